@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* main.c - the `retrig` command-line tool: dispatches to subcommands. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/config.h"
+#include "common/log.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: retrig [--config FILE] COMMAND [ARGS]\n"
+            "\n"
+            "retrig watches Mozilla CI through Pulse and retriggers failed tests to tell a\n"
+            "regression from an intermittent. This tool runs the offline commands.\n"
+            "\n"
+            "commands:\n"
+            "  migrate [--status]   apply pending SQL migrations (migrations_dir) to database_url\n"
+            "  config [--keys]      print the effective configuration (secrets as ***),\n"
+            "                       or with --keys every key, its default and its meaning\n"
+            "  version              print the version\n"
+            "  help                 print this help\n"
+            "\n"
+            "options:\n"
+            "  -c, --config FILE    configuration file (default: $RETRIG_CONFIG)\n"
+            "  -h, --help           print this help\n"
+            "  -V, --version        print the version\n"
+            "\n"
+            "Configuration: defaults, then the file, then RETRIG_<KEY> environment variables.\n"
+            "Exit codes: 0 success, 1 failure, 2 usage or configuration error.\n");
+}
+
+static int print_keys(void)
+{
+    for (const rt_config_key *k = rt_config_keys; k->name; k++) {
+        char env[96];
+        size_t n = (size_t)snprintf(env, sizeof env, "RETRIG_");
+        for (const char *c = k->name; *c && n + 1 < sizeof env; c++)
+            env[n++] = (char)((*c >= 'a' && *c <= 'z') ? *c - 32 : *c);
+        env[n] = '\0';
+        printf("%s\t%s\t%s\t%s\n", k->name, env, k->default_value ? k->default_value : "",
+               k->help);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *config_path = NULL;
+    static const struct option options[] = {
+        { "config", required_argument, NULL, 'c' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    rt_log_init("retrig");
+    int c;
+    /* '+' stops at the first non-option: the subcommand parses the rest. */
+    while ((c = getopt_long(argc, argv, "+c:hV", options, NULL)) != -1) {
+        switch (c) {
+        case 'c': config_path = optarg; break;
+        case 'h': usage(stdout); return 0;
+        case 'V': printf("retrig %s\n", RETRIG_VERSION); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    const char *command = argv[optind];
+    int sub_argc = argc - optind;
+    char **sub_argv = argv + optind;
+    if (!strcmp(command, "help")) { usage(stdout); return 0; }
+    if (!strcmp(command, "version")) { printf("retrig %s\n", RETRIG_VERSION); return 0; }
+    if (!strcmp(command, "config") && sub_argc > 1 && !strcmp(sub_argv[1], "--keys"))
+        return print_keys();
+
+    rt_config cfg;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rt_config_load(&cfg, config_path, errstr) != RT_OK) {
+        rt_log_error("configuration error", "error", errstr);
+        rt_config_free(&cfg);
+        return 2;
+    }
+    int status;
+    optind = 1; /* subcommands run getopt again over their own argv */
+    if (!strcmp(command, "migrate")) status = rt_cli_migrate(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "config")) { rt_config_print(&cfg, stdout); status = 0; }
+    else {
+        rt_log_error("unknown command", "command", command);
+        usage(stderr);
+        status = 2;
+    }
+    rt_config_free(&cfg);
+    return status;
+}

@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* config.c - key table, file parser, environment overrides and secret files. */
+#include "common/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OFF(field) offsetof(rt_config, field)
+#define RT_CONFIG_FILE_MAX (1024 * 1024)
+#define RT_SECRET_FILE_MAX 8192
+
+/* Alphabetical. Keep README.md's configuration reference in step (a test checks). */
+const rt_config_key rt_config_keys[] = {
+    { "amqp_ca_file", RT_CFG_STRING, OFF(amqp_ca_file), NULL, 0, 0, false,
+      "CA bundle used to verify the broker's TLS certificate for amqps:// (default: system CAs)" },
+    { "amqp_prefetch", RT_CFG_INT, OFF(amqp_prefetch), "10", 1, 10000, false,
+      "unacknowledged messages a consumer may hold" },
+    { "amqp_url", RT_CFG_STRING, OFF(amqp_url), "amqp://guest:guest@127.0.0.1:5673/", 0, 0, false,
+      "our RabbitMQ broker (amqp:// or amqps://)" },
+    { "database_url", RT_CFG_STRING, OFF(database_url),
+      "postgresql://retrig:retrig@127.0.0.1:5433/retrig", 0, 0, false,
+      "Postgres, as a libpq conninfo string or URI" },
+    { "http_backoff_base_ms", RT_CFG_INT, OFF(http_backoff_base_ms), "250", 1, 600000, false,
+      "first retry delay for upstream 429/5xx; doubles each attempt, with jitter" },
+    { "http_backoff_max_ms", RT_CFG_INT, OFF(http_backoff_max_ms), "30000", 1, 3600000, false,
+      "longest delay between upstream attempts (also caps Retry-After)" },
+    { "http_ca_file", RT_CFG_STRING, OFF(http_ca_file), NULL, 0, 0, false,
+      "CA bundle used to verify https:// upstreams (default: system CAs)" },
+    { "http_connect_timeout_ms", RT_CFG_INT, OFF(http_connect_timeout_ms), "5000", 1, 600000, false,
+      "connect timeout for upstream HTTP calls" },
+    { "http_max_attempts", RT_CFG_INT, OFF(http_max_attempts), "4", 1, 20, false,
+      "attempts per upstream HTTP call before a clear error" },
+    { "http_max_body_bytes", RT_CFG_LONG, OFF(http_max_body_bytes), "67108864", 1024, 1L << 34, false,
+      "largest upstream response body accepted" },
+    { "http_timeout_ms", RT_CFG_INT, OFF(http_timeout_ms), "30000", 1, 3600000, false,
+      "total time allowed for one upstream HTTP attempt" },
+    { "log_level", RT_CFG_LEVEL, OFF(log_level), "info", 0, 0, false,
+      "debug, info, warn or error" },
+    { "migrations_dir", RT_CFG_STRING, OFF(migrations_dir), RETRIG_DEFAULT_MIGRATIONS_DIR, 0, 0, false,
+      "folder of numbered SQL migrations applied by 'retrig migrate'" },
+    { "pulse_password_file", RT_CFG_STRING, OFF(pulse_password_file), NULL, 0, 0, false,
+      "file holding the Pulse password; it replaces the password in pulse_url" },
+    { "pulse_url", RT_CFG_STRING, OFF(pulse_url), NULL, 0, 0, false,
+      "Pulse broker (amqps://user:password@pulse.mozilla.org:5671); default: amqp_url" },
+    { "redis_url", RT_CFG_STRING, OFF(redis_url), "redis://127.0.0.1:6380/0", 0, 0, false,
+      "Redis, as redis://host:port/db" },
+    { "taskcluster_access_token", RT_CFG_STRING, OFF(taskcluster_access_token), NULL, 0, 0, true,
+      "Taskcluster access token (prefer taskcluster_access_token_file or the environment)" },
+    { "taskcluster_access_token_file", RT_CFG_STRING, OFF(taskcluster_access_token_file), NULL, 0, 0,
+      false, "file holding the Taskcluster access token" },
+    { "taskcluster_certificate", RT_CFG_STRING, OFF(taskcluster_certificate), NULL, 0, 0, false,
+      "certificate JSON of temporary Taskcluster credentials, if any" },
+    { "taskcluster_client_id", RT_CFG_STRING, OFF(taskcluster_client_id), NULL, 0, 0, false,
+      "Taskcluster client id used for Hawk authentication" },
+    { "taskcluster_root_url", RT_CFG_STRING, OFF(taskcluster_root_url),
+      "https://firefox-ci-tc.services.mozilla.com", 0, 0, false, "Taskcluster deployment root URL" },
+    { "treeherder_url", RT_CFG_STRING, OFF(treeherder_url), "https://treeherder.mozilla.org", 0, 0,
+      false, "Treeherder (and Perfherder) root URL" },
+    { NULL, 0, 0, NULL, 0, 0, false, NULL },
+};
+
+static const rt_config_key *find_key(const char *name, size_t len)
+{
+    for (const rt_config_key *k = rt_config_keys; k->name; k++) {
+        if (strlen(k->name) == len && !strncmp(k->name, name, len)) return k;
+    }
+    return NULL;
+}
+
+static bool parse_number(const char *value, long min, long max, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (errno || end == value || *end != '\0' || v < min || v > max) return false;
+    *out = v;
+    return true;
+}
+
+int rt_config_set(rt_config *cfg, const char *key, const char *value, const char *origin,
+                  char *errstr)
+{
+    const rt_config_key *k = find_key(key, strlen(key));
+    if (!k) {
+        rt_set_errstr(errstr, "%s: unknown configuration key '%s'", origin, key);
+        return RT_ECONFIG;
+    }
+    char *field = (char *)cfg + k->offset;
+    switch (k->type) {
+    case RT_CFG_STRING: {
+        if (strlen(value) > 4096) {
+            rt_set_errstr(errstr, "%s: value of '%s' is too long", origin, key);
+            return RT_ECONFIG;
+        }
+        char *copy = strdup(value);
+        if (!copy) return RT_ENOMEM;
+        free(*(char **)field);
+        *(char **)field = copy;
+        if (k->secret) rt_log_add_secret(copy);
+        return RT_OK;
+    }
+    case RT_CFG_INT:
+    case RT_CFG_LONG: {
+        long v;
+        if (!parse_number(value, k->min, k->max, &v)) {
+            rt_set_errstr(errstr, "%s: bad value for '%s': expected an integer from %ld to %ld",
+                          origin, key, k->min, k->max);
+            return RT_ECONFIG;
+        }
+        if (k->type == RT_CFG_INT) *(int *)field = (int)v;
+        else *(long *)field = v;
+        return RT_OK;
+    }
+    case RT_CFG_BOOL:
+        if (!strcmp(value, "true") || !strcmp(value, "1") || !strcmp(value, "yes") ||
+            !strcmp(value, "on"))
+            *(bool *)field = true;
+        else if (!strcmp(value, "false") || !strcmp(value, "0") || !strcmp(value, "no") ||
+                 !strcmp(value, "off"))
+            *(bool *)field = false;
+        else {
+            rt_set_errstr(errstr, "%s: bad value for '%s': expected true or false", origin, key);
+            return RT_ECONFIG;
+        }
+        return RT_OK;
+    case RT_CFG_LEVEL:
+        if (rt_log_parse_level(value, (rt_log_level *)field) != RT_OK) {
+            rt_set_errstr(errstr, "%s: bad value for '%s': expected debug, info, warn or error",
+                          origin, key);
+            return RT_ECONFIG;
+        }
+        return RT_OK;
+    case RT_CFG_LIST: {
+        rt_config_list *list = (rt_config_list *)field;
+        rt_config_list fresh = { 0 };
+        const char *p = value;
+        while (*p) {
+            while (*p == ' ' || *p == ',') p++;
+            if (!*p) break;
+            const char *end = p;
+            while (*end && *end != ',') end++;
+            const char *last = end;
+            while (last > p && last[-1] == ' ') last--;
+            if (fresh.count == RT_CONFIG_MAX_LIST) {
+                for (size_t i = 0; i < fresh.count; i++) free(fresh.items[i]);
+                rt_set_errstr(errstr, "%s: bad value for '%s': more than %d items", origin, key,
+                              RT_CONFIG_MAX_LIST);
+                return RT_ECONFIG;
+            }
+            fresh.items[fresh.count] = strndup(p, (size_t)(last - p));
+            if (!fresh.items[fresh.count]) {
+                for (size_t i = 0; i < fresh.count; i++) free(fresh.items[i]);
+                return RT_ENOMEM;
+            }
+            fresh.count++;
+            p = end;
+        }
+        for (size_t i = 0; i < list->count; i++) free(list->items[i]);
+        *list = fresh;
+        return RT_OK;
+    }
+    }
+    return RT_EINVAL;
+}
+
+int rt_config_parse_text(rt_config *cfg, const char *text, size_t len, const char *origin,
+                         char *errstr)
+{
+    size_t lineno = 0;
+    const char *p = text, *end = text + len;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol) eol = end;
+        lineno++;
+        const char *s = p, *e = eol;
+        p = eol < end ? eol + 1 : end;
+        while (s < e && isspace((unsigned char)*s)) s++;
+        while (e > s && isspace((unsigned char)e[-1])) e--;
+        if (s == e || *s == '#') continue;
+        if (memchr(s, '\0', (size_t)(e - s))) {
+            rt_set_errstr(errstr, "%s: line %zu: contains a NUL byte", origin, lineno);
+            return RT_ECONFIG;
+        }
+        const char *eq = memchr(s, '=', (size_t)(e - s));
+        if (!eq) {
+            rt_set_errstr(errstr, "%s: line %zu: expected 'key = value'", origin, lineno);
+            return RT_ECONFIG;
+        }
+        const char *ke = eq;
+        while (ke > s && isspace((unsigned char)ke[-1])) ke--;
+        const char *vs = eq + 1;
+        while (vs < e && isspace((unsigned char)*vs)) vs++;
+        const char *ve = e;
+        if (ve - vs >= 2 && *vs == '"' && ve[-1] == '"') { vs++; ve--; }
+        if (ke == s || ke - s > 64) {
+            rt_set_errstr(errstr, "%s: line %zu: expected 'key = value'", origin, lineno);
+            return RT_ECONFIG;
+        }
+        char key[65];
+        memcpy(key, s, (size_t)(ke - s));
+        key[ke - s] = '\0';
+        char *value = strndup(vs, (size_t)(ve - vs));
+        if (!value) return RT_ENOMEM;
+        char where[600];
+        snprintf(where, sizeof where, "%s: line %zu", origin, lineno);
+        int rc = rt_config_set(cfg, key, value, where, errstr);
+        free(value);
+        if (rc != RT_OK) return rc;
+    }
+    return RT_OK;
+}
+
+/* Reads a whole small file; the caller frees *out. */
+static int read_file(const char *path, size_t cap, char **out, size_t *out_len, char *errstr,
+                     const char *what)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        rt_set_errstr(errstr, "%s '%s' cannot be read: %s", what, path, strerror(errno));
+        return RT_ECONFIG;
+    }
+    char *buf = malloc(cap + 1);
+    if (!buf) { fclose(f); return RT_ENOMEM; }
+    size_t n = fread(buf, 1, cap + 1, f);
+    int failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        free(buf);
+        rt_set_errstr(errstr, "%s '%s' cannot be read: %s", what, path, strerror(errno ? errno : EIO));
+        return RT_ECONFIG;
+    }
+    if (n > cap) {
+        free(buf);
+        rt_set_errstr(errstr, "%s '%s' is larger than %zu bytes", what, path, cap);
+        return RT_ECONFIG;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *out_len = n;
+    return RT_OK;
+}
+
+static int read_secret_file(const char *path, const char *key, char **out, char *errstr)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    char what[96];
+    snprintf(what, sizeof what, "secret file of '%s'", key);
+    int rc = read_file(path, RT_SECRET_FILE_MAX, &buf, &len, errstr, what);
+    if (rc != RT_OK) return rc;
+    while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
+        buf[--len] = '\0';
+    if (len == 0 || strlen(buf) != len) {
+        free(buf);
+        rt_set_errstr(errstr, "%s '%s' is empty or not text", what, path);
+        return RT_ECONFIG;
+    }
+    rt_log_add_secret(buf);
+    *out = buf;
+    return RT_OK;
+}
+
+/* Puts password into url's userinfo (scheme://user:password@host...). */
+static int url_with_password(const char *url, const char *password, char **out, char *errstr)
+{
+    const char *scheme_end = strstr(url, "://");
+    const char *host_start = scheme_end ? scheme_end + 3 : NULL;
+    const char *at = host_start ? strchr(host_start, '@') : NULL;
+    const char *slash = host_start ? strchr(host_start, '/') : NULL;
+    if (!at || (slash && slash < at)) {
+        rt_set_errstr(errstr, "pulse_url must name a user (scheme://user@host) when "
+                              "pulse_password_file is set");
+        return RT_ECONFIG;
+    }
+    const char *colon = memchr(host_start, ':', (size_t)(at - host_start));
+    const char *user_end = colon ? colon : at;
+    size_t size = strlen(url) + strlen(password) + 2;
+    char *s = malloc(size);
+    if (!s) return RT_ENOMEM;
+    snprintf(s, size, "%.*s:%s%s", (int)(user_end - url), url, password, at);
+    *out = s;
+    return RT_OK;
+}
+
+static int apply_environment(rt_config *cfg, char *errstr)
+{
+    extern char **environ;
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "RETRIG_", 7) != 0) continue;
+        const char *eq = strchr(*e, '=');
+        if (!eq) continue;
+        const char *name = *e + 7;
+        size_t len = (size_t)(eq - name);
+        if (len == 6 && !strncmp(name, "CONFIG", 6)) continue;
+        char key[80];
+        if (len >= sizeof key) len = sizeof key - 1;
+        for (size_t i = 0; i < len; i++) key[i] = (char)tolower((unsigned char)name[i]);
+        key[len] = '\0';
+        char origin[128];
+        snprintf(origin, sizeof origin, "environment variable RETRIG_%.*s", (int)len, name);
+        if (!find_key(key, len)) {
+            rt_set_errstr(errstr, "%s: unknown configuration key '%s'", origin, key);
+            return RT_ECONFIG;
+        }
+        int rc = rt_config_set(cfg, key, eq + 1, origin, errstr);
+        if (rc != RT_OK) return rc;
+    }
+    return RT_OK;
+}
+
+int rt_config_defaults(rt_config *cfg, char *errstr)
+{
+    memset(cfg, 0, sizeof *cfg);
+    for (const rt_config_key *k = rt_config_keys; k->name; k++) {
+        if (!k->default_value) continue;
+        int rc = rt_config_set(cfg, k->name, k->default_value, "built-in default", errstr);
+        if (rc != RT_OK) return rc;
+    }
+    return RT_OK;
+}
+
+static int finish(rt_config *cfg, char *errstr)
+{
+    int rc;
+    if (cfg->taskcluster_access_token_file) {
+        char *token = NULL;
+        rc = read_secret_file(cfg->taskcluster_access_token_file, "taskcluster_access_token_file",
+                              &token, errstr);
+        if (rc != RT_OK) return rc;
+        free(cfg->taskcluster_access_token);
+        cfg->taskcluster_access_token = token;
+    }
+    if (!cfg->pulse_url) {
+        cfg->pulse_url = strdup(cfg->amqp_url);
+        if (!cfg->pulse_url) return RT_ENOMEM;
+    }
+    if (cfg->pulse_password_file) {
+        char *password = NULL, *url = NULL;
+        rc = read_secret_file(cfg->pulse_password_file, "pulse_password_file", &password, errstr);
+        if (rc != RT_OK) return rc;
+        rc = url_with_password(cfg->pulse_url, password, &url, errstr);
+        free(password);
+        if (rc != RT_OK) return rc;
+        free(cfg->pulse_url);
+        cfg->pulse_url = url;
+    }
+    const struct { const char *key; const char *value; const char *const *schemes; } urls[] = {
+        { "amqp_url", cfg->amqp_url, (const char *const[]){ "amqp://", "amqps://", NULL } },
+        { "pulse_url", cfg->pulse_url, (const char *const[]){ "amqp://", "amqps://", NULL } },
+        { "redis_url", cfg->redis_url, (const char *const[]){ "redis://", NULL } },
+        { "taskcluster_root_url", cfg->taskcluster_root_url, (const char *const[]){ "http://", "https://", NULL } },
+        { "treeherder_url", cfg->treeherder_url, (const char *const[]){ "http://", "https://", NULL } },
+    };
+    for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++) {
+        bool ok = false;
+        for (const char *const *s = urls[i].schemes; *s; s++)
+            if (urls[i].value && !strncmp(urls[i].value, *s, strlen(*s))) ok = true;
+        if (!ok) {
+            rt_set_errstr(errstr, "bad value for '%s': expected a URL starting with %s%s%s",
+                          urls[i].key, urls[i].schemes[0], urls[i].schemes[1] ? " or " : "",
+                          urls[i].schemes[1] ? urls[i].schemes[1] : "");
+            return RT_ECONFIG;
+        }
+    }
+    /* URL passwords are secrets too, wherever they end up. */
+    for (size_t i = 0; i < 3; i++) {
+        const char *h = strstr(urls[i].value, "://") + 3;
+        const char *at = strchr(h, '@');
+        const char *colon = at ? memchr(h, ':', (size_t)(at - h)) : NULL;
+        if (colon && at - colon - 1 >= 4) {
+            char *pw = strndup(colon + 1, (size_t)(at - colon - 1));
+            if (pw && strcmp(pw, "guest") != 0) rt_log_add_secret(pw);
+            free(pw);
+        }
+    }
+    if (cfg->http_backoff_base_ms > cfg->http_backoff_max_ms) {
+        rt_set_errstr(errstr, "bad value for 'http_backoff_base_ms': larger than http_backoff_max_ms");
+        return RT_ECONFIG;
+    }
+    rt_log_set_level(cfg->log_level);
+    return RT_OK;
+}
+
+int rt_config_load(rt_config *cfg, const char *path, char *errstr)
+{
+    int rc = rt_config_defaults(cfg, errstr);
+    if (rc != RT_OK) return rc;
+    if (!path) path = getenv("RETRIG_CONFIG");
+    if (path && *path) {
+        char *text = NULL;
+        size_t len = 0;
+        rc = read_file(path, RT_CONFIG_FILE_MAX, &text, &len, errstr, "configuration file (RETRIG_CONFIG)");
+        if (rc != RT_OK) return rc;
+        char origin[560];
+        snprintf(origin, sizeof origin, "configuration file '%s'", path);
+        rc = rt_config_parse_text(cfg, text, len, origin, errstr);
+        free(text);
+        if (rc != RT_OK) return rc;
+        snprintf(cfg->source, sizeof cfg->source, "%s", path);
+    }
+    rc = apply_environment(cfg, errstr);
+    if (rc != RT_OK) return rc;
+    return finish(cfg, errstr);
+}
+
+void rt_config_free(rt_config *cfg)
+{
+    if (!cfg) return;
+    for (const rt_config_key *k = rt_config_keys; k->name; k++) {
+        char *field = (char *)cfg + k->offset;
+        if (k->type == RT_CFG_STRING) {
+            free(*(char **)field);
+            *(char **)field = NULL;
+        } else if (k->type == RT_CFG_LIST) {
+            rt_config_list *list = (rt_config_list *)field;
+            for (size_t i = 0; i < list->count; i++) free(list->items[i]);
+            list->count = 0;
+        }
+    }
+}
+
+void rt_config_print(const rt_config *cfg, FILE *out)
+{
+    static const char *const levels[] = { "debug", "info", "warn", "error" };
+    for (const rt_config_key *k = rt_config_keys; k->name; k++) {
+        const char *field = (const char *)cfg + k->offset;
+        char line[8192];
+        switch (k->type) {
+        case RT_CFG_STRING: {
+            const char *v = *(char *const *)field;
+            snprintf(line, sizeof line, "%s = %s", k->name, !v ? "" : k->secret ? "***" : v);
+            break;
+        }
+        case RT_CFG_INT: snprintf(line, sizeof line, "%s = %d", k->name, *(const int *)field); break;
+        case RT_CFG_LONG: snprintf(line, sizeof line, "%s = %ld", k->name, *(const long *)field); break;
+        case RT_CFG_BOOL: snprintf(line, sizeof line, "%s = %s", k->name, *(const bool *)field ? "true" : "false"); break;
+        case RT_CFG_LEVEL: snprintf(line, sizeof line, "%s = %s", k->name, levels[*(const rt_log_level *)field & 3]); break;
+        case RT_CFG_LIST: {
+            const rt_config_list *list = (const rt_config_list *)field;
+            size_t n = (size_t)snprintf(line, sizeof line, "%s = ", k->name);
+            for (size_t i = 0; i < list->count && n < sizeof line; i++)
+                n += (size_t)snprintf(line + n, sizeof line - n, "%s%s", i ? ", " : "", list->items[i]);
+            break;
+        }
+        }
+        char clean[8192 * 3 + 4];
+        rt_redact(line, clean, sizeof clean);
+        fprintf(out, "%s\n", clean);
+    }
+}

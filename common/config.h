@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* config.h - retrig's configuration: one struct filled from a key table.
+ *
+ * Order: built-in defaults, then the file named by RETRIG_CONFIG (or --config), then
+ * RETRIG_<KEY> environment variables. The file holds "key = value" lines; '#' starts a
+ * comment; values may be double-quoted. An unknown key, an unknown RETRIG_* variable or a
+ * bad value is an error that names the key (callers exit 2). Secrets (the Taskcluster
+ * access token, the Pulse password) may come from the environment or from a file named
+ * by a *_file key, and are registered with the logger so they are never printed.
+ * Not thread-safe while loading; read-only afterwards. */
+#ifndef RETRIG_COMMON_CONFIG_H
+#define RETRIG_COMMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "common/errors.h"
+#include "common/log.h"
+
+#define RT_CONFIG_MAX_LIST 16
+
+typedef struct rt_config_list {
+    size_t count;
+    char *items[RT_CONFIG_MAX_LIST];
+} rt_config_list;
+
+typedef struct rt_config {
+    char *amqp_ca_file;
+    int amqp_prefetch;
+    char *amqp_url;
+    char *database_url;
+    int http_backoff_base_ms;
+    int http_backoff_max_ms;
+    char *http_ca_file;
+    int http_connect_timeout_ms;
+    int http_max_attempts;
+    long http_max_body_bytes;
+    int http_timeout_ms;
+    rt_log_level log_level;
+    char *migrations_dir;
+    char *pulse_password_file;
+    char *pulse_url;
+    char *redis_url;
+    char *taskcluster_access_token;
+    char *taskcluster_access_token_file;
+    char *taskcluster_certificate;
+    char *taskcluster_client_id;
+    char *taskcluster_root_url;
+    char *treeherder_url;
+
+    char source[512]; /* the file read, or "" */
+} rt_config;
+
+typedef enum { RT_CFG_STRING, RT_CFG_INT, RT_CFG_LONG, RT_CFG_BOOL, RT_CFG_LEVEL, RT_CFG_LIST } rt_config_type;
+
+typedef struct rt_config_key {
+    const char *name;        /* key in the file; RETRIG_<NAME upper-cased> in the environment */
+    rt_config_type type;
+    size_t offset;
+    const char *default_value; /* NULL: unset */
+    long min, max;           /* for numbers */
+    bool secret;             /* never printed */
+    const char *help;
+} rt_config_key;
+
+/* The key table, alphabetical, ended by an entry whose name is NULL. */
+extern const rt_config_key rt_config_keys[];
+
+/* Defaults, then the file (path, or $RETRIG_CONFIG when path is NULL, or none), then the
+ * environment. On failure returns RT_ECONFIG with errstr naming the file or the key. */
+RT_MUSTCHECK int rt_config_load(rt_config *cfg, const char *path, char *errstr);
+/* Only the defaults. */
+RT_MUSTCHECK int rt_config_defaults(rt_config *cfg, char *errstr);
+/* Parses "key = value" text (origin names it in errors). */
+RT_MUSTCHECK int rt_config_parse_text(rt_config *cfg, const char *text, size_t len,
+                                      const char *origin, char *errstr);
+/* Sets one key from its text form, validating it. */
+RT_MUSTCHECK int rt_config_set(rt_config *cfg, const char *key, const char *value,
+                               const char *origin, char *errstr);
+/* Frees everything the struct owns; safe on a zeroed or partly filled struct. */
+void rt_config_free(rt_config *cfg);
+/* Prints the effective configuration as "key = value" lines, secrets as "***". */
+void rt_config_print(const rt_config *cfg, FILE *out);
+
+#endif
