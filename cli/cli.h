@@ -8,5 +8,8 @@
 #include "common/config.h"
 
 int rt_cli_migrate(int argc, char **argv, rt_config *cfg);
+int rt_cli_errorsummary(int argc, char **argv, rt_config *cfg);
+int rt_cli_eligibility(int argc, char **argv, rt_config *cfg);
+int rt_cli_publish(int argc, char **argv, rt_config *cfg);
 
 #endif

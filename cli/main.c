@@ -19,6 +19,11 @@ static void usage(FILE *out)
             "\n"
             "commands:\n"
             "  migrate [--status]   apply pending SQL migrations (migrations_dir) to database_url\n"
+            "  eligibility --message F --task F [--errorsummary F]... [--classification ID]\n"
+            "                       replay retrig-classify's decision for one task run\n"
+            "  errorsummary FILE... classify errorsummary artifacts (test-failure, infra, pass)\n"
+            "  publish --exchange X [--cc ROUTE]... FILE...\n"
+            "                       publish message files to our broker (demo, tests)\n"
             "  config [--keys]      print the effective configuration (secrets as ***),\n"
             "                       or with --keys every key, its default and its meaning\n"
             "  version              print the version\n"
@@ -89,6 +94,9 @@ int main(int argc, char **argv)
     int status;
     optind = 1; /* subcommands run getopt again over their own argv */
     if (!strcmp(command, "migrate")) status = rt_cli_migrate(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "errorsummary")) status = rt_cli_errorsummary(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "eligibility")) status = rt_cli_eligibility(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "publish")) status = rt_cli_publish(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "config")) { rt_config_print(&cfg, stdout); status = 0; }
     else {
         rt_log_error("unknown command", "command", command);

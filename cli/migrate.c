@@ -1,10 +1,113 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* migrate.c - `retrig migrate` (being written). */
+/* migrate.c - `retrig migrate`: apply pending SQL migrations, or list them with --status.
+ * Human lines go to stdout; errors are log lines on stderr. */
 #include "cli/cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "common/log.h"
+#include "common/migrate.h"
+#include "common/pg.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: retrig migrate [--status] [--dir DIR]\n"
+                 "\n"
+                 "Applies the pending numbered SQL migrations in migrations_dir to database_url,\n"
+                 "each in its own transaction, under an advisory lock. Refuses to run when an\n"
+                 "applied file was changed or removed.\n"
+                 "\n"
+                 "options:\n"
+                 "  --status     list applied and pending migrations; change nothing\n"
+                 "  --dir DIR    migrations directory (overrides migrations_dir)\n"
+                 "  -h, --help   print this help\n");
+}
+
+static void print_applied(const rt_migration *m, void *arg)
+{
+    (void)arg;
+    printf("applied %s (sha256 %.12s)\n", m->file, m->sha256);
+    fflush(stdout);
+}
+
+static int show_status(rt_pg *pg, const char *dir)
+{
+    rt_migration_list list;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc = rt_migrate_status(pg, dir, &list, errstr);
+
+    for (size_t i = 0; i < list.count; i++) {
+        const rt_migration *m = &list.items[i];
+        if (m->applied)
+            printf("applied  %s  %s  sha256 %.12s\n", m->file, m->applied_at, m->recorded_sha256);
+        else
+            printf("pending  %s\n", m->file);
+    }
+    printf("status: %zu applied, %zu pending (%s)\n", list.applied, list.pending, dir);
+    rt_migration_list_free(&list);
+    if (rc != RT_OK) {
+        rt_log_error("migrations and database disagree", "error", errstr, "dir", dir);
+        return 1;
+    }
+    return 0;
+}
 
 int rt_cli_migrate(int argc, char **argv, rt_config *cfg)
 {
-    (void)argc; (void)argv; (void)cfg;
-    rt_log_error("retrig migrate is not built yet");
-    return 1;
+    static const struct option options[] = {
+        {"dir", required_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},
+        {"status", no_argument, NULL, 's'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *dir = cfg->migrations_dir;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    bool status_only = false;
+    rt_pg *pg = NULL;
+    int c, status = 1;
+
+    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        switch (c) {
+        case 'd': dir = optarg; break;
+        case 's': status_only = true; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        rt_log_error("retrig migrate takes no arguments", "argument", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if (!dir || !*dir) {
+        rt_log_error("no migrations directory: set migrations_dir or pass --dir");
+        return 2;
+    }
+    if (!cfg->database_url || !*cfg->database_url) {
+        rt_log_error("database_url is not set");
+        return 2;
+    }
+
+    if (rt_pg_connect(&pg, cfg->database_url, "migrate", errstr) != RT_OK) {
+        rt_log_error("cannot connect to the database", "error", errstr);
+        goto out;
+    }
+    if (status_only) {
+        status = show_status(pg, dir);
+        goto out;
+    }
+
+    size_t applied_now = 0, already_applied = 0;
+    int rc = rt_migrate_apply(pg, dir, print_applied, NULL, &applied_now, &already_applied, errstr);
+    if (rc != RT_OK) {
+        rt_log_error("migration failed", "error", errstr, "code", rt_strerror(rc), "dir", dir);
+        printf("failed: %zu applied before the error\n", applied_now);
+        goto out;
+    }
+    printf("done: %zu applied, %zu already applied\n", applied_now, already_applied);
+    status = 0;
+out:
+    rt_pg_free(pg);
+    return status;
 }

@@ -17,10 +17,16 @@
 const rt_config_key rt_config_keys[] = {
     { "amqp_ca_file", RT_CFG_STRING, OFF(amqp_ca_file), NULL, 0, 0, false,
       "CA bundle used to verify the broker's TLS certificate for amqps:// (default: system CAs)" },
+    { "amqp_namespace", RT_CFG_STRING, OFF(amqp_namespace), "retrig", 0, 0, false,
+      "name of our work exchange and prefix of our queues (<ns>.retrigger, <ns>.dead-letter, ...)" },
     { "amqp_prefetch", RT_CFG_INT, OFF(amqp_prefetch), "10", 1, 10000, false,
       "unacknowledged messages a consumer may hold" },
     { "amqp_url", RT_CFG_STRING, OFF(amqp_url), "amqp://guest:guest@127.0.0.1:5673/", 0, 0, false,
       "our RabbitMQ broker (amqp:// or amqps://)" },
+    { "budget_limits", RT_CFG_LIST, OFF(budget_limits), "android*=100, *=600", 0, 0, false,
+      "daily retrigger budget per platform as PATTERN=LIMIT globs, first match wins" },
+    { "budget_minimum", RT_CFG_INT, OFF(budget_minimum), "2", 1, 20, false,
+      "fewest retriggers worth requesting; below it the failure is budget-exhausted" },
     { "database_url", RT_CFG_STRING, OFF(database_url),
       "postgresql://retrig:retrig@127.0.0.1:5433/retrig", 0, 0, false,
       "Postgres, as a libpq conninfo string or URI" },
@@ -40,14 +46,35 @@ const rt_config_key rt_config_keys[] = {
       "total time allowed for one upstream HTTP attempt" },
     { "log_level", RT_CFG_LEVEL, OFF(log_level), "info", 0, 0, false,
       "debug, info, warn or error" },
+    { "max_message_bytes", RT_CFG_LONG, OFF(max_message_bytes), "1048576", 1024, 64L << 20, false,
+      "largest Pulse message body accepted; bigger ones are dead-lettered (too-big)" },
     { "migrations_dir", RT_CFG_STRING, OFF(migrations_dir), RETRIG_DEFAULT_MIGRATIONS_DIR, 0, 0, false,
       "folder of numbered SQL migrations applied by 'retrig migrate'" },
+    { "pool_prefixes", RT_CFG_LIST, OFF(pool_prefixes), "gecko-t/t-linux-", 0, 0, false,
+      "comma-separated task queue id prefixes whose failed tests may be retriggered" },
+    { "pulse_declare_exchanges", RT_CFG_BOOL, OFF(pulse_declare_exchanges), "true", 0, 0, false,
+      "declare the Taskcluster exchanges (true on a local broker; false on Mozilla's Pulse)" },
+    { "pulse_exchange_prefix", RT_CFG_STRING, OFF(pulse_exchange_prefix),
+      "exchange/taskcluster-queue/v1/", 0, 0, false,
+      "prefix of the Taskcluster queue exchanges (task-completed, task-failed, task-exception)" },
     { "pulse_password_file", RT_CFG_STRING, OFF(pulse_password_file), NULL, 0, 0, false,
       "file holding the Pulse password; it replaces the password in pulse_url" },
+    { "pulse_queue_name", RT_CFG_STRING, OFF(pulse_queue_name), "retrig", 0, 0, false,
+      "name of our Pulse queue; the broker queue is queue/<pulse user>/<name>" },
+    { "pulse_routing_keys", RT_CFG_LIST, OFF(pulse_routing_keys), "#", 0, 0, false,
+      "comma-separated routing-key patterns bound on each task exchange" },
     { "pulse_url", RT_CFG_STRING, OFF(pulse_url), NULL, 0, 0, false,
       "Pulse broker (amqps://user:password@pulse.mozilla.org:5671); default: amqp_url" },
+    { "redis_key_prefix", RT_CFG_STRING, OFF(redis_key_prefix), "retrig:", 0, 0, false,
+      "prefix of every Redis key retrig writes" },
     { "redis_url", RT_CFG_STRING, OFF(redis_url), "redis://127.0.0.1:6380/0", 0, 0, false,
       "Redis, as redis://host:port/db" },
+    { "retriggers_per_failure", RT_CFG_INT, OFF(retriggers_per_failure), "5", 1, 20, false,
+      "retriggers wanted for a failure, counting ones already present for the push" },
+    { "retry_delays_ms", RT_CFG_LIST, OFF(retry_delays_ms), "5000, 30000, 120000, 600000", 0, 0,
+      false, "delays before each retry of a message whose upstream call failed; then dead-lettered" },
+    { "task_cache_size", RT_CFG_INT, OFF(task_cache_size), "4096", 0, 1000000, false,
+      "task definitions kept in memory per worker (they never change)" },
     { "taskcluster_access_token", RT_CFG_STRING, OFF(taskcluster_access_token), NULL, 0, 0, true,
       "Taskcluster access token (prefer taskcluster_access_token_file or the environment)" },
     { "taskcluster_access_token_file", RT_CFG_STRING, OFF(taskcluster_access_token_file), NULL, 0, 0,
@@ -58,6 +85,8 @@ const rt_config_key rt_config_keys[] = {
       "Taskcluster client id used for Hawk authentication" },
     { "taskcluster_root_url", RT_CFG_STRING, OFF(taskcluster_root_url),
       "https://firefox-ci-tc.services.mozilla.com", 0, 0, false, "Taskcluster deployment root URL" },
+    { "tiers", RT_CFG_LIST, OFF(tiers), "1, 2", 0, 0, false,
+      "comma-separated Treeherder tiers whose failed tests may be retriggered (1, 2 or 3)" },
     { "treeherder_url", RT_CFG_STRING, OFF(treeherder_url), "https://treeherder.mozilla.org", 0, 0,
       false, "Treeherder (and Perfherder) root URL" },
     { NULL, 0, 0, NULL, 0, 0, false, NULL },
@@ -375,6 +404,45 @@ static int finish(rt_config *cfg, char *errstr)
             char *pw = strndup(colon + 1, (size_t)(at - colon - 1));
             if (pw && strcmp(pw, "guest") != 0) rt_log_add_secret(pw);
             free(pw);
+        }
+    }
+    if (cfg->retry_delays_ms.count == 0) {
+        rt_set_errstr(errstr, "bad value for 'retry_delays_ms': at least one delay is needed");
+        return RT_ECONFIG;
+    }
+    for (size_t i = 0; i < cfg->retry_delays_ms.count; i++) {
+        char *end = NULL;
+        long v = strtol(cfg->retry_delays_ms.items[i], &end, 10);
+        if (end == cfg->retry_delays_ms.items[i] || *end || v < 100 || v > 86400000) {
+            rt_set_errstr(errstr, "bad value for 'retry_delays_ms': '%s' is not a delay from 100 "
+                          "to 86400000 ms", cfg->retry_delays_ms.items[i]);
+            return RT_ECONFIG;
+        }
+    }
+    for (size_t i = 0; i < cfg->budget_limits.count; i++) {
+        const char *item = cfg->budget_limits.items[i];
+        const char *eq = strrchr(item, '=');
+        char *end = NULL;
+        long v = eq ? strtol(eq + 1, &end, 10) : -1;
+        if (!eq || eq == item || end == eq + 1 || *end || v < 0 || v > 1000000) {
+            rt_set_errstr(errstr, "bad value for 'budget_limits': '%s' is not PATTERN=LIMIT", item);
+            return RT_ECONFIG;
+        }
+    }
+    if (strlen(cfg->redis_key_prefix) > 64 || strpbrk(cfg->redis_key_prefix, " \r\n")) {
+        rt_set_errstr(errstr, "bad value for 'redis_key_prefix': at most 64 characters, no spaces");
+        return RT_ECONFIG;
+    }
+    if (strlen(cfg->pulse_queue_name) == 0 || strlen(cfg->pulse_queue_name) > 100 ||
+        strpbrk(cfg->pulse_queue_name, "/ \r\n")) {
+        rt_set_errstr(errstr, "bad value for 'pulse_queue_name': 1-100 characters without '/'");
+        return RT_ECONFIG;
+    }
+    for (size_t i = 0; i < cfg->tiers.count; i++) {
+        const char *t = cfg->tiers.items[i];
+        if (strlen(t) != 1 || t[0] < '1' || t[0] > '3') {
+            rt_set_errstr(errstr, "bad value for 'tiers': '%s' is not a tier (1, 2 or 3)", t);
+            return RT_ECONFIG;
         }
     }
     if (cfg->http_backoff_base_ms > cfg->http_backoff_max_ms) {

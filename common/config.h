@@ -27,8 +27,11 @@ typedef struct rt_config_list {
 
 typedef struct rt_config {
     char *amqp_ca_file;
+    char *amqp_namespace;
     int amqp_prefetch;
     char *amqp_url;
+    rt_config_list budget_limits;
+    int budget_minimum;
     char *database_url;
     int http_backoff_base_ms;
     int http_backoff_max_ms;
@@ -38,15 +41,26 @@ typedef struct rt_config {
     long http_max_body_bytes;
     int http_timeout_ms;
     rt_log_level log_level;
+    long max_message_bytes;
     char *migrations_dir;
+    rt_config_list pool_prefixes;
+    bool pulse_declare_exchanges;
+    char *pulse_exchange_prefix;
     char *pulse_password_file;
+    char *pulse_queue_name;
+    rt_config_list pulse_routing_keys;
     char *pulse_url;
     char *redis_url;
+    char *redis_key_prefix;
+    rt_config_list retry_delays_ms;
+    int retriggers_per_failure;
+    int task_cache_size;
     char *taskcluster_access_token;
     char *taskcluster_access_token_file;
     char *taskcluster_certificate;
     char *taskcluster_client_id;
     char *taskcluster_root_url;
+    rt_config_list tiers;
     char *treeherder_url;
 
     char source[512]; /* the file read, or "" */

@@ -1,22 +1,939 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* main.c - retrig-classify entry point. */
+/* main.c - retrig-classify: from Taskcluster task-* Pulse messages to retrigger requests.
+ *
+ * For each message: validate it (bad ones go to the dead-letter queue with a reason),
+ * record the run, then run the pure eligibility checks (common/eligibility.h), fetching
+ * only what the next check needs (task definition, set lookup, Treeherder classification,
+ * errorsummary artifacts, existing retriggers). An eligible failure claims its set and its
+ * budget atomically in Redis, then in one Postgres transaction creates the set (the unique
+ * constraint is the backstop when Redis was flushed), writes the ledger, publishes the
+ * retrigger request with a confirm and marks it published. The Pulse message is acked only
+ * after that. Transient upstream failures go through delay queues; after the last delay the
+ * message is dead-lettered. Single-threaded; run replicas for more throughput. */
+#include <jansson.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/amqp.h"
+#include "common/budget.h"
+#include "common/eligibility.h"
+#include "common/errorsummary.h"
+#include "common/http.h"
+#include "common/ids.h"
+#include "common/pg.h"
+#include "common/pulse.h"
+#include "common/redis.h"
+#include "common/taskdef.h"
+#include "common/upstream.h"
 #include "common/worker.h"
+
+#define MAX_DELAYS 16
+#define ERRORSUMMARY_MAX_ARTIFACTS 32
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    if (g_stop) _exit(128 + sig); /* second signal: exit now */
+    g_stop = 1;
+}
+
+typedef struct cached_task {
+    char task_id[23];
+    rt_taskdef def;
+} cached_task;
+
+typedef struct classify {
+    rt_config *cfg;
+    rt_amqp *pulse; /* consumes the Pulse queue */
+    rt_amqp *ours;  /* our broker: requests, retries, dead letters (== pulse when same URL) */
+    rt_redis *redis;
+    rt_pg *pg;
+    rt_http *http;
+    rt_elig_policy policy;
+    char pulse_queue[300];
+    char retry_queue[300];
+    char request_queue[300];
+    char request_key[32];
+    int delays[MAX_DELAYS];
+    size_t ndelays;
+    cached_task *cache;
+    size_t cache_size;
+} classify;
+
+/* What handling one message came to. */
+typedef enum { DONE_ACK, DONE_RETRY, DONE_DEAD, DONE_REQUEUE } outcome;
+
+typedef struct handled {
+    outcome outcome;
+    char reason[RT_ERRSTR_SIZE]; /* for retries and dead letters */
+} handled;
+
+static const char SQL_RECORD_RUN[] =
+    "INSERT INTO runs (task_id, run_id, state, reason_resolved, task_queue_id, task_group_id,"
+    " project, revision, label, scheduled_at, started_at, resolved_at)"
+    " VALUES ($1, $2::integer, $3, $4, $5, $6, $7, $8, $9, $10::timestamptz, $11::timestamptz,"
+    " $12::timestamptz)"
+    " ON CONFLICT (task_id, run_id) DO NOTHING";
+static const char SQL_RUN_DETAILS[] =
+    "UPDATE runs SET project = coalesce(project, $3), revision = coalesce(revision, $4),"
+    " label = coalesce(label, $5), platform = coalesce(platform, $6)"
+    " WHERE task_id = $1 AND run_id = $2::integer";
+static const char SQL_RUN_VERDICT[] =
+    "UPDATE runs SET verdict = $3, verdict_reason = $4, classified_at = now()"
+    " WHERE task_id = $1 AND run_id = $2::integer AND verdict IS NULL";
+static const char SQL_FIND_SET[] =
+    "SELECT id, original_task_id, original_run_id, request_published_at IS NOT NULL"
+    " FROM retrigger_sets WHERE project = $1 AND revision = $2 AND label = $3";
+static const char SQL_ADD_MEMBER[] =
+    "INSERT INTO retrigger_set_members (set_id, task_id, run_id, role, state, resolved_at)"
+    " VALUES ($1::bigint, $2, $3::integer, $4, $5, $6::timestamptz)"
+    " ON CONFLICT (set_id, task_id, run_id) DO UPDATE SET state = EXCLUDED.state,"
+    " resolved_at = EXCLUDED.resolved_at";
+static const char SQL_LEDGER_SPENT[] =
+    "SELECT coalesce(sum(amount), 0) FROM budget_ledger WHERE platform = $1 AND day = $2::date";
+static const char SQL_CREATE_SET[] =
+    "INSERT INTO retrigger_sets (project, revision, label, platform, original_task_id,"
+    " original_run_id, retrigger_count, failing_groups, failures, task_group_id, task_queue_id)"
+    " VALUES ($1, $2, $3, $4, $5, $6::integer, $7::integer, $8::jsonb, $9::jsonb, $10, $11)"
+    " ON CONFLICT ON CONSTRAINT retrigger_sets_project_revision_label_key DO NOTHING"
+    " RETURNING id";
+static const char SQL_LEDGER_SPEND[] =
+    "INSERT INTO budget_ledger (platform, day, amount, idempotency_key, set_id, reason)"
+    " VALUES ($1, $2::date, $3::integer, 'set:' || $4, $4::bigint, 'retrigger')";
+static const char SQL_LOCK_SET[] =
+    "SELECT id, original_task_id, original_run_id, request_published_at IS NOT NULL,"
+    " retrigger_count, platform, task_group_id, task_queue_id, failing_groups::text, failures::text"
+    " FROM retrigger_sets WHERE project = $1 AND revision = $2 AND label = $3 FOR UPDATE";
+static const char SQL_MARK_PUBLISHED[] =
+    "UPDATE retrigger_sets SET request_published_at = now(), updated_at = now()"
+    " WHERE id = $1::bigint";
+
+static void utc_day(char out[11])
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(out, 11, "%Y-%m-%d", &tm);
+}
+
+static void utc_now(char out[32])
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---- the task definition cache (direct-mapped: definitions never change) ---- */
+
+static size_t cache_slot(const classify *w, const char *task_id)
+{
+    size_t h = 5381;
+    for (const char *p = task_id; *p; p++) h = h * 33 + (unsigned char)*p;
+    return h % w->cache_size;
+}
+
+static const rt_taskdef *cache_get(classify *w, const char *task_id)
+{
+    if (!w->cache_size) return NULL;
+    cached_task *c = &w->cache[cache_slot(w, task_id)];
+    return strcmp(c->task_id, task_id) == 0 ? &c->def : NULL;
+}
+
+/* Takes ownership of def's contents. Returns where it lives now (or def when not cached). */
+static const rt_taskdef *cache_put(classify *w, const char *task_id, rt_taskdef *def)
+{
+    if (!w->cache_size) return def;
+    cached_task *c = &w->cache[cache_slot(w, task_id)];
+    rt_taskdef_free(&c->def);
+    snprintf(c->task_id, sizeof c->task_id, "%s", task_id);
+    c->def = *def;
+    memset(def, 0, sizeof *def);
+    return &c->def;
+}
+
+/* ---- small helpers ---- */
+
+static void fail(handled *h, outcome o, const char *fmt, ...) RT_PRINTF(3, 4);
+static void fail(handled *h, outcome o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    h->outcome = o;
+    vsnprintf(h->reason, sizeof h->reason, fmt, ap);
+    va_end(ap);
+}
+
+/* Maps an upstream failure: transient -> retry later; anything else -> dead letter. */
+static void upstream_failed(handled *h, int rc, const char *what, const char *errstr)
+{
+    char detail[RT_ERRSTR_SIZE];
+    snprintf(detail, sizeof detail, "%s: %s", what, errstr);
+    fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD, "upstream-error: %s", detail);
+}
+
+static int record_verdict(classify *w, const rt_pulse_task *msg, const char *verdict,
+                          const char *reason)
+{
+    char run[16];
+    snprintf(run, sizeof run, "%d", msg->run_id);
+    const char *params[] = { msg->task_id, run, verdict, reason };
+    return rt_pg_exec(w->pg, SQL_RUN_VERDICT, 4, params, NULL);
+}
+
+static const char *member_state(const rt_pulse_task *msg)
+{
+    switch (msg->event) {
+    case RT_TASK_EVENT_COMPLETED: return "completed";
+    case RT_TASK_EVENT_FAILED: return "failed";
+    case RT_TASK_EVENT_EXCEPTION: return "exception";
+    default: return "pending";
+    }
+}
+
+/* Looks up the set of (project, revision, label). *set_id 0 when none. */
+static int find_set(classify *w, const char *project, const char *revision, const char *label,
+                    long long *set_id, char original[23], bool *published)
+{
+    const char *params[] = { project, revision, label };
+    PGresult *res = NULL;
+    int rc = rt_pg_exec(w->pg, SQL_FIND_SET, 3, params, &res);
+    if (rc != RT_OK) return rc;
+    *set_id = 0;
+    original[0] = '\0';
+    *published = false;
+    if (PQntuples(res) == 1) {
+        *set_id = atoll(PQgetvalue(res, 0, 0));
+        snprintf(original, 23, "%s", PQgetvalue(res, 0, 1));
+        *published = PQgetvalue(res, 0, 3)[0] == 't';
+    }
+    PQclear(res);
+    return RT_OK;
+}
+
+static int add_member(classify *w, long long set_id, const rt_pulse_task *msg)
+{
+    char set[32], run[16];
+    snprintf(set, sizeof set, "%lld", set_id);
+    snprintf(run, sizeof run, "%d", msg->run_id);
+    const char *params[] = { set, msg->task_id, run, "retrigger", member_state(msg), msg->resolved };
+    return rt_pg_exec(w->pg, SQL_ADD_MEMBER, 6, params, NULL);
+}
+
+/* ---- the retrigger request ---- */
+
+static json_t *failures_json(const rt_errorsummary *es, json_t **groups_out)
+{
+    json_t *groups = json_array(), *failures = json_array();
+    for (size_t i = 0; i < es->ngroups; i++)
+        if (rt_errorsummary_group_failed(es, &es->groups[i]))
+            json_array_append_new(groups, json_string(es->groups[i].name));
+    for (size_t i = 0; i < es->nfailures && i < 100; i++) {
+        const rt_es_failure *f = &es->failures[i];
+        json_array_append_new(failures, json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s}", "test", f->test,
+                                                  "subtest", f->subtest, "status", f->status,
+                                                  "expected", f->expected, "message", f->message,
+                                                  "group", f->group));
+    }
+    *groups_out = groups;
+    return failures;
+}
+
+typedef struct set_row {
+    long long id;
+    char original_task_id[23];
+    int original_run_id;
+    bool published;
+    int count;
+    char platform[600];
+    char task_group_id[23];
+    char task_queue_id[300];
+    char *failing_groups; /* JSON text */
+    char *failures;       /* JSON text */
+} set_row;
+
+static void set_row_free(set_row *s)
+{
+    free(s->failing_groups);
+    free(s->failures);
+    s->failing_groups = s->failures = NULL;
+}
+
+/* Inside the caller's transaction: locks the set row and reads it. found false: no set. */
+static int lock_set(classify *w, const char *project, const char *revision, const char *label,
+                    set_row *s, bool *found)
+{
+    const char *params[] = { project, revision, label };
+    PGresult *res = NULL;
+    int rc = rt_pg_exec(w->pg, SQL_LOCK_SET, 3, params, &res);
+    if (rc != RT_OK) return rc;
+    memset(s, 0, sizeof *s);
+    *found = PQntuples(res) == 1;
+    if (*found) {
+        s->id = atoll(PQgetvalue(res, 0, 0));
+        snprintf(s->original_task_id, sizeof s->original_task_id, "%s", PQgetvalue(res, 0, 1));
+        s->original_run_id = atoi(PQgetvalue(res, 0, 2));
+        s->published = PQgetvalue(res, 0, 3)[0] == 't';
+        s->count = atoi(PQgetvalue(res, 0, 4));
+        snprintf(s->platform, sizeof s->platform, "%s", PQgetvalue(res, 0, 5));
+        snprintf(s->task_group_id, sizeof s->task_group_id, "%s", PQgetvalue(res, 0, 6));
+        snprintf(s->task_queue_id, sizeof s->task_queue_id, "%s", PQgetvalue(res, 0, 7));
+        s->failing_groups = strdup(PQgetvalue(res, 0, 8));
+        s->failures = strdup(PQgetvalue(res, 0, 9));
+        if (!s->failing_groups || !s->failures) rc = RT_ENOMEM;
+    }
+    PQclear(res);
+    return rc;
+}
+
+/* Publishes the retrigger request of a locked set and marks it published (in the caller's
+ * transaction, so a concurrent replica waits for the mark and never publishes twice). */
+static int publish_request(classify *w, const char *project, const char *revision,
+                           const char *label, const set_row *s)
+{
+    char requested_at[32];
+    utc_now(requested_at);
+    json_error_t error;
+    json_t *groups = json_loads(s->failing_groups, 0, &error);
+    json_t *failures = json_loads(s->failures, 0, &error);
+    json_t *req = json_pack("{s:i, s:I, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:i, s:s, s:o, s:o}",
+                            "version", 1, "set_id", (json_int_t)s->id, "project", project,
+                            "revision", revision, "label", label, "task_id", s->original_task_id,
+                            "run_id", s->original_run_id, "task_group_id", s->task_group_id,
+                            "platform", s->platform, "task_queue_id", s->task_queue_id, "times",
+                            s->count, "requested_at", requested_at, "failing_groups",
+                            groups ? groups : json_array(), "failures",
+                            failures ? failures : json_array());
+    char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
+    json_decref(req);
+    if (!body) return RT_ENOMEM;
+    char message_id[64];
+    snprintf(message_id, sizeof message_id, "retrigger-set-%lld", s->id);
+    rt_amqp_publish_opts opts = { .message_id = message_id };
+    int rc = rt_amqp_publish(w->ours, w->cfg->amqp_namespace, w->request_key, body, strlen(body), &opts);
+    free(body);
+    if (rc != RT_OK) return rc;
+    char id[32];
+    snprintf(id, sizeof id, "%lld", s->id);
+    const char *params[] = { id };
+    return rt_pg_exec(w->pg, SQL_MARK_PUBLISHED, 1, params, NULL);
+}
+
+/* The set exists already: publish its request if nobody did (a crash between commit and
+ * publish cannot happen in this design, but an older row or a manual insert can). */
+static int ensure_published(classify *w, const char *project, const char *revision, const char *label)
+{
+    int rc = rt_pg_begin(w->pg);
+    if (rc != RT_OK) return rc;
+    set_row s;
+    bool found = false;
+    rc = lock_set(w, project, revision, label, &s, &found);
+    if (rc == RT_OK && found && !s.published) rc = publish_request(w, project, revision, label, &s);
+    set_row_free(&s);
+    if (rc == RT_OK) return rt_pg_commit(w->pg);
+    int ignored = rt_pg_rollback(w->pg);
+    (void)ignored;
+    return rc;
+}
+
+/* Claims budget and set, creates the set, publishes the request. */
+static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_taskdef *task,
+                               const rt_errorsummary *es, int wanted, handled *h)
+{
+    const char *project = task->project, *revision = task->revision, *label = task->label;
+    const char *platform = task->platform ? task->platform : "unknown";
+    char day[11];
+    utc_day(day);
+    int limit = 0;
+    if (rt_budget_limit_for(&w->cfg->budget_limits, platform, 600, &limit) != RT_OK) limit = 0;
+
+    /* What the durable ledger says was spent today: the floor of the Redis counter. */
+    const char *lparams[] = { platform, day };
+    PGresult *res = NULL;
+    int rc = rt_pg_exec(w->pg, SQL_LEDGER_SPENT, 2, lparams, &res);
+    if (rc != RT_OK) { fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg)); return; }
+    int ledger = atoi(PQgetvalue(res, 0, 0));
+    PQclear(res);
+
+    rt_claim_request req = { .key_prefix = w->cfg->redis_key_prefix, .project = project,
+                             .revision = revision, .label = label, .platform = platform,
+                             .task_id = msg->task_id, .day = day, .wanted = wanted,
+                             .minimum = w->cfg->budget_minimum, .limit = limit,
+                             .ledger_spent = ledger };
+    rt_claim claim;
+    rc = rt_budget_claim(w->redis, &req, &claim);
+    if (rc != RT_OK) { fail(h, DONE_REQUEUE, "redis: %s", rt_redis_errstr(w->redis)); return; }
+
+    if (claim.status == RT_CLAIM_EXHAUSTED) {
+        rt_log_info("budget exhausted", "task_id", msg->task_id, "platform", platform, "day", day);
+        if (record_verdict(w, msg, "skip", "budget-exhausted") != RT_OK)
+            fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return;
+    }
+    if (claim.status == RT_CLAIM_EXISTS && strcmp(claim.owner_task_id, msg->task_id) != 0) {
+        /* Another failing task of the same label on this push owns the set. */
+        long long set_id = 0;
+        char original[23];
+        bool published = false;
+        if (find_set(w, project, revision, label, &set_id, original, &published) != RT_OK) {
+            fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+            return;
+        }
+        if (!set_id) {
+            /* Its owner is between Redis and Postgres: look again later. */
+            fail(h, DONE_RETRY, "set-in-progress: owned by %s", claim.owner_task_id);
+            return;
+        }
+        if (add_member(w, set_id, msg) != RT_OK || record_verdict(w, msg, "skip", "is-retrigger") != RT_OK)
+            fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return;
+    }
+    int spent = claim.spent; /* CLAIMED now, or EXISTS by this very task (earlier attempt) */
+    bool spent_now = claim.status == RT_CLAIM_CLAIMED;
+
+    json_t *groups = NULL;
+    json_t *failures = failures_json(es, &groups);
+    char *groups_text = json_dumps(groups, JSON_COMPACT);
+    char *failures_text = json_dumps(failures, JSON_COMPACT);
+    json_decref(groups);
+    json_decref(failures);
+    char run[16], count[16];
+    snprintf(run, sizeof run, "%d", msg->run_id);
+    snprintf(count, sizeof count, "%d", spent);
+    const char *queue = msg->task_queue_id ? msg->task_queue_id : task->task_queue_id;
+
+    bool created = false;
+    rc = rt_pg_begin(w->pg);
+    if (rc == RT_OK) {
+        const char *params[] = { project, revision, label, platform, msg->task_id, run, count,
+                                 groups_text ? groups_text : "[]",
+                                 failures_text ? failures_text : "[]", msg->task_group_id, queue };
+        res = NULL;
+        rc = rt_pg_exec(w->pg, SQL_CREATE_SET, 11, params, &res);
+        if (rc == RT_OK && PQntuples(res) == 1) {
+            created = true;
+            char set_id[32];
+            snprintf(set_id, sizeof set_id, "%s", PQgetvalue(res, 0, 0));
+            const char *ledger_params[] = { platform, day, count, set_id };
+            rc = rt_pg_exec(w->pg, SQL_LEDGER_SPEND, 4, ledger_params, NULL);
+            if (rc == RT_OK) {
+                const char *vparams[] = { msg->task_id, run, "retrigger", "eligible" };
+                rc = rt_pg_exec(w->pg, SQL_RUN_VERDICT, 4, vparams, NULL);
+            }
+            if (rc == RT_OK) {
+                set_row s;
+                bool found = false;
+                rc = lock_set(w, project, revision, label, &s, &found);
+                if (rc == RT_OK && found) rc = publish_request(w, project, revision, label, &s);
+                set_row_free(&s);
+            }
+        }
+        PQclear(res);
+        if (rc == RT_OK) rc = rt_pg_commit(w->pg);
+        else {
+            int ignored = rt_pg_rollback(w->pg);
+            (void)ignored;
+        }
+    }
+    free(groups_text);
+    free(failures_text);
+    if (rc != RT_OK) {
+        /* Nothing durable happened in Postgres; the Redis claim names this task, so the
+         * redelivery continues with the budget already spent. */
+        fail(h, DONE_REQUEUE, "creating the set: %s", rt_pg_errstr(w->pg));
+        return;
+    }
+    if (created) {
+        char sp[16];
+        snprintf(sp, sizeof sp, "%d", spent);
+        rt_log_info("retriggers requested", "task_id", msg->task_id, "project", project,
+                    "label", label, "platform", platform, "times", sp);
+        return;
+    }
+    /* The set already existed (Redis had been flushed, or a replica won the race). */
+    if (spent_now) {
+        rc = rt_budget_refund(w->redis, w->cfg->redis_key_prefix, platform, day, spent);
+        if (rc != RT_OK)
+            rt_log_warn("budget refund failed", "task_id", msg->task_id, "error", rt_redis_errstr(w->redis));
+    }
+    if (ensure_published(w, project, revision, label) != RT_OK ||
+        record_verdict(w, msg, "skip", "duplicate") != RT_OK)
+        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+}
+
+/* ---- gathering the facts ---- */
+
+static int fetch_task(classify *w, const char *task_id, const rt_taskdef **out, handled *h)
+{
+    *out = cache_get(w, task_id);
+    if (*out) return RT_OK;
+    char *body = NULL, errstr[RT_ERRSTR_SIZE] = "";
+    size_t len = 0;
+    int rc = rt_tc_get_task(w->http, w->cfg->taskcluster_root_url, task_id, &body, &len, errstr);
+    if (rc != RT_OK) {
+        upstream_failed(h, rc, "task definition", errstr);
+        return rc;
+    }
+    rt_taskdef def;
+    char reason[128];
+    rc = rt_taskdef_parse(body, len, (size_t)w->cfg->http_max_body_bytes, &def, reason);
+    free(body);
+    if (rc != RT_OK) {
+        fail(h, DONE_DEAD, "invalid task definition: %s", reason);
+        return rc;
+    }
+    *out = cache_put(w, task_id, &def);
+    if (*out == &def) { /* not cached: keep a heap copy for the caller */
+        rt_taskdef *copy = malloc(sizeof *copy);
+        if (!copy) { rt_taskdef_free(&def); return RT_ENOMEM; }
+        *copy = def;
+        *out = copy;
+    }
+    return RT_OK;
+}
+
+static int fetch_errorsummary(classify *w, const rt_pulse_task *msg, rt_errorsummary *es, handled *h)
+{
+    rt_tc_artifact_names names;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc = rt_tc_list_artifacts(w->http, w->cfg->taskcluster_root_url, msg->task_id, msg->run_id,
+                                  &names, errstr);
+    if (rc != RT_OK) {
+        upstream_failed(h, rc, "artifact list", errstr);
+        return rc;
+    }
+    size_t fetched = 0;
+    for (size_t i = 0; i < names.count && fetched < ERRORSUMMARY_MAX_ARTIFACTS; i++) {
+        if (!strstr(names.names[i], "errorsummary")) continue;
+        char *body = NULL;
+        size_t len = 0;
+        rc = rt_tc_get_artifact(w->http, w->cfg->taskcluster_root_url, msg->task_id, msg->run_id,
+                                names.names[i], &body, &len, errstr);
+        if (rc != RT_OK) {
+            upstream_failed(h, rc, "errorsummary artifact", errstr);
+            break;
+        }
+        rc = rt_errorsummary_add(es, body, len);
+        free(body);
+        if (rc != RT_OK) break;
+        fetched++;
+    }
+    rt_tc_artifact_names_free(&names);
+    return rc;
+}
+
+/* The whole decision for one parsed, resolved run. */
+static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
+{
+    const rt_taskdef *task = NULL;
+    bool task_heap = false;
+    rt_errorsummary es = { 0 };
+    bool have_es = false;
+    rt_elig_facts facts = { .message = msg };
+    char original[23] = "";
+    long long set_id = 0;
+    bool published = false;
+    char run[16];
+    snprintf(run, sizeof run, "%d", msg->run_id);
+
+    /* A resolved run of a label with an open set is a member of that set, whatever its
+     * state (the decision needs completed retriggers too). Modern messages carry the
+     * label and the push, so this costs no upstream call. */
+    if (msg->tag_label && msg->project && msg->revision && msg->event != RT_TASK_EVENT_FAILED) {
+        if (find_set(w, msg->project, msg->revision, msg->tag_label, &set_id, original, &published) != RT_OK) {
+            fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+            goto out;
+        }
+        if (set_id && strcmp(original, msg->task_id) != 0 && add_member(w, set_id, msg) != RT_OK) {
+            fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+            goto out;
+        }
+    }
+
+    for (int step = 0; step < 10; step++) {
+        rt_elig_result r;
+        rt_eligibility_decide(&w->policy, &facts, &r);
+        if (r.verdict == RT_ELIG_NEED) {
+            switch (r.need) {
+            case RT_NEED_TASK_DEFINITION: {
+                if (fetch_task(w, msg->task_id, &task, h) != RT_OK) goto out;
+                task_heap = cache_get(w, msg->task_id) != task;
+                facts.task = task;
+                const char *params[] = { msg->task_id, run, task->project ? task->project : msg->project,
+                                         task->revision ? task->revision : msg->revision,
+                                         task->label, task->platform };
+                if (rt_pg_exec(w->pg, SQL_RUN_DETAILS, 6, params, NULL) != RT_OK) {
+                    fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+                    goto out;
+                }
+                break;
+            }
+            case RT_NEED_SET_LOOKUP:
+                if (find_set(w, task->project, task->revision, task->label, &set_id, original,
+                             &published) != RT_OK) {
+                    fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+                    goto out;
+                }
+                facts.set_known = true;
+                facts.set_original_task_id = set_id ? original : NULL;
+                break;
+            case RT_NEED_CLASSIFICATION: {
+                rt_th_job job;
+                bool found = false;
+                char errstr[RT_ERRSTR_SIZE] = "";
+                int rc = rt_th_job_for_task(w->http, w->cfg->treeherder_url, msg->task_id, msg->run_id,
+                                            &job, &found, errstr);
+                if (rc != RT_OK) {
+                    upstream_failed(h, rc, "treeherder job", errstr);
+                    goto out;
+                }
+                facts.classification_known = true;
+                facts.classification_id = found ? job.failure_classification_id : 0;
+                break;
+            }
+            case RT_NEED_ERRORSUMMARY:
+                if (fetch_errorsummary(w, msg, &es, h) != RT_OK) goto out;
+                have_es = true;
+                facts.errorsummary = &es;
+                break;
+            case RT_NEED_EXISTING_RETRIGGERS: {
+                char errstr[RT_ERRSTR_SIZE] = "";
+                int count = 0;
+                int rc = rt_tc_count_label_in_group(w->http, w->cfg->taskcluster_root_url,
+                                                    msg->task_group_id, task->label, msg->task_id,
+                                                    &count, errstr);
+                if (rc != RT_OK) {
+                    upstream_failed(h, rc, "task group", errstr);
+                    goto out;
+                }
+                facts.existing_known = true;
+                facts.existing_retriggers = count;
+                break;
+            }
+            case RT_NEED_NOTHING: break;
+            }
+            continue;
+        }
+
+        const char *verdict = rt_elig_verdict_name(r.verdict);
+        if (r.verdict == RT_ELIG_RETRIGGER) {
+            request_retriggers(w, msg, task, &es, r.retriggers, h);
+        } else {
+            int rc = RT_OK;
+            if (!strcmp(r.reason, "is-retrigger") && task) {
+                if (!set_id && find_set(w, task->project, task->revision, task->label, &set_id,
+                                        original, &published) != RT_OK)
+                    rc = RT_EDB;
+                if (rc == RT_OK && set_id) rc = add_member(w, set_id, msg);
+            } else if (!strcmp(r.reason, "duplicate") && task && !published) {
+                rc = ensure_published(w, task->project, task->revision, task->label);
+            }
+            if (rc == RT_OK) rc = record_verdict(w, msg, verdict, r.reason);
+            if (rc != RT_OK) {
+                fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+                goto out;
+            }
+            rt_log_debug("classified", "task_id", msg->task_id, "run_id", run, "verdict", verdict,
+                         "reason", r.reason);
+        }
+        goto out;
+    }
+    fail(h, DONE_DEAD, "internal: eligibility did not settle");
+out:
+    if (have_es) rt_errorsummary_free(&es);
+    if (task_heap && task) {
+        rt_taskdef_free((rt_taskdef *)task);
+        free((rt_taskdef *)task);
+    }
+}
+
+static void handle(classify *w, const rt_amqp_message *m, handled *h)
+{
+    h->outcome = DONE_ACK;
+    h->reason[0] = '\0';
+    const char *exchange = rt_amqp_message_header(m, "x-retrig-original-exchange");
+    if (!exchange) exchange = m->exchange;
+    rt_pulse_task msg;
+    char reason[RT_PULSE_REASON_SIZE];
+    int rc = rt_pulse_parse(m->body, m->len, exchange, (size_t)w->cfg->max_message_bytes, &msg, reason);
+    if (rc != RT_OK) {
+        fail(h, DONE_DEAD, "%s", reason);
+        return;
+    }
+    for (size_t i = 0; i < m->cc_count; i++) (void)rt_pulse_apply_route(&msg, m->cc[i]);
+    const char *routes = rt_amqp_message_header(m, "x-retrig-routes");
+    if (routes) {
+        char *copy = strdup(routes), *save = NULL;
+        for (char *r = copy ? strtok_r(copy, ",", &save) : NULL; r; r = strtok_r(NULL, ",", &save))
+            (void)rt_pulse_apply_route(&msg, r);
+        free(copy);
+    }
+    if (msg.event == RT_TASK_EVENT_OTHER || msg.event == RT_TASK_EVENT_UNKNOWN) goto out;
+
+    char run[16];
+    snprintf(run, sizeof run, "%d", msg.run_id);
+    const char *params[] = { msg.task_id, run, member_state(&msg), msg.reason_resolved,
+                             msg.task_queue_id, msg.task_group_id, msg.project, msg.revision,
+                             msg.tag_label, msg.scheduled, msg.started, msg.resolved };
+    if (rt_pg_exec(w->pg, SQL_RECORD_RUN, 12, params, NULL) != RT_OK) {
+        if (!strcmp(rt_pg_sqlstate(w->pg), "22007") || !strcmp(rt_pg_sqlstate(w->pg), "22008"))
+            fail(h, DONE_DEAD, "invalid-value:status.runs[] time");
+        else
+            fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        goto out;
+    }
+    classify_run(w, &msg, h);
+out:
+    rt_pulse_task_free(&msg);
+}
+
+/* Sends a message whose upstream call failed to the next delay queue, or dead-letters it
+ * after the last one. The copy carries the original exchange and routes in headers. */
+static int retry_later(classify *w, rt_amqp *src, const rt_amqp_message *m, const char *reason)
+{
+    int attempt = m->attempt; /* 0 for a Pulse delivery */
+    if ((size_t)attempt >= w->ndelays) {
+        char why[RT_ERRSTR_SIZE + 64];
+        snprintf(why, sizeof why, "%s (after %d retries)", reason, attempt);
+        return rt_amqp_dead_letter(src, m, why);
+    }
+    const char *exchange = rt_amqp_message_header(m, "x-retrig-original-exchange");
+    if (!exchange) exchange = m->exchange ? m->exchange : "";
+    char routes[4096] = "";
+    const char *old_routes = rt_amqp_message_header(m, "x-retrig-routes");
+    if (old_routes) snprintf(routes, sizeof routes, "%s", old_routes);
+    for (size_t i = 0; i < m->cc_count; i++) {
+        size_t n = strlen(routes);
+        snprintf(routes + n, sizeof routes - n, "%s%s", n ? "," : "", m->cc[i]);
+    }
+    rt_amqp_header headers[] = { { "x-retrig-original-exchange", exchange },
+                                 { "x-retrig-routes", routes },
+                                 { "x-retrig-last-error", reason } };
+    rt_amqp_publish_opts opts = { .headers = headers, .header_count = 3, .attempt = attempt + 1,
+                                  .message_id = m->message_id };
+    int rc = rt_amqp_publish_delayed(w->ours, w->retry_queue, w->delays[attempt], m->body, m->len, &opts);
+    if (rc != RT_OK) return rc;
+    return rt_amqp_ack(src, m);
+}
+
+static int setup(classify *w, rt_config *cfg)
+{
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc;
+    w->cfg = cfg;
+    rt_elig_policy_from_config(cfg, &w->policy);
+    for (size_t i = 0; i < cfg->retry_delays_ms.count && i < MAX_DELAYS; i++)
+        w->delays[w->ndelays++] = atoi(cfg->retry_delays_ms.items[i]);
+    snprintf(w->retry_queue, sizeof w->retry_queue, "%s.classify-retry", cfg->amqp_namespace);
+    snprintf(w->request_queue, sizeof w->request_queue, "%s.retrigger", cfg->amqp_namespace);
+    snprintf(w->request_key, sizeof w->request_key, "retrigger");
+    w->cache_size = (size_t)cfg->task_cache_size;
+    if (w->cache_size && !(w->cache = calloc(w->cache_size, sizeof *w->cache))) return RT_ENOMEM;
+
+    /* Our broker and its topology. */
+    rt_amqp_options opts;
+    rt_amqp_options_from_config(&opts, cfg, "classify");
+    if ((rc = rt_amqp_new(&w->ours, &opts, errstr)) != RT_OK ||
+        (rc = rt_amqp_ensure_connected(w->ours, 30000)) != RT_OK) {
+        rt_log_error("cannot connect to the broker", "error", w->ours ? rt_amqp_errstr(w->ours) : errstr);
+        return rc;
+    }
+    char dlx[300], dlq[300];
+    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
+    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
+    rt_amqp_work_queue queues[] = {
+        { w->request_queue, "retrigger", NULL, 0 },
+        { w->retry_queue, "classify-retry", w->delays, w->ndelays },
+    };
+    rt_amqp_topology topo = { cfg->amqp_namespace, dlx, dlq, queues, 2, 0 };
+    if ((rc = rt_amqp_declare_topology(w->ours, &topo)) != RT_OK) {
+        rt_log_error("cannot declare the topology", "error", rt_amqp_errstr(w->ours));
+        return rc;
+    }
+
+    /* Pulse: the same connection when it is the same broker. */
+    if (!strcmp(cfg->pulse_url, cfg->amqp_url)) {
+        w->pulse = w->ours;
+        if (rc == RT_OK && (rc = rt_amqp_declare_topology(w->pulse, &topo)) != RT_OK) return rc;
+    } else {
+        rt_amqp_options popts;
+        rt_amqp_options_from_config(&popts, cfg, "classify");
+        popts.url = cfg->pulse_url;
+        if ((rc = rt_amqp_new(&w->pulse, &popts, errstr)) != RT_OK ||
+            (rc = rt_amqp_ensure_connected(w->pulse, 30000)) != RT_OK) {
+            rt_log_error("cannot connect to Pulse", "error", w->pulse ? rt_amqp_errstr(w->pulse) : errstr);
+            return rc;
+        }
+        /* Dead letters of Pulse messages go to our broker's dead-letter exchange, so the
+         * Pulse connection knows the same topology names (declared on our broker only). */
+    }
+    char user[128] = "guest";
+    const char *u = strstr(cfg->pulse_url, "://");
+    if (u) {
+        u += 3;
+        const char *end = u + strcspn(u, ":@/");
+        if (*end == ':' || *end == '@') snprintf(user, sizeof user, "%.*s", (int)(end - u), u);
+    }
+    snprintf(w->pulse_queue, sizeof w->pulse_queue, "queue/%s/%s", user, cfg->pulse_queue_name);
+    if ((rc = rt_amqp_declare_queue(w->pulse, w->pulse_queue, NULL)) != RT_OK) {
+        rt_log_error("cannot declare the Pulse queue", "queue", w->pulse_queue, "error", rt_amqp_errstr(w->pulse));
+        return rc;
+    }
+    static const char *const events[] = { "task-completed", "task-failed", "task-exception" };
+    for (size_t i = 0; i < 3; i++) {
+        char exchange[300];
+        snprintf(exchange, sizeof exchange, "%s%s", cfg->pulse_exchange_prefix, events[i]);
+        if (cfg->pulse_declare_exchanges && (rc = rt_amqp_declare_exchange(w->pulse, exchange, "topic")) != RT_OK) {
+            rt_log_error("cannot declare the exchange", "exchange", exchange, "error", rt_amqp_errstr(w->pulse));
+            return rc;
+        }
+        for (size_t k = 0; k < cfg->pulse_routing_keys.count; k++) {
+            if ((rc = rt_amqp_bind_queue(w->pulse, w->pulse_queue, exchange, cfg->pulse_routing_keys.items[k])) != RT_OK) {
+                rt_log_error("cannot bind the Pulse queue", "exchange", exchange, "error", rt_amqp_errstr(w->pulse));
+                return rc;
+            }
+        }
+    }
+    if ((rc = rt_amqp_consume(w->pulse, w->pulse_queue)) != RT_OK ||
+        (rc = rt_amqp_consume(w->ours, w->retry_queue)) != RT_OK) {
+        rt_log_error("cannot start consuming", "error", rt_amqp_errstr(w->pulse));
+        return rc;
+    }
+
+    rt_redis_options ropts = { 0 };
+    if ((rc = rt_redis_connect(&w->redis, cfg->redis_url, &ropts, errstr)) != RT_OK) {
+        rt_log_error("cannot connect to Redis", "error", errstr);
+        return rc;
+    }
+    if ((rc = rt_pg_connect(&w->pg, cfg->database_url, "classify", errstr)) != RT_OK) {
+        rt_log_error("cannot connect to Postgres", "error", errstr);
+        return rc;
+    }
+    rt_http_options hopts;
+    rt_http_options_from_config(&hopts, cfg);
+    if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) {
+        rt_log_error("cannot set up HTTP", "error", errstr);
+        return rc;
+    }
+    return RT_OK;
+}
+
+static void teardown(classify *w)
+{
+    if (w->pulse != w->ours) rt_amqp_free(w->pulse);
+    rt_amqp_free(w->ours);
+    rt_redis_free(w->redis);
+    rt_pg_free(w->pg);
+    rt_http_free(w->http);
+    for (size_t i = 0; i < w->cache_size; i++) rt_taskdef_free(&w->cache[i].def);
+    free(w->cache);
+}
+
+/* Handles one delivery from src and settles it (ack, retry, dead letter or requeue). */
+static void process(classify *w, rt_amqp *src, rt_amqp_message *m)
+{
+    handled h;
+    handle(w, m, &h);
+    int rc = RT_OK;
+    switch (h.outcome) {
+    case DONE_ACK: rc = rt_amqp_ack(src, m); break;
+    case DONE_DEAD:
+        rt_log_warn("message dead-lettered", "reason", h.reason, "message_id", m->message_id);
+        rc = rt_amqp_dead_letter(src, m, h.reason);
+        break;
+    case DONE_RETRY:
+        rt_log_info("upstream failed, retrying later", "reason", h.reason);
+        rc = retry_later(w, src, m, h.reason);
+        break;
+    case DONE_REQUEUE:
+        /* Our own storage failed: nothing was acked, so put it back and slow down. */
+        rt_log_warn("storage failed, message requeued", "reason", h.reason);
+        rc = rt_amqp_nack(src, m, true);
+        usleep(500 * 1000);
+        break;
+    }
+    if (rc != RT_OK)
+        rt_log_warn("could not settle a message; the broker will redeliver it", "error", rt_amqp_errstr(src));
+}
 
 static int run(rt_config *cfg)
 {
-    (void)cfg;
-    rt_log_error("retrig-classify has no consumer loop yet");
-    return 1;
+    classify w = { 0 };
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    int status = 1;
+    if (setup(&w, cfg) != RT_OK) goto out;
+    rt_log_info("consuming", "queue", w.pulse_queue, "retry_queue", w.retry_queue);
+    while (!g_stop) {
+        rt_amqp_message m = { 0 };
+        int rc = rt_amqp_next(w.pulse, &m, w.pulse == w.ours ? 500 : 200);
+        if (rc == RT_OK) {
+            /* One connection: deliveries of both queues arrive here. */
+            process(&w, w.pulse, &m);
+            rt_amqp_message_free(&m);
+            continue;
+        }
+        if (rc != RT_ETIMEDOUT) {
+            rt_log_warn("broker connection lost; reconnecting", "error", rt_amqp_errstr(w.pulse));
+            usleep(200 * 1000);
+        }
+        if (w.pulse != w.ours) {
+            rc = rt_amqp_next(w.ours, &m, 50);
+            if (rc == RT_OK) {
+                process(&w, w.ours, &m);
+                rt_amqp_message_free(&m);
+            }
+        }
+    }
+    rt_log_info("stopping: finished the message in hand");
+    status = 0;
+out:
+    teardown(&w);
+    return status;
 }
 
 static int check(rt_config *cfg)
 {
-    (void)cfg;
-    return 0;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int failures = 0;
+    rt_redis *redis = NULL;
+    rt_pg *pg = NULL;
+    rt_amqp *amqp = NULL;
+    rt_amqp_options opts;
+    rt_amqp_options_from_config(&opts, cfg, "classify");
+    if (rt_amqp_new(&amqp, &opts, errstr) != RT_OK || rt_amqp_ensure_connected(amqp, 5000) != RT_OK) {
+        rt_log_error("broker unreachable", "error", amqp ? rt_amqp_errstr(amqp) : errstr);
+        failures++;
+    }
+    if (rt_redis_connect(&redis, cfg->redis_url, NULL, errstr) != RT_OK) {
+        rt_log_error("redis unreachable", "error", errstr);
+        failures++;
+    }
+    if (rt_pg_connect(&pg, cfg->database_url, "classify", errstr) != RT_OK) {
+        rt_log_error("postgres unreachable", "error", errstr);
+        failures++;
+    }
+    rt_amqp_free(amqp);
+    rt_redis_free(redis);
+    rt_pg_free(pg);
+    if (!failures) rt_log_info("configuration and services ok");
+    return failures ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-    static const rt_worker_def def = { "classify", "retrig-classify", run, check };
+    static const rt_worker_def def = {
+        "classify",
+        "Consumes Taskcluster task-completed/failed/exception messages from Pulse, decides\n"
+        "which failed test tasks to retrigger, and publishes retrigger requests.",
+        run, check,
+    };
     return rt_worker_main(&def, argc, argv);
 }

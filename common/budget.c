@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* budget.c - atomic claim of a retrigger set and its budget in Redis (Lua). */
+#include "common/budget.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEDUPE_TTL_SECONDS "1209600" /* 14 days: far beyond any retrigger set's life */
+#define COUNTER_TTL_SECONDS "259200" /* 3 days */
+
+/* KEYS: dedupe key, counter key. ARGV: owner task, wanted, minimum, limit, ledger spent,
+ * dedupe ttl, counter ttl. Returns {status, number, owner}. */
+static const char claim_source[] =
+    "local existing = redis.call('GET', KEYS[1])\n"
+    "if existing then\n"
+    "  local owner, spent = string.match(existing, '^(.*):(%d+)$')\n"
+    "  return {'exists', spent or '0', owner or existing}\n"
+    "end\n"
+    "local spent = tonumber(redis.call('GET', KEYS[2]) or '-1')\n"
+    "if spent < 0 then\n"
+    "  spent = tonumber(ARGV[5])\n"
+    "  redis.call('SET', KEYS[2], spent, 'EX', ARGV[7])\n"
+    "end\n"
+    "local left = tonumber(ARGV[4]) - spent\n"
+    "local take = math.min(tonumber(ARGV[2]), left)\n"
+    "if take < tonumber(ARGV[3]) then\n"
+    "  return {'exhausted', tostring(math.max(left, 0)), ''}\n"
+    "end\n"
+    "redis.call('INCRBY', KEYS[2], take)\n"
+    "redis.call('SET', KEYS[1], ARGV[1] .. ':' .. take, 'EX', ARGV[6])\n"
+    "return {'claimed', tostring(take), ARGV[1]}\n";
+
+static const char refund_source[] =
+    "local spent = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
+    "local back = math.min(spent, tonumber(ARGV[1]))\n"
+    "if back > 0 then redis.call('DECRBY', KEYS[1], back) end\n"
+    "return back\n";
+
+static rt_redis_script claim_script, refund_script;
+
+static void init_scripts(void)
+{
+    if (!claim_script.source) {
+        rt_redis_script_init(&claim_script, claim_source);
+        rt_redis_script_init(&refund_script, refund_source);
+    }
+}
+
+static int parse_item(const char *item, char *pattern, size_t size, int *limit)
+{
+    const char *eq = strrchr(item, '=');
+    if (!eq || eq == item || (size_t)(eq - item) >= size) return RT_EINVAL;
+    char *end = NULL;
+    long v = strtol(eq + 1, &end, 10);
+    if (end == eq + 1 || *end || v < 0 || v > 1000000) return RT_EINVAL;
+    memcpy(pattern, item, (size_t)(eq - item));
+    pattern[eq - item] = '\0';
+    while (pattern[0] && pattern[strlen(pattern) - 1] == ' ') pattern[strlen(pattern) - 1] = '\0';
+    *limit = (int)v;
+    return RT_OK;
+}
+
+int rt_budget_check_limits(const rt_config_list *limits, char *errstr)
+{
+    for (size_t i = 0; i < limits->count; i++) {
+        char pattern[256];
+        int limit;
+        if (parse_item(limits->items[i], pattern, sizeof pattern, &limit) != RT_OK) {
+            rt_set_errstr(errstr, "bad value for 'budget_limits': '%s' is not PATTERN=LIMIT",
+                          limits->items[i]);
+            return RT_ECONFIG;
+        }
+    }
+    return RT_OK;
+}
+
+int rt_budget_limit_for(const rt_config_list *limits, const char *platform, int fallback, int *limit)
+{
+    for (size_t i = 0; i < limits->count; i++) {
+        char pattern[256];
+        int value;
+        if (parse_item(limits->items[i], pattern, sizeof pattern, &value) != RT_OK) return RT_EINVAL;
+        if (fnmatch(pattern, platform, 0) == 0) {
+            *limit = value;
+            return RT_OK;
+        }
+    }
+    *limit = fallback;
+    return RT_OK;
+}
+
+static void counter_key(char *out, size_t size, const char *prefix, const char *platform, const char *day)
+{
+    snprintf(out, size, "%sbudget:%s:%s", prefix, platform, day);
+}
+
+int rt_budget_claim(rt_redis *redis, const rt_claim_request *req, rt_claim *out)
+{
+    init_scripts();
+    memset(out, 0, sizeof *out);
+    char dedupe[1024], counter[512];
+    snprintf(dedupe, sizeof dedupe, "%sset:%s:%s:%s", req->key_prefix, req->project, req->revision,
+             req->label);
+    counter_key(counter, sizeof counter, req->key_prefix, req->platform, req->day);
+    char wanted[16], minimum[16], limit[16], ledger[16];
+    snprintf(wanted, sizeof wanted, "%d", req->wanted);
+    snprintf(minimum, sizeof minimum, "%d", req->minimum);
+    snprintf(limit, sizeof limit, "%d", req->limit);
+    snprintf(ledger, sizeof ledger, "%d", req->ledger_spent);
+    const char *keys[] = { dedupe, counter };
+    const char *args[] = { req->task_id, wanted, minimum, limit, ledger, DEDUPE_TTL_SECONDS,
+                           COUNTER_TTL_SECONDS };
+    redisReply *reply = NULL;
+    int rc = rt_redis_eval(redis, &claim_script, 2, keys, 7, args, &reply);
+    if (rc != RT_OK) return rc;
+    rc = RT_EPROTO;
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3) goto out;
+    for (size_t i = 0; i < 3; i++)
+        if (reply->element[i]->type != REDIS_REPLY_STRING) goto out;
+    const char *status = reply->element[0]->str;
+    int number = atoi(reply->element[1]->str);
+    if (!strcmp(status, "claimed")) {
+        out->status = RT_CLAIM_CLAIMED;
+        out->spent = number;
+    } else if (!strcmp(status, "exists")) {
+        out->status = RT_CLAIM_EXISTS;
+        out->spent = number;
+        snprintf(out->owner_task_id, sizeof out->owner_task_id, "%s", reply->element[2]->str);
+    } else if (!strcmp(status, "exhausted")) {
+        out->status = RT_CLAIM_EXHAUSTED;
+        out->left = number;
+    } else {
+        goto out;
+    }
+    rc = RT_OK;
+out:
+    freeReplyObject(reply);
+    return rc;
+}
+
+int rt_budget_refund(rt_redis *redis, const char *key_prefix, const char *platform, const char *day,
+                     int amount)
+{
+    init_scripts();
+    char counter[512], value[16];
+    counter_key(counter, sizeof counter, key_prefix, platform, day);
+    snprintf(value, sizeof value, "%d", amount);
+    const char *keys[] = { counter };
+    const char *args[] = { value };
+    redisReply *reply = NULL;
+    int rc = rt_redis_eval(redis, &refund_script, 1, keys, 1, args, &reply);
+    freeReplyObject(reply);
+    return rc;
+}
+
+int rt_budget_spent(rt_redis *redis, const char *key_prefix, const char *platform, const char *day,
+                    int *spent)
+{
+    char counter[512];
+    counter_key(counter, sizeof counter, key_prefix, platform, day);
+    const char *argv[] = { "GET", counter };
+    redisReply *reply = NULL;
+    int rc = rt_redis_command_argv(redis, 2, argv, NULL, &reply);
+    if (rc != RT_OK) return rc;
+    *spent = reply->type == REDIS_REPLY_STRING ? atoi(reply->str) : 0;
+    freeReplyObject(reply);
+    return RT_OK;
+}

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* pg.c - libpq connection with parameterised statements, transactions and safe resets.
+ * See pg.h for the contract. One handle per thread. */
+#include "common/pg.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+struct rt_pg {
+    PGconn *conn;
+    bool in_transaction;
+    char *password; /* from database_url, only to scrub it out of messages; NULL: none */
+    char errstr[RT_ERRSTR_SIZE];
+    char sqlstate[6];
+};
+
+/* Replaces every occurrence of secret in s (in place) by "***". */
+static void scrub(char *s, const char *secret)
+{
+    size_t n = secret ? strlen(secret) : 0;
+    char *p = s;
+    if (n < 3) return; /* tiny strings are everywhere; nobody uses such a password */
+    while ((p = strstr(p, secret)) != NULL) {
+        memcpy(p, "***", 3);
+        memmove(p + 3, p + n, strlen(p + n) + 1);
+        p += 3;
+    }
+}
+
+/* Copies a libpq message into errstr after prefix: one line, no trailing newline, URL
+ * passwords replaced by "***". Messages from connecting (which may quote parts of
+ * database_url) also have the connection's password scrubbed; server errors about
+ * statements cannot contain it, and scrubbing them would mangle words that happen to
+ * equal a short password. */
+static void set_message(rt_pg *h, bool connecting, const char *prefix, const char *message)
+{
+    char clean[RT_ERRSTR_SIZE];
+    rt_redact(message ? message : "", clean, sizeof clean);
+    if (connecting) scrub(clean, h->password);
+    for (char *c = clean; *c; c++) {
+        if (*c == '\n' || *c == '\t') *c = ' ';
+    }
+    size_t len = strlen(clean);
+    while (len > 0 && clean[len - 1] == ' ') clean[--len] = '\0';
+    rt_set_errstr(h->errstr, "%s%s", prefix, clean);
+}
+
+/* Remembers the password from database_url so that it can be scrubbed out of messages.
+ * RT_EINVAL when libpq cannot parse the URL. */
+static int remember_password(rt_pg *h, const char *database_url, char *errstr)
+{
+    char *parse_error = NULL;
+    PQconninfoOption *options = PQconninfoParse(database_url, &parse_error);
+    int rc = RT_OK;
+
+    if (!options) {
+        char clean[RT_ERRSTR_SIZE];
+        rt_redact(parse_error ? parse_error : "out of memory", clean, sizeof clean);
+        clean[strcspn(clean, "\n")] = '\0';
+        rt_set_errstr(errstr, "database_url is not a libpq conninfo string or URI: %s", clean);
+        rc = parse_error ? RT_EINVAL : RT_ENOMEM;
+        goto out;
+    }
+    for (PQconninfoOption *o = options; o->keyword; o++) {
+        if (!strcmp(o->keyword, "password") && o->val && o->val[0]) {
+            h->password = strdup(o->val);
+            if (!h->password) {
+                rt_set_errstr(errstr, "out of memory");
+                rc = RT_ENOMEM;
+            }
+        }
+    }
+out:
+    if (options) PQconninfoFree(options);
+    if (parse_error) PQfreemem(parse_error);
+    return rc;
+}
+
+/* Server notices (and the goodbye of a terminated session) go to the log, not to stderr. */
+static void log_notice(void *arg, const char *message)
+{
+    char line[RT_ERRSTR_SIZE];
+    (void)arg;
+    snprintf(line, sizeof line, "%s", message);
+    line[strcspn(line, "\n")] = '\0';
+    rt_log_info("postgres notice", "message", line);
+}
+
+int rt_pg_connect_dbname(rt_pg **out, const char *database_url, const char *dbname,
+                         const char *program, char *errstr)
+{
+    char application_name[64];
+    rt_pg *h = calloc(1, sizeof *h);
+    int rc;
+
+    *out = NULL;
+    if (!h) {
+        rt_set_errstr(errstr, "out of memory");
+        return RT_ENOMEM;
+    }
+    rc = remember_password(h, database_url ? database_url : "", errstr);
+    if (rc != RT_OK) goto out;
+
+    snprintf(application_name, sizeof application_name, "retrig-%s", program ? program : "retrig");
+    /* Later keywords override what the expanded URL sets: connect_timeout is a default the
+     * URL may change; the database override and application_name are ours. */
+    const char *keywords[] = {"connect_timeout", "dbname", "application_name",
+                              dbname ? "dbname" : NULL, NULL};
+    const char *values[] = {"10", database_url, application_name, dbname, NULL};
+    h->conn = PQconnectdbParams(keywords, values, 1);
+    if (!h->conn) {
+        rt_set_errstr(errstr, "out of memory");
+        rc = RT_ENOMEM;
+        goto out;
+    }
+    if (PQstatus(h->conn) != CONNECTION_OK) {
+        char prefix[160];
+        snprintf(prefix, sizeof prefix, "cannot connect to Postgres at %s:%s/%s: ",
+                 PQhost(h->conn) ? PQhost(h->conn) : "?", PQport(h->conn) ? PQport(h->conn) : "?",
+                 PQdb(h->conn) ? PQdb(h->conn) : "?");
+        set_message(h, true, prefix, PQerrorMessage(h->conn));
+        rt_set_errstr(errstr, "%s", h->errstr);
+        rc = RT_ECONN;
+        goto out;
+    }
+    PQsetNoticeProcessor(h->conn, log_notice, NULL);
+    *out = h;
+    h = NULL;
+out:
+    rt_pg_free(h);
+    return rc;
+}
+
+int rt_pg_connect(rt_pg **out, const char *database_url, const char *program, char *errstr)
+{
+    return rt_pg_connect_dbname(out, database_url, NULL, program, errstr);
+}
+
+void rt_pg_free(rt_pg *h)
+{
+    if (!h) return;
+    if (h->conn) PQfinish(h->conn);
+    if (h->password) {
+        explicit_bzero(h->password, strlen(h->password));
+        free(h->password);
+    }
+    free(h);
+}
+
+const char *rt_pg_errstr(const rt_pg *h) { return h ? h->errstr : "no handle"; }
+const char *rt_pg_sqlstate(const rt_pg *h) { return h ? h->sqlstate : ""; }
+PGconn *rt_pg_conn(rt_pg *h) { return h->conn; }
+bool rt_pg_in_transaction(const rt_pg *h) { return h->in_transaction; }
+
+/* True when the idle connection is unusable: the server closed it (restart, idle timeout,
+ * pg_terminate_backend). The server's goodbye (a FATAL message) and the end of the stream
+ * may arrive separately, so read while there is something to read (bounded). */
+static bool idle_connection_is_dead(rt_pg *h)
+{
+    for (int i = 0; i < 8; i++) {
+        struct pollfd pfd = {.fd = PQsocket(h->conn), .events = POLLIN};
+        if (pfd.fd < 0) return true;
+        if (poll(&pfd, 1, 0) == 0) return false;
+        if (!PQconsumeInput(h->conn) || PQstatus(h->conn) != CONNECTION_OK) return true;
+        PGnotify *notify;
+        while ((notify = PQnotifies(h->conn)) != NULL) PQfreemem(notify);
+    }
+    return false;
+}
+
+static int reset(rt_pg *h)
+{
+    rt_log_warn("postgres connection lost; reconnecting", "host", PQhost(h->conn), "port",
+                PQport(h->conn));
+    PQreset(h->conn);
+    if (PQstatus(h->conn) != CONNECTION_OK) {
+        set_message(h, true, "cannot reconnect to Postgres: ", PQerrorMessage(h->conn));
+        return RT_ECONN;
+    }
+    return RT_OK;
+}
+
+/* Makes the connection usable before a statement is sent. */
+static int prepare(rt_pg *h)
+{
+    h->errstr[0] = '\0';
+    h->sqlstate[0] = '\0';
+    if (h->in_transaction) {
+        if (PQstatus(h->conn) == CONNECTION_OK) return RT_OK;
+        rt_set_errstr(h->errstr, "the Postgres connection was lost inside a transaction; "
+                                 "roll back and run the transaction again");
+        return RT_ECONN;
+    }
+    if (PQstatus(h->conn) == CONNECTION_OK && !idle_connection_is_dead(h)) return RT_OK;
+    return reset(h);
+}
+
+/* Classifies a result; clears it unless it succeeded and out takes it. */
+static int finish(rt_pg *h, PGresult *res, PGresult **out)
+{
+    ExecStatusType status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+    int rc;
+
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
+        if (out)
+            *out = res;
+        else
+            PQclear(res);
+        return RT_OK;
+    }
+    if (PQstatus(h->conn) != CONNECTION_OK) {
+        set_message(h, false, "Postgres connection lost: ", PQerrorMessage(h->conn));
+        rc = RT_ECONN;
+    } else if (!res) {
+        set_message(h, false, "Postgres: ", PQerrorMessage(h->conn));
+        rc = RT_ENOMEM;
+    } else if (status != PGRES_FATAL_ERROR && status != PGRES_NONFATAL_ERROR) {
+        rt_set_errstr(h->errstr, "Postgres: unexpected result %s", PQresStatus(status));
+        rc = RT_EDB;
+    } else {
+        const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+        const char *primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+        const char *detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
+        char message[RT_ERRSTR_SIZE];
+        snprintf(h->sqlstate, sizeof h->sqlstate, "%s", state ? state : "");
+        snprintf(message, sizeof message, "%s%s%s", primary ? primary : PQresultErrorMessage(res),
+                 detail ? ": " : "", detail ? detail : "");
+        char prefix[16];
+        snprintf(prefix, sizeof prefix, "[%s] ", h->sqlstate);
+        set_message(h, false, prefix, message);
+        if (!strcmp(h->sqlstate, RT_PG_UNIQUE_VIOLATION))
+            rc = RT_ECONFLICT;
+        else if (!strcmp(h->sqlstate, RT_PG_SERIALIZATION_FAILURE) ||
+                 !strcmp(h->sqlstate, RT_PG_DEADLOCK_DETECTED))
+            rc = RT_ERETRY;
+        else
+            rc = RT_EDB;
+    }
+    PQclear(res);
+    return rc;
+}
+
+int rt_pg_exec(rt_pg *h, const char *sql, int nparams, const char *const *params, PGresult **out)
+{
+    if (out) *out = NULL;
+    int rc = prepare(h);
+    if (rc != RT_OK) return rc;
+    PGresult *res = PQexecParams(h->conn, sql, nparams, NULL, params, NULL, NULL, 0);
+    return finish(h, res, out);
+}
+
+int rt_pg_exec_script(rt_pg *h, const char *sql)
+{
+    int rc = prepare(h);
+    if (rc != RT_OK) return rc;
+    return finish(h, PQexec(h->conn, sql), NULL);
+}
+
+int rt_pg_begin(rt_pg *h)
+{
+    if (h->in_transaction) {
+        rt_set_errstr(h->errstr, "a transaction is already open");
+        return RT_EINVAL;
+    }
+    int rc = rt_pg_exec(h, "BEGIN", 0, NULL, NULL);
+    if (rc == RT_OK) h->in_transaction = true;
+    return rc;
+}
+
+int rt_pg_commit(rt_pg *h)
+{
+    PGresult *res = NULL;
+    if (!h->in_transaction) {
+        rt_set_errstr(h->errstr, "no transaction is open");
+        return RT_EINVAL;
+    }
+    int rc = rt_pg_exec(h, "COMMIT", 0, NULL, &res);
+    /* Whatever happened, the transaction is over (committed, rolled back, or lost). */
+    h->in_transaction = false;
+    if (rc == RT_OK && strcmp(PQcmdStatus(res), "COMMIT") != 0) {
+        /* COMMIT of a transaction that an earlier statement aborted answers ROLLBACK. */
+        rt_set_errstr(h->errstr, "the transaction was rolled back: an earlier statement in it "
+                                 "failed");
+        rc = RT_EDB;
+    }
+    PQclear(res);
+    return rc;
+}
+
+int rt_pg_rollback(rt_pg *h)
+{
+    if (!h->in_transaction) return RT_OK;
+    h->in_transaction = false;
+    if (PQstatus(h->conn) != CONNECTION_OK) return reset(h);
+    return rt_pg_exec(h, "ROLLBACK", 0, NULL, NULL);
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* pg.h - a Postgres connection (libpq) for parameterised statements and transactions.
+ *
+ * A handle connects from database_url (a libpq conninfo string or a postgresql:// URI)
+ * with application_name=retrig-<program>, so a DBA can tell the workers apart in
+ * pg_stat_activity. Statements always travel with separate text parameters
+ * (PQexecParams); only migration files are run as whole scripts.
+ *
+ * Errors: RT_EDB with the server's message and SQLSTATE (rt_pg_sqlstate); two SQLSTATEs
+ * callers act on get their own codes: a unique violation (23505) is RT_ECONFLICT, a
+ * serialization failure or deadlock (40001, 40P01) is RT_ERETRY: roll back and run the
+ * whole transaction again. A broken connection is RT_ECONN.
+ *
+ * Reconnecting: outside a transaction, a connection found broken (or closed by the server
+ * while idle) is reset with PQreset before the next statement is sent. A statement that
+ * fails in flight is not resent. Inside a transaction nothing is reset: the statement
+ * returns RT_ECONN and the caller rolls back (rt_pg_rollback then resets) and retries the
+ * whole transaction.
+ *
+ * The password never appears in errstr. A handle is not thread-safe: one per thread. */
+#ifndef RETRIG_COMMON_PG_H
+#define RETRIG_COMMON_PG_H
+
+#include <stdbool.h>
+
+#include <libpq-fe.h>
+
+#include "common/errors.h"
+
+#define RT_PG_UNIQUE_VIOLATION       "23505"
+#define RT_PG_FOREIGN_KEY_VIOLATION  "23503"
+#define RT_PG_CHECK_VIOLATION        "23514"
+#define RT_PG_SERIALIZATION_FAILURE  "40001"
+#define RT_PG_DEADLOCK_DETECTED      "40P01"
+#define RT_PG_INSUFFICIENT_PRIVILEGE "42501"
+
+typedef struct rt_pg rt_pg;
+
+/* Connects to database_url as retrig-<program>. On failure returns RT_ECONN (RT_EINVAL
+ * for a database_url libpq cannot parse, RT_ENOMEM) with a message in errstr
+ * (RT_ERRSTR_SIZE bytes) that names the host and port but never the password; *out is
+ * NULL. */
+RT_MUSTCHECK int rt_pg_connect(rt_pg **out, const char *database_url, const char *program,
+                               char *errstr);
+/* Same, but connects to the database dbname instead of the one database_url names (for
+ * tools and tests that create databases). */
+RT_MUSTCHECK int rt_pg_connect_dbname(rt_pg **out, const char *database_url, const char *dbname,
+                                      const char *program, char *errstr);
+void rt_pg_free(rt_pg *h);
+
+/* The reason for the last failure, "" when none. */
+const char *rt_pg_errstr(const rt_pg *h);
+/* The SQLSTATE of the last failed statement ("23505"), "" when the last failure was not
+ * a server error (or there was none). */
+const char *rt_pg_sqlstate(const rt_pg *h);
+/* The underlying connection, for libpq calls this module does not wrap (PQescape*). */
+PGconn *rt_pg_conn(rt_pg *h);
+bool rt_pg_in_transaction(const rt_pg *h);
+
+/* Runs one statement with nparams text parameters ($1..$n; a NULL entry is SQL NULL).
+ * When out is not NULL it receives the result (PGRES_TUPLES_OK or PGRES_COMMAND_OK) for
+ * the caller to PQclear; on failure *out is NULL. */
+RT_MUSTCHECK int rt_pg_exec(rt_pg *h, const char *sql, int nparams, const char *const *params,
+                            PGresult **out);
+/* Runs a whole SQL script (several statements, no parameters). Only for migration files. */
+RT_MUSTCHECK int rt_pg_exec_script(rt_pg *h, const char *sql);
+
+RT_MUSTCHECK int rt_pg_begin(rt_pg *h);
+RT_MUSTCHECK int rt_pg_commit(rt_pg *h);
+/* Rolls back; when the connection is broken the transaction is gone anyway, so this resets
+ * the connection and returns RT_OK if that works. */
+RT_MUSTCHECK int rt_pg_rollback(rt_pg *h);
+
+#endif

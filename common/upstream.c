@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* upstream.c - Taskcluster queue and Treeherder REST calls. */
+#include "common/upstream.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ids.h"
+
+bool rt_upstream_transient(int rc)
+{
+    return rc == RT_ERETRY || rc == RT_ETIMEDOUT || rc == RT_ECONN;
+}
+
+/* Runs a GET and maps the outcome; on success the body moves to *body. */
+static int get(rt_http *h, const char *url, char **body, size_t *len, char *errstr)
+{
+    rt_http_response resp;
+    int rc = rt_http_get(h, url, &resp);
+    if (rc == RT_EUPSTREAM && resp.status == 404) {
+        rt_set_errstr(errstr, "%s", rt_http_errstr(h));
+        rc = RT_ENOTFOUND;
+    } else if (rc != RT_OK) {
+        rt_set_errstr(errstr, "%s", rt_http_errstr(h));
+    } else {
+        *body = resp.body;
+        *len = resp.len;
+        resp.body = NULL;
+    }
+    rt_http_response_free(&resp);
+    return rc;
+}
+
+static int get_json(rt_http *h, const char *url, json_t **out, char *errstr)
+{
+    char *body = NULL;
+    size_t len = 0;
+    int rc = get(h, url, &body, &len, errstr);
+    if (rc != RT_OK) return rc;
+    json_error_t error;
+    *out = json_loadb(body, len, 0, &error);
+    free(body);
+    if (!*out || !json_is_object(*out)) {
+        json_decref(*out);
+        *out = NULL;
+        rt_set_errstr(errstr, "GET %s: answer is not a JSON object (%s)", url, error.text);
+        return RT_EPROTO;
+    }
+    return RT_OK;
+}
+
+
+/* root + path, without a doubled slash. */
+static char *join(const char *root, const char *path)
+{
+    size_t n = strlen(root);
+    while (n > 0 && root[n - 1] == '/') n--;
+    size_t size = n + strlen(path) + 1;
+    char *url = malloc(size);
+    if (url) snprintf(url, size, "%.*s%s", (int)n, root, path);
+    return url;
+}
+
+int rt_tc_get_task(rt_http *h, const char *root_url, const char *task_id, char **body,
+                   size_t *len, char *errstr)
+{
+    if (!rt_valid_task_id(task_id)) {
+        rt_set_errstr(errstr, "invalid task id");
+        return RT_EINVAL;
+    }
+    char path[96];
+    snprintf(path, sizeof path, "/api/queue/v1/task/%s", task_id);
+    char *url = join(root_url, path);
+    if (!url) return RT_ENOMEM;
+    int rc = get(h, url, body, len, errstr);
+    free(url);
+    return rc;
+}
+
+void rt_tc_artifact_names_free(rt_tc_artifact_names *names)
+{
+    if (!names) return;
+    for (size_t i = 0; i < names->count; i++) free(names->names[i]);
+    free(names->names);
+    names->names = NULL;
+    names->count = 0;
+}
+
+int rt_tc_list_artifacts(rt_http *h, const char *root_url, const char *task_id, int run_id,
+                         rt_tc_artifact_names *out, char *errstr)
+{
+    memset(out, 0, sizeof *out);
+    if (!rt_valid_task_id(task_id) || run_id < 0) {
+        rt_set_errstr(errstr, "invalid task id or run id");
+        return RT_EINVAL;
+    }
+    char *token = NULL;
+    int rc = RT_OK;
+    for (int page = 0; page < 1000; page++) {
+        char path[512];
+        char *escaped = token ? rt_http_url_escape(token) : NULL;
+        if (token && !escaped) { rc = RT_ENOMEM; break; }
+        snprintf(path, sizeof path, "/api/queue/v1/task/%s/runs/%d/artifacts%s%s", task_id, run_id,
+                 escaped ? "?continuationToken=" : "", escaped ? escaped : "");
+        free(escaped);
+        char *url = join(root_url, path);
+        if (!url) { rc = RT_ENOMEM; break; }
+        json_t *doc = NULL;
+        rc = get_json(h, url, &doc, errstr);
+        free(url);
+        if (rc != RT_OK) break;
+        json_t *artifacts = json_object_get(doc, "artifacts");
+        if (!json_is_array(artifacts)) {
+            rt_set_errstr(errstr, "artifact list of %s run %d has no 'artifacts' array", task_id, run_id);
+            json_decref(doc);
+            rc = RT_EPROTO;
+            break;
+        }
+        size_t i;
+        json_t *a;
+        json_array_foreach(artifacts, i, a)
+        {
+            const char *name = json_string_value(json_object_get(a, "name"));
+            if (!name || out->count >= RT_TC_MAX_ARTIFACTS) continue;
+            char **grown = realloc(out->names, (out->count + 1) * sizeof *grown);
+            if (!grown || !(grown[out->count] = strdup(name))) {
+                if (grown) out->names = grown;
+                rc = RT_ENOMEM;
+                break;
+            }
+            out->names = grown;
+            out->count++;
+        }
+        free(token);
+        token = NULL;
+        const char *next = json_string_value(json_object_get(doc, "continuationToken"));
+        if (next && *next && strlen(next) < 300) token = strdup(next);
+        json_decref(doc);
+        if (rc != RT_OK || !token) break;
+    }
+    free(token);
+    if (rc != RT_OK) rt_tc_artifact_names_free(out);
+    return rc;
+}
+
+/* Percent-encodes each '/'-separated segment of an artifact name, keeping the slashes. */
+static char *escape_artifact_name(const char *name)
+{
+    size_t cap = strlen(name) * 3 + 1, n = 0;
+    char *out = malloc(cap);
+    if (!out) return NULL;
+    out[0] = '\0';
+    const char *p = name;
+    for (;;) {
+        const char *slash = strchr(p, '/');
+        size_t seg = slash ? (size_t)(slash - p) : strlen(p);
+        char *piece = strndup(p, seg);
+        char *escaped = piece ? rt_http_url_escape(piece) : NULL;
+        free(piece);
+        if (!escaped) { free(out); return NULL; }
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", escaped, slash ? "/" : "");
+        free(escaped);
+        if (!slash) break;
+        p = slash + 1;
+    }
+    return out;
+}
+
+int rt_tc_get_artifact(rt_http *h, const char *root_url, const char *task_id, int run_id,
+                       const char *name, char **body, size_t *len, char *errstr)
+{
+    if (!rt_valid_task_id(task_id) || run_id < 0 || !name || !*name || strstr(name, "..") ||
+        strlen(name) > 1024) {
+        rt_set_errstr(errstr, "invalid artifact reference");
+        return RT_EINVAL;
+    }
+    char *escaped = escape_artifact_name(name);
+    if (!escaped) return RT_ENOMEM;
+    size_t size = strlen(escaped) + 128;
+    char *path = malloc(size);
+    if (!path) { free(escaped); return RT_ENOMEM; }
+    snprintf(path, size, "/api/queue/v1/task/%s/runs/%d/artifacts/%s", task_id, run_id, escaped);
+    free(escaped);
+    char *url = join(root_url, path);
+    free(path);
+    if (!url) return RT_ENOMEM;
+    int rc = get(h, url, body, len, errstr);
+    free(url);
+    return rc;
+}
+
+int rt_tc_count_label_in_group(rt_http *h, const char *root_url, const char *task_group_id,
+                               const char *label, const char *exclude_task_id, int *count,
+                               char *errstr)
+{
+    *count = 0;
+    if (!rt_valid_task_id(task_group_id)) {
+        rt_set_errstr(errstr, "invalid task group id");
+        return RT_EINVAL;
+    }
+    char *token = NULL;
+    int rc = RT_OK;
+    for (int page = 0; page < RT_TC_MAX_GROUP_PAGES; page++) {
+        char path[512];
+        char *escaped = token ? rt_http_url_escape(token) : NULL;
+        if (token && !escaped) { rc = RT_ENOMEM; break; }
+        snprintf(path, sizeof path, "/api/queue/v1/task-group/%s/list%s%s", task_group_id,
+                 escaped ? "?continuationToken=" : "", escaped ? escaped : "");
+        free(escaped);
+        char *url = join(root_url, path);
+        if (!url) { rc = RT_ENOMEM; break; }
+        json_t *doc = NULL;
+        rc = get_json(h, url, &doc, errstr);
+        free(url);
+        if (rc != RT_OK) break;
+        size_t i;
+        json_t *entry;
+        json_array_foreach(json_object_get(doc, "tasks"), i, entry)
+        {
+            json_t *task = json_object_get(entry, "task");
+            const char *id = json_string_value(json_object_get(json_object_get(entry, "status"), "taskId"));
+            const char *l = json_string_value(json_object_get(json_object_get(task, "tags"), "label"));
+            if (!l) l = json_string_value(json_object_get(json_object_get(task, "metadata"), "name"));
+            if (l && !strcmp(l, label) && !(id && exclude_task_id && !strcmp(id, exclude_task_id)))
+                (*count)++;
+        }
+        free(token);
+        token = NULL;
+        const char *next = json_string_value(json_object_get(doc, "continuationToken"));
+        if (next && *next && strlen(next) < 300) token = strdup(next);
+        json_decref(doc);
+        if (!token) break;
+    }
+    free(token);
+    return rc;
+}
+
+int rt_th_job_for_task(rt_http *h, const char *treeherder_url, const char *task_id, int run_id,
+                       rt_th_job *job, bool *found, char *errstr)
+{
+    memset(job, 0, sizeof *job);
+    *found = false;
+    if (!rt_valid_task_id(task_id)) {
+        rt_set_errstr(errstr, "invalid task id");
+        return RT_EINVAL;
+    }
+    char path[128];
+    snprintf(path, sizeof path, "/api/jobs/?task_id=%s", task_id);
+    char *url = join(treeherder_url, path);
+    if (!url) return RT_ENOMEM;
+    json_t *doc = NULL;
+    int rc = get_json(h, url, &doc, errstr);
+    free(url);
+    if (rc != RT_OK) return rc;
+    json_t *names = json_object_get(doc, "job_property_names");
+    json_t *results = json_object_get(doc, "results");
+    if (!json_is_array(results) || (json_array_size(results) > 0 && !json_is_array(names))) {
+        rt_set_errstr(errstr, "Treeherder jobs for %s: no results/job_property_names", task_id);
+        json_decref(doc);
+        return RT_EPROTO;
+    }
+    size_t i, k;
+    json_t *row, *name;
+    json_array_foreach(results, i, row)
+    {
+        if (!json_is_array(row)) continue;
+        rt_th_job candidate = { 0 };
+        json_array_foreach(names, k, name)
+        {
+            const char *n = json_string_value(name);
+            json_t *v = json_array_get(row, k);
+            if (!n || !v) continue;
+            if (!strcmp(n, "id")) candidate.id = (long)json_integer_value(v);
+            else if (!strcmp(n, "failure_classification_id")) candidate.failure_classification_id = (int)json_integer_value(v);
+            else if (!strcmp(n, "tier")) candidate.tier = (int)json_integer_value(v);
+            else if (!strcmp(n, "retry_id")) candidate.retry_id = (int)json_integer_value(v);
+            else if (!strcmp(n, "push_id")) candidate.push_id = (long)json_integer_value(v);
+            else if (!strcmp(n, "result") && json_is_string(v))
+                snprintf(candidate.result, sizeof candidate.result, "%s", json_string_value(v));
+            else if (!strcmp(n, "state") && json_is_string(v))
+                snprintf(candidate.state, sizeof candidate.state, "%s", json_string_value(v));
+        }
+        if (!*found || candidate.retry_id == run_id) {
+            bool exact = candidate.retry_id == run_id;
+            *job = candidate;
+            *found = true;
+            if (exact) break;
+        }
+    }
+    json_decref(doc);
+    return RT_OK;
+}

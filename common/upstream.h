@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* upstream.h - the Taskcluster queue and Treeherder calls retrig makes, over rt_http.
+ *
+ * Each call validates the identifiers it puts in a URL, parses the answer once into a
+ * small struct and maps HTTP outcomes to codes: 404 -> RT_ENOTFOUND; other 4xx ->
+ * RT_EUPSTREAM; 429/5xx/timeouts after the client's retries -> RT_ERETRY / RT_ETIMEDOUT /
+ * RT_ECONN (transient: the caller retries later through a delay queue); a body that is
+ * not the documented shape -> RT_EPROTO. errstr (RT_ERRSTR_SIZE) says what happened.
+ * Thread-safety: that of the rt_http passed in. */
+#ifndef RETRIG_COMMON_UPSTREAM_H
+#define RETRIG_COMMON_UPSTREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/errors.h"
+#include "common/http.h"
+
+#define RT_TC_MAX_ARTIFACTS 10000
+#define RT_TC_MAX_GROUP_PAGES 200
+
+/* True for codes worth retrying later (429/5xx, timeouts, connection failures). */
+bool rt_upstream_transient(int rc);
+
+/* GET <root>/api/queue/v1/task/<taskId>: the raw definition (malloc'd, NUL-terminated). */
+RT_MUSTCHECK int rt_tc_get_task(rt_http *h, const char *root_url, const char *task_id,
+                                char **body, size_t *len, char *errstr);
+
+typedef struct rt_tc_artifact_names {
+    char **names;
+    size_t count;
+} rt_tc_artifact_names;
+
+/* Lists a run's artifact names, following continuationToken. */
+RT_MUSTCHECK int rt_tc_list_artifacts(rt_http *h, const char *root_url, const char *task_id,
+                                      int run_id, rt_tc_artifact_names *out, char *errstr);
+void rt_tc_artifact_names_free(rt_tc_artifact_names *names);
+
+/* GET a run's artifact (redirects to storage are followed). */
+RT_MUSTCHECK int rt_tc_get_artifact(rt_http *h, const char *root_url, const char *task_id,
+                                    int run_id, const char *name, char **body, size_t *len,
+                                    char *errstr);
+
+/* Counts the tasks of a task group whose label (tags.label, else metadata.name) is
+ * `label`, leaving out `exclude_task_id`: the runs of that label already present or
+ * scheduled for the push, whoever asked for them. */
+RT_MUSTCHECK int rt_tc_count_label_in_group(rt_http *h, const char *root_url,
+                                            const char *task_group_id, const char *label,
+                                            const char *exclude_task_id, int *count,
+                                            char *errstr);
+
+typedef struct rt_th_job {
+    long id;
+    int failure_classification_id;
+    int tier;
+    int retry_id; /* the Taskcluster run id */
+    long push_id;
+    char result[32];
+    char state[32];
+} rt_th_job;
+
+/* GET <treeherder>/api/jobs/?task_id=<id>, results zipped with job_property_names; the
+ * job of run `run_id` (else the last one listed). *found is false when Treeherder has not
+ * ingested the task yet. */
+RT_MUSTCHECK int rt_th_job_for_task(rt_http *h, const char *treeherder_url, const char *task_id,
+                                    int run_id, rt_th_job *job, bool *found, char *errstr);
+
+#endif

@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* test_migrate.c - common/migrate and migrations/ against the shared local Postgres. Each test
+ * creates its own database (and drops it afterwards), so tests may run in parallel. */
+#include "support/util.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/config.h"
+#include "common/migrate.h"
+#include "common/pg.h"
+
+typedef struct test_db {
+    rt_config cfg;
+    rt_pg *admin; /* connected to the shared database, to create and drop ours */
+    char name[96];
+    rt_pg *pg; /* connected to ours */
+    char *tmp; /* a scratch migrations directory, or NULL */
+} test_db;
+
+static void exec_ok(rt_pg *pg, const char *sql)
+{
+    int rc = rt_pg_exec(pg, sql, 0, NULL, NULL);
+    if (rc != RT_OK) fail_msg("%s: %s", sql, rt_pg_errstr(pg));
+}
+
+/* CREATE/DROP DATABASE take no parameters: the name is quoted with PQescapeIdentifier. */
+static void admin_exec_on_db(test_db *t, const char *command, const char *suffix)
+{
+    char *ident = PQescapeIdentifier(rt_pg_conn(t->admin), t->name, strlen(t->name));
+    char sql[256];
+    assert_non_null(ident);
+    snprintf(sql, sizeof sql, "%s %s%s", command, ident, suffix);
+    PQfreemem(ident);
+    exec_ok(t->admin, sql);
+}
+
+static int setup_db(void **state)
+{
+    test_db *t = calloc(1, sizeof *t);
+    char errstr[RT_ERRSTR_SIZE] = "";
+    assert_non_null(t);
+    assert_int_equal(rt_config_load(&t->cfg, NULL, errstr), RT_OK);
+    if (rt_pg_connect(&t->admin, t->cfg.database_url, "test", errstr) != RT_OK)
+        fail_msg("%s", errstr);
+    rt_test_unique_name(t->name, sizeof t->name, "rt_test_migrate");
+    admin_exec_on_db(t, "CREATE DATABASE", "");
+    if (rt_pg_connect_dbname(&t->pg, t->cfg.database_url, t->name, "test", errstr) != RT_OK)
+        fail_msg("%s", errstr);
+    *state = t;
+    return 0;
+}
+
+static void remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[4096];
+    if (!d) return;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static int teardown_db(void **state)
+{
+    test_db *t = *state;
+    rt_pg_free(t->pg);
+    admin_exec_on_db(t, "DROP DATABASE IF EXISTS", " WITH (FORCE)");
+    rt_pg_free(t->admin);
+    rt_config_free(&t->cfg);
+    if (t->tmp) remove_tree(t->tmp);
+    free(t->tmp);
+    free(t);
+    return 0;
+}
+
+static const char *migrations_dir(void) { return rt_test_source("migrations"); }
+
+/* Copies every *.sql file of migrations/ into a new scratch directory. */
+static const char *copy_migrations(test_db *t)
+{
+    char src_dir[4096], src[8192], dst[8192];
+    DIR *d;
+    struct dirent *e;
+    snprintf(src_dir, sizeof src_dir, "%s", migrations_dir());
+    t->tmp = rt_test_tempdir();
+    d = opendir(src_dir);
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 4, ".sql") != 0) continue;
+        snprintf(src, sizeof src, "%s/%s", src_dir, e->d_name);
+        snprintf(dst, sizeof dst, "%s/%s", t->tmp, e->d_name);
+        char *text = rt_test_read_file(src, NULL);
+        rt_test_write_file(dst, text);
+        free(text);
+    }
+    closedir(d);
+    return t->tmp;
+}
+
+static void write_in(const char *dir, const char *name, const char *text)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    rt_test_write_file(path, text);
+}
+
+/* The single text value of a one-row, one-column query. */
+static char *query_value(rt_pg *pg, const char *sql)
+{
+    PGresult *res = NULL;
+    if (rt_pg_exec(pg, sql, 0, NULL, &res) != RT_OK) fail_msg("%s: %s", sql, rt_pg_errstr(pg));
+    assert_int_equal(PQntuples(res), 1);
+    char *value = strdup(PQgetvalue(res, 0, 0));
+    PQclear(res);
+    return value;
+}
+
+static void assert_query(rt_pg *pg, const char *sql, const char *expected)
+{
+    char *value = query_value(pg, sql);
+    if (strcmp(value, expected) != 0) fail_msg("%s gave %s, expected %s", sql, value, expected);
+    free(value);
+}
+
+static void count_applied(const rt_migration *m, void *arg)
+{
+    (void)m;
+    (*(size_t *)arg)++;
+}
+
+static void migrate_ok(test_db *t, const char *dir, size_t *applied_now)
+{
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc = rt_migrate_apply(t->pg, dir, NULL, NULL, applied_now, NULL, errstr);
+    if (rc != RT_OK) fail_msg("migrate: %s: %s", rt_strerror(rc), errstr);
+}
+
+static void test_migrate_applies_all_then_second_run_is_noop(void **state)
+{
+    test_db *t = *state;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    size_t applied = 0, already = 0, callbacks = 0;
+
+    assert_int_equal(rt_migrate_apply(t->pg, migrations_dir(), count_applied, &callbacks, &applied,
+                                      &already, errstr),
+                     RT_OK);
+    assert_true(applied >= 1);
+    assert_int_equal(callbacks, applied);
+    assert_int_equal(already, 0);
+    assert_query(t->pg,
+                 "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
+                 " AND table_name IN ('runs', 'retrigger_sets', 'retrigger_set_members',"
+                 " 'decisions', 'budget_ledger', 'schema_migrations')",
+                 "6");
+    assert_query(t->pg, "SELECT name FROM schema_migrations WHERE version = 1", "0001_initial.sql");
+
+    size_t first_run = applied;
+    callbacks = 0;
+    assert_int_equal(rt_migrate_apply(t->pg, migrations_dir(), count_applied, &callbacks, &applied,
+                                      &already, errstr),
+                     RT_OK);
+    assert_int_equal(applied, 0);
+    assert_int_equal(callbacks, 0);
+    assert_int_equal(already, first_run);
+
+    rt_migration_list list;
+    assert_int_equal(rt_migrate_status(t->pg, migrations_dir(), &list, errstr), RT_OK);
+    assert_int_equal(list.applied, first_run);
+    assert_int_equal(list.pending, 0);
+    assert_string_equal(list.items[0].sha256, list.items[0].recorded_sha256);
+    rt_migration_list_free(&list);
+}
+
+static void test_status_of_new_database_lists_everything_pending(void **state)
+{
+    test_db *t = *state;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    rt_migration_list list;
+    assert_int_equal(rt_migrate_status(t->pg, migrations_dir(), &list, errstr), RT_OK);
+    assert_true(list.count >= 1);
+    assert_int_equal(list.pending, list.count);
+    assert_int_equal(list.applied, 0);
+    assert_int_equal(strlen(list.items[0].sha256), 64);
+    rt_migration_list_free(&list);
+    /* status changes nothing: not even schema_migrations is created */
+    assert_query(t->pg, "SELECT to_regclass('schema_migrations') IS NULL", "t");
+}
+
+static void test_changed_applied_migration_is_refused(void **state)
+{
+    test_db *t = *state;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    char path[4096];
+    size_t applied = 99;
+    const char *dir = copy_migrations(t);
+    migrate_ok(t, dir, NULL);
+    char *before = query_value(t->pg, "SELECT count(*) FROM schema_migrations");
+
+    snprintf(path, sizeof path, "%s/0001_initial.sql", dir);
+    char *text = rt_test_read_file(path, NULL);
+    char *edited = NULL;
+    assert_true(asprintf(&edited, "%s\n-- an innocent-looking edit\n", text) > 0);
+    rt_test_write_file(path, edited);
+    write_in(dir, "9999_later.sql", "CREATE TABLE later_table (id integer);\n");
+
+    assert_int_equal(rt_migrate_apply(t->pg, dir, NULL, NULL, &applied, NULL, errstr),
+                     RT_ECONFLICT);
+    assert_int_equal(applied, 0);
+    assert_non_null(strstr(errstr, "0001_initial.sql"));
+    assert_non_null(strstr(errstr, "sha256"));
+    assert_query(t->pg, "SELECT to_regclass('later_table') IS NULL", "t");
+    assert_query(t->pg, "SELECT count(*) FROM schema_migrations", before);
+
+    free(before);
+    free(text);
+    free(edited);
+}
+
+static void test_applied_migration_missing_from_disk_is_refused(void **state)
+{
+    test_db *t = *state;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    char path[4096];
+    const char *dir = copy_migrations(t);
+    write_in(dir, "9998_extra.sql", "CREATE TABLE extra_table (id integer);\n");
+    migrate_ok(t, dir, NULL);
+    snprintf(path, sizeof path, "%s/9998_extra.sql", dir);
+    assert_int_equal(unlink(path), 0);
+
+    assert_int_equal(rt_migrate_apply(t->pg, dir, NULL, NULL, NULL, NULL, errstr), RT_ENOTFOUND);
+    assert_non_null(strstr(errstr, "9998_extra.sql"));
+}
+
+static void test_bad_file_name_is_refused_before_anything_is_applied(void **state)
+{
+    test_db *t = *state;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    const char *dir = copy_migrations(t);
+    write_in(dir, "12_too_short.sql", "CREATE TABLE never (id integer);\n");
+    write_in(dir, "README.md", "not a migration, ignored\n");
+
+    assert_int_equal(rt_migrate_apply(t->pg, dir, NULL, NULL, NULL, NULL, errstr), RT_EINVAL);
+    assert_non_null(strstr(errstr, "12_too_short.sql"));
+    assert_query(t->pg, "SELECT count(*) FROM schema_migrations", "0");
+}
+
+static void test_failing_migration_is_rolled_back_and_earlier_ones_stay(void **state)
+{
+    test_db *t = *state;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    size_t applied = 0;
+    const char *dir = copy_migrations(t);
+    write_in(dir, "9990_good.sql", "CREATE TABLE good_table (id integer);\n");
+    write_in(dir, "9991_broken.sql",
+             "CREATE TABLE half_done (id integer);\nINSERT INTO no_such_table VALUES (1);\n");
+    char *before = NULL;
+
+    assert_int_equal(rt_migrate_apply(t->pg, dir, NULL, NULL, &applied, NULL, errstr), RT_EDB);
+    assert_non_null(strstr(errstr, "9991_broken.sql"));
+    assert_non_null(strstr(errstr, "no_such_table"));
+    assert_true(applied >= 2); /* the real ones and 9990_good.sql */
+    assert_query(t->pg, "SELECT to_regclass('good_table') IS NOT NULL", "t");
+    assert_query(t->pg, "SELECT to_regclass('half_done') IS NULL", "t");
+    assert_query(t->pg, "SELECT count(*) FROM schema_migrations WHERE version = 9991", "0");
+    assert_false(rt_pg_in_transaction(t->pg));
+    /* the handle is usable afterwards */
+    before = query_value(t->pg, "SELECT 1");
+    assert_string_equal(before, "1");
+    free(before);
+}
+
+static void test_sheriff_role_cannot_write(void **state)
+{
+    test_db *t = *state;
+    migrate_ok(t, migrations_dir(), NULL);
+
+    exec_ok(t->pg, "SET ROLE retrig_sheriff");
+    assert_query(t->pg, "SELECT count(*) FROM decisions", "0");
+    assert_query(t->pg, "SELECT count(*) FROM decision_overview", "0");
+    const char *params[] = {"1", "intermittent", "retriggers passed"};
+    int rc = rt_pg_exec(t->pg,
+                        "INSERT INTO decisions (set_id, verdict, reason, failure_seen_at)"
+                        " VALUES ($1, $2, $3, now())",
+                        3, params, NULL);
+    assert_int_equal(rc, RT_EDB);
+    assert_string_equal(rt_pg_sqlstate(t->pg), RT_PG_INSUFFICIENT_PRIVILEGE);
+    assert_int_equal(rt_pg_exec(t->pg, "DELETE FROM runs", 0, NULL, NULL), RT_EDB);
+    assert_string_equal(rt_pg_sqlstate(t->pg), RT_PG_INSUFFICIENT_PRIVILEGE);
+    exec_ok(t->pg, "RESET ROLE");
+}
+
+static int insert_set(rt_pg *pg, const char *label, const char *task_id)
+{
+    const char *params[] = {
+        "autoland", "f4f57f2ef06ab1b7bf1f6e61c13e2a6f4d14b4a9", label, "linux1804-64", task_id, "0",
+        "3"};
+    return rt_pg_exec(pg,
+                      "INSERT INTO retrigger_sets (project, revision, label, platform,"
+                      " original_task_id, original_run_id, retrigger_count)"
+                      " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                      7, params, NULL);
+}
+
+static void test_retrigger_set_unique_per_project_revision_label(void **state)
+{
+    test_db *t = *state;
+    migrate_ok(t, migrations_dir(), NULL);
+    const char *label = "test-linux1804-64/opt-mochitest-browser-chrome-e10s-1";
+
+    assert_int_equal(insert_set(t->pg, label, "GWxTc8p_RUa5_Xo4RtMiCA"), RT_OK);
+    /* a redelivered message, or another failed run of the same label on the same push */
+    assert_int_equal(insert_set(t->pg, label, "B3EheQ-IQ5aPzw34KS_a6g"), RT_ECONFLICT);
+    assert_string_equal(rt_pg_sqlstate(t->pg), RT_PG_UNIQUE_VIOLATION);
+    assert_non_null(strstr(rt_pg_errstr(t->pg), "retrigger_sets_project_revision_label_key"));
+    /* another label on the same push is its own set */
+    assert_int_equal(
+        insert_set(t->pg, "test-linux1804-64/opt-xpcshell-1", "B3EheQ-IQ5aPzw34KS_a6g"), RT_OK);
+    assert_query(t->pg, "SELECT count(*) FROM retrigger_sets", "2");
+}
+
+typedef struct migrator {
+    const char *url;
+    const char *dbname;
+    const char *dir;
+    size_t applied;
+    int rc;
+    char errstr[RT_ERRSTR_SIZE];
+} migrator;
+
+static void *run_migrator(void *arg)
+{
+    migrator *m = arg;
+    rt_pg *pg = NULL;
+    m->rc = rt_pg_connect_dbname(&pg, m->url, m->dbname, "test", m->errstr);
+    if (m->rc == RT_OK)
+        m->rc = rt_migrate_apply(pg, m->dir, NULL, NULL, &m->applied, NULL, m->errstr);
+    rt_pg_free(pg);
+    return NULL;
+}
+
+static void test_concurrent_migrators_apply_each_file_once(void **state)
+{
+    test_db *t = *state;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", migrations_dir()); /* rt_test_source is not thread-safe */
+    migrator a = {.url = t->cfg.database_url, .dbname = t->name, .dir = dir};
+    migrator b = a;
+    pthread_t ta, tb;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    rt_migration_list list;
+
+    assert_int_equal(pthread_create(&ta, NULL, run_migrator, &a), 0);
+    assert_int_equal(pthread_create(&tb, NULL, run_migrator, &b), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    if (a.rc != RT_OK) fail_msg("first migrator: %s", a.errstr);
+    if (b.rc != RT_OK) fail_msg("second migrator: %s", b.errstr);
+
+    assert_int_equal(rt_migrate_status(t->pg, migrations_dir(), &list, errstr), RT_OK);
+    assert_int_equal(a.applied + b.applied, list.count);
+    assert_int_equal(list.pending, 0);
+    rt_migration_list_free(&list);
+}
+
+int main(void)
+{
+#define DB_TEST(f) cmocka_unit_test_setup_teardown(f, setup_db, teardown_db)
+    const struct CMUnitTest tests[] = {
+        DB_TEST(test_migrate_applies_all_then_second_run_is_noop),
+        DB_TEST(test_status_of_new_database_lists_everything_pending),
+        DB_TEST(test_changed_applied_migration_is_refused),
+        DB_TEST(test_applied_migration_missing_from_disk_is_refused),
+        DB_TEST(test_bad_file_name_is_refused_before_anything_is_applied),
+        DB_TEST(test_failing_migration_is_rolled_back_and_earlier_ones_stay),
+        DB_TEST(test_sheriff_role_cannot_write),
+        DB_TEST(test_retrigger_set_unique_per_project_revision_label),
+        DB_TEST(test_concurrent_migrators_apply_each_file_once),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* test_pg.c - common/pg against the shared local Postgres: parameters, transactions, SQLSTATEs,
+ * resets after the server dropped the connection, and no password in error messages.
+ * Uses only temporary tables and read-only queries, so it can run beside other tests. */
+#include "support/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "common/pg.h"
+
+typedef struct fixture {
+    rt_config cfg;
+    rt_pg *pg;
+    rt_pg *admin;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    char errstr[RT_ERRSTR_SIZE] = "";
+    assert_non_null(f);
+    assert_int_equal(rt_config_load(&f->cfg, NULL, errstr), RT_OK);
+    if (rt_pg_connect(&f->pg, f->cfg.database_url, "test", errstr) != RT_OK) fail_msg("%s", errstr);
+    if (rt_pg_connect(&f->admin, f->cfg.database_url, "test-admin", errstr) != RT_OK)
+        fail_msg("%s", errstr);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    rt_pg_free(f->pg);
+    rt_pg_free(f->admin);
+    rt_config_free(&f->cfg);
+    free(f);
+    return 0;
+}
+
+static char *value_of(rt_pg *pg, const char *sql, int nparams, const char *const *params)
+{
+    PGresult *res = NULL;
+    int rc = rt_pg_exec(pg, sql, nparams, params, &res);
+    if (rc != RT_OK) fail_msg("%s: %s: %s", sql, rt_strerror(rc), rt_pg_errstr(pg));
+    char *value = strdup(PQgetisnull(res, 0, 0) ? "(null)" : PQgetvalue(res, 0, 0));
+    PQclear(res);
+    return value;
+}
+
+/* Ends the server process behind f->pg and waits until it is gone. */
+static void kill_backend(fixture *f)
+{
+    char pid[16];
+    snprintf(pid, sizeof pid, "%d", PQbackendPID(rt_pg_conn(f->pg)));
+    const char *params[] = {pid};
+    char *done = value_of(f->admin, "SELECT pg_terminate_backend($1::int, 10000)", 1, params);
+    assert_string_equal(done, "t");
+    free(done);
+}
+
+static void test_parameters_are_sent_apart_from_sql(void **state)
+{
+    fixture *f = *state;
+    const char *params[] = {"O'Brien; DROP TABLE x", NULL};
+    char *v = value_of(f->pg, "SELECT $1::text || coalesce($2::text, ' and NULL')", 2, params);
+    assert_string_equal(v, "O'Brien; DROP TABLE x and NULL");
+    free(v);
+    v = value_of(f->pg, "SELECT current_setting('application_name')", 0, NULL);
+    assert_string_equal(v, "retrig-test");
+    free(v);
+}
+
+static void test_sql_error_carries_sqlstate(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(rt_pg_exec(f->pg, "SELECT * FROM no_such_table_here", 0, NULL, NULL), RT_EDB);
+    assert_string_equal(rt_pg_sqlstate(f->pg), "42P01");
+    assert_non_null(strstr(rt_pg_errstr(f->pg), "no_such_table_here"));
+
+    assert_int_equal(rt_pg_exec(f->pg, "CREATE TEMP TABLE t (k text PRIMARY KEY)", 0, NULL, NULL),
+                     RT_OK);
+    const char *params[] = {"same"};
+    assert_int_equal(rt_pg_exec(f->pg, "INSERT INTO t VALUES ($1)", 1, params, NULL), RT_OK);
+    assert_int_equal(rt_pg_exec(f->pg, "INSERT INTO t VALUES ($1)", 1, params, NULL), RT_ECONFLICT);
+    assert_string_equal(rt_pg_sqlstate(f->pg), RT_PG_UNIQUE_VIOLATION);
+
+    /* a later success clears the SQLSTATE */
+    assert_int_equal(rt_pg_exec(f->pg, "SELECT 1", 0, NULL, NULL), RT_OK);
+    assert_string_equal(rt_pg_sqlstate(f->pg), "");
+}
+
+static void test_commit_after_failed_statement_reports_rollback(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(rt_pg_exec(f->pg, "CREATE TEMP TABLE t2 (k int)", 0, NULL, NULL), RT_OK);
+    assert_int_equal(rt_pg_begin(f->pg), RT_OK);
+    assert_int_equal(rt_pg_exec(f->pg, "INSERT INTO t2 VALUES (1)", 0, NULL, NULL), RT_OK);
+    assert_int_equal(rt_pg_exec(f->pg, "SELECT 1/0", 0, NULL, NULL), RT_EDB);
+    assert_int_equal(rt_pg_commit(f->pg), RT_EDB);
+    assert_non_null(strstr(rt_pg_errstr(f->pg), "rolled back"));
+    assert_false(rt_pg_in_transaction(f->pg));
+    char *v = value_of(f->pg, "SELECT count(*) FROM t2", 0, NULL);
+    assert_string_equal(v, "0");
+    free(v);
+}
+
+static void test_idle_connection_dropped_by_server_is_reset_before_next_statement(void **state)
+{
+    fixture *f = *state;
+    int old_pid = PQbackendPID(rt_pg_conn(f->pg));
+    kill_backend(f);
+    char *v = value_of(f->pg, "SELECT 41 + 1", 0, NULL);
+    assert_string_equal(v, "42");
+    free(v);
+    assert_int_not_equal(PQbackendPID(rt_pg_conn(f->pg)), old_pid);
+}
+
+static void test_connection_lost_inside_transaction_is_an_error_and_rollback_recovers(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(rt_pg_begin(f->pg), RT_OK);
+    kill_backend(f);
+    /* no silent reset: the transaction's earlier work is gone, the caller must redo it */
+    assert_int_equal(rt_pg_exec(f->pg, "SELECT 1", 0, NULL, NULL), RT_ECONN);
+    assert_true(rt_pg_in_transaction(f->pg));
+    assert_int_equal(rt_pg_rollback(f->pg), RT_OK);
+    assert_false(rt_pg_in_transaction(f->pg));
+    char *v = value_of(f->pg, "SELECT 'again'", 0, NULL);
+    assert_string_equal(v, "again");
+    free(v);
+}
+
+static void test_wrong_password_error_names_server_but_not_password(void **state)
+{
+    (void)state;
+    rt_pg *pg = (rt_pg *)&pg;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    const char *url = "postgresql://retrig:Wr0ngPassw0rdXYZ@127.0.0.1:5433/retrig";
+    assert_int_equal(rt_pg_connect(&pg, url, "test", errstr), RT_ECONN);
+    assert_null(pg);
+    assert_non_null(strstr(errstr, "127.0.0.1"));
+    assert_non_null(strstr(errstr, "5433"));
+    assert_null(strstr(errstr, "Wr0ngPassw0rdXYZ"));
+
+    assert_int_equal(rt_pg_connect(&pg,
+                                   "host=127.0.0.1 port=5433 password=Wr0ngPassw0rdXYZ "
+                                   "user=retrig dbname=retrig",
+                                   "test", errstr),
+                     RT_ECONN);
+    assert_null(strstr(errstr, "Wr0ngPassw0rdXYZ"));
+
+    /* a URL libpq cannot parse is quoted back redacted */
+    assert_int_equal(
+        rt_pg_connect(&pg, "postgresql://retrig:Wr0ngPassw0rdXYZ@[::1:5433/retrig", "test", errstr),
+        RT_EINVAL);
+    assert_null(strstr(errstr, "Wr0ngPassw0rdXYZ"));
+}
+
+int main(void)
+{
+#define PG_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        PG_TEST(test_parameters_are_sent_apart_from_sql),
+        PG_TEST(test_sql_error_carries_sqlstate),
+        PG_TEST(test_commit_after_failed_statement_reports_rollback),
+        PG_TEST(test_idle_connection_dropped_by_server_is_reset_before_next_statement),
+        PG_TEST(test_connection_lost_inside_transaction_is_an_error_and_rollback_recovers),
+        cmocka_unit_test(test_wrong_password_error_names_server_but_not_password),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

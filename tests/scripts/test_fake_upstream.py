@@ -1,0 +1,194 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MPL-2.0
+# test_fake_upstream.py - the fake upstream serves the fixtures in the real API shapes,
+# paginates, verifies Hawk, injects parse_pending and exits on SIGTERM.
+import base64
+import hashlib
+import hmac
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.environ.get("RT_TEST_SOURCE_DIR", os.path.join(HERE, "..", ".."))
+FIXTURES = os.environ.get("RT_TEST_FIXTURES_DIR", os.path.join(SOURCE, "..", "shared", "fixtures"))
+SCRIPT = os.path.join(SOURCE, "tests", "fake-upstream", "fake_upstream.py")
+HOOK = "/api/hooks/v1/hooks/project-gecko/in-tree-action-3-generic%2F9353e8f146/trigger"
+
+
+def fixture(relative):
+    with open(os.path.join(FIXTURES, relative), "rb") as f:
+        return json.loads(f.read())
+
+
+class FakeUpstreamTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="retrig-fake-test-")
+        port_file = os.path.join(cls.tmp, "port")
+        cls.proc = subprocess.Popen([sys.executable, SCRIPT, "--port", "0", "--port-file",
+                                     port_file, "--fixtures", FIXTURES, "--quiet"])
+        deadline = time.time() + 20
+        while not os.path.exists(port_file):
+            if time.time() > deadline or cls.proc.poll() is not None:
+                raise RuntimeError("the fake upstream did not start")
+            time.sleep(0.02)
+        with open(port_file) as f:
+            cls.port = int(f.read())
+        cls.base = "http://127.0.0.1:%d" % cls.port
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.proc.poll() is None:
+            cls.proc.kill()
+            cls.proc.wait()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        self.call("POST", "/_control/reset", {})
+
+    def call(self, method, path, body=None, headers=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, method=method,
+                                         headers=dict(headers or {}))
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                raw = response.read()
+                status = response.status
+        except urllib.error.HTTPError as e:
+            raw, status = e.read(), e.code
+        try:
+            return status, json.loads(raw)
+        except ValueError:
+            return status, raw
+
+    def hawk(self, token, path, nonce, ts=None, client="project/retrig/py", ext=None):
+        ts = int(time.time()) if ts is None else ts
+        normalized = "hawk.1.header\n%d\n%s\nPOST\n%s\n127.0.0.1\n%d\n\n%s\n" % (
+            ts, nonce, path, self.port, ext or "")
+        mac = base64.b64encode(hmac.new(token.encode(), normalized.encode(),
+                                        hashlib.sha256).digest()).decode()
+        header = 'Hawk id="%s", ts="%d", nonce="%s", mac="%s"' % (client, ts, nonce, mac)
+        if ext:
+            header += ', ext="%s"' % ext
+        return {"Authorization": header}
+
+    def test_task_definition_and_status_come_from_the_fixtures(self):
+        status, task = self.call("GET", "/api/queue/v1/task/GWxTc8p_RUa5_Xo4RtMiCA")
+        self.assertEqual(status, 200)
+        self.assertEqual(task, fixture("taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"))
+        status, answer = self.call("GET", "/api/queue/v1/task/B3EheQ-IQ5aPzw34KS_a6g/status")
+        pulse = fixture("pulse/treeherder_task-completed_B3EheQ-IQ5aPzw34KS_a6g.json")
+        self.assertEqual(answer["status"], pulse["payload"]["status"])
+        status, error = self.call("GET", "/api/queue/v1/task/AAAAAAAAAAAAAAAAAAAAAA")
+        self.assertEqual(status, 404)
+        self.assertEqual(error["code"], "ResourceNotFound")
+
+    def test_artifact_list_is_paginated_with_continuation_tokens(self):
+        task = "B3EheQ-IQ5aPzw34KS_a6g"
+        names = ["public/test_info/a%d_errorsummary.log" % i for i in range(5)]
+        self.call("POST", "/_control/scenario", {"artifacts": {task: {"0": [
+            {"name": n, "fixture": "errorsummary/plain-chunked_errorsummary.log"}
+            for n in names]}}})
+        seen, token = [], None
+        for _ in range(10):
+            path = "/api/queue/v1/task/%s/runs/0/artifacts?limit=2" % task
+            if token:
+                path += "&continuationToken=" + urllib.request.quote(token)
+            status, page = self.call("GET", path)
+            self.assertEqual(status, 200)
+            self.assertLessEqual(len(page["artifacts"]), 2)
+            seen += [a["name"] for a in page["artifacts"]]
+            token = page.get("continuationToken")
+            if not token:
+                break
+        self.assertEqual(seen, names)
+        with urllib.request.urlopen(self.base + "/api/queue/v1/task/%s/runs/0/artifacts/%s" % (
+                task, names[3])) as response:
+            body = response.read()
+        with open(os.path.join(FIXTURES, "errorsummary/plain-chunked_errorsummary.log"), "rb") as f:
+            self.assertEqual(body, f.read())
+
+    def test_jobs_list_zips_with_property_names_and_logs_can_stay_pending(self):
+        task = "GWxTc8p_RUa5_Xo4RtMiCA"
+        self.call("POST", "/_control/scenario", {
+            "jobs": {task: [{"id": 777001, "retry_id": 0, "result": "testfailed"}]},
+            "artifacts": {task: {"0": [{"name": "public/test_info/m_errorsummary.log",
+                                        "content": "{}"}]}}})
+        status, listing = self.call("GET", "/api/jobs/?task_id=" + task)
+        rows = [dict(zip(listing["job_property_names"], r)) for r in listing["results"]]
+        self.assertEqual(len(rows), 1)
+        self.assertEqual(rows[0]["id"], 777001)
+        self.assertEqual(rows[0]["tier"], 2)  # from the task definition's extra.treeherder
+        self.assertEqual(rows[0]["task_id"], task)
+        self.call("POST", "/_control/faults", {"path_prefix": "/api/project/", "kind":
+                                               "parse_pending", "times": 2})
+        statuses = []
+        for _ in range(3):
+            status, logs = self.call("GET", "/api/project/autoland/job-log-url/?job_id=777001")
+            self.assertEqual(status, 200, logs)
+            statuses.append({log["parse_status"] for log in logs})
+            self.assertIn("errorsummary_json", [log["name"] for log in logs])
+        self.assertEqual(statuses, [{"pending"}, {"pending"}, {"parsed"}])
+        # The job belongs to the project of its task's treeherder route (autoland).
+        status, _ = self.call("GET", "/api/project/try/job-log-url/?job_id=777001")
+        self.assertEqual(status, 404)
+
+    def test_alert_summaries_page_with_next_and_filter_by_framework(self):
+        status, first = self.call("GET", "/api/performance/alertsummary/?limit=2")
+        self.assertEqual(first["count"], 4)
+        self.assertEqual(len(first["results"]), 2)
+        path = first["next"][len(self.base):]
+        status, second = self.call("GET", path)
+        self.assertEqual(len(second["results"]), 2)
+        self.assertIsNone(second["next"])
+        status, talos = self.call("GET", "/api/performance/alertsummary/?framework=1")
+        self.assertTrue(talos["results"])
+        self.assertTrue(all(s["framework"] == 1 for s in talos["results"]))
+
+    def test_hook_trigger_needs_valid_hawk_and_an_encoded_hook_id(self):
+        self.call("POST", "/_control/scenario", {"hook_clients": {"project/retrig/py": "tok"}})
+        payload = {"user": {"input": {"times": 2}, "taskId": "GWxTc8p_RUa5_Xo4RtMiCA",
+                            "taskGroupId": "grp-py-test"}}
+        status, answer = self.call("POST", HOOK, payload, self.hawk("tok", HOOK, "n1"))
+        self.assertEqual(status, 200, answer)
+        self.assertEqual(answer["status"]["state"], "pending")
+        status, group = self.call("GET", "/api/queue/v1/task-group/grp-py-test/list")
+        self.assertEqual([t["task"]["extra"]["action"]["input"] for t in group["tasks"]],
+                         [{"times": 2}])
+        status, _ = self.call("POST", HOOK, payload, self.hawk("wrong", HOOK, "n2"))
+        self.assertEqual(status, 401)
+        unencoded = HOOK.replace("%2F", "/")
+        status, _ = self.call("POST", unencoded, payload, self.hawk("tok", unencoded, "n3"))
+        self.assertEqual(status, 404)
+        status, triggers = self.call("GET", "/_control/triggers")
+        self.assertEqual(len(triggers), 1)
+        status, calls = self.call("GET", "/_control/calls?path_prefix=/api/hooks/")
+        self.assertEqual(len(calls), 3)
+        for call in calls:
+            self.assertIn('mac="***"', call["headers"]["Authorization"])
+
+    def test_sigterm_exits_cleanly_and_removes_the_port_file(self):
+        port_file = os.path.join(self.tmp, "port2")
+        proc = subprocess.Popen([sys.executable, SCRIPT, "--port", "0", "--port-file", port_file,
+                                 "--fixtures", FIXTURES, "--quiet"])
+        deadline = time.time() + 20
+        while not os.path.exists(port_file) and time.time() < deadline:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+        self.assertEqual(proc.wait(timeout=10), 0)
+        self.assertFalse(os.path.exists(port_file))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* test_config.c - configuration: defaults, file, environment overrides, errors, secrets. */
+#include "support/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/config.h"
+#include "common/log.h"
+
+static char *write_temp(const char *text)
+{
+    char *dir = rt_test_tempdir();
+    char *path = malloc(strlen(dir) + 32);
+    assert_non_null(path);
+    sprintf(path, "%s/retrig.conf", dir);
+    rt_test_write_file(path, text);
+    free(dir);
+    return path;
+}
+
+static void clear_environment(void)
+{
+    extern char **environ;
+    for (;;) {
+        char **e = environ;
+        while (e && *e && strncmp(*e, "RETRIG_", 7) != 0) e++;
+        if (!e || !*e) break;
+        char name[128];
+        size_t n = strcspn(*e, "=");
+        snprintf(name, sizeof name, "%.*s", (int)n, *e);
+        unsetenv(name);
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    clear_environment();
+    rt_log_clear_secrets();
+    return 0;
+}
+
+static void test_defaults_point_at_local_services(void **state)
+{
+    (void)state;
+    rt_config cfg;
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_config_load(&cfg, NULL, err), RT_OK);
+    assert_string_equal(cfg.redis_url, "redis://127.0.0.1:6380/0");
+    assert_string_equal(cfg.pulse_url, cfg.amqp_url); /* pulse_url defaults to amqp_url */
+    assert_int_equal(cfg.amqp_prefetch, 10);
+    assert_int_equal(cfg.log_level, RT_LOG_INFO);
+    assert_null(cfg.taskcluster_access_token);
+    rt_config_free(&cfg);
+}
+
+static void test_environment_overrides_file(void **state)
+{
+    (void)state;
+    char *path = write_temp("# comment\n"
+                            "redis_url = redis://10.0.0.1:6379/2\n"
+                            "amqp_prefetch = 50\n"
+                            "treeherder_url = \"https://th.example\"\n");
+    setenv("RETRIG_REDIS_URL", "redis://127.0.0.1:7000/3", 1);
+    rt_config cfg;
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_config_load(&cfg, path, err), RT_OK);
+    assert_string_equal(cfg.redis_url, "redis://127.0.0.1:7000/3"); /* env wins */
+    assert_int_equal(cfg.amqp_prefetch, 50);                       /* from the file */
+    assert_string_equal(cfg.treeherder_url, "https://th.example"); /* quotes removed */
+    assert_string_equal(cfg.source, path);
+    rt_config_free(&cfg);
+    free(path);
+}
+
+static void test_config_path_from_environment(void **state)
+{
+    (void)state;
+    char *path = write_temp("amqp_prefetch = 7\n");
+    setenv("RETRIG_CONFIG", path, 1);
+    rt_config cfg;
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_config_load(&cfg, NULL, err), RT_OK);
+    assert_int_equal(cfg.amqp_prefetch, 7);
+    rt_config_free(&cfg);
+    free(path);
+}
+
+static void test_missing_file_names_the_file(void **state)
+{
+    (void)state;
+    rt_config cfg;
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_config_load(&cfg, "/nonexistent/retrig.conf", err), RT_ECONFIG);
+    assert_non_null(strstr(err, "/nonexistent/retrig.conf"));
+    rt_config_free(&cfg);
+}
+
+static void test_unknown_key_names_key_and_line(void **state)
+{
+    (void)state;
+    char *path = write_temp("amqp_prefetch = 5\n\nredis_ulr = redis://x\n");
+    rt_config cfg;
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_config_load(&cfg, path, err), RT_ECONFIG);
+    assert_non_null(strstr(err, "redis_ulr"));
+    assert_non_null(strstr(err, "line 3"));
+    assert_non_null(strstr(err, path));
+    rt_config_free(&cfg);
+    free(path);
+}
+
+static void test_bad_values_name_the_key(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        { "amqp_prefetch = lots\n", "amqp_prefetch" },
+        { "amqp_prefetch = 0\n", "amqp_prefetch" },
+        { "http_max_attempts = 4x\n", "http_max_attempts" },
+        { "log_level = loud\n", "log_level" },
+        { "redis_url = http://localhost\n", "redis_url" },
+        { "just some words\n", "line 1" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *path = write_temp(cases[i][0]);
+        rt_config cfg;
+        char err[RT_ERRSTR_SIZE] = "";
+        assert_int_equal(rt_config_load(&cfg, path, err), RT_ECONFIG);
+        if (!strstr(err, cases[i][1])) fail_msg("'%s' does not name '%s'", err, cases[i][1]);
+        rt_config_free(&cfg);
+        free(path);
+    }
+}
+
+static void test_unknown_environment_variable_is_an_error(void **state)
+{
+    (void)state;
+    setenv("RETRIG_DATABSE_URL", "postgresql://x", 1);
+    rt_config cfg;
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_config_load(&cfg, NULL, err), RT_ECONFIG);
+    assert_non_null(strstr(err, "RETRIG_DATABSE_URL"));
+    rt_config_free(&cfg);
+}
+
+static void test_bad_environment_value_names_the_variable(void **state)
+{
+    (void)state;
+    setenv("RETRIG_HTTP_TIMEOUT_MS", "-5", 1);
+    rt_config cfg;
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_config_load(&cfg, NULL, err), RT_ECONFIG);
+    assert_non_null(strstr(err, "RETRIG_HTTP_TIMEOUT_MS"));
+    rt_config_free(&cfg);
+}
+
+static void test_secret_files_are_read_and_never_printed(void **state)
+{
+    (void)state;
+    char *dir = rt_test_tempdir();
+    char token_path[512], password_path[512];
+    snprintf(token_path, sizeof token_path, "%s/token", dir);
+    snprintf(password_path, sizeof password_path, "%s/pulse", dir);
+    rt_test_write_file(token_path, "tc-token-0123456789\n");
+    rt_test_write_file(password_path, "pulse-pass-9876\n");
+    setenv("RETRIG_TASKCLUSTER_ACCESS_TOKEN_FILE", token_path, 1);
+    setenv("RETRIG_PULSE_PASSWORD_FILE", password_path, 1);
+    setenv("RETRIG_PULSE_URL", "amqps://retrig-user@pulse.example:5671/", 1);
+
+    rt_config cfg;
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_config_load(&cfg, NULL, err), RT_OK);
+    assert_string_equal(cfg.taskcluster_access_token, "tc-token-0123456789");
+    assert_string_equal(cfg.pulse_url, "amqps://retrig-user:pulse-pass-9876@pulse.example:5671/");
+
+    char *printed = NULL;
+    size_t printed_len = 0;
+    FILE *out = open_memstream(&printed, &printed_len);
+    rt_config_print(&cfg, out);
+    rt_log_set_output(out);
+    rt_log_write(RT_LOG_ERROR, "oops", "token", cfg.taskcluster_access_token, "url", cfg.pulse_url,
+                 (char *)NULL);
+    rt_log_set_output(NULL);
+    fclose(out);
+    assert_null(strstr(printed, "tc-token-0123456789"));
+    assert_null(strstr(printed, "pulse-pass-9876"));
+    assert_non_null(strstr(printed, "pulse_url = amqps://retrig-user:***@pulse.example"));
+    free(printed);
+    rt_config_free(&cfg);
+    free(dir);
+}
+
+static void test_unreadable_secret_file_names_the_key(void **state)
+{
+    (void)state;
+    setenv("RETRIG_TASKCLUSTER_ACCESS_TOKEN_FILE", "/nonexistent/token", 1);
+    rt_config cfg;
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_config_load(&cfg, NULL, err), RT_ECONFIG);
+    assert_non_null(strstr(err, "taskcluster_access_token_file"));
+    assert_non_null(strstr(err, "/nonexistent/token"));
+    rt_config_free(&cfg);
+}
+
+static void test_every_key_has_help_and_keys_are_alphabetical(void **state)
+{
+    (void)state;
+    for (const rt_config_key *k = rt_config_keys; k->name; k++) {
+        assert_non_null(k->help);
+        assert_true(strlen(k->help) > 10);
+        if (k[1].name && strcmp(k->name, k[1].name) >= 0)
+            fail_msg("keys not alphabetical: %s before %s", k->name, k[1].name);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_defaults_point_at_local_services, setup),
+        cmocka_unit_test_setup(test_environment_overrides_file, setup),
+        cmocka_unit_test_setup(test_config_path_from_environment, setup),
+        cmocka_unit_test_setup(test_missing_file_names_the_file, setup),
+        cmocka_unit_test_setup(test_unknown_key_names_key_and_line, setup),
+        cmocka_unit_test_setup(test_bad_values_name_the_key, setup),
+        cmocka_unit_test_setup(test_unknown_environment_variable_is_an_error, setup),
+        cmocka_unit_test_setup(test_bad_environment_value_names_the_variable, setup),
+        cmocka_unit_test_setup(test_secret_files_are_read_and_never_printed, setup),
+        cmocka_unit_test_setup(test_unreadable_secret_file_names_the_key, setup),
+        cmocka_unit_test_setup(test_every_key_has_help_and_keys_are_alphabetical, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* test_eligibility.c - the ordered eligibility checks, on real fixtures made to fail. */
+#include "support/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/eligibility.h"
+#include "support/fixtures.h"
+
+/* A fixture Pulse message with only its state fields turned from completed to failed. */
+static void load_failed(const char *name, rt_pulse_task *msg)
+{
+    char *text = rt_test_failed_variant(name, 0);
+    char reason[RT_PULSE_REASON_SIZE];
+    assert_int_equal(rt_pulse_parse(text, strlen(text), NULL, 1 << 20, msg, reason), RT_OK);
+    free(text);
+}
+
+static void load_task(const char *name, rt_taskdef *task)
+{
+    size_t len = 0;
+    char *text = rt_test_read_file(rt_test_fixture(name), &len);
+    char reason[128];
+    assert_int_equal(rt_taskdef_parse(text, len, 1 << 22, task, reason), RT_OK);
+    free(text);
+}
+
+static void load_errorsummary(const char *name, rt_errorsummary *es)
+{
+    size_t len = 0;
+    char *text = rt_test_read_file(rt_test_fixture(name), &len);
+    memset(es, 0, sizeof *es);
+    assert_int_equal(rt_errorsummary_add(es, text, len), RT_OK);
+    free(text);
+}
+
+typedef struct fixture {
+    rt_pulse_task msg;
+    rt_taskdef task;
+    rt_errorsummary es;
+    rt_elig_policy policy;
+    rt_elig_facts facts;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    load_failed("pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json", &f->msg);
+    load_task("taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json", &f->task);
+    load_errorsummary("errorsummary/mochitest-browser-chrome_errorsummary.log", &f->es);
+    rt_elig_policy_defaults(&f->policy);
+    f->policy.pool_prefixes[0] = "terraform-packet/gecko-t-linux"; /* this 2019 task's pool */
+    f->facts = (rt_elig_facts){ .message = &f->msg, .task = &f->task, .set_known = true,
+                                .classification_known = true, .classification_id = 1,
+                                .errorsummary = &f->es, .existing_known = true };
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    rt_pulse_task_free(&f->msg);
+    rt_taskdef_free(&f->task);
+    rt_errorsummary_free(&f->es);
+    free(f);
+    return 0;
+}
+
+static rt_elig_result decide(fixture *f)
+{
+    rt_elig_result r;
+    rt_eligibility_decide(&f->policy, &f->facts, &r);
+    return r;
+}
+
+static void test_failed_tier2_test_with_test_failures_gets_five_retriggers(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(f->msg.event, RT_TASK_EVENT_FAILED);
+    rt_elig_result r = decide(f);
+    assert_int_equal(r.verdict, RT_ELIG_RETRIGGER);
+    assert_string_equal(r.reason, "eligible");
+    assert_int_equal(r.retriggers, 5);
+}
+
+static void test_existing_retriggers_are_subtracted(void **state)
+{
+    fixture *f = *state;
+    f->facts.existing_retriggers = 3;
+    assert_int_equal(decide(f).retriggers, 2);
+    f->facts.existing_retriggers = 5;
+    rt_elig_result r = decide(f);
+    assert_int_equal(r.verdict, RT_ELIG_SKIP);
+    assert_string_equal(r.reason, "enough-runs");
+}
+
+static void test_completed_and_exception_runs_are_skipped_first(void **state)
+{
+    fixture *f = *state;
+    f->facts.task = NULL; /* not even needed */
+    f->msg.event = RT_TASK_EVENT_COMPLETED;
+    assert_string_equal(decide(f).reason, "not-failed");
+    f->msg.event = RT_TASK_EVENT_EXCEPTION;
+    assert_string_equal(decide(f).reason, "exception");
+}
+
+static void test_tier_and_job_kind(void **state)
+{
+    fixture *f = *state;
+    f->policy.tiers[1] = 3; /* tiers 1 and 3: this tier-2 task is out */
+    assert_string_equal(decide(f).reason, "tier");
+    f->policy.tiers[1] = 2;
+    free(f->task.job_kind);
+    f->task.job_kind = strdup("build");
+    assert_string_equal(decide(f).reason, "not-test");
+}
+
+static void test_retriggers_are_never_retriggered(void **state)
+{
+    fixture *f = *state;
+    f->facts.set_original_task_id = "AAAAAAAAAAAAAAAAAAAAAA"; /* the set of another task */
+    assert_string_equal(decide(f).reason, "is-retrigger");
+    f->facts.set_original_task_id = f->msg.task_id; /* this task's own set */
+    assert_string_equal(decide(f).reason, "duplicate");
+    f->facts.set_original_task_id = NULL;
+    f->msg.tag_action = strdup("retrigger-multiple");
+    assert_string_equal(decide(f).reason, "is-retrigger");
+}
+
+static void test_pool_and_classification(void **state)
+{
+    fixture *f = *state;
+    rt_elig_policy_defaults(&f->policy); /* gecko-t/t-linux- only */
+    assert_string_equal(decide(f).reason, "pool");
+    f->policy.pool_prefixes[0] = "terraform-packet/";
+    for (int c = 0; c <= 8; c++) {
+        f->facts.classification_id = c;
+        rt_elig_result r = decide(f);
+        bool unclassified = c == 0 || c == 1 || c == 6;
+        if (unclassified) assert_int_equal(r.verdict, RT_ELIG_RETRIGGER);
+        else assert_string_equal(r.reason, "classified");
+    }
+}
+
+static void test_infra_errorsummaries(void **state)
+{
+    fixture *f = *state;
+    rt_errorsummary_free(&f->es);
+    load_errorsummary("errorsummary/mochitest-browser-chrome_infra_errorsummary.log", &f->es);
+    rt_elig_result r = decide(f);
+    assert_int_equal(r.verdict, RT_ELIG_INFRA);
+    assert_string_equal(r.reason, "incomplete-errorsummary");
+    rt_errorsummary_free(&f->es);
+    load_errorsummary("errorsummary/mochitest-browser-chrome_pass_errorsummary.log", &f->es);
+    assert_string_equal(decide(f).reason, "no-test-failure");
+    rt_errorsummary_free(&f->es);
+    assert_string_equal(decide(f).reason, "no-errorsummary");
+}
+
+static void test_missing_facts_are_asked_for_in_order(void **state)
+{
+    fixture *f = *state;
+    rt_elig_facts all = f->facts;
+    f->facts = (rt_elig_facts){ .message = &f->msg };
+    assert_int_equal(decide(f).need, RT_NEED_TASK_DEFINITION);
+    f->facts.task = all.task;
+    assert_int_equal(decide(f).need, RT_NEED_SET_LOOKUP);
+    f->facts.set_known = true;
+    assert_int_equal(decide(f).need, RT_NEED_CLASSIFICATION);
+    f->facts.classification_known = true;
+    f->facts.classification_id = 1;
+    assert_int_equal(decide(f).need, RT_NEED_ERRORSUMMARY);
+    f->facts.errorsummary = all.errorsummary;
+    assert_int_equal(decide(f).need, RT_NEED_EXISTING_RETRIGGERS);
+    f->facts.existing_known = true;
+    assert_int_equal(decide(f).verdict, RT_ELIG_RETRIGGER);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_failed_tier2_test_with_test_failures_gets_five_retriggers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_existing_retriggers_are_subtracted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_completed_and_exception_runs_are_skipped_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tier_and_job_kind, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_retriggers_are_never_retriggered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pool_and_classification, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_infra_errorsummaries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_facts_are_asked_for_in_order, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

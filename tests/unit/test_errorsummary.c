@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* test_errorsummary.c - errorsummary parsing and classification on the recorded fixtures. */
+#include "support/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/errorsummary.h"
+
+static rt_es_kind classify_fixture(const char *name, rt_errorsummary *es, const char **reason)
+{
+    size_t len = 0;
+    char *text = rt_test_read_file(rt_test_fixture(name), &len);
+    memset(es, 0, sizeof *es);
+    assert_int_equal(rt_errorsummary_add(es, text, len), RT_OK);
+    free(text);
+    return rt_errorsummary_classify(es, reason);
+}
+
+static void test_mochitest_failures_are_a_test_failure_with_their_groups(void **state)
+{
+    (void)state;
+    rt_errorsummary es;
+    const char *reason = NULL;
+    assert_int_equal(classify_fixture("errorsummary/mochitest-browser-chrome_errorsummary.log", &es, &reason),
+                     RT_ES_TEST_FAILURE);
+    assert_string_equal(reason, "test-failure");
+    assert_true(rt_errorsummary_complete(&es));
+    assert_int_equal(es.nfailures, 5);
+    assert_string_equal(es.failures[0].test, "toolkit/components/pictureinpicture/tests/browser_fullscreen.js");
+    assert_string_equal(es.failures[0].subtest, "Uncaught exception");
+    assert_string_equal(es.failures[0].status, "FAIL");
+    assert_string_equal(es.failures[0].expected, "PASS");
+    assert_string_equal(es.failures[0].group, "toolkit/components/pictureinpicture/tests/browser.ini");
+    size_t failing = 0;
+    for (size_t i = 0; i < es.ngroups; i++)
+        if (rt_errorsummary_group_failed(&es, &es.groups[i])) failing++;
+    assert_int_equal(failing, 3); /* two ERROR group_results plus the group with failing tests */
+    assert_int_equal(es.groups_listed, 30);
+    rt_errorsummary_free(&es);
+}
+
+static void test_harness_timeout_outside_any_group_is_infra(void **state)
+{
+    (void)state;
+    rt_errorsummary es;
+    const char *reason = NULL;
+    assert_int_equal(classify_fixture("errorsummary/mochitest-browser-chrome_infra_errorsummary.log", &es, &reason),
+                     RT_ES_INFRA);
+    assert_string_equal(reason, "incomplete-errorsummary");
+    assert_true(es.harness_failure);
+    rt_errorsummary_free(&es);
+}
+
+static void test_all_groups_ok_is_a_pass(void **state)
+{
+    (void)state;
+    rt_errorsummary es;
+    const char *reason = NULL;
+    assert_int_equal(classify_fixture("errorsummary/mochitest-browser-chrome_pass_errorsummary.log", &es, &reason),
+                     RT_ES_PASS);
+    assert_string_equal(reason, "no-test-failure");
+    rt_errorsummary_free(&es);
+    assert_int_equal(classify_fixture("errorsummary/xpcshell-errorsummary-with-colon.log", &es, &reason),
+                     RT_ES_PASS);
+    /* Group names containing ':' are kept whole. */
+    assert_string_equal(es.groups[0].name,
+                        "toolkit/components/extensions/test/xpcshell/xpcshell-e10s.ini:"
+                        "toolkit/components/extensions/test/xpcshell/xpcshell-content.ini");
+    rt_errorsummary_free(&es);
+}
+
+static void test_single_failure_line_without_groups_is_a_test_failure(void **state)
+{
+    (void)state;
+    rt_errorsummary es;
+    const char *reason = NULL;
+    assert_int_equal(classify_fixture("errorsummary/plain-chunked_errorsummary.log", &es, &reason),
+                     RT_ES_TEST_FAILURE);
+    assert_int_equal(es.nfailures, 1);
+    assert_null(es.failures[0].message); /* "message": null in the file */
+    rt_errorsummary_free(&es);
+}
+
+static void test_truncated_last_line_is_incomplete(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *text = rt_test_read_file(rt_test_fixture("errorsummary/mochitest-browser-chrome_errorsummary.log"), &len);
+    rt_errorsummary es = { 0 };
+    assert_int_equal(rt_errorsummary_add(&es, text, len - 40), RT_OK); /* cut mid-line */
+    const char *reason = NULL;
+    assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_INFRA);
+    assert_string_equal(reason, "incomplete-errorsummary");
+    assert_int_equal(es.bad_lines, 1);
+    rt_errorsummary_free(&es);
+    free(text);
+}
+
+static void test_groups_listed_but_none_finished_is_incomplete(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *text = rt_test_read_file(rt_test_fixture("errorsummary/mochitest-browser-chrome_errorsummary.log"), &len);
+    /* Keep only the test_groups line and the test_result lines: no group_result at all. */
+    char *cut = strstr(text, "\"action\": \"group_result\"");
+    assert_non_null(cut);
+    while (cut > text && cut[-1] != '\n') cut--;
+    rt_errorsummary es = { 0 };
+    assert_int_equal(rt_errorsummary_add(&es, text, (size_t)(cut - text)), RT_OK);
+    const char *reason = NULL;
+    assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_INFRA);
+    assert_string_equal(reason, "incomplete-errorsummary");
+    rt_errorsummary_free(&es);
+    free(text);
+}
+
+static void test_no_artifact_is_no_errorsummary(void **state)
+{
+    (void)state;
+    rt_errorsummary es = { 0 };
+    const char *reason = NULL;
+    assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_INFRA);
+    assert_string_equal(reason, "no-errorsummary");
+}
+
+static void test_known_intermittent_and_expected_statuses_are_not_failures(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"action\": \"test_groups\", \"groups\": [\"a.ini\"]}\n"
+        "{\"action\": \"test_result\", \"test\": \"t1\", \"group\": \"a.ini\", \"status\": \"FAIL\", \"expected\": \"PASS\", \"known_intermittent\": [\"FAIL\"]}\n"
+        "{\"action\": \"test_result\", \"test\": \"t2\", \"group\": \"a.ini\", \"status\": \"FAIL\", \"expected\": \"FAIL\"}\n"
+        "{\"action\": \"log\", \"level\": \"ERROR\", \"message\": \"noise\"}\n"
+        "{\"action\": \"group_result\", \"group\": \"a.ini\", \"status\": \"OK\"}\n";
+    rt_errorsummary es = { 0 };
+    assert_int_equal(rt_errorsummary_add(&es, text, strlen(text)), RT_OK);
+    const char *reason = NULL;
+    assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_PASS);
+    rt_errorsummary_free(&es);
+}
+
+static void test_crash_counts_as_failure_and_wrong_types_are_bad_lines(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"action\": \"test_groups\", \"groups\": [\"a.ini\", 7]}\n"
+        "{\"action\": \"crash\", \"test\": \"t1\", \"group\": \"a.ini\", \"signature\": \"@ mozalloc_abort\"}\n"
+        "{\"action\": \"group_result\", \"group\": \"a.ini\", \"status\": \"CRASH\"}\n";
+    rt_errorsummary es = { 0 };
+    assert_int_equal(rt_errorsummary_add(&es, text, strlen(text)), RT_OK);
+    const char *reason = NULL;
+    assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_TEST_FAILURE);
+    assert_int_equal(es.crashes, 1);
+    assert_string_equal(es.failures[0].status, "CRASH");
+    rt_errorsummary_free(&es);
+
+    const char *bad = "{\"action\": \"group_result\", \"group\": 5, \"status\": \"OK\"}\n[1,2]\nnot json\n";
+    assert_int_equal(rt_errorsummary_add(&es, bad, strlen(bad)), RT_OK);
+    assert_int_equal(es.bad_lines, 3);
+    assert_false(rt_errorsummary_complete(&es));
+    rt_errorsummary_free(&es);
+}
+
+static void test_failures_beyond_the_cap_are_counted_not_kept(void **state)
+{
+    (void)state;
+    rt_errorsummary es = { 0 };
+    const char *line = "{\"action\": \"test_result\", \"test\": \"t\", \"group\": \"g.ini\", \"status\": \"FAIL\", \"expected\": \"PASS\"}\n";
+    for (int i = 0; i < RT_ES_MAX_FAILURES + 10; i++)
+        assert_int_equal(rt_errorsummary_add(&es, line, strlen(line)), RT_OK);
+    assert_int_equal(es.nfailures, RT_ES_MAX_FAILURES);
+    assert_int_equal(es.failures_dropped, 10);
+    const char *reason = NULL;
+    assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_TEST_FAILURE);
+    rt_errorsummary_free(&es);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mochitest_failures_are_a_test_failure_with_their_groups),
+        cmocka_unit_test(test_harness_timeout_outside_any_group_is_infra),
+        cmocka_unit_test(test_all_groups_ok_is_a_pass),
+        cmocka_unit_test(test_single_failure_line_without_groups_is_a_test_failure),
+        cmocka_unit_test(test_truncated_last_line_is_incomplete),
+        cmocka_unit_test(test_groups_listed_but_none_finished_is_incomplete),
+        cmocka_unit_test(test_no_artifact_is_no_errorsummary),
+        cmocka_unit_test(test_known_intermittent_and_expected_statuses_are_not_failures),
+        cmocka_unit_test(test_crash_counts_as_failure_and_wrong_types_are_bad_lines),
+        cmocka_unit_test(test_failures_beyond_the_cap_are_counted_not_kept),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

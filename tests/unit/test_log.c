@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* test_log.c - JSON log lines, levels, escaping and secret redaction. */
+#include "support/util.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+/* Runs one log call into memory and returns the text (caller frees). */
+#define CAPTURE(text, call)                                                                        \
+    do {                                                                                           \
+        size_t capture_len_ = 0;                                                                   \
+        FILE *capture_ = open_memstream(&(text), &capture_len_);                                   \
+        rt_log_set_output(capture_);                                                               \
+        call;                                                                                      \
+        rt_log_set_output(NULL);                                                                   \
+        fclose(capture_);                                                                          \
+    } while (0)
+
+static int setup(void **state)
+{
+    (void)state;
+    rt_log_init("retrig-test");
+    rt_log_set_level(RT_LOG_DEBUG);
+    rt_log_clear_secrets();
+    return 0;
+}
+
+static void test_line_is_one_json_object_with_fields(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    CAPTURE(text, rt_log_info("run recorded", "task_id", "B3EheQ-IQ5aPzw34KS_a6g", "run_id", "0"));
+    assert_non_null(strchr(text, '\n'));
+    assert_ptr_equal(strchr(text, '\n'), text + strlen(text) - 1); /* exactly one line */
+    json_error_t error;
+    json_t *line = json_loads(text, 0, &error);
+    if (!line) fail_msg("not JSON: %s (%s)", text, error.text);
+    assert_string_equal(json_string_value(json_object_get(line, "level")), "info");
+    assert_string_equal(json_string_value(json_object_get(line, "prog")), "retrig-test");
+    assert_string_equal(json_string_value(json_object_get(line, "msg")), "run recorded");
+    assert_string_equal(json_string_value(json_object_get(line, "task_id")),
+                        "B3EheQ-IQ5aPzw34KS_a6g");
+    assert_non_null(json_object_get(line, "ts"));
+    json_decref(line);
+    free(text);
+}
+
+static void test_levels_below_the_threshold_are_dropped(void **state)
+{
+    (void)state;
+    rt_log_set_level(RT_LOG_WARN);
+    char *text = NULL;
+    CAPTURE(text, { rt_log_info("hidden"); rt_log_debug("hidden too"); rt_log_warn("shown"); });
+    assert_null(strstr(text, "hidden"));
+    assert_non_null(strstr(text, "shown"));
+    free(text);
+    rt_log_level level;
+    assert_int_equal(rt_log_parse_level("warning", &level), 0);
+    assert_int_equal(level, RT_LOG_WARN);
+    assert_true(rt_log_parse_level("verbose", &level) < 0);
+}
+
+static void test_hostile_values_stay_valid_json(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    CAPTURE(text, rt_log_error("bad\r\nline \"quoted\"", "label", "a\x01\x7f\xff\xc3(b\\",
+                               "empty", NULL));
+    json_error_t error;
+    json_t *line = json_loads(text, 0, &error);
+    if (!line) fail_msg("not JSON: %s (%s)", text, error.text);
+    assert_string_equal(json_string_value(json_object_get(line, "msg")), "bad\r\nline \"quoted\"");
+    assert_true(json_is_null(json_object_get(line, "empty")));
+    assert_ptr_equal(strchr(text, '\n'), text + strlen(text) - 1);
+    json_decref(line);
+    free(text);
+}
+
+static void test_url_passwords_are_redacted(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    CAPTURE(text, rt_log_error("connect failed", "url",
+                               "amqps://retrig:hunter2secret@pulse.mozilla.org:5671/",
+                               "other", "postgresql://u:pw@db/x and redis://:redispw@r:6379/0"));
+    assert_null(strstr(text, "hunter2secret"));
+    assert_null(strstr(text, ":pw@"));
+    assert_null(strstr(text, "redispw"));
+    assert_non_null(strstr(text, "amqps://retrig:***@pulse.mozilla.org:5671/"));
+    free(text);
+    char out[128];
+    rt_redact("see https://user:topsecret@host/path", out, sizeof out);
+    assert_string_equal(out, "see https://user:***@host/path");
+    /* Not a URL password: times and ports stay. */
+    rt_redact("at 12:30:45 on host:5672", out, sizeof out);
+    assert_string_equal(out, "at 12:30:45 on host:5672");
+}
+
+static void test_registered_secrets_are_redacted_anywhere(void **state)
+{
+    (void)state;
+    rt_log_add_secret("tc-access-token-XYZ");
+    char *text = NULL;
+    CAPTURE(text, rt_log_error("header Authorization: tc-access-token-XYZ", "token",
+                               "prefix-tc-access-token-XYZ-suffix"));
+    assert_null(strstr(text, "tc-access-token-XYZ"));
+    assert_non_null(strstr(text, "prefix-***-suffix"));
+    free(text);
+    char *copy = rt_redact_dup("tc-access-token-XYZ");
+    assert_string_equal(copy, "***");
+    free(copy);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_line_is_one_json_object_with_fields, setup),
+        cmocka_unit_test_setup(test_levels_below_the_threshold_are_dropped, setup),
+        cmocka_unit_test_setup(test_hostile_values_stay_valid_json, setup),
+        cmocka_unit_test_setup(test_url_passwords_are_redacted, setup),
+        cmocka_unit_test_setup(test_registered_secrets_are_redacted_anywhere, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
