@@ -22,6 +22,10 @@ static void usage(FILE *out)
             "  eligibility --message F --task F [--errorsummary F]... [--classification ID]\n"
             "                       replay retrig-classify's decision for one task run\n"
             "  errorsummary FILE... classify errorsummary artifacts (test-failure, infra, pass)\n"
+            "  decide --original F [--retrigger F]... [--passed N] [--threshold N]\n"
+            "                       replay retrig-decide's verdict from bug_suggestions files\n"
+            "  render-action --actions F --task F --task-id ID [--action NAME] [--times N]\n"
+            "                       the hook call retrig-retrigger would make, offline\n"
             "  publish --exchange X [--cc ROUTE]... FILE...\n"
             "                       publish message files to our broker (demo, tests)\n"
             "  config [--keys]      print the effective configuration (secrets as ***),\n"
@@ -97,6 +101,8 @@ int main(int argc, char **argv)
     else if (!strcmp(command, "errorsummary")) status = rt_cli_errorsummary(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "eligibility")) status = rt_cli_eligibility(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "publish")) status = rt_cli_publish(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "render-action")) status = rt_cli_render_action(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "decide")) status = rt_cli_decide(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "config")) { rt_config_print(&cfg, stdout); status = 0; }
     else {
         rt_log_error("unknown command", "command", command);

@@ -33,6 +33,9 @@ typedef struct rt_config {
     rt_config_list budget_limits;
     int budget_minimum;
     char *database_url;
+    bool decide_drop_single_tracking;
+    int decide_threshold;
+    bool dry_run;
     int http_backoff_base_ms;
     int http_backoff_max_ms;
     char *http_ca_file;
@@ -53,6 +56,7 @@ typedef struct rt_config {
     char *redis_url;
     char *redis_key_prefix;
     rt_config_list retry_delays_ms;
+    char *retrigger_action;
     int retriggers_per_failure;
     int task_cache_size;
     char *taskcluster_access_token;

@@ -237,6 +237,77 @@ int rt_tc_count_label_in_group(rt_http *h, const char *root_url, const char *tas
     return rc;
 }
 
+/* Does an action task's extra.action name this label or task? */
+static bool action_matches(json_t *task, const char *action_name, const char *label, const char *task_id)
+{
+    json_t *extra_action = json_object_get(json_object_get(task, "extra"), "action");
+    const char *name = json_string_value(json_object_get(json_object_get(task, "tags"), "action"));
+    if (!name) name = json_string_value(json_object_get(extra_action, "name"));
+    if (!name || strcmp(name, action_name) != 0 || !json_is_object(extra_action)) return false;
+    json_t *where = json_object_get(extra_action, "context");
+    if (!json_is_object(where)) where = extra_action;
+    const char *for_task = json_string_value(json_object_get(where, "taskId"));
+    if (task_id && for_task && !strcmp(for_task, task_id)) return true;
+    json_t *input = json_object_get(where, "input");
+    size_t i, k;
+    json_t *request, *t;
+    json_array_foreach(json_object_get(input, "requests"), i, request)
+    {
+        json_array_foreach(json_object_get(request, "tasks"), k, t)
+        {
+            if (json_is_string(t) && label && !strcmp(json_string_value(t), label)) return true;
+        }
+    }
+    return false;
+}
+
+int rt_tc_find_action_task(rt_http *h, const char *root_url, const char *task_group_id,
+                           const char *action_name, const char *label, const char *task_id,
+                           char action_task_id[23], bool *found, char *errstr)
+{
+    *found = false;
+    action_task_id[0] = '\0';
+    if (!rt_valid_task_id(task_group_id)) {
+        rt_set_errstr(errstr, "invalid task group id");
+        return RT_EINVAL;
+    }
+    char *token = NULL;
+    int rc = RT_OK;
+    for (int page = 0; page < RT_TC_MAX_GROUP_PAGES && !*found; page++) {
+        char path[512];
+        char *escaped = token ? rt_http_url_escape(token) : NULL;
+        if (token && !escaped) { rc = RT_ENOMEM; break; }
+        snprintf(path, sizeof path, "/api/queue/v1/task-group/%s/list%s%s", task_group_id,
+                 escaped ? "?continuationToken=" : "", escaped ? escaped : "");
+        free(escaped);
+        char *url = join(root_url, path);
+        if (!url) { rc = RT_ENOMEM; break; }
+        json_t *doc = NULL;
+        rc = get_json(h, url, &doc, errstr);
+        free(url);
+        if (rc != RT_OK) break;
+        size_t i;
+        json_t *entry;
+        json_array_foreach(json_object_get(doc, "tasks"), i, entry)
+        {
+            const char *id = json_string_value(json_object_get(json_object_get(entry, "status"), "taskId"));
+            if (id && rt_valid_task_id(id) && action_matches(json_object_get(entry, "task"), action_name, label, task_id)) {
+                memcpy(action_task_id, id, 23);
+                *found = true;
+                break;
+            }
+        }
+        free(token);
+        token = NULL;
+        const char *next = json_string_value(json_object_get(doc, "continuationToken"));
+        if (next && *next && strlen(next) < 300) token = strdup(next);
+        json_decref(doc);
+        if (!token) break;
+    }
+    free(token);
+    return rc;
+}
+
 int rt_th_job_for_task(rt_http *h, const char *treeherder_url, const char *task_id, int run_id,
                        rt_th_job *job, bool *found, char *errstr)
 {

@@ -25,6 +25,7 @@
 #include "common/errorsummary.h"
 #include "common/http.h"
 #include "common/ids.h"
+#include "common/messages.h"
 #include "common/pg.h"
 #include "common/pulse.h"
 #include "common/redis.h"
@@ -110,6 +111,13 @@ static const char SQL_LOCK_SET[] =
     "SELECT id, original_task_id, original_run_id, request_published_at IS NOT NULL,"
     " retrigger_count, platform, task_group_id, task_queue_id, failing_groups::text, failures::text"
     " FROM retrigger_sets WHERE project = $1 AND revision = $2 AND label = $3 FOR UPDATE";
+static const char SQL_LOCK_SET_BY_ID[] =
+    "SELECT retrigger_count, status, project FROM retrigger_sets WHERE id = $1::bigint FOR UPDATE";
+static const char SQL_RESOLVED_MEMBERS[] =
+    "SELECT count(*) FROM retrigger_set_members WHERE set_id = $1::bigint AND role = 'retrigger'"
+    " AND state IN ('completed', 'failed', 'exception')";
+static const char SQL_SET_COMPLETE[] =
+    "UPDATE retrigger_sets SET status = 'complete', updated_at = now() WHERE id = $1::bigint";
 static const char SQL_MARK_PUBLISHED[] =
     "UPDATE retrigger_sets SET request_published_at = now(), updated_at = now()"
     " WHERE id = $1::bigint";
@@ -224,6 +232,82 @@ static int add_member(classify *w, long long set_id, const rt_pulse_task *msg)
     snprintf(run, sizeof run, "%d", msg->run_id);
     const char *params[] = { set, msg->task_id, run, "retrigger", member_state(msg), msg->resolved };
     return rt_pg_exec(w->pg, SQL_ADD_MEMBER, 6, params, NULL);
+}
+
+/* A member of set_id resolved: ask retrig-decide to look (it decides as soon as the verdict
+ * cannot change), and mark the set complete when every requested retrigger has resolved.
+ * The set row is locked so that concurrent replicas publish "set-complete" once. */
+static int request_decision(classify *w, long long set_id, const char *task_id)
+{
+    char id[32];
+    snprintf(id, sizeof id, "%lld", set_id);
+    const char *params[] = { id };
+    PGresult *res = NULL;
+    int rc = rt_pg_begin(w->pg);
+    if (rc != RT_OK) return rc;
+    rc = rt_pg_exec(w->pg, SQL_LOCK_SET_BY_ID, 1, params, &res);
+    if (rc != RT_OK || PQntuples(res) != 1) goto out;
+    int wanted = atoi(PQgetvalue(res, 0, 0));
+    const char *status = PQgetvalue(res, 0, 1);
+    bool open = !strcmp(status, "pending") || !strcmp(status, "requested");
+    rt_decide_request req = { .set_id = set_id, .attempt = 0 };
+    snprintf(req.project, sizeof req.project, "%s", PQgetvalue(res, 0, 2));
+    PQclear(res);
+    res = NULL;
+    if (!open) goto out; /* complete or decided already: nothing new to say */
+    rc = rt_pg_exec(w->pg, SQL_RESOLVED_MEMBERS, 1, params, &res);
+    if (rc != RT_OK) goto out;
+    int resolved = atoi(PQgetvalue(res, 0, 0));
+    bool complete = resolved >= wanted;
+    snprintf(req.reason, sizeof req.reason, complete ? "set-complete" : "member-resolved: %s", task_id);
+    if (complete && (rc = rt_pg_exec(w->pg, SQL_SET_COMPLETE, 1, params, NULL)) != RT_OK) goto out;
+    char *body = rt_decide_request_build(&req);
+    if (!body) { rc = RT_ENOMEM; goto out; }
+    char message_id[96];
+    snprintf(message_id, sizeof message_id, "decide-%lld-%s", set_id, complete ? "complete" : task_id);
+    rt_amqp_publish_opts opts = { .message_id = message_id };
+    rc = rt_amqp_publish(w->ours, w->cfg->amqp_namespace, "decide", body, strlen(body), &opts);
+    free(body);
+out:
+    PQclear(res);
+    if (rc == RT_OK) return rt_pg_commit(w->pg);
+    int ignored = rt_pg_rollback(w->pg);
+    (void)ignored;
+    return rc;
+}
+
+/* Records a run as a member of its set, then asks for a decision. */
+static int join_set(classify *w, long long set_id, const rt_pulse_task *msg)
+{
+    int rc = add_member(w, set_id, msg);
+    if (rc == RT_OK) rc = request_decision(w, set_id, msg->task_id);
+    return rc;
+}
+
+/* Whether the task group has (or had recently) a retrigger set: a cheap Redis check that
+ * lets old-format messages without tags skip the task definition. */
+static bool group_has_sets(classify *w, const char *task_group_id)
+{
+    char key[256];
+    snprintf(key, sizeof key, "%sgroup:%s", w->cfg->redis_key_prefix, task_group_id);
+    const char *argv[] = { "EXISTS", key };
+    redisReply *reply = NULL;
+    if (rt_redis_command_argv(w->redis, 2, argv, NULL, &reply) != RT_OK) return true; /* look */
+    bool exists = reply->type == REDIS_REPLY_INTEGER && reply->integer > 0;
+    freeReplyObject(reply);
+    return exists;
+}
+
+static void mark_group(classify *w, const char *task_group_id)
+{
+    char key[256];
+    snprintf(key, sizeof key, "%sgroup:%s", w->cfg->redis_key_prefix, task_group_id);
+    const char *argv[] = { "SET", key, "1", "EX", "1209600" };
+    redisReply *reply = NULL;
+    if (rt_redis_command_argv(w->redis, 5, argv, NULL, &reply) != RT_OK)
+        rt_log_warn("cannot mark the task group", "task_group_id", task_group_id, "error",
+                    rt_redis_errstr(w->redis));
+    freeReplyObject(reply);
 }
 
 /* ---- the retrigger request ---- */
@@ -390,7 +474,7 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
             fail(h, DONE_RETRY, "set-in-progress: owned by %s", claim.owner_task_id);
             return;
         }
-        if (add_member(w, set_id, msg) != RT_OK || record_verdict(w, msg, "skip", "is-retrigger") != RT_OK)
+        if (join_set(w, set_id, msg) != RT_OK || record_verdict(w, msg, "skip", "is-retrigger") != RT_OK)
             fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return;
     }
@@ -450,6 +534,7 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
         return;
     }
     if (created) {
+        mark_group(w, msg->task_group_id);
         char sp[16];
         snprintf(sp, sizeof sp, "%d", spent);
         rt_log_info("retriggers requested", "task_id", msg->task_id, "project", project,
@@ -542,17 +627,29 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
     char run[16];
     snprintf(run, sizeof run, "%d", msg->run_id);
 
-    /* A resolved run of a label with an open set is a member of that set, whatever its
-     * state (the decision needs completed retriggers too). Modern messages carry the
-     * label and the push, so this costs no upstream call. */
-    if (msg->tag_label && msg->project && msg->revision && msg->event != RT_TASK_EVENT_FAILED) {
-        if (find_set(w, msg->project, msg->revision, msg->tag_label, &set_id, original, &published) != RT_OK) {
-            fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-            goto out;
+    /* A resolved run of a label with a set is a member of that set, whatever its state (the
+     * decision needs completed retriggers too). Modern messages carry the label and the
+     * push, so this costs no upstream call; older ones are looked at only when their task
+     * group has sets. Failed runs are handled by the eligibility checks below. */
+    if (msg->event != RT_TASK_EVENT_FAILED) {
+        const char *label = msg->tag_label, *project = msg->project, *revision = msg->revision;
+        if ((!label || !project || !revision) && group_has_sets(w, msg->task_group_id)) {
+            if (fetch_task(w, msg->task_id, &task, h) != RT_OK) goto out;
+            task_heap = cache_get(w, msg->task_id) != task;
+            facts.task = task;
+            label = task->label;
+            if (task->project) project = task->project;
+            if (task->revision) revision = task->revision;
         }
-        if (set_id && strcmp(original, msg->task_id) != 0 && add_member(w, set_id, msg) != RT_OK) {
-            fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-            goto out;
+        if (label && project && revision) {
+            if (find_set(w, project, revision, label, &set_id, original, &published) != RT_OK) {
+                fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+                goto out;
+            }
+            if (set_id && strcmp(original, msg->task_id) != 0 && join_set(w, set_id, msg) != RT_OK) {
+                fail(h, DONE_REQUEUE, "postgres or broker: %s", rt_pg_errstr(w->pg));
+                goto out;
+            }
         }
     }
 
@@ -630,7 +727,7 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
                 if (!set_id && find_set(w, task->project, task->revision, task->label, &set_id,
                                         original, &published) != RT_OK)
                     rc = RT_EDB;
-                if (rc == RT_OK && set_id) rc = add_member(w, set_id, msg);
+                if (rc == RT_OK && set_id) rc = join_set(w, set_id, msg);
             } else if (!strcmp(r.reason, "duplicate") && task && !published) {
                 rc = ensure_published(w, task->project, task->revision, task->label);
             }
@@ -747,11 +844,14 @@ static int setup(classify *w, rt_config *cfg)
     char dlx[300], dlq[300];
     snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
     snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
+    char decide_queue[300];
+    snprintf(decide_queue, sizeof decide_queue, "%s.decide", cfg->amqp_namespace);
     rt_amqp_work_queue queues[] = {
         { w->request_queue, "retrigger", NULL, 0 },
         { w->retry_queue, "classify-retry", w->delays, w->ndelays },
+        { decide_queue, "decide", NULL, 0 },
     };
-    rt_amqp_topology topo = { cfg->amqp_namespace, dlx, dlq, queues, 2, 0 };
+    rt_amqp_topology topo = { cfg->amqp_namespace, dlx, dlq, queues, 3, 0 };
     if ((rc = rt_amqp_declare_topology(w->ours, &topo)) != RT_OK) {
         rt_log_error("cannot declare the topology", "error", rt_amqp_errstr(w->ours));
         return rc;

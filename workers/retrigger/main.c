@@ -1,22 +1,661 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* main.c - retrig-retrigger entry point. */
+/* main.c - retrig-retrigger: Taskcluster's retrigger action for each retrigger request,
+ * exactly once.
+ *
+ * For a request: find its set; if the set's action has an outcome, it is done. Otherwise,
+ * under a per-set advisory lock (released by Postgres if this process dies), check
+ * Treeherder's classification again (a sheriff may have classified the failure: then the
+ * budget goes back), fetch the decision task's actions.json, pick the configured action,
+ * render its hookPayload with JSON-e, record the intent durably, and only then call the
+ * hook with Hawk authentication. A redelivered request that finds an intent without an
+ * outcome first looks for the action task in the push's task group, so an interrupted
+ * call is never repeated when it had reached Taskcluster. Dry-run records the payload and
+ * sends nothing. Single-threaded; run replicas for throughput. */
+#include <jansson.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/actions.h"
+#include "common/amqp.h"
+#include "common/budget.h"
+#include "common/hawk.h"
+#include "common/http.h"
+#include "common/messages.h"
+#include "common/pg.h"
+#include "common/redis.h"
+#include "common/upstream.h"
 #include "common/worker.h"
+
+#define MAX_DELAYS 16
+#define ACTIONS_CACHE 32
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    if (g_stop) _exit(128 + sig);
+    g_stop = 1;
+}
+
+typedef struct cached_actions {
+    char decision_task_id[23];
+    rt_actions *actions;
+} cached_actions;
+
+typedef struct retrigger {
+    rt_config *cfg;
+    rt_amqp *amqp;
+    rt_redis *redis;
+    rt_pg *pg;
+    rt_http *http;      /* GETs, with retries */
+    rt_http *http_post; /* the hook call: one attempt, we retry through the delay queue */
+    char queue[300];
+    int delays[MAX_DELAYS];
+    size_t ndelays;
+    cached_actions cache[ACTIONS_CACHE];
+    size_t cache_next;
+} retrigger;
+
+typedef enum { DONE_ACK, DONE_RETRY, DONE_DEAD, DONE_REQUEUE } outcome;
+
+typedef struct handled {
+    outcome outcome;
+    char reason[RT_ERRSTR_SIZE];
+} handled;
+
+static void fail(handled *h, outcome o, const char *fmt, ...) RT_PRINTF(3, 4);
+static void fail(handled *h, outcome o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    h->outcome = o;
+    vsnprintf(h->reason, sizeof h->reason, fmt, ap);
+    va_end(ap);
+}
+
+static const char SQL_SET[] =
+    "SELECT project, revision, label, original_task_id, retrigger_count, platform, task_group_id"
+    " FROM retrigger_sets WHERE id = $1::bigint";
+static const char SQL_ACTION[] =
+    "SELECT outcome IS NOT NULL, action_name, decision_task_id, attempts FROM retrigger_actions"
+    " WHERE set_id = $1::bigint";
+static const char SQL_TRY_LOCK[] = "SELECT pg_try_advisory_lock(7271, $1::integer)";
+static const char SQL_UNLOCK[] = "SELECT pg_advisory_unlock(7271, $1::integer)";
+static const char SQL_INTENT[] =
+    "INSERT INTO retrigger_actions (set_id, action_name, decision_task_id, hook_group_id, hook_id,"
+    " payload, dry_run) VALUES ($1::bigint, $2, $3, $4, $5, $6::jsonb, $7::boolean)"
+    " ON CONFLICT (set_id) DO UPDATE SET payload = EXCLUDED.payload, hook_group_id ="
+    " EXCLUDED.hook_group_id, hook_id = EXCLUDED.hook_id WHERE retrigger_actions.outcome IS NULL";
+static const char SQL_ATTEMPT[] =
+    "UPDATE retrigger_actions SET attempts = attempts + 1 WHERE set_id = $1::bigint";
+static const char SQL_OUTCOME[] =
+    "INSERT INTO retrigger_actions (set_id, action_name, decision_task_id, dry_run, outcome,"
+    " action_task_id, error, finished_at) VALUES ($1::bigint, $2, $3, $4::boolean, $5, $6, $7, now())"
+    " ON CONFLICT (set_id) DO UPDATE SET outcome = EXCLUDED.outcome, action_task_id ="
+    " EXCLUDED.action_task_id, error = EXCLUDED.error, finished_at = now()"
+    " WHERE retrigger_actions.outcome IS NULL";
+static const char SQL_ERROR[] =
+    "UPDATE retrigger_actions SET error = $2 WHERE set_id = $1::bigint AND outcome IS NULL";
+static const char SQL_SET_STATUS[] =
+    "UPDATE retrigger_sets SET status = $2, action_task_id = coalesce($3, action_task_id),"
+    " updated_at = now() WHERE id = $1::bigint AND status IN ('pending', 'requested')";
+static const char SQL_LEDGER_ENTRY[] =
+    "SELECT platform, day::text, amount FROM budget_ledger WHERE idempotency_key = 'set:' || $1";
+static const char SQL_LEDGER_REFUND[] =
+    "INSERT INTO budget_ledger (platform, day, amount, idempotency_key, set_id, reason)"
+    " VALUES ($1, $2::date, -$3::integer, 'refund:set:' || $4, $4::bigint, $5)"
+    " ON CONFLICT (idempotency_key) DO NOTHING RETURNING id";
+
+typedef struct set_info {
+    long long id;
+    char id_text[32];
+    char project[65], revision[41];
+    char label[600];
+    char original_task_id[23];
+    int count;
+    char platform[600];
+    char decision_task_id[23];
+} set_info;
+
+/* Puts the unspent budget of a set back: a negative ledger row (once), then the counter. */
+static int refund(retrigger *w, const set_info *s, const char *why)
+{
+    const char *params[] = { s->id_text };
+    PGresult *res = NULL;
+    int rc = rt_pg_exec(w->pg, SQL_LEDGER_ENTRY, 1, params, &res);
+    if (rc != RT_OK) return rc;
+    if (PQntuples(res) != 1) {
+        PQclear(res);
+        return RT_OK; /* nothing was spent */
+    }
+    char platform[600], day[16], amount[16];
+    snprintf(platform, sizeof platform, "%s", PQgetvalue(res, 0, 0));
+    snprintf(day, sizeof day, "%s", PQgetvalue(res, 0, 1));
+    snprintf(amount, sizeof amount, "%s", PQgetvalue(res, 0, 2));
+    PQclear(res);
+    const char *rparams[] = { platform, day, amount, s->id_text, why };
+    res = NULL;
+    rc = rt_pg_exec(w->pg, SQL_LEDGER_REFUND, 5, rparams, &res);
+    bool inserted = rc == RT_OK && PQntuples(res) == 1;
+    PQclear(res);
+    if (rc != RT_OK) return rc;
+    /* Only the first refund gives the counter back; a crash in between leaves the counter
+     * high, which can only underspend. */
+    if (inserted) rc = rt_budget_refund(w->redis, w->cfg->redis_key_prefix, platform, day, atoi(amount));
+    return rc;
+}
+
+static int record_outcome(retrigger *w, const set_info *s, const char *action_name,
+                          const char *outcome_name, const char *action_task_id, const char *error,
+                          const char *set_status)
+{
+    const char *params[] = { s->id_text, action_name, s->decision_task_id,
+                             w->cfg->dry_run ? "true" : "false", outcome_name, action_task_id,
+                             error };
+    int rc = rt_pg_exec(w->pg, SQL_OUTCOME, 7, params, NULL);
+    if (rc == RT_OK && set_status) {
+        const char *sparams[] = { s->id_text, set_status, action_task_id };
+        rc = rt_pg_exec(w->pg, SQL_SET_STATUS, 3, sparams, NULL);
+    }
+    return rc;
+}
+
+/* actions.json of a decision task, cached (it never changes). */
+static int get_actions(retrigger *w, const char *decision_task_id, const rt_actions **out, handled *h)
+{
+    for (size_t i = 0; i < ACTIONS_CACHE; i++) {
+        if (w->cache[i].actions && !strcmp(w->cache[i].decision_task_id, decision_task_id)) {
+            *out = w->cache[i].actions;
+            return RT_OK;
+        }
+    }
+    char *body = NULL, errstr[RT_ERRSTR_SIZE] = "";
+    size_t len = 0;
+    /* The latest run's artifact: GET /task/<id>/artifacts/<name> answers for it. */
+    char path[128];
+    snprintf(path, sizeof path, "%s/api/queue/v1/task/%s/artifacts/public/actions.json",
+             w->cfg->taskcluster_root_url, decision_task_id);
+    rt_http_response resp;
+    int rc = rt_http_get(w->http, path, &resp);
+    if (rc != RT_OK) {
+        snprintf(errstr, sizeof errstr, "%s", rt_http_errstr(w->http));
+        long status = resp.status;
+        rt_http_response_free(&resp);
+        if (rc == RT_EUPSTREAM && status == 404) {
+            fail(h, DONE_ACK, "no-retrigger-action: no actions.json (%s)", errstr);
+            return RT_ENOTFOUND;
+        }
+        fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD, "upstream-error: actions.json: %s", errstr);
+        return rc;
+    }
+    body = resp.body;
+    len = resp.len;
+    rt_actions *actions = NULL;
+    rc = rt_actions_parse(body, len, RT_ACTIONS_MAX_BYTES, &actions, errstr);
+    rt_http_response_free(&resp);
+    if (rc != RT_OK) {
+        fail(h, DONE_ACK, "no-retrigger-action: unusable actions.json: %s", errstr);
+        return RT_ENOTFOUND;
+    }
+    cached_actions *slot = &w->cache[w->cache_next++ % ACTIONS_CACHE];
+    rt_actions_free(slot->actions);
+    snprintf(slot->decision_task_id, sizeof slot->decision_task_id, "%s", decision_task_id);
+    slot->actions = actions;
+    *out = actions;
+    return RT_OK;
+}
+
+/* The tags of the original task, for task actions (retrigger, backfill). */
+static int task_tags(retrigger *w, const char *task_id, json_t **tags_out, handled *h)
+{
+    char *body = NULL, errstr[RT_ERRSTR_SIZE] = "";
+    size_t len = 0;
+    int rc = rt_tc_get_task(w->http, w->cfg->taskcluster_root_url, task_id, &body, &len, errstr);
+    if (rc != RT_OK) {
+        fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD, "upstream-error: task definition: %s", errstr);
+        return rc;
+    }
+    json_error_t error;
+    json_t *def = json_loadb(body, len, 0, &error);
+    free(body);
+    json_t *tags = json_object_get(def, "tags");
+    *tags_out = json_is_object(tags) ? json_incref(tags) : json_object();
+    json_decref(def);
+    return RT_OK;
+}
+
+static int load_set(retrigger *w, long long set_id, set_info *s, bool *found)
+{
+    memset(s, 0, sizeof *s);
+    s->id = set_id;
+    snprintf(s->id_text, sizeof s->id_text, "%lld", set_id);
+    const char *params[] = { s->id_text };
+    PGresult *res = NULL;
+    int rc = rt_pg_exec(w->pg, SQL_SET, 1, params, &res);
+    if (rc != RT_OK) return rc;
+    *found = PQntuples(res) == 1;
+    if (*found) {
+        snprintf(s->project, sizeof s->project, "%s", PQgetvalue(res, 0, 0));
+        snprintf(s->revision, sizeof s->revision, "%s", PQgetvalue(res, 0, 1));
+        snprintf(s->label, sizeof s->label, "%s", PQgetvalue(res, 0, 2));
+        snprintf(s->original_task_id, sizeof s->original_task_id, "%s", PQgetvalue(res, 0, 3));
+        s->count = atoi(PQgetvalue(res, 0, 4));
+        snprintf(s->platform, sizeof s->platform, "%s", PQgetvalue(res, 0, 5));
+        /* In Gecko the push's decision task is the original task's group. */
+        snprintf(s->decision_task_id, sizeof s->decision_task_id, "%s", PQgetvalue(res, 0, 6));
+    }
+    PQclear(res);
+    return RT_OK;
+}
+
+/* Triggers the hook. Returns RT_OK with action_task_id, or an error with h filled. */
+static int call_hook(retrigger *w, const set_info *s, const rt_action *action, const char *payload,
+                     char action_task_id[23], handled *h)
+{
+    char *group = rt_http_url_escape(action->hook_group_id);
+    char *hook = rt_http_url_escape(action->hook_id);
+    size_t n = strlen(w->cfg->taskcluster_root_url) + (group ? strlen(group) : 0) +
+               (hook ? strlen(hook) : 0) + 64;
+    char *url = malloc(n);
+    int rc = RT_ENOMEM;
+    rt_http_response resp = { 0 };
+    if (!group || !hook || !url) goto out;
+    snprintf(url, n, "%s/api/hooks/v1/hooks/%s/%s/trigger", w->cfg->taskcluster_root_url, group, hook);
+    char nonce[RT_HAWK_NONCE_SIZE], auth[4096];
+    rt_hawk_credentials creds = { w->cfg->taskcluster_client_id, w->cfg->taskcluster_access_token,
+                                  w->cfg->taskcluster_certificate };
+    if ((rc = rt_hawk_nonce(nonce)) != RT_OK ||
+        (rc = rt_hawk_header(&creds, "POST", url, payload, "application/json", (long)time(NULL), nonce,
+                             auth, sizeof auth)) != RT_OK) {
+        fail(h, DONE_DEAD, "cannot sign the hook call: %s", rt_strerror(rc));
+        goto out;
+    }
+    rt_http_header headers[] = { { "Authorization", auth }, { "Content-Type", "application/json" } };
+    const char *params[] = { s->id_text };
+    if ((rc = rt_pg_exec(w->pg, SQL_ATTEMPT, 1, params, NULL)) != RT_OK) {
+        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        goto out;
+    }
+    rc = rt_http_request(w->http_post, "POST", url, headers, 2, payload, strlen(payload), &resp);
+    if (rc == RT_OK) {
+        json_error_t error;
+        json_t *doc = json_loadb(resp.body, resp.len, 0, &error);
+        const char *id = json_string_value(json_object_get(json_object_get(doc, "status"), "taskId"));
+        if (id && strlen(id) == 22) {
+            memcpy(action_task_id, id, 23);
+        } else {
+            rc = RT_EPROTO;
+            fail(h, DONE_RETRY, "upstream-error: hook answer without status.taskId");
+        }
+        json_decref(doc);
+    } else if (resp.status == 401 || resp.status == 403) {
+        fail(h, DONE_DEAD,
+             "taskcluster refused the hook call (HTTP %ld): client %s needs scope "
+             "hooks:trigger-hook:%s/%s",
+             resp.status, w->cfg->taskcluster_client_id ? w->cfg->taskcluster_client_id : "(none)",
+             action->hook_group_id, action->hook_id);
+        rc = RT_EAUTH;
+    } else {
+        /* 429, 5xx, a dropped connection: the call may or may not have arrived. The retry
+         * looks for the action task before calling again. */
+        fail(h, rc == RT_EUPSTREAM && resp.status < 500 && resp.status != 429 ? DONE_DEAD : DONE_RETRY,
+             "upstream-error: hook trigger: %s", rt_http_errstr(w->http_post));
+    }
+out:
+    rt_http_response_free(&resp);
+    free(group);
+    free(hook);
+    free(url);
+    return rc;
+}
+
+static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled *h)
+{
+    set_info s;
+    bool found = false;
+    json_t *tags = NULL, *input = NULL, *payload = NULL;
+    char *payload_text = NULL;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (load_set(w, req->set_id, &s, &found) != RT_OK) {
+        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return;
+    }
+    if (!found) {
+        /* The request may overtake the commit of its set: look again later. */
+        fail(h, DONE_RETRY, "unknown-set: %lld", req->set_id);
+        return;
+    }
+    const char *params[] = { s.id_text };
+    PGresult *res = NULL;
+    if (rt_pg_exec(w->pg, SQL_ACTION, 1, params, &res) != RT_OK) {
+        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return;
+    }
+    bool have_intent = PQntuples(res) == 1;
+    bool finished = have_intent && PQgetvalue(res, 0, 0)[0] == 't';
+    PQclear(res);
+    if (finished) return; /* done before: a redelivery */
+
+    /* One worker per set at a time; Postgres drops the lock if this process dies. */
+    char lock_key[16];
+    snprintf(lock_key, sizeof lock_key, "%d", (int)(s.id % 2147483647));
+    const char *lparams[] = { lock_key };
+    res = NULL;
+    if (rt_pg_exec(w->pg, SQL_TRY_LOCK, 1, lparams, &res) != RT_OK) {
+        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return;
+    }
+    bool locked = PQgetvalue(res, 0, 0)[0] == 't';
+    PQclear(res);
+    if (!locked) {
+        fail(h, DONE_RETRY, "set-busy: another worker holds set %lld", s.id);
+        return;
+    }
+
+    const char *action_name = w->cfg->retrigger_action;
+    bool task_group_action_input = !strcmp(action_name, "retrigger-multiple");
+    char action_task_id[23] = "";
+
+    if (have_intent) {
+        /* An earlier call was interrupted: did it reach Taskcluster? */
+        bool exists = false;
+        int rc = rt_tc_find_action_task(w->http, w->cfg->taskcluster_root_url, s.decision_task_id,
+                                        action_name, s.label, s.original_task_id, action_task_id,
+                                        &exists, errstr);
+        if (rc != RT_OK) {
+            fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD, "upstream-error: task group: %s", errstr);
+            goto out;
+        }
+        if (exists) {
+            if (record_outcome(w, &s, action_name, "found-existing", action_task_id, NULL, "requested") != RT_OK)
+                fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+            else
+                rt_log_info("action task found; not calling again", "set_id", s.id_text,
+                            "action_task_id", action_task_id);
+            goto out;
+        }
+    }
+
+    /* A sheriff may have classified the failure since it was seen. */
+    rt_th_job job;
+    bool ingested = false;
+    int rc = rt_th_job_for_task(w->http, w->cfg->treeherder_url, s.original_task_id, req->run_id,
+                                &job, &ingested, errstr);
+    if (rc != RT_OK) {
+        fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD, "upstream-error: treeherder: %s", errstr);
+        goto out;
+    }
+    int c = ingested ? job.failure_classification_id : 0;
+    if (c != 0 && c != 1 && c != 6) {
+        char why[64];
+        snprintf(why, sizeof why, "classified-before-trigger (classification %d)", c);
+        if (record_outcome(w, &s, action_name, "classified-before-trigger", NULL, why, "failed") != RT_OK ||
+            refund(w, &s, "classified-before-trigger") != RT_OK)
+            fail(h, DONE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
+        else
+            rt_log_info("classified before trigger; budget returned", "set_id", s.id_text);
+        goto out;
+    }
+
+    const rt_actions *actions = NULL;
+    handled lookup = { DONE_ACK, "" };
+    rc = get_actions(w, s.decision_task_id, &actions, &lookup);
+    const rt_action *action = NULL;
+    if (rc == RT_OK && !task_group_action_input) {
+        if ((rc = task_tags(w, s.original_task_id, &tags, h)) != RT_OK) goto out;
+    }
+    if (rc == RT_OK) {
+        rt_tag tagv[64];
+        size_t ntags = 0;
+        const char *key;
+        json_t *value;
+        json_object_foreach(tags, key, value)
+        {
+            if (json_is_string(value) && ntags < 64) tagv[ntags++] = (rt_tag){ key, json_string_value(value) };
+        }
+        rc = rt_actions_find(actions, action_name, tagv, ntags, &action, errstr);
+        if (rc != RT_OK) snprintf(lookup.reason, sizeof lookup.reason, "no-retrigger-action: %.200s", errstr);
+    }
+    if (rc != RT_OK) {
+        if (lookup.outcome != DONE_ACK) { *h = lookup; goto out; } /* transient or broken upstream */
+        if (record_outcome(w, &s, action_name, "no-retrigger-action", NULL, lookup.reason, "failed") != RT_OK ||
+            refund(w, &s, "no-retrigger-action") != RT_OK)
+            fail(h, DONE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
+        else
+            rt_log_warn("no retrigger action", "set_id", s.id_text, "reason", lookup.reason);
+        goto out;
+    }
+
+    if (task_group_action_input)
+        input = json_pack("{s:[{s:[s], s:i}]}", "requests", "tasks", s.label, "times", s.count);
+    else
+        input = json_pack("{s:i}", "times", s.count);
+    rc = rt_actions_render(actions, action, s.decision_task_id,
+                           rt_action_is_task_group(action) ? NULL : s.original_task_id, input,
+                           &payload, errstr);
+    if (rc != RT_OK) {
+        /* A template we cannot render exactly is never sent approximately. */
+        fail(h, DONE_DEAD, "cannot render action %s: %s", action_name, errstr);
+        goto out;
+    }
+    payload_text = json_dumps(payload, JSON_COMPACT);
+    if (!payload_text) { fail(h, DONE_REQUEUE, "out of memory"); goto out; }
+
+    const char *iparams[] = { s.id_text, action_name, s.decision_task_id, action->hook_group_id,
+                              action->hook_id, payload_text, w->cfg->dry_run ? "true" : "false" };
+    if (rt_pg_exec(w->pg, SQL_INTENT, 7, iparams, NULL) != RT_OK) {
+        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        goto out;
+    }
+    if (w->cfg->dry_run) {
+        if (record_outcome(w, &s, action_name, "dry-run", NULL, NULL, "requested") != RT_OK)
+            fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        else
+            rt_log_info("dry run: hook not called", "set_id", s.id_text, "hook_id", action->hook_id);
+        goto out;
+    }
+    rc = call_hook(w, &s, action, payload_text, action_task_id, h);
+    if (rc == RT_OK) {
+        if (record_outcome(w, &s, action_name, "triggered", action_task_id, NULL, "requested") != RT_OK)
+            fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        else
+            rt_log_info("retrigger action triggered", "set_id", s.id_text, "label", s.label,
+                        "action_task_id", action_task_id);
+    } else {
+        const char *eparams[] = { s.id_text, h->reason };
+        if (rt_pg_exec(w->pg, SQL_ERROR, 2, eparams, NULL) != RT_OK)
+            rt_log_warn("cannot record the error", "set_id", s.id_text);
+    }
+out:
+    {
+        PGresult *unlock = NULL;
+        if (rt_pg_exec(w->pg, SQL_UNLOCK, 1, lparams, &unlock) != RT_OK)
+            rt_log_warn("cannot release the set lock", "set_id", s.id_text);
+        PQclear(unlock);
+    }
+    json_decref(tags);
+    json_decref(input);
+    json_decref(payload);
+    free(payload_text);
+}
+
+static void handle(retrigger *w, const rt_amqp_message *m, handled *h)
+{
+    h->outcome = DONE_ACK;
+    h->reason[0] = '\0';
+    rt_retrigger_request req;
+    char reason[RT_MESSAGE_REASON_SIZE];
+    if (rt_retrigger_request_parse(m->body, m->len, &req, reason) != RT_OK) {
+        fail(h, DONE_DEAD, "%s", reason);
+        return;
+    }
+    retrigger_set(w, &req, h);
+    rt_retrigger_request_free(&req);
+}
+
+static void process(retrigger *w, rt_amqp_message *m)
+{
+    handled h;
+    handle(w, m, &h);
+    int rc = RT_OK;
+    switch (h.outcome) {
+    case DONE_ACK: rc = rt_amqp_ack(w->amqp, m); break;
+    case DONE_DEAD:
+        rt_log_warn("request dead-lettered", "reason", h.reason, "message_id", m->message_id);
+        rc = rt_amqp_dead_letter(w->amqp, m, h.reason);
+        break;
+    case DONE_RETRY:
+        if ((size_t)m->attempt >= w->ndelays) {
+            char why[RT_ERRSTR_SIZE + 64];
+            snprintf(why, sizeof why, "%s (after %d retries)", h.reason, m->attempt);
+            rt_log_warn("request dead-lettered", "reason", why, "message_id", m->message_id);
+            rc = rt_amqp_dead_letter(w->amqp, m, why);
+        } else {
+            rt_log_info("retrying later", "reason", h.reason);
+            rt_amqp_header headers[] = { { "x-retrig-last-error", h.reason } };
+            rt_amqp_publish_opts opts = { .headers = headers, .header_count = 1,
+                                          .attempt = m->attempt + 1, .message_id = m->message_id };
+            rc = rt_amqp_publish_delayed(w->amqp, w->queue, w->delays[m->attempt], m->body, m->len, &opts);
+            if (rc == RT_OK) rc = rt_amqp_ack(w->amqp, m);
+        }
+        break;
+    case DONE_REQUEUE:
+        rt_log_warn("storage failed, request requeued", "reason", h.reason);
+        rc = rt_amqp_nack(w->amqp, m, true);
+        usleep(500 * 1000);
+        break;
+    }
+    if (rc != RT_OK)
+        rt_log_warn("could not settle a request; the broker will redeliver it", "error", rt_amqp_errstr(w->amqp));
+}
+
+static int setup(retrigger *w, rt_config *cfg)
+{
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc;
+    w->cfg = cfg;
+    for (size_t i = 0; i < cfg->retry_delays_ms.count && i < MAX_DELAYS; i++)
+        w->delays[w->ndelays++] = atoi(cfg->retry_delays_ms.items[i]);
+    snprintf(w->queue, sizeof w->queue, "%s.retrigger", cfg->amqp_namespace);
+    if (!cfg->dry_run && (!cfg->taskcluster_client_id || !cfg->taskcluster_access_token)) {
+        rt_log_error("taskcluster_client_id and a Taskcluster access token are needed unless "
+                     "dry_run is true");
+        return RT_ECONFIG;
+    }
+    rt_amqp_options opts;
+    rt_amqp_options_from_config(&opts, cfg, "retrigger");
+    if ((rc = rt_amqp_new(&w->amqp, &opts, errstr)) != RT_OK ||
+        (rc = rt_amqp_ensure_connected(w->amqp, 30000)) != RT_OK) {
+        rt_log_error("cannot connect to the broker", "error", w->amqp ? rt_amqp_errstr(w->amqp) : errstr);
+        return rc;
+    }
+    char dlx[300], dlq[300];
+    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
+    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
+    rt_amqp_work_queue queues[] = { { w->queue, "retrigger", w->delays, w->ndelays } };
+    rt_amqp_topology topo = { cfg->amqp_namespace, dlx, dlq, queues, 1, 0 };
+    if ((rc = rt_amqp_declare_topology(w->amqp, &topo)) != RT_OK ||
+        (rc = rt_amqp_consume(w->amqp, w->queue)) != RT_OK) {
+        rt_log_error("cannot set up the queues", "error", rt_amqp_errstr(w->amqp));
+        return rc;
+    }
+    if ((rc = rt_redis_connect(&w->redis, cfg->redis_url, NULL, errstr)) != RT_OK) {
+        rt_log_error("cannot connect to Redis", "error", errstr);
+        return rc;
+    }
+    if ((rc = rt_pg_connect(&w->pg, cfg->database_url, "retrigger", errstr)) != RT_OK) {
+        rt_log_error("cannot connect to Postgres", "error", errstr);
+        return rc;
+    }
+    rt_http_options hopts;
+    rt_http_options_from_config(&hopts, cfg);
+    if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) return rc;
+    hopts.max_attempts = 1;
+    if ((rc = rt_http_new(&w->http_post, &hopts, errstr)) != RT_OK) return rc;
+    return RT_OK;
+}
+
+static void teardown(retrigger *w)
+{
+    rt_amqp_free(w->amqp);
+    rt_redis_free(w->redis);
+    rt_pg_free(w->pg);
+    rt_http_free(w->http);
+    rt_http_free(w->http_post);
+    for (size_t i = 0; i < ACTIONS_CACHE; i++) rt_actions_free(w->cache[i].actions);
+}
 
 static int run(rt_config *cfg)
 {
-    (void)cfg;
-    rt_log_error("retrig-retrigger has no consumer loop yet");
-    return 1;
+    retrigger w = { 0 };
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    int status = 1;
+    if (setup(&w, cfg) != RT_OK) goto out;
+    rt_log_info("consuming", "queue", w.queue, "dry_run", cfg->dry_run ? "true" : "false");
+    while (!g_stop) {
+        rt_amqp_message m = { 0 };
+        int rc = rt_amqp_next(w.amqp, &m, 500);
+        if (rc == RT_OK) {
+            process(&w, &m);
+            rt_amqp_message_free(&m);
+        } else if (rc != RT_ETIMEDOUT) {
+            rt_log_warn("broker connection lost; reconnecting", "error", rt_amqp_errstr(w.amqp));
+            usleep(200 * 1000);
+        }
+    }
+    rt_log_info("stopping: finished the request in hand");
+    status = 0;
+out:
+    teardown(&w);
+    return status;
 }
 
 static int check(rt_config *cfg)
 {
-    (void)cfg;
-    return 0;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int failures = 0;
+    rt_amqp *amqp = NULL;
+    rt_redis *redis = NULL;
+    rt_pg *pg = NULL;
+    rt_amqp_options opts;
+    rt_amqp_options_from_config(&opts, cfg, "retrigger");
+    if (rt_amqp_new(&amqp, &opts, errstr) != RT_OK || rt_amqp_ensure_connected(amqp, 5000) != RT_OK) {
+        rt_log_error("broker unreachable", "error", amqp ? rt_amqp_errstr(amqp) : errstr);
+        failures++;
+    }
+    if (rt_redis_connect(&redis, cfg->redis_url, NULL, errstr) != RT_OK) {
+        rt_log_error("redis unreachable", "error", errstr);
+        failures++;
+    }
+    if (rt_pg_connect(&pg, cfg->database_url, "retrigger", errstr) != RT_OK) {
+        rt_log_error("postgres unreachable", "error", errstr);
+        failures++;
+    }
+    if (!cfg->dry_run && (!cfg->taskcluster_client_id || !cfg->taskcluster_access_token)) {
+        rt_log_error("taskcluster_client_id and a Taskcluster access token are needed unless dry_run is true");
+        failures++;
+    }
+    rt_amqp_free(amqp);
+    rt_redis_free(redis);
+    rt_pg_free(pg);
+    if (!failures) rt_log_info("configuration and services ok");
+    return failures ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-    static const rt_worker_def def = { "retrigger", "retrig-retrigger", run, check };
+    static const rt_worker_def def = {
+        "retrigger",
+        "Consumes retrigger requests and triggers the push's retrigger action in Taskcluster\n"
+        "(hooks.triggerHook with Hawk authentication), exactly once per set.",
+        run, check,
+    };
     return rt_worker_main(&def, argc, argv);
 }

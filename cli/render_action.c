@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* render_action.c - `retrig render-action`: the hook call retrig-retrigger would make for
+ * a task, rendered offline from an actions.json and a task definition. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/actions.h"
+#include "common/ids.h"
+#include "common/taskdef.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: retrig render-action --actions ACTIONS.json --task TASKDEF.json --task-id ID\n"
+            "                            [--action NAME] [--times N]\n"
+            "Renders the hookPayload of an action (default retrigger-multiple) for the task and\n"
+            "prints {\"hookGroupId\", \"hookId\", \"payload\"}. ACTIONS.json is a whole actions.json\n"
+            "or a bare list of actions. A task action must have the task in its context.\n");
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = malloc(RT_ACTIONS_MAX_BYTES + 1);
+    size_t n = buf ? fread(buf, 1, RT_ACTIONS_MAX_BYTES + 1, f) : 0;
+    fclose(f);
+    if (buf) buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+int rt_cli_render_action(int argc, char **argv, rt_config *cfg)
+{
+    static const struct option options[] = {
+        { "actions", required_argument, NULL, 'a' }, { "task", required_argument, NULL, 't' },
+        { "task-id", required_argument, NULL, 'i' }, { "action", required_argument, NULL, 'n' },
+        { "times", required_argument, NULL, 'x' },   { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *actions_path = NULL, *task_path = NULL, *task_id = NULL;
+    const char *name = cfg->retrigger_action;
+    int times = cfg->retriggers_per_failure, c;
+    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        switch (c) {
+        case 'a': actions_path = optarg; break;
+        case 't': task_path = optarg; break;
+        case 'i': task_id = optarg; break;
+        case 'n': name = optarg; break;
+        case 'x': times = atoi(optarg); break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!actions_path || !task_path || !task_id || times < 1 || times > 100) {
+        usage(stderr);
+        return 2;
+    }
+    if (!rt_valid_task_id(task_id)) {
+        rt_log_error("invalid task id", "task_id", task_id);
+        return 2;
+    }
+    int status = 1;
+    char errstr[RT_ERRSTR_SIZE] = "", reason[128] = "";
+    size_t alen = 0, tlen = 0;
+    char *atext = slurp(actions_path, &alen), *ttext = slurp(task_path, &tlen);
+    rt_actions *actions = NULL;
+    rt_taskdef def = { 0 };
+    json_t *task_json = NULL, *input = NULL, *payload = NULL;
+    if (!atext || !ttext) {
+        rt_log_error("cannot read a file", "file", !atext ? actions_path : task_path);
+        goto out;
+    }
+    if (rt_actions_parse(atext, alen, RT_ACTIONS_MAX_BYTES, &actions, errstr) != RT_OK) {
+        rt_log_error("invalid actions.json", "file", actions_path, "error", errstr);
+        goto out;
+    }
+    if (rt_taskdef_parse(ttext, tlen, RT_ACTIONS_MAX_BYTES, &def, reason) != RT_OK || !def.label) {
+        rt_log_error("invalid task definition", "file", task_path, "reason", reason);
+        goto out;
+    }
+    json_error_t error;
+    task_json = json_loadb(ttext, tlen, 0, &error);
+    rt_tag tags[64];
+    size_t ntags = 0;
+    const char *key;
+    json_t *value;
+    json_object_foreach(json_object_get(task_json, "tags"), key, value)
+    {
+        if (json_is_string(value) && ntags < 64) tags[ntags++] = (rt_tag){ key, json_string_value(value) };
+    }
+    const rt_action *action = NULL;
+    if (rt_actions_find(actions, name, tags, ntags, &action, errstr) != RT_OK) {
+        rt_log_error("no such action for this task", "action", name, "error", errstr);
+        goto out;
+    }
+    if (!strcmp(name, "retrigger-multiple"))
+        input = json_pack("{s:[{s:[s], s:i}]}", "requests", "tasks", def.label, "times", times);
+    else
+        input = json_pack("{s:i}", "times", times);
+    /* The decision task is the task's group in Gecko. */
+    if (rt_actions_render(actions, action, def.task_group_id,
+                          rt_action_is_task_group(action) ? NULL : task_id, input, &payload,
+                          errstr) != RT_OK) {
+        rt_log_error("cannot render the action", "action", name, "error", errstr);
+        goto out;
+    }
+    json_t *result = json_pack("{s:s, s:s, s:O}", "hookGroupId", action->hook_group_id, "hookId",
+                               action->hook_id, "payload", payload);
+    char *text = json_dumps(result, JSON_INDENT(2) | JSON_SORT_KEYS);
+    if (text) puts(text);
+    free(text);
+    json_decref(result);
+    status = 0;
+out:
+    free(atext);
+    free(ttext);
+    rt_actions_free(actions);
+    rt_taskdef_free(&def);
+    json_decref(task_json);
+    json_decref(input);
+    json_decref(payload);
+    return status;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* fuzz_failure_line.c - libFuzzer target for the failure line normaliser: no crash, no
+ * leak, message normalisation is idempotent, and the signature is made of the parts. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/failure_line.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *text = (const char *)data;
+    rt_failure_line line;
+    int rc = rt_failure_line_parse(text, size, &line);
+    if (rc == RT_OK) {
+        if (strncmp(line.status, RT_FAILURE_LINE_PREFIX, strlen(RT_FAILURE_LINE_PREFIX)) ||
+            strncmp(line.signature, line.status, strlen(line.status)) ||
+            line.hash != rt_failure_line_hash(line.signature, strlen(line.signature)) ||
+            strlen(line.hash_hex) != 16)
+            abort();
+        /* Parsing the signature again gives the same failure. */
+        rt_failure_line again;
+        if (rt_failure_line_parse(line.signature, strlen(line.signature), &again) != RT_OK) abort();
+        if (!rt_failure_line_equal(&line, &again)) abort();
+        rt_failure_line_free(&again);
+        rt_failure_line_free(&line);
+    } else if (rc != RT_ENOTFOUND) {
+        abort();
+    }
+    char *once = rt_failure_line_normalise_message(text, size);
+    if (!once) abort();
+    char *twice = rt_failure_line_normalise_message(once, strlen(once));
+    if (!twice || strcmp(once, twice) != 0) abort();
+    free(once);
+    free(twice);
+    return 0;
+}

@@ -1,0 +1,640 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* test_classify.c - retrig-classify end to end: real worker processes on the local
+ * RabbitMQ, Redis and Postgres, the fake upstream serving the recorded fixtures. Pins the
+ * "Done when" points of issue 3: verdicts of the fixtures, exactly-once retrigger sets
+ * under duplicates, replicas and a flushed Redis, budgets under concurrency, dead letters
+ * with reasons, retries through delay queues, and a clean SIGTERM. Each test has its own
+ * database, Redis prefix, AMQP namespace and Pulse exchanges (support/classify_harness.h). */
+#include "support/util.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "support/classify_harness.h"
+#include "support/fixtures.h"
+
+#define GWX          "GWxTc8p_RUa5_Xo4RtMiCA"
+#define GWX_PULSE    "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
+#define GWX_DEF      "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"
+#define GWX_ROUTE    "tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"
+#define GWX_LABEL    "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"
+#define GWX_PLATFORM "android-em-7-0-x86_64"
+#define B3E          "B3EheQ-IQ5aPzw34KS_a6g"
+#define B3E_PULSE    "pulse/treeherder_task-completed_B3EheQ-IQ5aPzw34KS_a6g.json"
+#define B3E_ROUTE    "tc-treeherder.v2.autoland.918d7c84da371bda26460fb4b50f161d32107880.88554"
+#define FUZZ_DONE    "pulse/fuzzmanager_task-completed_Z1kaoRtHRRWyyuMDqadYPA.json"
+#define FUZZ_EXC     "pulse/fuzzmanager_task-exception_f8fRfedPSp2-A7M9Zhxe-Q.json"
+#define ES_FAIL      "errorsummary/mochitest-browser-chrome_errorsummary.log"
+#define ES_PASS      "errorsummary/mochitest-browser-chrome_pass_errorsummary.log"
+#define ES_INFRA     "errorsummary/mochitest-browser-chrome_infra_errorsummary.log"
+
+#define WAIT_MS 15000
+
+static const char SQL_SETS[] = "SELECT count(*) FROM retrigger_sets";
+static const char SQL_LEDGER[] = "SELECT coalesce(sum(amount), 0) FROM budget_ledger";
+static const char SQL_CLASSIFIED[] = "SELECT count(*) FROM runs WHERE verdict IS NOT NULL";
+
+/* A new failing task made from the GWxTc8p fixture: its own task id, task group and label
+ * (so it is its own set), served by the fake with the given artifacts. */
+typedef struct variant {
+    char task_id[23];
+    char group[23];
+    char label[256];
+} variant;
+
+static json_t *scenario_new(void)
+{
+    return json_pack("{s:{}, s:{}, s:{}}", "tasks", "artifacts", "jobs");
+}
+
+static json_t *artifacts_with(const char *errorsummary)
+{
+    json_t *list = json_pack("[{s:s, s:s}]", "name", "public/logs/live_backing.log", "content",
+                             "[taskcluster 2019-06-26T19:16:36.554Z] Task ID: recorded log\n");
+    if (errorsummary)
+        json_array_append_new(list, json_pack("{s:s, s:s}", "name",
+                                              "public/test_info/mochitest_errorsummary.log",
+                                              "fixture", errorsummary));
+    return json_pack("{s:o}", "0", list);
+}
+
+static void add_variant(json_t *scenario, variant *v, const char *suffix, const char *errorsummary,
+                        int classification)
+{
+    rt_ch_slugid(v->task_id);
+    rt_ch_slugid(v->group);
+    snprintf(v->label, sizeof v->label, "%s-%s", GWX_LABEL, suffix);
+    json_object_set_new(json_object_get(scenario, "tasks"), v->task_id,
+                        rt_ch_task_definition(GWX_DEF, v->group, v->label));
+    json_object_set_new(json_object_get(scenario, "artifacts"), v->task_id,
+                        artifacts_with(errorsummary));
+    if (classification)
+        json_object_set_new(json_object_get(scenario, "jobs"), v->task_id,
+                            json_pack("[{s:i, s:i, s:s, s:s, s:i}]", "id",
+                                      (int)(300000000 + random() % 1000000), "retry_id", 0,
+                                      "result", "testfailed", "state", "completed",
+                                      "failure_classification_id", classification));
+}
+
+static void publish_variant(rt_ch *h, const variant *v, const char *message_id)
+{
+    char *body = rt_ch_failed_message(GWX_PULSE, v->task_id, v->group);
+    rt_ch_publish(h, "task-failed", body, strlen(body), GWX_ROUTE, message_id);
+    free(body);
+}
+
+static void publish_gwx_failed(rt_ch *h)
+{
+    char *body = rt_ch_failed_message(GWX_PULSE, NULL, NULL);
+    rt_ch_publish(h, "task-failed", body, strlen(body), GWX_ROUTE, NULL);
+    free(body);
+}
+
+static void publish_file(rt_ch *h, const char *event, const char *fixture, const char *route)
+{
+    size_t len = 0;
+    char *body = rt_test_read_file(rt_test_fixture(fixture), &len);
+    rt_ch_publish(h, event, body, len, route, NULL);
+    free(body);
+}
+
+/* Number of calls the fake saw whose path starts with prefix. */
+static size_t upstream_calls(rt_ch *h, const char *prefix)
+{
+    json_t *calls = rt_fake_calls(&h->fake, prefix);
+    assert_non_null(calls);
+    size_t n = json_array_size(calls);
+    json_decref(calls);
+    return n;
+}
+
+/* Stops the workers (they must exit 0), and repeats with `workers` fresh ones until no
+ * message is left in the Pulse queue: afterwards every published message was acked. */
+static void settle(rt_ch *h, size_t workers)
+{
+    int64_t deadline = rt_test_now_ms() + 20000;
+    for (;;) {
+        assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+        uint32_t left = 0;
+        assert_int_equal(rt_amqp_queue_depth(h->amqp, h->pulse_queue, &left), RT_OK);
+        if (left == 0) return;
+        if (rt_test_now_ms() > deadline) fail_msg("%u messages still in the Pulse queue", left);
+        rt_ch_start_workers(h, workers);
+        while (rt_amqp_queue_depth(h->amqp, h->pulse_queue, &left) == RT_OK && left > 0 &&
+               rt_test_now_ms() < deadline) {
+            struct timespec ts = {0, 20 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+static int setup(void **state)
+{
+    *state = rt_ch_new();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    rt_ch_free(*state);
+    return 0;
+}
+
+/* ---- 1. the fixtures ---- */
+
+static void test_completed_and_exception_fixtures_are_skipped_without_upstream_calls(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_start_workers(h, 1);
+    /* As recorded: Treeherder wrappers (2019, no taskQueueId) and raw bodies (2021). */
+    publish_file(h, "task-completed", GWX_PULSE, GWX_ROUTE);
+    publish_file(h, "task-completed", B3E_PULSE, B3E_ROUTE);
+    publish_file(h, "task-completed", FUZZ_DONE, NULL);
+    publish_file(h, "task-exception", FUZZ_EXC, NULL);
+    assert_string_equal(rt_ch_wait_verdict(h, GWX, 0, WAIT_MS), "skip/not-failed");
+    assert_string_equal(rt_ch_wait_verdict(h, B3E, 0, WAIT_MS), "skip/not-failed");
+    assert_string_equal(rt_ch_wait_verdict(h, "Z1kaoRtHRRWyyuMDqadYPA", 0, WAIT_MS),
+                        "skip/not-failed");
+    assert_string_equal(rt_ch_wait_verdict(h, "f8fRfedPSp2-A7M9Zhxe-Q", 0, WAIT_MS),
+                        "skip/exception");
+    const char *gwx[] = {GWX};
+    char *push = rt_ch_sql_text(h,
+                                "SELECT project || ' ' || revision || ' ' || state"
+                                " FROM runs WHERE task_id = $1",
+                                1, gwx);
+    assert_non_null(push); /* the push came from the CC route */
+    assert_string_equal(push, "autoland b437ae030825a8ea9fa7a632b1fcb9becbe11f69 completed");
+    free(push);
+    assert_int_equal(upstream_calls(h, "/api/"), 0);
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
+    assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+static void test_failed_fixture_variants_get_the_verdicts_their_data_implies(void **state)
+{
+    rt_ch *h = *state;
+    json_t *scenario = scenario_new();
+    json_object_set_new(json_object_get(scenario, "artifacts"), GWX, artifacts_with(ES_FAIL));
+    variant pass, infra, none, classified;
+    add_variant(scenario, &pass, "pass", ES_PASS, 0);
+    add_variant(scenario, &infra, "infra", ES_INFRA, 0);
+    add_variant(scenario, &none, "no-errorsummary", NULL, 0);
+    add_variant(scenario, &classified, "classified", ES_FAIL, 4);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    rt_ch_start_workers(h, 1);
+
+    publish_gwx_failed(h);
+    publish_variant(h, &pass, NULL);
+    publish_variant(h, &infra, NULL);
+    publish_variant(h, &none, NULL);
+    publish_variant(h, &classified, NULL);
+
+    assert_string_equal(rt_ch_wait_verdict(h, GWX, 0, WAIT_MS), "retrigger/eligible");
+    assert_string_equal(rt_ch_wait_verdict(h, pass.task_id, 0, WAIT_MS), "infra/no-test-failure");
+    assert_string_equal(rt_ch_wait_verdict(h, infra.task_id, 0, WAIT_MS),
+                        "infra/incomplete-errorsummary");
+    assert_string_equal(rt_ch_wait_verdict(h, none.task_id, 0, WAIT_MS), "infra/no-errorsummary");
+    assert_string_equal(rt_ch_wait_verdict(h, classified.task_id, 0, WAIT_MS), "skip/classified");
+
+    /* A classified job stops before the errorsummary is fetched. */
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "/api/queue/v1/task/%s/runs", classified.task_id);
+    assert_int_equal(upstream_calls(h, prefix), 0);
+
+    /* One retrigger request, for GWxTc8p, asking for 5. */
+    rt_ch_message *req = NULL;
+    rt_ch_take(h, "retrigger", 1, WAIT_MS, &req);
+    json_t *r = json_loads(req[0].body, 0, NULL);
+    assert_non_null(r);
+    assert_string_equal(json_string_value(json_object_get(r, "task_id")), GWX);
+    assert_int_equal(json_integer_value(json_object_get(r, "run_id")), 0);
+    assert_int_equal(json_integer_value(json_object_get(r, "times")), 5);
+    assert_string_equal(json_string_value(json_object_get(r, "project")), "autoland");
+    assert_string_equal(json_string_value(json_object_get(r, "revision")),
+                        "b437ae030825a8ea9fa7a632b1fcb9becbe11f69");
+    assert_string_equal(json_string_value(json_object_get(r, "label")), GWX_LABEL);
+    assert_string_equal(json_string_value(json_object_get(r, "platform")), GWX_PLATFORM);
+    assert_string_equal(json_string_value(json_object_get(r, "task_queue_id")),
+                        "terraform-packet/gecko-t-linux");
+    assert_string_equal(json_string_value(json_object_get(r, "task_group_id")),
+                        "HkX-TbGXQaSX4ucqGMQNBA");
+    assert_true(json_array_size(json_object_get(r, "failing_groups")) > 0);
+    assert_true(json_array_size(json_object_get(r, "failures")) > 0);
+    json_decref(r);
+    rt_ch_messages_free(req, 1);
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
+
+    assert_int_equal(rt_ch_sql_int(h, SQL_SETS, 0, NULL), 1);
+    const char *gwx[] = {GWX};
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT retrigger_count FROM retrigger_sets WHERE"
+                                   " original_task_id = $1 AND request_published_at IS NOT NULL",
+                                   1, gwx),
+                     5);
+    assert_int_equal(rt_ch_sql_int(h, SQL_LEDGER, 0, NULL), 5);
+    assert_int_equal(rt_ch_budget_counter(h, GWX_PLATFORM), 5);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+static void test_published_retrigger_request_validates_against_its_schema(void **state)
+{
+    rt_ch *h = *state;
+    json_t *scenario = scenario_new();
+    json_object_set_new(json_object_get(scenario, "artifacts"), GWX, artifacts_with(ES_FAIL));
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    rt_ch_start_workers(h, 1);
+    publish_gwx_failed(h);
+    rt_ch_message *req = NULL;
+    rt_ch_take(h, "retrigger", 1, WAIT_MS, &req);
+    char *error = NULL;
+    int invalid = rt_ch_validate_schema(rt_test_source("queue-schemas/retrigger-request.json"),
+                                        req[0].body, &error);
+    if (invalid) fprintf(stderr, "request: %s\nschema errors:\n%s", req[0].body, error);
+    free(error);
+    rt_ch_messages_free(req, 1);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+    assert_int_equal(invalid, 0);
+}
+
+static void test_tier_and_pool_policies_skip_fixture_failures(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_setenv(h, "TIERS", "1");
+    rt_ch_setenv(h, "POOL_PREFIXES", "gecko-t/t-linux-"); /* the default */
+    json_t *scenario = scenario_new();
+    json_object_set_new(json_object_get(scenario, "artifacts"), GWX, artifacts_with(ES_FAIL));
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    rt_ch_start_workers(h, 1);
+
+    publish_gwx_failed(h);                                   /* tier 2 */
+    char *b3e = rt_ch_failed_message(B3E_PULSE, NULL, NULL); /* tier 1, releng-hardware osx */
+    rt_ch_publish(h, "task-failed", b3e, strlen(b3e), B3E_ROUTE, NULL);
+    free(b3e);
+
+    assert_string_equal(rt_ch_wait_verdict(h, GWX, 0, WAIT_MS), "skip/tier");
+    assert_string_equal(rt_ch_wait_verdict(h, B3E, 0, WAIT_MS), "skip/pool");
+    /* Neither needed Treeherder nor the artifacts. */
+    assert_int_equal(upstream_calls(h, "/api/queue/v1/task/" GWX "/runs"), 0);
+    assert_int_equal(upstream_calls(h, "/api/queue/v1/task/" B3E "/runs"), 0);
+    assert_int_equal(upstream_calls(h, "/api/jobs/"), 0);
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
+    assert_int_equal(rt_ch_sql_int(h, SQL_SETS, 0, NULL), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+/* ---- 2. exactly once ---- */
+
+static void test_duplicated_failure_requests_one_set_even_after_redis_flush(void **state)
+{
+    rt_ch *h = *state;
+    json_t *scenario = scenario_new();
+    json_object_set_new(json_object_get(scenario, "artifacts"), GWX, artifacts_with(ES_FAIL));
+    variant other;
+    add_variant(scenario, &other, "after-flush", ES_FAIL, 0);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+
+    /* Delivered 3 times to one worker, one after the other. */
+    rt_ch_start_workers(h, 1);
+    for (int i = 0; i < 3; i++) publish_gwx_failed(h);
+    assert_string_equal(rt_ch_wait_verdict(h, GWX, 0, WAIT_MS), "retrigger/eligible");
+    settle(h, 1);
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 1);
+
+    /* Published 3 times at once to 3 replicas of one queue. */
+    rt_ch_start_workers(h, 3);
+    for (int i = 0; i < 3; i++) publish_gwx_failed(h);
+    settle(h, 3);
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 1);
+    assert_int_equal(rt_ch_sql_int(h, SQL_SETS, 0, NULL), 1);
+    assert_int_equal(rt_ch_sql_int(h, SQL_LEDGER, 0, NULL), 5);
+    assert_int_equal(rt_ch_budget_counter(h, GWX_PLATFORM), 5);
+
+    /* Redis loses everything (our keys only: the server is shared); delivered again. */
+    rt_ch_flush_redis(h);
+    assert_int_equal(rt_ch_budget_counter(h, GWX_PLATFORM), -1);
+    rt_ch_start_workers(h, 3);
+    for (int i = 0; i < 3; i++) publish_gwx_failed(h);
+    settle(h, 3);
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 1);
+    assert_int_equal(rt_ch_sql_int(h, SQL_SETS, 0, NULL), 1);
+    assert_int_equal(rt_ch_sql_int(h, SQL_LEDGER, 0, NULL), 5);
+    int counter = rt_ch_budget_counter(h, GWX_PLATFORM);
+    assert_true(counter == -1 || counter == 5); /* nothing spent: absent, or back to the ledger */
+
+    /* The next failure on the platform starts the counter from the ledger, not from zero. */
+    rt_ch_start_workers(h, 1);
+    publish_variant(h, &other, NULL);
+    assert_string_equal(rt_ch_wait_verdict(h, other.task_id, 0, WAIT_MS), "retrigger/eligible");
+    assert_int_equal(rt_ch_sql_int(h, SQL_LEDGER, 0, NULL), 10);
+    assert_int_equal(rt_ch_budget_counter(h, GWX_PLATFORM), 10);
+    assert_int_equal(rt_ch_sql_int(h, SQL_SETS, 0, NULL), 2);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 2);
+}
+
+/* ---- 3. budgets ---- */
+
+static void test_platform_budget_is_never_exceeded_by_concurrent_workers(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_setenv(h, "BUDGET_LIMITS", "android*=10, *=600");
+    json_t *scenario = scenario_new();
+    variant v[4];
+    for (int i = 0; i < 4; i++) {
+        char suffix[16];
+        snprintf(suffix, sizeof suffix, "budget-%d", i);
+        add_variant(scenario, &v[i], suffix, ES_FAIL, 0);
+    }
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    rt_ch_start_workers(h, 3);
+    for (int i = 0; i < 4; i++) publish_variant(h, &v[i], NULL);
+
+    int highest = 0;
+    int64_t deadline = rt_test_now_ms() + WAIT_MS;
+    while (rt_ch_sql_int(h, SQL_CLASSIFIED, 0, NULL) < 4 && rt_test_now_ms() < deadline) {
+        int c = rt_ch_budget_counter(h, GWX_PLATFORM);
+        if (c > highest) highest = c;
+    }
+    int c = rt_ch_budget_counter(h, GWX_PLATFORM);
+    if (c > highest) highest = c;
+    assert_int_equal(rt_ch_sql_int(h, SQL_CLASSIFIED, 0, NULL), 4);
+    assert_true(highest <= 10);
+    assert_int_equal(c, 10);
+    assert_int_equal(rt_ch_sql_int(h, SQL_SETS, 0, NULL), 2);
+    assert_int_equal(rt_ch_sql_int(h, SQL_LEDGER, 0, NULL), 10);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM runs WHERE verdict = 'skip'"
+                                   " AND verdict_reason = 'budget-exhausted'",
+                                   0, NULL),
+                     2);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM runs WHERE verdict = 'retrigger'"
+                                   " AND verdict_reason = 'eligible'",
+                                   0, NULL),
+                     2);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 2);
+}
+
+/* ---- 4. malformed messages ---- */
+
+static void
+test_malformed_messages_are_dead_lettered_with_reasons_and_consumption_goes_on(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_setenv(h, "MAX_MESSAGE_BYTES", "4096");
+    rt_ch_start_workers(h, 1);
+
+    char *failed = rt_ch_failed_message(GWX_PULSE, NULL, NULL);
+    json_t *base = json_loads(failed, 0, NULL);
+    free(failed);
+
+    json_t *no_task = json_deep_copy(base);
+    json_object_del(json_object_get(no_task, "status"), "taskId");
+    json_t *bad_run = json_deep_copy(base);
+    json_object_set_new(bad_run, "runId", json_string("0"));
+    json_t *big = json_deep_copy(base);
+    char padding[5000];
+    memset(padding, 'x', sizeof padding - 1);
+    padding[sizeof padding - 1] = '\0';
+    json_object_set_new(big, "padding", json_string(padding));
+    json_t *completed = json_deep_copy(base); /* a completed run on task-failed */
+    json_t *st = json_object_get(completed, "status");
+    json_object_set_new(st, "state", json_string("completed"));
+    json_object_set_new(json_array_get(json_object_get(st, "runs"), 0), "state",
+                        json_string("completed"));
+
+    struct {
+        const char *id;
+        json_t *doc;
+        const char *text;
+        const char *reason_prefix;
+    } cases[] = {
+        {"invalid-json", NULL, "{\"version\": 1, \"status\": ", "invalid-json"},
+        {"missing-task-id", no_task, NULL, "missing-field:status.taskId"},
+        {"wrong-type-run-id", bad_run, NULL, "wrong-type:runId"},
+        {"too-big", big, NULL, "too-big"},
+        {"state-mismatch", completed, NULL, "invalid-value:status.runs[].state"},
+    };
+    size_t n = sizeof cases / sizeof cases[0];
+    for (size_t i = 0; i < n; i++) {
+        char *text = cases[i].doc ? json_dumps(cases[i].doc, JSON_COMPACT) : strdup(cases[i].text);
+        rt_ch_publish(h, "task-failed", text, strlen(text), GWX_ROUTE, cases[i].id);
+        free(text);
+    }
+    /* A valid message after them is still classified. */
+    char task_id[23];
+    rt_ch_slugid(task_id);
+    char *valid = rt_test_read_file(rt_test_fixture(FUZZ_DONE), NULL);
+    json_t *ok = json_loads(valid, 0, NULL);
+    free(valid);
+    json_object_set_new(json_object_get(ok, "status"), "taskId", json_string(task_id));
+    char *ok_text = json_dumps(ok, JSON_COMPACT);
+    rt_ch_publish(h, "task-completed", ok_text, strlen(ok_text), NULL, "valid");
+    free(ok_text);
+    assert_string_equal(rt_ch_wait_verdict(h, task_id, 0, WAIT_MS), "skip/not-failed");
+
+    rt_ch_message *dead = NULL;
+    rt_ch_take(h, "dead-letter", n, WAIT_MS, &dead);
+    for (size_t i = 0; i < n; i++) {
+        bool matched = false;
+        for (size_t k = 0; k < n; k++) {
+            if (!dead[k].message_id || strcmp(dead[k].message_id, cases[i].id) != 0) continue;
+            matched = true;
+            assert_non_null(dead[k].reason);
+            if (strncmp(dead[k].reason, cases[i].reason_prefix, strlen(cases[i].reason_prefix)))
+                fail_msg("%s: reason '%s', expected '%s...'", cases[i].id, dead[k].reason,
+                         cases[i].reason_prefix);
+        }
+        if (!matched) fail_msg("no dead letter for %s", cases[i].id);
+    }
+    rt_ch_messages_free(dead, n);
+    assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
+    /* Nothing malformed was recorded as a run. */
+    assert_int_equal(rt_ch_sql_int(h, "SELECT count(*) FROM runs", 0, NULL), 1);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+
+    json_decref(base);
+    json_decref(no_task);
+    json_decref(bad_run);
+    json_decref(big);
+    json_decref(completed);
+    json_decref(ok);
+}
+
+/* ---- 5. upstream faults ---- */
+
+/* The fake's answers (HTTP statuses) to GET <root>/api/queue/v1/task/<id> and the time
+ * between the first and the last, in seconds. */
+static size_t task_definition_calls(rt_ch *h, const char *task_id, int statuses[8], double *span)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/api/queue/v1/task/%s", task_id);
+    json_t *calls = rt_fake_calls(&h->fake, path);
+    assert_non_null(calls);
+    size_t n = 0, i;
+    double first = 0, last = 0;
+    json_t *call;
+    json_array_foreach(calls, i, call)
+    {
+        if (strcmp(json_string_value(json_object_get(call, "path")), path) != 0) continue;
+        double t = json_number_value(json_object_get(call, "time"));
+        if (n == 0) first = t;
+        last = t;
+        if (n < 8) statuses[n] = (int)json_integer_value(json_object_get(call, "status"));
+        n++;
+    }
+    json_decref(calls);
+    *span = last - first;
+    return n;
+}
+
+static void add_fault(rt_ch *h, const char *task_id, int times)
+{
+    char regex[128];
+    snprintf(regex, sizeof regex, "^/api/queue/v1/task/%s$", task_id);
+    json_t *rule =
+        json_pack("{s:s, s:s, s:i}", "kind", "status", "path_regex", regex, "status", 503);
+    if (times > 0) json_object_set_new(rule, "times", json_integer(times));
+    char *text = json_dumps(rule, JSON_COMPACT);
+    assert_int_equal(rt_fake_add_fault(&h->fake, text), 200);
+    free(text);
+    json_decref(rule);
+}
+
+static void test_upstream_503_is_retried_through_delay_queues_then_classified(void **state)
+{
+    rt_ch *h = *state;
+    json_t *scenario = scenario_new();
+    variant v;
+    add_variant(scenario, &v, "flaky-upstream", ES_FAIL, 0);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    add_fault(h, v.task_id, 2);
+    rt_ch_start_workers(h, 1);
+    publish_variant(h, &v, "flaky");
+
+    assert_string_equal(rt_ch_wait_verdict(h, v.task_id, 0, WAIT_MS), "retrigger/eligible");
+    int statuses[8] = {0};
+    double span = 0;
+    assert_int_equal(task_definition_calls(h, v.task_id, statuses, &span), 3);
+    assert_int_equal(statuses[0], 503);
+    assert_int_equal(statuses[1], 503);
+    assert_int_equal(statuses[2], 200);
+    /* Two trips through the delay queues (300 ms, then 600 ms): the broker's TTLs bound it. */
+    assert_true(span >= 0.85);
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 1);
+    assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+static void test_permanent_upstream_failure_is_dead_lettered_after_the_last_delay(void **state)
+{
+    rt_ch *h = *state;
+    json_t *scenario = scenario_new();
+    variant v;
+    add_variant(scenario, &v, "down-upstream", ES_FAIL, 0);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    add_fault(h, v.task_id, 0);
+    rt_ch_start_workers(h, 1);
+    publish_variant(h, &v, "down");
+
+    rt_ch_message *dead = NULL;
+    rt_ch_take(h, "dead-letter", 1, WAIT_MS, &dead);
+    assert_non_null(dead[0].reason);
+    if (strncmp(dead[0].reason, "upstream-error", strlen("upstream-error")) != 0)
+        fail_msg("reason: %s", dead[0].reason);
+    assert_string_equal(dead[0].message_id, "down");
+    rt_ch_messages_free(dead, 1);
+
+    int statuses[8] = {0};
+    double span = 0;
+    assert_int_equal(task_definition_calls(h, v.task_id, statuses, &span), 3);
+    assert_true(span >= 0.85);
+    assert_string_equal(rt_ch_verdict(h, v.task_id, 0), ""); /* recorded, not decided */
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+/* ---- 6. SIGTERM ---- */
+
+static void test_sigterm_mid_stream_exits_0_and_loses_no_message(void **state)
+{
+    rt_ch *h = *state;
+    /* A backlog first, so that the workers are busy when the signal comes. */
+    rt_ch_declare_pulse(h);
+    char *text = rt_test_read_file(rt_test_fixture(FUZZ_DONE), NULL);
+    json_t *doc = json_loads(text, 0, NULL);
+    free(text);
+    enum { N = 1000 };
+    for (int i = 0; i < N; i++) {
+        char task_id[23];
+        rt_ch_slugid(task_id);
+        json_object_set_new(json_object_get(doc, "status"), "taskId", json_string(task_id));
+        char *body = json_dumps(doc, JSON_COMPACT);
+        rt_ch_publish(h, "task-completed", body, strlen(body), NULL, NULL);
+        free(body);
+    }
+    json_decref(doc);
+    rt_ch_start_workers(h, 2);
+    /* Each finishes the message in hand, acks it, and exits 0. */
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+    /* Whatever they had not acked is still queued: a new worker classifies every run. */
+    rt_ch_start_workers(h, 1);
+    assert_int_equal(rt_ch_wait_int(h, WAIT_MS, N, SQL_CLASSIFIED, 0, NULL), N);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+    uint32_t left = 1;
+    assert_int_equal(rt_amqp_queue_depth(h->amqp, h->pulse_queue, &left), RT_OK);
+    assert_int_equal(left, 0);
+}
+
+static void test_sigterm_stops_idle_workers_with_status_0(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_start_workers(h, 3);
+    int64_t start = rt_test_now_ms();
+    assert_int_equal(rt_ch_stop_workers(h, 5000), 0);
+    assert_true(rt_test_now_ms() - start < 5000);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_completed_and_exception_fixtures_are_skipped_without_upstream_calls, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_failed_fixture_variants_get_the_verdicts_their_data_implies, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_published_retrigger_request_validates_against_its_schema, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tier_and_pool_policies_skip_fixture_failures, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_duplicated_failure_requests_one_set_even_after_redis_flush, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_platform_budget_is_never_exceeded_by_concurrent_workers, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_malformed_messages_are_dead_lettered_with_reasons_and_consumption_goes_on, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_upstream_503_is_retried_through_delay_queues_then_classified, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_permanent_upstream_failure_is_dead_lettered_after_the_last_delay, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sigterm_mid_stream_exits_0_and_loses_no_message, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_sigterm_stops_idle_workers_with_status_0, setup,
+                                        teardown),
+    };
+    signal(SIGPIPE, SIG_IGN);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
