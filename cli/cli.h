@@ -13,5 +13,7 @@ int rt_cli_eligibility(int argc, char **argv, rt_config *cfg);
 int rt_cli_publish(int argc, char **argv, rt_config *cfg);
 int rt_cli_render_action(int argc, char **argv, rt_config *cfg);
 int rt_cli_decide(int argc, char **argv, rt_config *cfg);
+int rt_cli_decisions(int argc, char **argv, rt_config *cfg);
+int rt_cli_explain(int argc, char **argv, rt_config *cfg);
 
 #endif

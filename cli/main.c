@@ -24,6 +24,9 @@ static void usage(FILE *out)
             "  errorsummary FILE... classify errorsummary artifacts (test-failure, infra, pass)\n"
             "  decide --original F [--retrigger F]... [--passed N] [--threshold N]\n"
             "                       replay retrig-decide's verdict from bug_suggestions files\n"
+            "  decisions [--since 24h] [--project P] [--verdict V] [--format table|json]\n"
+            "                       list the verdicts retrig-decide stored\n"
+            "  explain TASK_ID      the whole story of the retrigger set of a task\n"
             "  render-action --actions F --task F --task-id ID [--action NAME] [--times N]\n"
             "                       the hook call retrig-retrigger would make, offline\n"
             "  publish --exchange X [--cc ROUTE]... FILE...\n"
@@ -103,6 +106,8 @@ int main(int argc, char **argv)
     else if (!strcmp(command, "publish")) status = rt_cli_publish(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "render-action")) status = rt_cli_render_action(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "decide")) status = rt_cli_decide(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "decisions")) status = rt_cli_decisions(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "explain")) status = rt_cli_explain(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "config")) { rt_config_print(&cfg, stdout); status = 0; }
     else {
         rt_log_error("unknown command", "command", command);

@@ -33,7 +33,10 @@ typedef struct rt_config {
     rt_config_list budget_limits;
     int budget_minimum;
     char *database_url;
+    bool decide_cancel_pending;
+    rt_config_list decide_delays_ms;
     bool decide_drop_single_tracking;
+    int decide_sweep_interval_s;
     int decide_threshold;
     bool dry_run;
     int http_backoff_base_ms;
@@ -58,6 +61,7 @@ typedef struct rt_config {
     rt_config_list retry_delays_ms;
     char *retrigger_action;
     int retriggers_per_failure;
+    int set_deadline_minutes;
     int task_cache_size;
     char *taskcluster_access_token;
     char *taskcluster_access_token_file;

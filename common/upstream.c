@@ -363,3 +363,63 @@ int rt_th_job_for_task(rt_http *h, const char *treeherder_url, const char *task_
     json_decref(doc);
     return RT_OK;
 }
+
+int rt_th_job_logs(rt_http *h, const char *treeherder_url, const char *project, long job_id,
+                   rt_th_logs *logs, char *errstr)
+{
+    memset(logs, 0, sizeof *logs);
+    if (!rt_valid_project(project) || job_id <= 0) {
+        rt_set_errstr(errstr, "invalid project or job id");
+        return RT_EINVAL;
+    }
+    char path[256];
+    snprintf(path, sizeof path, "/api/project/%s/job-log-url/?job_id=%ld", project, job_id);
+    char *url = join(treeherder_url, path);
+    if (!url) return RT_ENOMEM;
+    char *body = NULL;
+    size_t len = 0;
+    int rc = get(h, url, &body, &len, errstr);
+    if (rc != RT_OK) {
+        free(url);
+        return rc;
+    }
+    json_error_t error;
+    json_t *doc = json_loadb(body, len, 0, &error);
+    free(body);
+    if (!json_is_array(doc)) {
+        rt_set_errstr(errstr, "GET %s: answer is not a JSON list", url);
+        json_decref(doc);
+        free(url);
+        return RT_EPROTO;
+    }
+    free(url);
+    size_t i;
+    json_t *entry;
+    json_array_foreach(doc, i, entry)
+    {
+        const char *status = json_string_value(json_object_get(entry, "parse_status"));
+        if (!status) continue;
+        logs->total++;
+        if (!strcmp(status, "pending")) logs->pending++;
+        else if (!strcmp(status, "parsed")) logs->parsed++;
+        else logs->unusable++; /* failed, skipped-size */
+    }
+    json_decref(doc);
+    return RT_OK;
+}
+
+int rt_th_bug_suggestions(rt_http *h, const char *treeherder_url, const char *project, long job_id,
+                          char **body, size_t *len, char *errstr)
+{
+    if (!rt_valid_project(project) || job_id <= 0) {
+        rt_set_errstr(errstr, "invalid project or job id");
+        return RT_EINVAL;
+    }
+    char path[256];
+    snprintf(path, sizeof path, "/api/project/%s/jobs/%ld/bug_suggestions/", project, job_id);
+    char *url = join(treeherder_url, path);
+    if (!url) return RT_ENOMEM;
+    int rc = get(h, url, body, len, errstr);
+    free(url);
+    return rc;
+}

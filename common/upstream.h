@@ -75,4 +75,19 @@ typedef struct rt_th_job {
 RT_MUSTCHECK int rt_th_job_for_task(rt_http *h, const char *treeherder_url, const char *task_id,
                                     int run_id, rt_th_job *job, bool *found, char *errstr);
 
+typedef struct rt_th_logs {
+    int pending; /* logs whose parse_status is pending */
+    int parsed;  /* parsed */
+    int unusable; /* failed or skipped-size */
+    int total;
+} rt_th_logs;
+
+/* GET <treeherder>/api/project/<project>/job-log-url/?job_id=<id>: counts of parse_status. */
+RT_MUSTCHECK int rt_th_job_logs(rt_http *h, const char *treeherder_url, const char *project,
+                                long job_id, rt_th_logs *logs, char *errstr);
+
+/* GET <treeherder>/api/project/<project>/jobs/<id>/bug_suggestions/: the raw body. */
+RT_MUSTCHECK int rt_th_bug_suggestions(rt_http *h, const char *treeherder_url, const char *project,
+                                       long job_id, char **body, size_t *len, char *errstr);
+
 #endif

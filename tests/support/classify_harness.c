@@ -161,48 +161,79 @@ static bool log_says_consuming(const char *path)
     return found;
 }
 
-void rt_ch_start_workers(rt_ch *h, size_t n)
+/* Forks and execs RT_TEST_BIN_DIR/<program> with the worker environment; its stdout and
+ * stderr go to <dir>/worker-<pid>.log. */
+static pid_t spawn_worker(rt_ch *h, const char *program, char **env)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", RT_TEST_BIN_DIR, program);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) fail_msg("fork: %s", strerror(errno));
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);
+        char log[256]; /* named after the pid: never reused by a later worker */
+        snprintf(log, sizeof log, "%s/worker-%d.log", h->dir, (int)getpid());
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, STDERR_FILENO);
+            dup2(fd, STDOUT_FILENO);
+            close(fd);
+        }
+        char *argv[] = {path, NULL};
+        execve(argv[0], argv, env);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits until worker `index` logs "consuming"; fails the test when it exits or is late. */
+static void wait_consuming(rt_ch *h, size_t index, int64_t deadline)
+{
+    char log[256];
+    snprintf(log, sizeof log, "%s/worker-%d.log", h->dir, (int)h->workers[index]);
+    while (!log_says_consuming(log)) {
+        int status;
+        if (waitpid(h->workers[index], &status, WNOHANG) == h->workers[index]) {
+            h->workers[index] = 0;
+            char *text = rt_test_read_file(log, NULL);
+            fail_msg("worker %zu exited during start-up:\n%s", index, text);
+        }
+        if (rt_test_now_ms() > deadline) fail_msg("worker %zu did not start consuming", index);
+        sleep_ms(20);
+    }
+}
+
+void rt_ch_start_workers(rt_ch *h, size_t n) { rt_ch_start_program(h, "retrig-classify", n); }
+
+void rt_ch_start_program(rt_ch *h, const char *program, size_t n)
 {
     assert_true(h->nworkers + n <= RT_CH_MAX_WORKERS);
+    assert_true(strlen(program) < sizeof h->programs[0]);
     char **env = worker_environment(h);
     size_t first = h->nworkers;
     for (size_t i = 0; i < n; i++) {
-        pid_t parent = getpid();
-        pid_t pid = fork();
-        if (pid < 0) fail_msg("fork: %s", strerror(errno));
-        if (pid == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != parent) _exit(127);
-            char log[256]; /* named after the pid: never reused by a later worker */
-            snprintf(log, sizeof log, "%s/worker-%d.log", h->dir, (int)getpid());
-            int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            if (fd >= 0) {
-                dup2(fd, STDERR_FILENO);
-                dup2(fd, STDOUT_FILENO);
-                close(fd);
-            }
-            char *argv[] = {RT_TEST_BIN_DIR "/retrig-classify", NULL};
-            execve(argv[0], argv, env);
-            _exit(127);
-        }
-        h->workers[h->nworkers++] = pid;
+        snprintf(h->programs[h->nworkers], sizeof h->programs[0], "%s", program);
+        h->workers[h->nworkers] = spawn_worker(h, program, env);
+        h->nworkers++;
     }
     free(env);
     int64_t deadline = rt_test_now_ms() + 20000;
-    for (size_t i = first; i < h->nworkers; i++) {
-        char log[256];
-        snprintf(log, sizeof log, "%s/worker-%d.log", h->dir, (int)h->workers[i]);
-        while (!log_says_consuming(log)) {
-            int status;
-            if (waitpid(h->workers[i], &status, WNOHANG) == h->workers[i]) {
-                h->workers[i] = 0;
-                char *text = rt_test_read_file(log, NULL);
-                fail_msg("worker %zu exited during start-up:\n%s", i, text);
-            }
-            if (rt_test_now_ms() > deadline) fail_msg("worker %zu did not start consuming", i);
-            sleep_ms(20);
-        }
-    }
+    for (size_t i = first; i < h->nworkers; i++) wait_consuming(h, i, deadline);
+}
+
+void rt_ch_restart_worker(rt_ch *h, size_t index, int sig)
+{
+    assert_true(index < h->nworkers && h->workers[index] > 0);
+    kill(h->workers[index], sig);
+    int status;
+    if (waitpid(h->workers[index], &status, 0) != h->workers[index])
+        fail_msg("waitpid: %s", strerror(errno));
+    char **env = worker_environment(h);
+    h->workers[index] = spawn_worker(h, h->programs[index], env);
+    free(env);
+    wait_consuming(h, index, rt_test_now_ms() + 20000);
 }
 
 pid_t rt_ch_worker_pid(const rt_ch *h, size_t index)
@@ -241,6 +272,23 @@ int rt_ch_stop_workers(rt_ch *h, int timeout_ms)
     return bad;
 }
 
+void rt_ch_settle(rt_ch *h, const char *program, const char *queue, size_t workers, int timeout_ms)
+{
+    int64_t deadline = rt_test_now_ms() + timeout_ms;
+    for (;;) {
+        uint32_t left = 0;
+        while (rt_amqp_queue_depth(h->amqp, queue, &left) == RT_OK && left > 0 &&
+               rt_test_now_ms() < deadline)
+            sleep_ms(20);
+        assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+        if (rt_amqp_queue_depth(h->amqp, queue, &left) != RT_OK)
+            fail_msg("depth of %s: %s", queue, rt_amqp_errstr(h->amqp));
+        if (left == 0) return;
+        if (rt_test_now_ms() > deadline) fail_msg("%u messages still in %s", left, queue);
+        rt_ch_start_program(h, program, workers);
+    }
+}
+
 void rt_ch_declare_pulse(rt_ch *h)
 {
     if (rt_amqp_declare_queue(h->amqp, h->pulse_queue, NULL) != RT_OK)
@@ -267,6 +315,8 @@ static void delete_everything(rt_ch *h)
     for (char *d = strtok_r(delays, ", ", &save); d; d = strtok_r(NULL, ", ", &save)) {
         char q[256];
         snprintf(q, sizeof q, "%s.classify-retry.delay.%s", h->ns, d);
+        if (rt_amqp_delete_queue(h->amqp, q) != RT_OK) {}
+        snprintf(q, sizeof q, "%s.retrigger.delay.%s", h->ns, d);
         if (rt_amqp_delete_queue(h->amqp, q) != RT_OK) {}
     }
     if (rt_amqp_delete_queue(h->amqp, h->pulse_queue) != RT_OK) {}
@@ -441,8 +491,11 @@ void rt_ch_take(rt_ch *h, const char *suffix, size_t count, int timeout_ms, rt_c
 {
     char q[256];
     snprintf(q, sizeof q, "%s.%s", h->ns, suffix);
-    size_t slot = !strcmp(suffix, "retrigger") ? 0 : !strcmp(suffix, "dead-letter") ? 1 : 2;
-    if (slot == 2) fail_msg("rt_ch_take: unknown queue %s", suffix);
+    size_t slot = !strcmp(suffix, "retrigger")     ? 0
+                  : !strcmp(suffix, "dead-letter") ? 1
+                  : !strcmp(suffix, "decide")      ? 2
+                                                   : 3;
+    if (slot == 3) fail_msg("rt_ch_take: unknown queue %s", suffix);
     if (!h->consuming[slot]) {
         if (rt_amqp_consume(h->amqp, q) != RT_OK)
             fail_msg("consume %s: %s", q, rt_amqp_errstr(h->amqp));

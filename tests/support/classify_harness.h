@@ -46,8 +46,9 @@ typedef struct rt_ch {
     rt_pg *pg;         /* connected to the harness database */
     rt_redis *redis;   /* the shared Redis (keys under redis_prefix only) */
     rt_amqp *amqp;     /* publishes and drains */
-    bool consuming[4]; /* queues the amqp handle consumes: retrigger, dead-letter */
+    bool consuming[4]; /* queues the amqp handle consumes: retrigger, dead-letter, decide */
     pid_t workers[RT_CH_MAX_WORKERS];
+    char programs[RT_CH_MAX_WORKERS][32]; /* what each worker runs: "retrig-classify" */
     size_t nworkers;
     char *env[RT_CH_MAX_ENV]; /* "RETRIG_KEY=value" for workers started from now on */
     size_t nenv;
@@ -71,13 +72,24 @@ void rt_ch_free(rt_ch *h);
 /* Sets RETRIG_<KEY>=value for workers started from now on (key in upper case, without
  * the RETRIG_ prefix: "TIERS"). */
 void rt_ch_setenv(rt_ch *h, const char *key, const char *value);
-/* Starts n more workers and waits (at most 20 s) until each one consumes. */
+/* Starts n more retrig-classify workers and waits (at most 20 s) until each one consumes. */
 void rt_ch_start_workers(rt_ch *h, size_t n);
+/* The same for another worker program of RT_TEST_BIN_DIR ("retrig-retrigger"); it gets
+ * the same environment and must log "consuming" once ready. */
+void rt_ch_start_program(rt_ch *h, const char *program, size_t n);
+/* Sends sig (SIGKILL) to worker `index`, reaps it, and starts the same program in its
+ * place (new pid, environment as set now), waiting until it consumes. */
+void rt_ch_restart_worker(rt_ch *h, size_t index, int sig);
 /* The pid of a worker. */
 pid_t rt_ch_worker_pid(const rt_ch *h, size_t index);
 /* SIGTERM to every worker, then waits at most timeout_ms for all of them. Returns how
  * many did not exit with status 0 (still running, killed by a signal, non-zero). */
 int rt_ch_stop_workers(rt_ch *h, int timeout_ms);
+/* Until `queue` (a full queue name) is empty with no worker running: waits for the
+ * workers to drain it, stops them (each must exit 0, else the test fails), and when
+ * messages went back to the queue starts `workers` fresh `program` workers and goes on.
+ * Afterwards every message published to it was handled and settled. */
+void rt_ch_settle(rt_ch *h, const char *program, const char *queue, size_t workers, int timeout_ms);
 /* Declares the Pulse exchanges, the Pulse queue and its "#" bindings as the workers do,
  * so messages can be published before any worker runs. */
 void rt_ch_declare_pulse(rt_ch *h);
@@ -105,7 +117,8 @@ const char *rt_ch_verdict(rt_ch *h, const char *task_id, int run_id);
 /* Waits until the run has a verdict (at most timeout_ms) and returns it as rt_ch_verdict. */
 const char *rt_ch_wait_verdict(rt_ch *h, const char *task_id, int run_id, int timeout_ms);
 
-/* Messages ready in <ns>.<suffix> ("retrigger", "dead-letter"); fails when it is missing. */
+/* Messages ready in <ns>.<suffix> ("retrigger", "decide", "dead-letter"); fails when it
+ * is missing. */
 unsigned rt_ch_queue_depth(rt_ch *h, const char *suffix);
 /* Takes exactly `count` messages from <ns>.<suffix> (waiting at most timeout_ms for them)
  * and acks them; *out receives a malloc'd array. Fails the test when fewer arrive. */

@@ -250,7 +250,7 @@ static int request_decision(classify *w, long long set_id, const char *task_id)
     int wanted = atoi(PQgetvalue(res, 0, 0));
     const char *status = PQgetvalue(res, 0, 1);
     bool open = !strcmp(status, "pending") || !strcmp(status, "requested");
-    rt_decide_request req = { .set_id = set_id, .attempt = 0 };
+    rt_decide_request req = { .set_id = set_id, .attempt = 1 }; /* the schema counts from 1 */
     snprintf(req.project, sizeof req.project, "%s", PQgetvalue(res, 0, 2));
     PQclear(res);
     res = NULL;
@@ -962,6 +962,129 @@ static void process(classify *w, rt_amqp *src, rt_amqp_message *m)
         rt_log_warn("could not settle a message; the broker will redeliver it", "error", rt_amqp_errstr(src));
 }
 
+/* ---- the fast path: completed and exception runs, many at a time ---- */
+
+#define BATCH_MAX 256
+#define FAST_COLUMNS 14
+
+/* Parses a delivery for the fast path. True when it needs nothing but a runs row with its
+ * verdict (or nothing at all); false when it must take the full path (failed runs,
+ * invalid bodies, retries). */
+static bool fast_candidate(classify *w, const rt_amqp_message *m, rt_pulse_task *msg)
+{
+    if (rt_amqp_message_header(m, "x-retrig-original-exchange")) return false; /* a retry */
+    char reason[RT_PULSE_REASON_SIZE];
+    if (rt_pulse_parse(m->body, m->len, m->exchange, (size_t)w->cfg->max_message_bytes, msg, reason) != RT_OK)
+        return false;
+    if (msg->event == RT_TASK_EVENT_FAILED) {
+        rt_pulse_task_free(msg);
+        return false;
+    }
+    for (size_t i = 0; i < m->cc_count; i++) (void)rt_pulse_apply_route(msg, m->cc[i]);
+    return true;
+}
+
+/* Handles the deliveries of one batch: completed and exception runs of task groups that
+ * have no retrigger set are written in one INSERT and acked; everything else goes through
+ * process() one by one. */
+static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, size_t n)
+{
+    rt_pulse_task *msgs = calloc(n, sizeof *msgs);
+    bool *fast = calloc(n, sizeof *fast);
+    char **keys = calloc(n + 1, sizeof *keys);
+    char *sql = NULL;
+    const char **params = NULL;
+    char (*runs)[16] = calloc(n, sizeof *runs);
+    if (!msgs || !fast || !keys || !runs) goto slow;
+
+    size_t nkeys = 0;
+    for (size_t i = 0; i < n; i++) {
+        fast[i] = fast_candidate(w, &batch[i], &msgs[i]);
+        if (fast[i] && msgs[i].event != RT_TASK_EVENT_OTHER) {
+            size_t size = strlen(w->cfg->redis_key_prefix) + 32;
+            keys[nkeys] = malloc(size);
+            if (!keys[nkeys]) goto slow;
+            snprintf(keys[nkeys++], size, "%sgroup:%s", w->cfg->redis_key_prefix, msgs[i].task_group_id);
+        }
+    }
+    /* Which task groups have sets: one MGET for the whole batch. */
+    if (nkeys) {
+        const char **argv = calloc(nkeys + 1, sizeof *argv);
+        if (!argv) goto slow;
+        argv[0] = "MGET";
+        for (size_t k = 0; k < nkeys; k++) argv[k + 1] = keys[k];
+        redisReply *reply = NULL;
+        int rc = rt_redis_command_argv(w->redis, (int)nkeys + 1, argv, NULL, &reply);
+        free(argv);
+        if (rc != RT_OK || reply->type != REDIS_REPLY_ARRAY || reply->elements != nkeys) {
+            freeReplyObject(reply);
+            goto slow;
+        }
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!fast[i] || msgs[i].event == RT_TASK_EVENT_OTHER) continue;
+            if (reply->element[k++]->type != REDIS_REPLY_NIL) fast[i] = false; /* may be a member */
+        }
+        freeReplyObject(reply);
+    }
+
+    /* One INSERT for every fast run with its verdict. */
+    size_t rows = 0;
+    for (size_t i = 0; i < n; i++)
+        if (fast[i] && msgs[i].event != RT_TASK_EVENT_OTHER) rows++;
+    if (rows) {
+        params = calloc(rows * FAST_COLUMNS, sizeof *params);
+        sql = malloc(512 + rows * FAST_COLUMNS * 24);
+        if (!params || !sql) goto slow;
+        size_t len = (size_t)sprintf(sql, "INSERT INTO runs (task_id, run_id, state, reason_resolved,"
+                                          " task_queue_id, task_group_id, project, revision, label,"
+                                          " scheduled_at, started_at, resolved_at, verdict,"
+                                          " verdict_reason, classified_at) VALUES ");
+        size_t r = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!fast[i] || msgs[i].event == RT_TASK_EVENT_OTHER) continue;
+            rt_pulse_task *t = &msgs[i];
+            bool completed = t->event == RT_TASK_EVENT_COMPLETED;
+            snprintf(runs[i], sizeof runs[i], "%d", t->run_id);
+            const char *row[FAST_COLUMNS] = { t->task_id, runs[i], member_state(t), t->reason_resolved,
+                                              t->task_queue_id, t->task_group_id, t->project,
+                                              t->revision, t->tag_label, t->scheduled, t->started,
+                                              t->resolved, "skip", completed ? "not-failed" : "exception" };
+            memcpy(&params[r * FAST_COLUMNS], row, sizeof row);
+            size_t b = r * FAST_COLUMNS;
+            len += (size_t)sprintf(sql + len,
+                                   "%s($%zu, $%zu::integer, $%zu, $%zu, $%zu, $%zu, $%zu, $%zu, $%zu,"
+                                   " $%zu::timestamptz, $%zu::timestamptz, $%zu::timestamptz, $%zu, $%zu, now())",
+                                   r ? ", " : "", b + 1, b + 2, b + 3, b + 4, b + 5, b + 6, b + 7, b + 8,
+                                   b + 9, b + 10, b + 11, b + 12, b + 13, b + 14);
+            r++;
+        }
+        sprintf(sql + len, " ON CONFLICT (task_id, run_id) DO NOTHING");
+        if (rt_pg_exec(w->pg, sql, (int)(rows * FAST_COLUMNS), params, NULL) != RT_OK) {
+            /* A bad value in one row (or Postgres down): let the full path sort them out. */
+            rt_log_debug("batch insert failed; handling one by one", "error", rt_pg_errstr(w->pg));
+            for (size_t i = 0; i < n; i++)
+                if (msgs[i].event != RT_TASK_EVENT_OTHER) fast[i] = false;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (fast[i] && rt_amqp_ack(src, &batch[i]) != RT_OK)
+            rt_log_warn("could not ack; the broker will redeliver", "error", rt_amqp_errstr(src));
+    }
+slow:
+    for (size_t i = 0; i < n; i++) {
+        if (!fast || !fast[i]) process(w, src, &batch[i]);
+        if (msgs) rt_pulse_task_free(&msgs[i]);
+    }
+    for (size_t k = 0; keys && keys[k]; k++) free(keys[k]);
+    free(keys);
+    free(msgs);
+    free(fast);
+    free(runs);
+    free(params);
+    free(sql);
+}
+
 static int run(rt_config *cfg)
 {
     classify w = { 0 };
@@ -971,13 +1094,19 @@ static int run(rt_config *cfg)
     int status = 1;
     if (setup(&w, cfg) != RT_OK) goto out;
     rt_log_info("consuming", "queue", w.pulse_queue, "retry_queue", w.retry_queue);
+    rt_amqp_message *batch = calloc(BATCH_MAX, sizeof *batch);
+    if (!batch) goto out;
     while (!g_stop) {
         rt_amqp_message m = { 0 };
-        int rc = rt_amqp_next(w.pulse, &m, w.pulse == w.ours ? 500 : 200);
+        /* Take what has arrived, up to BATCH_MAX, waiting only for the first. With one
+         * connection, deliveries of both queues arrive here. */
+        size_t n = 0;
+        int rc = rt_amqp_next(w.pulse, &batch[0], w.pulse == w.ours ? 500 : 200);
         if (rc == RT_OK) {
-            /* One connection: deliveries of both queues arrive here. */
-            process(&w, w.pulse, &m);
-            rt_amqp_message_free(&m);
+            n = 1;
+            while (n < BATCH_MAX && rt_amqp_next(w.pulse, &batch[n], 0) == RT_OK) n++;
+            process_batch(&w, w.pulse, batch, n);
+            for (size_t i = 0; i < n; i++) rt_amqp_message_free(&batch[i]);
             continue;
         }
         if (rc != RT_ETIMEDOUT) {
@@ -992,8 +1121,9 @@ static int run(rt_config *cfg)
             }
         }
     }
-    rt_log_info("stopping: finished the message in hand");
+    rt_log_info("stopping: finished the messages in hand");
     status = 0;
+    free(batch);
 out:
     teardown(&w);
     return status;

@@ -1,22 +1,926 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* main.c - retrig-decide entry point. */
+/* main.c - retrig-decide: regression or intermittent for each retrigger set, stored for
+ * sheriffs and published for bots.
+ *
+ * A decide request (from retrig-classify when a member of a set resolves, from our own
+ * delay queues, or from the deadline sweeper) makes the worker gather the evidence: for
+ * the original run and each failed retrigger, Treeherder's job, its logs' parse status and
+ * its bug_suggestions, normalised to TEST-UNEXPECTED lines (common/bugsug.h). The pure
+ * rule (common/verdict.h) decides as soon as the verdict cannot change. When Treeherder is
+ * not ready (job not ingested, logs pending, 429/5xx) the request goes to the next delay
+ * queue, never a sleeping worker; past the last delay the set is decided `undecided` with
+ * that reason. A verdict is written in one transaction with the set's status and the
+ * members' results, and the decision event is published with a confirm before the commit,
+ * so a concurrent replica waits on the decision row and never publishes twice.
+ *
+ * Deadline sweeper: every decide_sweep_interval_s, sets still open after
+ * set_deadline_minutes get a decide request with reason "deadline"; such a request decides
+ * with what is there (retriggers that never came make it undecided "retriggers-missing"
+ * when the verdict needed them). Optionally (decide_cancel_pending) the retriggers still
+ * pending when a set is decided early are cancelled. Single-threaded; run replicas. */
+#include <jansson.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/amqp.h"
+#include "common/bugsug.h"
+#include "common/hawk.h"
+#include "common/http.h"
+#include "common/ids.h"
+#include "common/messages.h"
+#include "common/pg.h"
+#include "common/upstream.h"
+#include "common/verdict.h"
 #include "common/worker.h"
+
+#define MAX_DELAYS       16
+#define SWEEP_BATCH      "50"
+#define EVENT_MAX_TASKS  100
+#define UNDECIDED_MISSING "retriggers-missing"
+#define ORIGINAL_NO_DATA  "original-logs-unusable"
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    if (g_stop) _exit(128 + sig); /* second signal: exit now */
+    g_stop = 1;
+}
+
+typedef struct decide {
+    rt_config *cfg;
+    rt_amqp *amqp;
+    rt_pg *pg;
+    rt_http *http;      /* Treeherder and Taskcluster GETs, with the client's retries */
+    rt_http *http_post; /* cancel calls: one attempt */
+    char queue[300];
+    char events[300]; /* the decision events exchange, <ns>.decisions */
+    int delays[MAX_DELAYS];
+    size_t ndelays;
+    time_t next_sweep;
+} decide;
+
+typedef enum { DONE_ACK, DONE_RETRY, DONE_DEAD, DONE_REQUEUE } outcome;
+
+typedef struct handled {
+    outcome outcome;
+    char reason[RT_ERRSTR_SIZE]; /* DONE_RETRY: the wait reason code first */
+} handled;
+
+static void fail(handled *h, outcome o, const char *fmt, ...) RT_PRINTF(3, 4);
+static void fail(handled *h, outcome o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    h->outcome = o;
+    vsnprintf(h->reason, sizeof h->reason, fmt, ap);
+    va_end(ap);
+}
+
+static const char SQL_SET[] =
+    "SELECT s.project, s.revision, s.label, s.platform, s.original_task_id, s.original_run_id,"
+    " s.retrigger_count, s.status, coalesce(s.task_group_id, ''),"
+    " EXISTS (SELECT 1 FROM decisions d WHERE d.set_id = s.id),"
+    " s.created_at < now() - make_interval(mins => $2::integer),"
+    " to_char(coalesce(r.first_seen_at, r.resolved_at, s.created_at) AT TIME ZONE 'UTC',"
+    "         'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),"
+    " to_char(coalesce(a.finished_at, s.request_published_at) AT TIME ZONE 'UTC',"
+    "         'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),"
+    " coalesce(extract(epoch FROM r.resolved_at - r.started_at)::bigint, 0)"
+    " FROM retrigger_sets s"
+    " LEFT JOIN runs r ON r.task_id = s.original_task_id AND r.run_id = s.original_run_id"
+    " LEFT JOIN retrigger_actions a ON a.set_id = s.id"
+    " WHERE s.id = $1::bigint";
+static const char SQL_MEMBERS[] =
+    "SELECT task_id, run_id, state FROM retrigger_set_members"
+    " WHERE set_id = $1::bigint AND role = 'retrigger' AND NOT (task_id = $2 AND run_id = $3::integer)"
+    " ORDER BY added_at, task_id, run_id LIMIT 64";
+static const char SQL_INSERT_DECISION[] =
+    "INSERT INTO decisions (set_id, verdict, reason, evidence, classification_id, failure_seen_at,"
+    " retriggers_requested_at, decided_at)"
+    " VALUES ($1::bigint, $2, $3, $4::jsonb, $5::integer, $6::timestamptz, $7::timestamptz,"
+    " $8::timestamptz)"
+    " ON CONFLICT (set_id) DO NOTHING RETURNING set_id";
+static const char SQL_SET_DECIDED[] =
+    "UPDATE retrigger_sets SET status = 'decided', updated_at = now() WHERE id = $1::bigint";
+static const char SQL_MEMBER_RESULT[] =
+    "UPDATE retrigger_set_members SET result = $4"
+    " WHERE set_id = $1::bigint AND task_id = $2 AND run_id = $3::integer";
+static const char SQL_CANCELLED[] =
+    "UPDATE decisions SET evidence = jsonb_set(evidence, '{cancelled}', $2::jsonb)"
+    " WHERE set_id = $1::bigint";
+static const char SQL_SWEEP[] =
+    "SELECT id, project FROM retrigger_sets"
+    " WHERE status IN ('pending', 'requested', 'complete')"
+    " AND created_at < now() - make_interval(mins => $1::integer)"
+    " AND (deadline_requested_at IS NULL"
+    "      OR deadline_requested_at < now() - make_interval(secs => $2::integer))"
+    " ORDER BY created_at LIMIT " SWEEP_BATCH " FOR UPDATE SKIP LOCKED";
+static const char SQL_SWEPT[] =
+    "UPDATE retrigger_sets SET deadline_requested_at = now() WHERE id = $1::bigint";
+
+typedef struct set_info {
+    long long id;
+    char id_text[32];
+    char project[65], revision[41];
+    char label[1024];
+    char platform[600];
+    char original_task_id[23];
+    int original_run_id;
+    int count;
+    char status[16];
+    char task_group_id[23];
+    bool decided;
+    bool past_deadline;
+    char failure_seen_at[40];
+    char requested_at[40]; /* "" when unknown */
+    long original_seconds; /* the original run's duration, 0 when unknown */
+} set_info;
+
+/* One run of the set as the verdict sees it, with what we learnt about it. */
+typedef struct run_info {
+    char task_id[23];
+    int run_id;
+    char member_state[16]; /* "" for a retrigger that has not arrived */
+    rt_run_state state;
+    long job_id;
+    rt_bugsug lines;
+    bool have_lines;
+} run_info;
+
+typedef struct evidence {
+    set_info set;
+    run_info original;
+    int classification_id; /* -1 unknown */
+    run_info runs[RT_VERDICT_MAX_RUNS];
+    size_t nruns;
+    size_t missing; /* retriggers asked for that never arrived (part of runs, PENDING) */
+    rt_verdict_result result;
+    const char *wait;   /* why we must look again later, NULL when nothing to wait for */
+    char wait_detail[RT_ERRSTR_SIZE];
+    bool deadline;
+} evidence;
+
+static void evidence_free(evidence *e)
+{
+    rt_bugsug_free(&e->original.lines);
+    for (size_t i = 0; i < e->nruns; i++) rt_bugsug_free(&e->runs[i].lines);
+}
+
+static void utc_now(char out[40])
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(out, 40, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out + n, 40 - n, ".%03dZ", (int)(ts.tv_nsec / 1000000L) % 1000);
+}
+
+static int load_set(decide *w, long long set_id, set_info *s, bool *found)
+{
+    memset(s, 0, sizeof *s);
+    s->id = set_id;
+    snprintf(s->id_text, sizeof s->id_text, "%lld", set_id);
+    char deadline[16];
+    snprintf(deadline, sizeof deadline, "%d", w->cfg->set_deadline_minutes);
+    const char *params[] = { s->id_text, deadline };
+    PGresult *res = NULL;
+    int rc = rt_pg_exec(w->pg, SQL_SET, 2, params, &res);
+    if (rc != RT_OK) return rc;
+    *found = PQntuples(res) == 1;
+    if (*found) {
+        snprintf(s->project, sizeof s->project, "%s", PQgetvalue(res, 0, 0));
+        snprintf(s->revision, sizeof s->revision, "%s", PQgetvalue(res, 0, 1));
+        snprintf(s->label, sizeof s->label, "%s", PQgetvalue(res, 0, 2));
+        snprintf(s->platform, sizeof s->platform, "%s", PQgetvalue(res, 0, 3));
+        snprintf(s->original_task_id, sizeof s->original_task_id, "%s", PQgetvalue(res, 0, 4));
+        s->original_run_id = atoi(PQgetvalue(res, 0, 5));
+        s->count = atoi(PQgetvalue(res, 0, 6));
+        snprintf(s->status, sizeof s->status, "%s", PQgetvalue(res, 0, 7));
+        snprintf(s->task_group_id, sizeof s->task_group_id, "%s", PQgetvalue(res, 0, 8));
+        s->decided = PQgetvalue(res, 0, 9)[0] == 't';
+        s->past_deadline = PQgetvalue(res, 0, 10)[0] == 't';
+        snprintf(s->failure_seen_at, sizeof s->failure_seen_at, "%s", PQgetvalue(res, 0, 11));
+        snprintf(s->requested_at, sizeof s->requested_at, "%s", PQgetvalue(res, 0, 12));
+        s->original_seconds = atol(PQgetvalue(res, 0, 13));
+    }
+    PQclear(res);
+    return RT_OK;
+}
+
+/* ---- gathering ---- */
+
+typedef enum { LOOK_LINES, LOOK_NO_DATA, LOOK_WAIT } look;
+
+/* What Treeherder knows of one failed run: its job, its logs, its failure lines. On
+ * LOOK_WAIT *why is the wait reason (RT_UNDECIDED_*) and detail says more. */
+static look look_at_run(decide *w, const set_info *s, run_info *run, int *classification,
+                        const char **why, char *detail)
+{
+    char errstr[RT_ERRSTR_SIZE] = "";
+    rt_th_job job;
+    bool found = false;
+    int rc = rt_th_job_for_task(w->http, w->cfg->treeherder_url, run->task_id, run->run_id, &job,
+                                &found, errstr);
+    if (rc != RT_OK) goto upstream;
+    if (!found || job.retry_id != run->run_id) {
+        *why = RT_UNDECIDED_JOB_NOT_INGESTED;
+        snprintf(detail, RT_ERRSTR_SIZE, "no Treeherder job for %s run %d yet", run->task_id, run->run_id);
+        return LOOK_WAIT;
+    }
+    run->job_id = job.id;
+    if (classification) *classification = job.failure_classification_id;
+
+    rt_th_logs logs;
+    rc = rt_th_job_logs(w->http, w->cfg->treeherder_url, s->project, job.id, &logs, errstr);
+    if (rc != RT_OK) goto upstream;
+    if (logs.pending > 0 || logs.total == 0) {
+        *why = RT_UNDECIDED_LOGS_NOT_PARSED;
+        snprintf(detail, RT_ERRSTR_SIZE, "job %ld: %d of %d logs not parsed", job.id,
+                 logs.total ? logs.pending : 0, logs.total);
+        return LOOK_WAIT;
+    }
+    if (logs.parsed == 0) return LOOK_NO_DATA; /* every log failed or was skipped for size */
+
+    char *body = NULL;
+    size_t len = 0;
+    rc = rt_th_bug_suggestions(w->http, w->cfg->treeherder_url, s->project, job.id, &body, &len, errstr);
+    if (rc != RT_OK) goto upstream;
+    rt_bugsug_options opts = { .drop_single_tracking = w->cfg->decide_drop_single_tracking };
+    rc = rt_bugsug_parse(body, len, &opts, &run->lines, errstr);
+    free(body);
+    if (rc != RT_OK) {
+        rt_log_warn("unusable bug_suggestions: the run counts as no data", "task_id", run->task_id,
+                    "error", errstr);
+        return LOOK_NO_DATA;
+    }
+    run->have_lines = true;
+    return LOOK_LINES;
+upstream:
+    if (rt_upstream_transient(rc)) {
+        *why = RT_UNDECIDED_UPSTREAM_ERROR;
+        snprintf(detail, RT_ERRSTR_SIZE, "%s", errstr);
+        return LOOK_WAIT;
+    }
+    /* A permanent refusal (4xx, a body of the wrong shape): waiting cannot help. */
+    rt_log_warn("treeherder refused; the run counts as no data", "task_id", run->task_id,
+                "error", errstr);
+    return LOOK_NO_DATA;
+}
+
+static void note_wait(evidence *e, const char *why, const char *detail)
+{
+    if (!e->wait) {
+        e->wait = why;
+        snprintf(e->wait_detail, sizeof e->wait_detail, "%s", detail);
+    }
+}
+
+/* Fills e from Postgres and Treeherder and runs the verdict. */
+static int gather(decide *w, evidence *e, handled *h)
+{
+    set_info *s = &e->set;
+    char detail[RT_ERRSTR_SIZE] = "";
+    const char *why = NULL;
+
+    snprintf(e->original.task_id, sizeof e->original.task_id, "%s", s->original_task_id);
+    e->original.run_id = s->original_run_id;
+    snprintf(e->original.member_state, sizeof e->original.member_state, "failed");
+    e->classification_id = -1;
+    look o = look_at_run(w, s, &e->original, &e->classification_id, &why, detail);
+    if (o == LOOK_WAIT) {
+        note_wait(e, why, detail);
+        rt_verdict_undecided(&e->result, why);
+        e->result.verdict = RT_VERDICT_NOT_YET;
+        return RT_OK;
+    }
+    if (o == LOOK_NO_DATA) {
+        e->original.state = RT_RUN_NO_DATA;
+        rt_verdict_undecided(&e->result, ORIGINAL_NO_DATA);
+        return RT_OK;
+    }
+    e->original.state = RT_RUN_FAILED;
+
+    char run_text[16];
+    snprintf(run_text, sizeof run_text, "%d", s->original_run_id);
+    const char *params[] = { s->id_text, s->original_task_id, run_text };
+    PGresult *res = NULL;
+    if (rt_pg_exec(w->pg, SQL_MEMBERS, 3, params, &res) != RT_OK) {
+        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return RT_EDB;
+    }
+    size_t distinct = 0;
+    for (int i = 0; i < PQntuples(res) && e->nruns < RT_VERDICT_MAX_RUNS; i++) {
+        run_info *r = &e->runs[e->nruns++];
+        snprintf(r->task_id, sizeof r->task_id, "%s", PQgetvalue(res, i, 0));
+        r->run_id = atoi(PQgetvalue(res, i, 1));
+        snprintf(r->member_state, sizeof r->member_state, "%s", PQgetvalue(res, i, 2));
+        bool seen = false;
+        for (size_t k = 0; k + 1 < e->nruns; k++)
+            if (!strcmp(e->runs[k].task_id, r->task_id)) seen = true;
+        if (!seen) distinct++;
+    }
+    PQclear(res);
+
+    for (size_t i = 0; i < e->nruns; i++) {
+        run_info *r = &e->runs[i];
+        if (!strcmp(r->member_state, "completed")) r->state = RT_RUN_PASSED;
+        else if (!strcmp(r->member_state, "exception")) r->state = RT_RUN_EXCEPTION;
+        else if (!strcmp(r->member_state, "failed")) {
+            look l = look_at_run(w, s, r, NULL, &why, detail);
+            if (l == LOOK_LINES) r->state = RT_RUN_FAILED;
+            else if (l == LOOK_NO_DATA) r->state = RT_RUN_NO_DATA;
+            else {
+                r->state = RT_RUN_PENDING;
+                note_wait(e, why, detail);
+            }
+        } else r->state = RT_RUN_PENDING; /* pending, running */
+    }
+    /* Retriggers asked for that have not resolved yet (a task's reruns count once). */
+    while (distinct + e->missing < (size_t)s->count && e->nruns < RT_VERDICT_MAX_RUNS) {
+        e->runs[e->nruns++].state = RT_RUN_PENDING;
+        e->missing++;
+    }
+
+    rt_verdict_run vruns[RT_VERDICT_MAX_RUNS];
+    for (size_t i = 0; i < e->nruns; i++) {
+        vruns[i].state = e->runs[i].state;
+        vruns[i].lines = e->runs[i].have_lines ? e->runs[i].lines.lines : NULL;
+        vruns[i].nlines = e->runs[i].have_lines ? e->runs[i].lines.nlines : 0;
+    }
+    rt_verdict_input in = { .original = e->original.lines.lines,
+                            .noriginal = e->original.lines.nlines,
+                            .original_tracked = e->original.lines.ntracked,
+                            .runs = vruns,
+                            .nruns = e->nruns,
+                            .threshold = w->cfg->decide_threshold };
+    if (rt_verdict_decide(&in, &e->result) != RT_OK) {
+        fail(h, DONE_DEAD, "internal: verdict input refused");
+        return RT_EINVAL;
+    }
+    return RT_OK;
+}
+
+/* ---- the decision ---- */
+
+static bool run_has_line(const run_info *r, const rt_failure_line *line)
+{
+    if (r->state != RT_RUN_FAILED || !r->have_lines) return false;
+    for (size_t k = 0; k < r->lines.nlines; k++)
+        if (rt_failure_line_equal(&r->lines.lines[k], line)) return true;
+    return false;
+}
+
+static const char *member_result(const run_info *r, bool reproduced)
+{
+    switch (r->state) {
+    case RT_RUN_PASSED: return "passed";
+    case RT_RUN_FAILED: return reproduced ? "same-failure" : "other-failure";
+    case RT_RUN_EXCEPTION: return "exception";
+    case RT_RUN_NO_DATA: return "no-data";
+    case RT_RUN_PENDING: return NULL;
+    }
+    return NULL;
+}
+
+static json_t *add_unique(json_t *array, const char *task_id)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(array, i, v)
+    {
+        if (!strcmp(json_string_value(v), task_id)) return array;
+    }
+    json_array_append_new(array, json_string(task_id));
+    return array;
+}
+
+/* The evidence stored with the decision (*stored) and the event for bots (*event). */
+static int build_documents(decide *w, const evidence *e, const rt_decide_request *req,
+                           const char *decided_at, json_t **stored, json_t **event)
+{
+    const set_info *s = &e->set;
+    const rt_verdict_result *r = &e->result;
+    json_t *lines = json_array(), *event_lines = json_array(), *runs = json_array();
+    json_t *compared = json_array(), *tracked = json_array();
+    for (size_t i = 0; e->original.have_lines && i < e->original.lines.nlines; i++) {
+        const rt_failure_line *line = &e->original.lines.lines[i];
+        json_t *by = json_array();
+        for (size_t k = 0; k < e->nruns; k++)
+            if (run_has_line(&e->runs[k], line)) add_unique(by, e->runs[k].task_id);
+        json_array_append_new(lines, json_pack("{s:s, s:s, s:s, s:i, s:O}", "line", line->signature,
+                                               "test", line->test, "hash", line->hash_hex,
+                                               "reproduced", (int)json_array_size(by),
+                                               "reproduced_by", by));
+        json_array_append_new(event_lines, json_pack("{s:s, s:o}", "line", line->signature,
+                                                     "reproduced_by", by));
+    }
+    for (size_t i = 0; e->original.have_lines && i < e->original.lines.ntracked; i++)
+        json_array_append_new(tracked, json_pack("{s:s, s:I}", "line",
+                                                 e->original.lines.tracked[i].line.signature, "bug",
+                                                 (json_int_t)e->original.lines.tracked[i].bug_id));
+    size_t ncompared = 0;
+    for (size_t k = 0; k < e->nruns; k++) {
+        const run_info *run = &e->runs[k];
+        if (!run->task_id[0]) continue; /* a retrigger that never arrived */
+        bool reproduced = false;
+        for (size_t i = 0; e->original.have_lines && i < e->original.lines.nlines; i++)
+            if (run_has_line(run, &e->original.lines.lines[i])) reproduced = true;
+        json_t *o = json_pack("{s:s, s:i, s:s, s:s, s:b}", "task_id", run->task_id, "run_id",
+                              run->run_id, "state", run->member_state, "evidence",
+                              rt_run_state_name(run->state), "reproduced", reproduced);
+        if (run->job_id) json_object_set_new(o, "job_id", json_integer(run->job_id));
+        if (run->have_lines) json_object_set_new(o, "lines", json_integer((json_int_t)run->lines.nlines));
+        json_array_append_new(runs, o);
+        if (run->state != RT_RUN_PENDING && json_array_size(compared) < EVENT_MAX_TASKS)
+            add_unique(compared, run->task_id);
+        if (run->state == RT_RUN_PASSED || run->state == RT_RUN_FAILED) ncompared++;
+    }
+    json_t *original = json_pack("{s:s, s:i, s:s}", "task_id", s->original_task_id, "run_id",
+                                 s->original_run_id, "evidence", rt_run_state_name(e->original.state));
+    if (e->original.job_id) json_object_set_new(original, "job_id", json_integer(e->original.job_id));
+    json_t *times = json_pack("{s:s, s:s?, s:s}", "failure_seen_at", s->failure_seen_at,
+                              "retriggers_requested_at", s->requested_at[0] ? s->requested_at : NULL,
+                              "decided_at", decided_at);
+    json_t *counts = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "requested", s->count,
+                               "compared", (int)ncompared, "passed", (int)r->passed, "failed",
+                               (int)r->failed, "exceptions", (int)r->exceptions, "no_data",
+                               (int)r->no_data, "pending", (int)r->pending, "missing", (int)e->missing);
+    *stored = json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:i, s:s, s:b}",
+                        "threshold", w->cfg->decide_threshold, "verdict", rt_verdict_name(r->verdict),
+                        "reason", r->reason, "original", original, "lines", lines, "tracked", tracked,
+                        "runs", runs, "counts", counts, "times", times, "deadline", e->deadline,
+                        "attempt", req->attempt, "request_reason", req->reason,
+                        "drop_single_tracking", w->cfg->decide_drop_single_tracking);
+    if (*stored && e->classification_id >= 0)
+        json_object_set_new(*stored, "classification_id", json_integer(e->classification_id));
+    if (*stored && e->wait_detail[0])
+        json_object_set_new(*stored, "detail", json_string(e->wait_detail));
+    char platform[129] = "unknown"; /* the event's limit */
+    if (s->platform[0]) memcpy(platform, s->platform, strnlen(s->platform, 128) + 1);
+    platform[128] = '\0';
+    *event = json_pack("{s:i, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:i}",
+                       "version", 1, "set_id", (json_int_t)s->id, "project", s->project, "revision",
+                       s->revision, "label", s->label, "platform", platform, "verdict",
+                       rt_verdict_name(r->verdict), "reason", r->reason, "original_task_id",
+                       s->original_task_id, "retrigger_task_ids", compared, "lines", event_lines,
+                       "decided_at", decided_at, "threshold", w->cfg->decide_threshold);
+    if (!*stored || !*event) {
+        json_decref(*stored);
+        json_decref(*event);
+        *stored = *event = NULL;
+        return RT_ENOMEM;
+    }
+    return RT_OK;
+}
+
+/* Inserts the decision, marks the set, records each member's result and publishes the
+ * event, in one transaction. *inserted false: another worker decided first. */
+static int store_decision(decide *w, const evidence *e, const rt_decide_request *req,
+                          bool *inserted, char decided_at[40])
+{
+    const set_info *s = &e->set;
+    *inserted = false;
+    utc_now(decided_at);
+    json_t *stored = NULL, *event = NULL;
+    char *stored_text = NULL, *event_text = NULL;
+    int rc = build_documents(w, e, req, decided_at, &stored, &event);
+    if (rc != RT_OK) return rc;
+    stored_text = json_dumps(stored, JSON_COMPACT);
+    event_text = json_dumps(event, JSON_COMPACT);
+    json_decref(stored);
+    json_decref(event);
+    if (!stored_text || !event_text) {
+        rc = RT_ENOMEM;
+        goto out;
+    }
+    char classification[16];
+    snprintf(classification, sizeof classification, "%d", e->classification_id);
+    const char *verdict = rt_verdict_name(e->result.verdict);
+    const char *params[] = { s->id_text, verdict, e->result.reason, stored_text,
+                             e->classification_id >= 0 ? classification : NULL,
+                             s->failure_seen_at, s->requested_at[0] ? s->requested_at : NULL,
+                             decided_at };
+    if ((rc = rt_pg_begin(w->pg)) != RT_OK) goto out;
+    PGresult *res = NULL;
+    rc = rt_pg_exec(w->pg, SQL_INSERT_DECISION, 8, params, &res);
+    if (rc == RT_OK) *inserted = PQntuples(res) == 1;
+    PQclear(res);
+    if (rc != RT_OK || !*inserted) goto done;
+    const char *sparams[] = { s->id_text };
+    if ((rc = rt_pg_exec(w->pg, SQL_SET_DECIDED, 1, sparams, NULL)) != RT_OK) goto done;
+    for (size_t k = 0; k < e->nruns && rc == RT_OK; k++) {
+        const run_info *run = &e->runs[k];
+        bool reproduced = false;
+        for (size_t i = 0; e->original.have_lines && i < e->original.lines.nlines; i++)
+            if (run_has_line(run, &e->original.lines.lines[i])) reproduced = true;
+        const char *result = member_result(run, reproduced);
+        if (!run->task_id[0] || !result) continue;
+        char run_id[16];
+        snprintf(run_id, sizeof run_id, "%d", run->run_id);
+        const char *mparams[] = { s->id_text, run->task_id, run_id, result };
+        rc = rt_pg_exec(w->pg, SQL_MEMBER_RESULT, 4, mparams, NULL);
+    }
+    if (rc != RT_OK) goto done;
+    char key[128], message_id[64];
+    snprintf(key, sizeof key, "%s.%s", s->project, verdict);
+    snprintf(message_id, sizeof message_id, "decision-%lld", s->id);
+    rt_amqp_publish_opts opts = { .message_id = message_id, .allow_unroutable = true };
+    rc = rt_amqp_publish(w->amqp, w->events, key, event_text, strlen(event_text), &opts);
+done:
+    if (rc == RT_OK) {
+        rc = rt_pg_commit(w->pg);
+    } else {
+        int ignored = rt_pg_rollback(w->pg);
+        (void)ignored;
+        *inserted = false;
+    }
+out:
+    free(stored_text);
+    free(event_text);
+    return rc;
+}
+
+/* ---- cancelling what is no longer needed ---- */
+
+static int cancel_task(decide *w, const char *task_id)
+{
+    char url[512];
+    snprintf(url, sizeof url, "%s/api/queue/v1/task/%s/cancel", w->cfg->taskcluster_root_url, task_id);
+    char nonce[RT_HAWK_NONCE_SIZE], auth[RT_HAWK_HEADER_SIZE];
+    rt_hawk_credentials creds = { w->cfg->taskcluster_client_id, w->cfg->taskcluster_access_token,
+                                  w->cfg->taskcluster_certificate };
+    int rc = rt_hawk_nonce(nonce);
+    if (rc == RT_OK)
+        rc = rt_hawk_header(&creds, "POST", url, NULL, NULL, (long)time(NULL), nonce, auth, sizeof auth);
+    if (rc != RT_OK) return rc;
+    rt_http_header headers[] = { { "Authorization", auth } };
+    rt_http_response resp;
+    rc = rt_http_request(w->http_post, "POST", url, headers, 1, NULL, 0, &resp);
+    rt_http_response_free(&resp);
+    return rc;
+}
+
+static bool is_member(const evidence *e, const char *task_id)
+{
+    if (!strcmp(task_id, e->set.original_task_id)) return true;
+    for (size_t i = 0; i < e->nruns; i++)
+        if (e->runs[i].task_id[0] && !strcmp(e->runs[i].task_id, task_id)) return true;
+    return false;
+}
+
+/* Cancels the set's retriggers still pending or running: the tasks of the push's task
+ * group with the set's label that are not members yet. Best effort; records the count,
+ * the task ids and an estimate of the task time saved (the original run's duration each). */
+static void cancel_pending(decide *w, const evidence *e)
+{
+    const set_info *s = &e->set;
+    if (!s->task_group_id[0] || !w->cfg->taskcluster_client_id || !w->cfg->taskcluster_access_token) {
+        rt_log_warn("cannot cancel pending retriggers: no task group or no credentials", "set_id", s->id_text);
+        return;
+    }
+    json_t *cancelled = json_array();
+    char *token = NULL;
+    for (int page = 0; page < RT_TC_MAX_GROUP_PAGES; page++) {
+        char url[1024];
+        snprintf(url, sizeof url, "%s/api/queue/v1/task-group/%s/list?limit=1000%s%s",
+                 w->cfg->taskcluster_root_url, s->task_group_id, token ? "&continuationToken=" : "",
+                 token ? token : "");
+        free(token);
+        token = NULL;
+        rt_http_response resp;
+        int rc = rt_http_get(w->http, url, &resp);
+        json_t *doc = rc == RT_OK ? json_loadb(resp.body, resp.len, 0, NULL) : NULL;
+        rt_http_response_free(&resp);
+        if (!doc) {
+            rt_log_warn("cannot list the task group to cancel retriggers", "set_id", s->id_text,
+                        "error", rt_http_errstr(w->http));
+            break;
+        }
+        size_t i;
+        json_t *t;
+        json_array_foreach(json_object_get(doc, "tasks"), i, t)
+        {
+            json_t *status = json_object_get(t, "status"), *task = json_object_get(t, "task");
+            const char *id = json_string_value(json_object_get(status, "taskId"));
+            const char *state = json_string_value(json_object_get(status, "state"));
+            const char *label = json_string_value(json_object_get(json_object_get(task, "tags"), "label"));
+            if (!label) label = json_string_value(json_object_get(json_object_get(task, "metadata"), "name"));
+            if (!id || !state || !label || !rt_valid_task_id(id) || strcmp(label, s->label) ||
+                is_member(e, id))
+                continue;
+            if (strcmp(state, "pending") && strcmp(state, "running") && strcmp(state, "unscheduled"))
+                continue;
+            int crc = cancel_task(w, id);
+            if (crc == RT_OK) json_array_append_new(cancelled, json_string(id));
+            else rt_log_warn("cancel failed", "task_id", id, "error", rt_http_errstr(w->http_post));
+        }
+        const char *next = json_string_value(json_object_get(doc, "continuationToken"));
+        if (next && *next && strlen(next) < 300) token = rt_http_url_escape(next);
+        json_decref(doc);
+        if (!token) break;
+    }
+    free(token);
+    size_t n = json_array_size(cancelled);
+    json_t *record = json_pack("{s:i, s:o, s:I}", "count", (int)n, "task_ids", cancelled,
+                               "estimated_seconds_saved", (json_int_t)(n * (size_t)s->original_seconds));
+    char *text = record ? json_dumps(record, JSON_COMPACT) : NULL;
+    json_decref(record);
+    const char *params[] = { s->id_text, text };
+    if (text && rt_pg_exec(w->pg, SQL_CANCELLED, 2, params, NULL) != RT_OK)
+        rt_log_warn("cannot record the cancelled retriggers", "set_id", s->id_text, "error", rt_pg_errstr(w->pg));
+    free(text);
+    char count[16];
+    snprintf(count, sizeof count, "%zu", n);
+    rt_log_info("pending retriggers cancelled", "set_id", s->id_text, "count", count);
+}
+
+/* ---- one request ---- */
+
+static void decide_set(decide *w, const rt_decide_request *req, int attempt, handled *h)
+{
+    evidence *e = calloc(1, sizeof *e);
+    if (!e) { fail(h, DONE_REQUEUE, "out of memory"); return; }
+    bool found = false;
+    if (load_set(w, req->set_id, &e->set, &found) != RT_OK) {
+        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        goto out;
+    }
+    if (!found) {
+        rt_log_warn("decide request for an unknown set", "set_id", e->set.id_text);
+        goto out; /* the set is published in the transaction that creates it: it was deleted */
+    }
+    if (e->set.decided || !strcmp(e->set.status, "decided") || !strcmp(e->set.status, "failed"))
+        goto out; /* decided before (a redelivery), or no retriggers were ever made */
+    e->deadline = e->set.past_deadline || !strncmp(req->reason, "deadline", 8);
+    if (gather(w, e, h) != RT_OK) goto out;
+
+    if (e->result.verdict == RT_VERDICT_NOT_YET) {
+        if (e->wait) {
+            if (e->deadline) {
+                /* Past the deadline the sweeper asks again; waiting on Treeherder after
+                 * hours means it will not come, except a transient error. */
+                if (!strcmp(e->wait, RT_UNDECIDED_UPSTREAM_ERROR)) {
+                    rt_log_info("deadline request met an upstream error; the sweeper asks again",
+                                "set_id", e->set.id_text, "detail", e->wait_detail);
+                    goto out;
+                }
+                rt_verdict_undecided(&e->result, e->wait);
+            } else if ((size_t)attempt >= w->ndelays) {
+                rt_verdict_undecided(&e->result, e->wait);
+            } else {
+                fail(h, DONE_RETRY, "%s", e->wait);
+                goto out;
+            }
+        } else if (e->deadline) {
+            rt_verdict_undecided(&e->result, UNDECIDED_MISSING);
+        } else {
+            rt_log_debug("waiting for retriggers", "set_id", e->set.id_text);
+            goto out; /* the next member's request comes from retrig-classify */
+        }
+    }
+
+    bool inserted = false;
+    char decided_at[40];
+    int rc = store_decision(w, e, req, &inserted, decided_at);
+    if (rc != RT_OK) {
+        fail(h, DONE_REQUEUE, "storing the decision: %s / %s", rt_pg_errstr(w->pg), rt_amqp_errstr(w->amqp));
+        goto out;
+    }
+    if (!inserted) goto out; /* a replica decided first */
+    char pending[16];
+    snprintf(pending, sizeof pending, "%zu", e->result.pending);
+    rt_log_info("decided", "set_id", e->set.id_text, "project", e->set.project, "label", e->set.label,
+                "original_task_id", e->set.original_task_id, "verdict", rt_verdict_name(e->result.verdict),
+                "reason", e->result.reason, "pending", pending);
+    if (w->cfg->decide_cancel_pending && e->result.pending > 0 &&
+        (e->result.verdict == RT_VERDICT_REGRESSION || e->result.verdict == RT_VERDICT_INTERMITTENT)) {
+        if (w->cfg->dry_run) rt_log_info("dry run: pending retriggers not cancelled", "set_id", e->set.id_text);
+        else cancel_pending(w, e);
+    }
+out:
+    evidence_free(e);
+    free(e);
+}
+
+static void handle(decide *w, const rt_amqp_message *m, handled *h)
+{
+    h->outcome = DONE_ACK;
+    h->reason[0] = '\0';
+    rt_decide_request req;
+    char reason[RT_MESSAGE_REASON_SIZE];
+    if (rt_decide_request_parse(m->body, m->len, &req, reason) != RT_OK) {
+        fail(h, DONE_DEAD, "%s", reason);
+        return;
+    }
+    decide_set(w, &req, m->attempt, h);
+}
+
+/* Sends the request to the next delay queue with attempt + 1. */
+static int retry_later(decide *w, const rt_amqp_message *m, const char *why)
+{
+    rt_decide_request req;
+    char reason[RT_MESSAGE_REASON_SIZE];
+    if (rt_decide_request_parse(m->body, m->len, &req, reason) != RT_OK) return RT_EPROTO;
+    req.attempt = m->attempt + 2; /* the body counts from 1 */
+    bool was_deadline = !strncmp(req.reason, "deadline", 8);
+    snprintf(req.reason, sizeof req.reason, "%sretry: %s", was_deadline ? "deadline " : "", why);
+    char *body = rt_decide_request_build(&req);
+    if (!body) return RT_ENOMEM;
+    rt_amqp_header headers[] = { { "x-retrig-last-error", why } };
+    rt_amqp_publish_opts opts = { .headers = headers, .header_count = 1, .attempt = m->attempt + 1,
+                                  .message_id = m->message_id };
+    int rc = rt_amqp_publish_delayed(w->amqp, w->queue, w->delays[m->attempt], body, strlen(body), &opts);
+    free(body);
+    if (rc == RT_OK) rc = rt_amqp_ack(w->amqp, m);
+    return rc;
+}
+
+static void process(decide *w, rt_amqp_message *m)
+{
+    handled h;
+    handle(w, m, &h);
+    int rc = RT_OK;
+    switch (h.outcome) {
+    case DONE_ACK: rc = rt_amqp_ack(w->amqp, m); break;
+    case DONE_DEAD:
+        rt_log_warn("request dead-lettered", "reason", h.reason, "message_id", m->message_id);
+        rc = rt_amqp_dead_letter(w->amqp, m, h.reason);
+        break;
+    case DONE_RETRY:
+        rt_log_info("treeherder not ready, looking again later", "reason", h.reason);
+        rc = retry_later(w, m, h.reason);
+        break;
+    case DONE_REQUEUE:
+        rt_log_warn("storage failed, request requeued", "reason", h.reason);
+        rc = rt_amqp_nack(w->amqp, m, true);
+        usleep(500 * 1000);
+        break;
+    }
+    if (rc != RT_OK)
+        rt_log_warn("could not settle a request; the broker will redeliver it", "error", rt_amqp_errstr(w->amqp));
+}
+
+/* Asks for a decision on sets still open past set_deadline_minutes, once per sweep
+ * interval each, in one transaction (replicas skip the rows another one holds). */
+static void sweep(decide *w)
+{
+    char minutes[16], seconds[16];
+    snprintf(minutes, sizeof minutes, "%d", w->cfg->set_deadline_minutes);
+    snprintf(seconds, sizeof seconds, "%d", w->cfg->decide_sweep_interval_s);
+    const char *params[] = { minutes, seconds };
+    PGresult *res = NULL;
+    int rc = rt_pg_begin(w->pg);
+    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_SWEEP, 2, params, &res);
+    int n = rc == RT_OK ? PQntuples(res) : 0;
+    for (int i = 0; i < n && rc == RT_OK; i++) {
+        rt_decide_request req = { .set_id = atoll(PQgetvalue(res, i, 0)), .attempt = 1 };
+        snprintf(req.project, sizeof req.project, "%s", PQgetvalue(res, i, 1));
+        snprintf(req.reason, sizeof req.reason, "deadline");
+        char *body = rt_decide_request_build(&req);
+        if (!body) { rc = RT_ENOMEM; break; }
+        char message_id[64];
+        snprintf(message_id, sizeof message_id, "decide-%lld-deadline", req.set_id);
+        rt_amqp_publish_opts opts = { .message_id = message_id };
+        rc = rt_amqp_publish(w->amqp, w->cfg->amqp_namespace, "decide", body, strlen(body), &opts);
+        free(body);
+        const char *sparams[] = { PQgetvalue(res, i, 0) };
+        if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_SWEPT, 1, sparams, NULL);
+    }
+    PQclear(res);
+    if (rc == RT_OK && rt_pg_in_transaction(w->pg)) rc = rt_pg_commit(w->pg);
+    if (rc != RT_OK) {
+        int ignored = rt_pg_rollback(w->pg);
+        (void)ignored;
+        rt_log_warn("deadline sweep failed; trying at the next one", "error", rt_pg_errstr(w->pg));
+        return;
+    }
+    if (n > 0) {
+        char count[16];
+        snprintf(count, sizeof count, "%d", n);
+        rt_log_info("decisions requested for sets past their deadline", "sets", count);
+    }
+}
+
+static int setup(decide *w, rt_config *cfg)
+{
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc;
+    w->cfg = cfg;
+    for (size_t i = 0; i < cfg->decide_delays_ms.count && i < MAX_DELAYS; i++)
+        w->delays[w->ndelays++] = atoi(cfg->decide_delays_ms.items[i]);
+    snprintf(w->queue, sizeof w->queue, "%s.decide", cfg->amqp_namespace);
+    snprintf(w->events, sizeof w->events, "%s.decisions", cfg->amqp_namespace);
+    rt_amqp_options opts;
+    rt_amqp_options_from_config(&opts, cfg, "decide");
+    if ((rc = rt_amqp_new(&w->amqp, &opts, errstr)) != RT_OK ||
+        (rc = rt_amqp_ensure_connected(w->amqp, 30000)) != RT_OK) {
+        rt_log_error("cannot connect to the broker", "error", w->amqp ? rt_amqp_errstr(w->amqp) : errstr);
+        return rc;
+    }
+    char dlx[300], dlq[300];
+    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
+    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
+    rt_amqp_work_queue queues[] = { { w->queue, "decide", w->delays, w->ndelays } };
+    rt_amqp_topology topo = { cfg->amqp_namespace, dlx, dlq, queues, 1, 0 };
+    if ((rc = rt_amqp_declare_topology(w->amqp, &topo)) != RT_OK ||
+        (rc = rt_amqp_declare_exchange(w->amqp, w->events, "topic")) != RT_OK ||
+        (rc = rt_amqp_consume(w->amqp, w->queue)) != RT_OK) {
+        rt_log_error("cannot set up the queues", "error", rt_amqp_errstr(w->amqp));
+        return rc;
+    }
+    if ((rc = rt_pg_connect(&w->pg, cfg->database_url, "decide", errstr)) != RT_OK) {
+        rt_log_error("cannot connect to Postgres", "error", errstr);
+        return rc;
+    }
+    rt_http_options hopts;
+    rt_http_options_from_config(&hopts, cfg);
+    if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) return rc;
+    hopts.max_attempts = 1;
+    if ((rc = rt_http_new(&w->http_post, &hopts, errstr)) != RT_OK) return rc;
+    return RT_OK;
+}
+
+static void teardown(decide *w)
+{
+    rt_amqp_free(w->amqp);
+    rt_pg_free(w->pg);
+    rt_http_free(w->http);
+    rt_http_free(w->http_post);
+}
 
 static int run(rt_config *cfg)
 {
-    (void)cfg;
-    rt_log_error("retrig-decide has no consumer loop yet");
-    return 1;
+    decide w = { 0 };
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    int status = 1;
+    if (setup(&w, cfg) != RT_OK) goto out;
+    rt_log_info("consuming", "queue", w.queue, "events", w.events);
+    w.next_sweep = time(NULL);
+    while (!g_stop) {
+        if (time(NULL) >= w.next_sweep) {
+            sweep(&w);
+            w.next_sweep = time(NULL) + cfg->decide_sweep_interval_s;
+        }
+        rt_amqp_message m = { 0 };
+        int rc = rt_amqp_next(w.amqp, &m, 500);
+        if (rc == RT_OK) {
+            process(&w, &m);
+            rt_amqp_message_free(&m);
+        } else if (rc != RT_ETIMEDOUT) {
+            rt_log_warn("broker connection lost; reconnecting", "error", rt_amqp_errstr(w.amqp));
+            usleep(200 * 1000);
+        }
+    }
+    rt_log_info("stopping: finished the request in hand");
+    status = 0;
+out:
+    teardown(&w);
+    return status;
 }
 
 static int check(rt_config *cfg)
 {
-    (void)cfg;
-    return 0;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int failures = 0;
+    rt_amqp *amqp = NULL;
+    rt_pg *pg = NULL;
+    rt_amqp_options opts;
+    rt_amqp_options_from_config(&opts, cfg, "decide");
+    if (rt_amqp_new(&amqp, &opts, errstr) != RT_OK || rt_amqp_ensure_connected(amqp, 5000) != RT_OK) {
+        rt_log_error("broker unreachable", "error", amqp ? rt_amqp_errstr(amqp) : errstr);
+        failures++;
+    }
+    if (rt_pg_connect(&pg, cfg->database_url, "decide", errstr) != RT_OK) {
+        rt_log_error("postgres unreachable", "error", errstr);
+        failures++;
+    }
+    if (cfg->decide_cancel_pending && !cfg->dry_run &&
+        (!cfg->taskcluster_client_id || !cfg->taskcluster_access_token)) {
+        rt_log_error("decide_cancel_pending needs taskcluster_client_id and an access token");
+        failures++;
+    }
+    rt_amqp_free(amqp);
+    rt_pg_free(pg);
+    if (!failures) rt_log_info("configuration and services ok");
+    return failures ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-    static const rt_worker_def def = { "decide", "retrig-decide", run, check };
+    static const rt_worker_def def = {
+        "decide",
+        "Consumes decide requests, compares the failure lines of a set's original run and\n"
+        "retriggers in Treeherder, and stores and publishes regression or intermittent.",
+        run, check,
+    };
     return rt_worker_main(&def, argc, argv);
 }

@@ -8,8 +8,8 @@
  * budget goes back), fetch the decision task's actions.json, pick the configured action,
  * render its hookPayload with JSON-e, record the intent durably, and only then call the
  * hook with Hawk authentication. A redelivered request that finds an intent without an
- * outcome first looks for the action task in the push's task group, so an interrupted
- * call is never repeated when it had reached Taskcluster. Dry-run records the payload and
+ * outcome waits until the interrupted call would have timed out, then looks for the action
+ * task in the push's task group, so a call is never repeated when it had reached Taskcluster. Dry-run records the payload and
  * sends nothing. Single-threaded; run replicas for throughput. */
 #include <jansson.h>
 #include <signal.h>
@@ -82,7 +82,8 @@ static const char SQL_SET[] =
     "SELECT project, revision, label, original_task_id, retrigger_count, platform, task_group_id"
     " FROM retrigger_sets WHERE id = $1::bigint";
 static const char SQL_ACTION[] =
-    "SELECT outcome IS NOT NULL, action_name, decision_task_id, attempts FROM retrigger_actions"
+    "SELECT outcome IS NOT NULL, action_name, decision_task_id, attempts,"
+    " (extract(epoch FROM now() - intent_at) * 1000)::bigint FROM retrigger_actions"
     " WHERE set_id = $1::bigint";
 static const char SQL_TRY_LOCK[] = "SELECT pg_try_advisory_lock(7271, $1::integer)";
 static const char SQL_UNLOCK[] = "SELECT pg_advisory_unlock(7271, $1::integer)";
@@ -91,8 +92,10 @@ static const char SQL_INTENT[] =
     " payload, dry_run) VALUES ($1::bigint, $2, $3, $4, $5, $6::jsonb, $7::boolean)"
     " ON CONFLICT (set_id) DO UPDATE SET payload = EXCLUDED.payload, hook_group_id ="
     " EXCLUDED.hook_group_id, hook_id = EXCLUDED.hook_id WHERE retrigger_actions.outcome IS NULL";
+/* intent_at moves to each call's start: a redelivery waits until that call is over. */
 static const char SQL_ATTEMPT[] =
-    "UPDATE retrigger_actions SET attempts = attempts + 1 WHERE set_id = $1::bigint";
+    "UPDATE retrigger_actions SET attempts = attempts + 1, intent_at = now()"
+    " WHERE set_id = $1::bigint";
 static const char SQL_OUTCOME[] =
     "INSERT INTO retrigger_actions (set_id, action_name, decision_task_id, dry_run, outcome,"
     " action_task_id, error, finished_at) VALUES ($1::bigint, $2, $3, $4::boolean, $5, $6, $7, now())"
@@ -330,22 +333,11 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
         fail(h, DONE_RETRY, "unknown-set: %lld", req->set_id);
         return;
     }
-    const char *params[] = { s.id_text };
-    PGresult *res = NULL;
-    if (rt_pg_exec(w->pg, SQL_ACTION, 1, params, &res) != RT_OK) {
-        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        return;
-    }
-    bool have_intent = PQntuples(res) == 1;
-    bool finished = have_intent && PQgetvalue(res, 0, 0)[0] == 't';
-    PQclear(res);
-    if (finished) return; /* done before: a redelivery */
-
     /* One worker per set at a time; Postgres drops the lock if this process dies. */
     char lock_key[16];
     snprintf(lock_key, sizeof lock_key, "%d", (int)(s.id % 2147483647));
     const char *lparams[] = { lock_key };
-    res = NULL;
+    PGresult *res = NULL;
     if (rt_pg_exec(w->pg, SQL_TRY_LOCK, 1, lparams, &res) != RT_OK) {
         fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return;
@@ -355,6 +347,30 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
     if (!locked) {
         fail(h, DONE_RETRY, "set-busy: another worker holds set %lld", s.id);
         return;
+    }
+
+    /* Read under the lock: a copy of this request may have been handled by another worker
+     * up to a moment ago. */
+    const char *params[] = { s.id_text };
+    res = NULL;
+    if (rt_pg_exec(w->pg, SQL_ACTION, 1, params, &res) != RT_OK) {
+        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        goto out;
+    }
+    bool have_intent = PQntuples(res) == 1;
+    bool finished = have_intent && PQgetvalue(res, 0, 0)[0] == 't';
+    int attempts = have_intent ? atoi(PQgetvalue(res, 0, 3)) : 0;
+    long long since_call_ms = have_intent ? atoll(PQgetvalue(res, 0, 4)) : 0;
+    PQclear(res);
+    if (finished) goto out; /* done before: a redelivery */
+    /* A worker that died in the middle of a call leaves that call in flight: Taskcluster
+     * may create the action task after we look for it. Look only once the call would have
+     * timed out. */
+    long long call_ms = (long long)w->cfg->http_connect_timeout_ms + w->cfg->http_timeout_ms;
+    if (attempts > 0 && since_call_ms < call_ms) {
+        fail(h, DONE_RETRY, "call-in-flight: the hook call for set %lld started %lld ms ago",
+             s.id, since_call_ms);
+        goto out;
     }
 
     const char *action_name = w->cfg->retrigger_action;

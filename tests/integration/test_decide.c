@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* test_decide.c - retrig-decide end to end: a recorded failure (the GWxTc8p fixture made
+ * to fail, with its errorsummary) goes through real retrig-classify, retrig-retrigger (the
+ * fake's Hawk-checked hook) and retrig-decide processes on the local RabbitMQ, Redis and
+ * Postgres. The test plays Taskcluster's Pulse messages for the retriggered runs and
+ * registers their Treeherder jobs and bug_suggestions in the fake: a reproducing run gets
+ * the original's (treeherder/bug_suggestions.json), another run a different line. Pins the
+ * "Done when" points of issue 5: regression decided after the second reproduction, before
+ * the last retrigger; intermittent; logs pending for a while; logs never parsed (undecided
+ * after the cap); Treeherder 500s retried; the deadline sweeper; the decision event valid
+ * against its schema; the pending retrigger cancelled when asked. */
+#include "support/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "support/classify_harness.h"
+#include "support/fixtures.h"
+
+#define GWX_PULSE "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
+#define GWX_DEF   "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"
+#define GWX_ROUTE "tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"
+#define GWX_LABEL "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"
+#define DEC_FIX   "taskcluster/task_definition_build-android-api-16-debug.json"
+#define ES_FAIL   "errorsummary/mochitest-browser-chrome_errorsummary.log"
+#define BUGSUG    "treeherder/bug_suggestions.json"
+#define CLIENT_ID "project/retrig/decide-test"
+#define TOKEN     "fake-access-token-decide-0123456789"
+#define DELAYS    "200,400,800,1600"
+#define WAIT_MS   20000
+
+/* One failing push: the decision task (= task group), the original failed task. */
+typedef struct push {
+    char group[23];
+    char original[23];
+    char label[256];
+    long job;
+    char set_id[32];
+} push;
+
+typedef struct fixture {
+    rt_ch *h;
+    rt_amqp *events; /* consumes <ns>.decisions through a queue of our own */
+    char events_queue[160];
+} fixture;
+
+static long next_job_id(void)
+{
+    static long id;
+    if (!id) id = 400000000L + (random() % 1000000) * 100;
+    return ++id;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->h = rt_ch_new();
+    rt_ch *h = f->h;
+    rt_ch_setenv(h, "RETRIGGERS_PER_FAILURE", "3");
+    rt_ch_setenv(h, "TASKCLUSTER_CLIENT_ID", CLIENT_ID);
+    rt_ch_setenv(h, "TASKCLUSTER_ACCESS_TOKEN", TOKEN);
+    rt_ch_setenv(h, "DECIDE_DELAYS_MS", DELAYS);
+
+    /* The decision events, as a bot would read them. */
+    char err[RT_ERRSTR_SIZE] = "", exchange[160];
+    rt_amqp_options opts;
+    rt_amqp_options_from_config(&opts, &h->cfg, "test-events");
+    assert_int_equal(rt_amqp_new(&f->events, &opts, err), RT_OK);
+    assert_int_equal(rt_amqp_ensure_connected(f->events, 10000), RT_OK);
+    snprintf(exchange, sizeof exchange, "%s.decisions", h->ns);
+    snprintf(f->events_queue, sizeof f->events_queue, "%s.test-events", h->ns);
+    rt_amqp_queue_args args = {.auto_delete = false};
+    assert_int_equal(rt_amqp_declare_exchange(f->events, exchange, "topic"), RT_OK);
+    assert_int_equal(rt_amqp_declare_queue(f->events, f->events_queue, &args), RT_OK);
+    assert_int_equal(rt_amqp_bind_queue(f->events, f->events_queue, exchange, "#"), RT_OK);
+    assert_int_equal(rt_amqp_consume(f->events, f->events_queue), RT_OK);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    char q[256];
+    if (rt_amqp_delete_queue(f->events, f->events_queue) != RT_OK) {}
+    char delays[] = DELAYS, *save = NULL;
+    for (char *d = strtok_r(delays, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
+        snprintf(q, sizeof q, "%s.decide.delay.%s", f->h->ns, d);
+        if (rt_amqp_delete_queue(f->events, q) != RT_OK) {}
+    }
+    snprintf(q, sizeof q, "%s.decisions", f->h->ns);
+    if (rt_amqp_delete_exchange(f->events, q) != RT_OK) {}
+    rt_amqp_free(f->events);
+    rt_ch_free(f->h);
+    free(f);
+    return 0;
+}
+
+static void start_all(rt_ch *h)
+{
+    rt_ch_start_workers(h, 1);
+    rt_ch_start_program(h, "retrig-retrigger", 1);
+    rt_ch_start_program(h, "retrig-decide", 1);
+}
+
+/* A Treeherder job for a run, with its bug_suggestions (NULL: the fixture's). */
+static void add_job(rt_ch *h, const char *task_id, long job, json_t *bug_suggestions)
+{
+    char id[32];
+    snprintf(id, sizeof id, "%ld", job);
+    json_t *s = json_pack("{s:{s:[{s:I, s:i, s:s, s:s, s:i}]}, s:{s:o}}", "jobs", task_id, "id",
+                          (json_int_t)job, "retry_id", 0, "result", "testfailed", "state",
+                          "completed", "failure_classification_id", 1, "bug_suggestions", id,
+                          bug_suggestions ? bug_suggestions : json_pack("{s:s}", "fixture", BUGSUG));
+    rt_ch_scenario(h, s);
+    json_decref(s);
+}
+
+/* A different failure than the original's: the run failed, but not the same way. */
+static json_t *other_failure(void)
+{
+    return json_pack("[{s:s, s:[], s:s, s:{s:[], s:[]}}]", "search",
+                     "TEST-UNEXPECTED-FAIL | dom/base/test/browser_other.js | a different assertion",
+                     "search_terms", "path_end", "dom/base/test/browser_other.js", "bugs",
+                     "open_recent", "all_others");
+}
+
+/* The failure goes through classify and retrigger: the set exists and its action ran. */
+static void fail_original(fixture *f, push *p)
+{
+    rt_ch *h = f->h;
+    rt_ch_slugid(p->group);
+    rt_ch_slugid(p->original);
+    snprintf(p->label, sizeof p->label, "%s-%s", GWX_LABEL, p->group);
+    json_t *s = json_pack("{s:{s:{s:s, s:{s:s}}, s:o}, s:{s:{s:[{s:s, s:s}]}, s:{s:o}}, s:{s:s}}",
+                          "tasks", p->group, "fixture", DEC_FIX, "override", "taskGroupId",
+                          p->group, p->original, rt_ch_task_definition(GWX_DEF, p->group, p->label),
+                          "artifacts", p->group, "0", "name", "public/actions.json", "fixture",
+                          "taskcluster/actions.json", p->original, "0",
+                          json_pack("[{s:s, s:s}, {s:s, s:s}]", "name",
+                                    "public/logs/live_backing.log", "content", "recorded log\n",
+                                    "name", "public/test_info/mochitest_errorsummary.log",
+                                    "fixture", ES_FAIL),
+                          "hook_clients", CLIENT_ID, TOKEN);
+    rt_ch_scenario(h, s);
+    json_decref(s);
+    p->job = next_job_id();
+    add_job(h, p->original, p->job, NULL);
+
+    char *body = rt_ch_failed_message(GWX_PULSE, p->original, p->group);
+    rt_ch_publish(h, "task-failed", body, strlen(body), GWX_ROUTE, NULL);
+    free(body);
+    const char *params[] = {p->original};
+    assert_int_equal(rt_ch_wait_int(h, WAIT_MS, 1,
+                                    "SELECT count(*) FROM retrigger_actions a JOIN retrigger_sets s"
+                                    " ON s.id = a.set_id WHERE s.original_task_id = $1"
+                                    " AND a.outcome = 'triggered'",
+                                    1, params),
+                     1);
+    char *id = rt_ch_sql_text(h, "SELECT id::text FROM retrigger_sets WHERE original_task_id = $1",
+                              1, params);
+    assert_non_null(id);
+    snprintf(p->set_id, sizeof p->set_id, "%s", id);
+    free(id);
+}
+
+typedef enum { RUN_REPRODUCES, RUN_OTHER_FAILURE, RUN_PASSES } run_kind;
+
+/* A retriggered run of the push resolves: its task and Treeherder job `job` (0: a new id)
+ * in the fake, then its Pulse message (the recorded one with a new task id, tags.label and
+ * the push's CC route). */
+static void resolve_retrigger(fixture *f, const push *p, run_kind kind, char task_id[23], long job)
+{
+    rt_ch *h = f->h;
+    rt_ch_slugid(task_id);
+    json_t *s = json_pack("{s:{s:o}}", "tasks", task_id,
+                          rt_ch_task_definition(GWX_DEF, p->group, p->label));
+    rt_ch_scenario(h, s);
+    json_decref(s);
+    long id = job ? job : next_job_id();
+    if (kind != RUN_PASSES) add_job(h, task_id, id, kind == RUN_OTHER_FAILURE ? other_failure() : NULL);
+
+    json_t *body = NULL;
+    if (kind == RUN_PASSES) {
+        json_t *wrapper = json_load_file(rt_test_fixture(GWX_PULSE), 0, NULL);
+        assert_non_null(wrapper);
+        body = json_deep_copy(json_object_get(wrapper, "payload"));
+        json_decref(wrapper);
+    } else {
+        char *text = rt_test_failed_variant(GWX_PULSE, 1);
+        body = json_loads(text, 0, NULL);
+        free(text);
+    }
+    assert_non_null(body);
+    json_t *status = json_object_get(body, "status");
+    json_object_set_new(status, "taskId", json_string(task_id));
+    json_object_set_new(status, "taskGroupId", json_string(p->group));
+    json_object_set_new(body, "task", json_pack("{s:{s:s}}", "tags", "label", p->label));
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    rt_ch_publish(h, kind == RUN_PASSES ? "task-completed" : "task-failed", text, strlen(text),
+                  GWX_ROUTE, NULL);
+    free(text);
+}
+
+/* Waits until the run is a member of the set (retrig-classify recorded it). */
+static void wait_member(rt_ch *h, const push *p, const char *task_id)
+{
+    const char *params[] = {p->set_id, task_id};
+    assert_int_equal(rt_ch_wait_int(h, WAIT_MS, 1,
+                                    "SELECT count(*) FROM retrigger_set_members"
+                                    " WHERE set_id = $1::bigint AND task_id = $2",
+                                    2, params),
+                     1);
+}
+
+static bool decided(rt_ch *h, const push *p, int timeout_ms)
+{
+    const char *params[] = {p->set_id};
+    return rt_ch_wait_int(h, timeout_ms, 1,
+                          "SELECT count(*) FROM decisions WHERE set_id = $1::bigint", 1,
+                          params) == 1;
+}
+
+/* "verdict/reason" of the decision (malloc'd). */
+static char *decision(rt_ch *h, const push *p)
+{
+    const char *params[] = {p->set_id};
+    char *v = rt_ch_sql_text(h,
+                             "SELECT verdict || '/' || reason FROM decisions"
+                             " WHERE set_id = $1::bigint",
+                             1, params);
+    assert_non_null(v);
+    return v;
+}
+
+static long long evidence_int(rt_ch *h, const push *p, const char *path)
+{
+    const char *params[] = {p->set_id, path};
+    return rt_ch_sql_int(h,
+                         "SELECT (evidence #>> $2::text[])::bigint FROM decisions"
+                         " WHERE set_id = $1::bigint",
+                         2, params);
+}
+
+/* Takes the next decision event (at most timeout_ms); NULL when none came. */
+static char *take_event(fixture *f, int timeout_ms)
+{
+    int64_t deadline = rt_test_now_ms() + timeout_ms;
+    while (rt_test_now_ms() < deadline) {
+        rt_amqp_message m = {0};
+        if (rt_amqp_next(f->events, &m, 100) != RT_OK) continue;
+        char *body = strdup(m.body);
+        char key[256];
+        snprintf(key, sizeof key, "%s", m.routing_key);
+        assert_int_equal(rt_amqp_ack(f->events, &m), RT_OK);
+        rt_amqp_message_free(&m);
+        json_t *doc = json_loads(body, 0, NULL);
+        assert_non_null(doc);
+        char want[256];
+        snprintf(want, sizeof want, "%s.%s", json_string_value(json_object_get(doc, "project")),
+                 json_string_value(json_object_get(doc, "verdict")));
+        assert_string_equal(key, want); /* routing key <project>.<verdict> */
+        json_decref(doc);
+        return body;
+    }
+    return NULL;
+}
+
+static void assert_event_valid(const char *body)
+{
+    char *error = NULL;
+    int rc = rt_ch_validate_schema(RT_TEST_SOURCE_DIR "/queue-schemas/decision-event.json", body,
+                                   &error);
+    if (rc != 0) fail_msg("decision event does not validate: %s\n%s", error ? error : "", body);
+    free(error);
+}
+
+static size_t calls_matching(rt_ch *h, const char *prefix, const char *needle)
+{
+    json_t *calls = rt_fake_calls(&h->fake, prefix);
+    assert_non_null(calls);
+    size_t n = 0, i;
+    json_t *c;
+    json_array_foreach(calls, i, c)
+    {
+        const char *q = json_string_value(json_object_get(c, "query"));
+        if (!needle || (q && strstr(q, needle))) n++;
+    }
+    json_decref(calls);
+    return n;
+}
+
+/* ---- scenarios ---- */
+
+static void test_every_retrigger_reproducing_is_a_regression_decided_after_the_second(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    rt_ch_setenv(h, "DECIDE_CANCEL_PENDING", "true");
+    start_all(h);
+    push p;
+    fail_original(f, &p);
+
+    /* The third retrigger is still pending in the push's task group. */
+    char third[23];
+    rt_ch_slugid(third);
+    json_t *s = json_pack("{s:{s:o}, s:{s:{s:s, s:[{s:i, s:s, s:s, s:s}]}}}", "tasks", third,
+                          rt_ch_task_definition(GWX_DEF, p.group, p.label), "statuses", third,
+                          "state", "pending", "runs", "runId", 0, "state", "pending",
+                          "reasonCreated", "scheduled", "scheduled", "2024-05-01T10:00:00.000Z");
+    rt_ch_scenario(h, s);
+    json_decref(s);
+
+    char r1[23], r2[23];
+    resolve_retrigger(f, &p, RUN_REPRODUCES, r1, 0);
+    wait_member(h, &p, r1);
+    sleep_ms(300); /* one reproduction is not enough: nothing may be decided yet */
+    assert_false(decided(h, &p, 0));
+    resolve_retrigger(f, &p, RUN_REPRODUCES, r2, 0);
+    assert_true(decided(h, &p, WAIT_MS));
+
+    char *v = decision(h, &p);
+    assert_string_equal(v, "regression/reproduced");
+    free(v);
+    /* Decided before the third retrigger arrived: it counted as pending. */
+    assert_int_equal(evidence_int(h, &p, "{counts,pending}"), 1);
+    assert_int_equal(evidence_int(h, &p, "{counts,compared}"), 2);
+    assert_int_equal(evidence_int(h, &p, "{threshold}"), 2);
+    assert_int_equal(evidence_int(h, &p, "{lines,0,reproduced}"), 2);
+    assert_int_equal(evidence_int(h, &p, "{classification_id}"), 1);
+    const char *params[] = {p.set_id};
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM retrigger_sets s JOIN decisions d"
+                                   " ON d.set_id = s.id WHERE s.id = $1::bigint"
+                                   " AND s.status = 'decided' AND d.retriggers_requested_at"
+                                   " IS NOT NULL AND d.failure_seen_at <= d.decided_at",
+                                   1, params),
+                     1);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM retrigger_set_members WHERE"
+                                   " set_id = $1::bigint AND result = 'same-failure'",
+                                   1, params),
+                     2);
+
+    /* The event: valid, and naming both reproducing retriggers. */
+    char *event = take_event(f, WAIT_MS);
+    assert_non_null(event);
+    assert_event_valid(event);
+    assert_non_null(strstr(event, r1));
+    assert_non_null(strstr(event, r2));
+    free(event);
+
+    /* The pending third retrigger was cancelled, with Hawk. */
+    char path[128];
+    snprintf(path, sizeof path, "/api/queue/v1/task/%s/cancel", third);
+    assert_true(rt_ch_wait_int(h, WAIT_MS, 1,
+                               "SELECT coalesce((evidence #>> '{cancelled,count}')::int, -1)"
+                               " FROM decisions WHERE set_id = $1::bigint",
+                               1, params) == 1);
+    json_t *calls = rt_fake_calls(&h->fake, path);
+    assert_int_equal(json_array_size(calls), 1);
+    assert_true(json_is_true(json_object_get(json_object_get(json_array_get(calls, 0), "hawk"),
+                                             "valid")));
+    json_decref(calls);
+
+    /* The third arriving later changes nothing and publishes nothing. */
+    char r3[23];
+    resolve_retrigger(f, &p, RUN_PASSES, r3, 0);
+    wait_member(h, &p, r3);
+    sleep_ms(300);
+    v = decision(h, &p);
+    assert_string_equal(v, "regression/reproduced");
+    free(v);
+    assert_null(take_event(f, 300));
+    assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+static void test_one_reproduction_of_three_is_an_intermittent(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    start_all(h);
+    push p;
+    fail_original(f, &p);
+    char r1[23], r2[23], r3[23];
+    resolve_retrigger(f, &p, RUN_REPRODUCES, r1, 0);
+    resolve_retrigger(f, &p, RUN_PASSES, r2, 0);
+    wait_member(h, &p, r2);
+    resolve_retrigger(f, &p, RUN_OTHER_FAILURE, r3, 0);
+    assert_true(decided(h, &p, WAIT_MS));
+    char *v = decision(h, &p);
+    assert_string_equal(v, "intermittent/not-reproduced");
+    free(v);
+    assert_int_equal(evidence_int(h, &p, "{counts,compared}"), 3);
+    assert_int_equal(evidence_int(h, &p, "{counts,pending}"), 0);
+    assert_int_equal(evidence_int(h, &p, "{lines,0,reproduced}"), 1);
+    const char *params[] = {p.set_id, r3};
+    char *result = rt_ch_sql_text(h,
+                                  "SELECT result FROM retrigger_set_members"
+                                  " WHERE set_id = $1::bigint AND task_id = $2",
+                                  2, params);
+    assert_non_null(result);
+    assert_string_equal(result, "other-failure");
+    free(result);
+    char *event = take_event(f, WAIT_MS);
+    assert_non_null(event);
+    assert_event_valid(event);
+    assert_non_null(strstr(event, "\"verdict\":\"intermittent\""));
+    free(event);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+static void test_logs_pending_for_a_while_are_waited_for_then_decided(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    start_all(h);
+    push p;
+    fail_original(f, &p);
+    char r1[23], r2[23];
+    resolve_retrigger(f, &p, RUN_REPRODUCES, r1, 0);
+    wait_member(h, &p, r1);
+    /* The second run's logs stay pending for its first three looks. */
+    long upcoming = next_job_id();
+    char fault[160];
+    snprintf(fault, sizeof fault,
+             "{\"kind\": \"parse_pending\", \"path_prefix\": \"/api/project/\", \"times\": 3,"
+             " \"job_id\": %ld}",
+             upcoming);
+    assert_int_equal(rt_fake_add_fault(&h->fake, fault), 200);
+    resolve_retrigger(f, &p, RUN_REPRODUCES, r2, upcoming);
+    assert_true(decided(h, &p, WAIT_MS));
+    char *v = decision(h, &p);
+    assert_string_equal(v, "regression/reproduced");
+    free(v);
+    char needle[48];
+    snprintf(needle, sizeof needle, "job_id=%ld", upcoming);
+    assert_true(calls_matching(h, "/api/project/", needle) >= 4); /* 3 pending, then parsed */
+    assert_true(evidence_int(h, &p, "{attempt}") >= 3);          /* came back through delays */
+    char *event = take_event(f, WAIT_MS);
+    assert_non_null(event);
+    assert_event_valid(event);
+    free(event);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+static void test_logs_never_parsed_are_undecided_after_the_last_delay(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    rt_ch_setenv(h, "DECIDE_DELAYS_MS", "200,400");
+    start_all(h);
+    push p;
+    fail_original(f, &p);
+    char r1[23], r2[23];
+    resolve_retrigger(f, &p, RUN_REPRODUCES, r1, 0);
+    wait_member(h, &p, r1);
+    long upcoming = next_job_id();
+    char fault[160];
+    snprintf(fault, sizeof fault,
+             "{\"kind\": \"parse_pending\", \"path_prefix\": \"/api/project/\", \"job_id\": %ld}",
+             upcoming);
+    assert_int_equal(rt_fake_add_fault(&h->fake, fault), 200);
+    int64_t start = rt_test_now_ms();
+    resolve_retrigger(f, &p, RUN_REPRODUCES, r2, upcoming);
+    assert_true(decided(h, &p, WAIT_MS));
+    char *v = decision(h, &p);
+    assert_string_equal(v, "undecided/logs-not-parsed");
+    free(v);
+    assert_true(rt_test_now_ms() - start >= 600); /* both delays were waited */
+    char needle[48];
+    snprintf(needle, sizeof needle, "job_id=%ld", upcoming);
+    assert_true(calls_matching(h, "/api/project/", needle) >= 3); /* first look + 2 delays */
+    char *event = take_event(f, WAIT_MS);
+    assert_non_null(event);
+    assert_event_valid(event);
+    assert_non_null(strstr(event, "logs-not-parsed"));
+    free(event);
+    assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+static void test_treeherder_500s_are_retried_then_decided(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    start_all(h);
+    push p;
+    fail_original(f, &p);
+    assert_int_equal(rt_fake_add_fault(&h->fake, "{\"kind\": \"status\", \"status\": 500,"
+                                                 " \"path_prefix\": \"/api/project/\", \"times\": 3}"),
+                     200);
+    char r1[23], r2[23];
+    resolve_retrigger(f, &p, RUN_REPRODUCES, r1, 0);
+    resolve_retrigger(f, &p, RUN_REPRODUCES, r2, 0);
+    assert_true(decided(h, &p, WAIT_MS));
+    char *v = decision(h, &p);
+    assert_string_equal(v, "regression/reproduced");
+    free(v);
+    json_t *calls = rt_fake_calls(&h->fake, "/api/project/");
+    size_t faulted = 0, i;
+    json_t *c;
+    json_array_foreach(calls, i, c)
+    {
+        if (json_integer_value(json_object_get(c, "status")) == 500) faulted++;
+    }
+    json_decref(calls);
+    assert_int_equal(faulted, 3);
+    char *event = take_event(f, WAIT_MS);
+    assert_non_null(event);
+    assert_event_valid(event);
+    free(event);
+    assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+static void test_set_past_its_deadline_is_decided_with_what_is_there(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    rt_ch_setenv(h, "SET_DEADLINE_MINUTES", "5");
+    rt_ch_setenv(h, "DECIDE_SWEEP_INTERVAL_S", "1");
+    /* A set written as classify and retrigger left it, an hour ago: one retrigger of three
+     * came back and reproduced; the others never did. */
+    char original[23], r1[23], group[23];
+    rt_ch_slugid(original);
+    rt_ch_slugid(r1);
+    rt_ch_slugid(group);
+    long job0 = next_job_id(), job1 = next_job_id();
+    add_job(h, original, job0, NULL);
+    add_job(h, r1, job1, NULL);
+    const char *params[] = {GWX_LABEL, original, group};
+    long long set_id = rt_ch_sql_int(h,
+                                     "INSERT INTO retrigger_sets (project, revision, label,"
+                                     " platform, original_task_id, original_run_id,"
+                                     " retrigger_count, task_group_id, status, created_at,"
+                                     " request_published_at) VALUES ('autoland',"
+                                     " 'b437ae030825a8ea9fa7a632b1fcb9becbe11f69', $1,"
+                                     " 'android-em-7-0-x86_64', $2, 0, 3, $3, 'requested',"
+                                     " now() - interval '1 hour', now() - interval '1 hour')"
+                                     " RETURNING id",
+                                     3, params);
+    char id[32];
+    snprintf(id, sizeof id, "%lld", set_id);
+    const char *mparams[] = {id, r1};
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "INSERT INTO retrigger_set_members (set_id, task_id, run_id,"
+                                   " role, state) VALUES ($1::bigint, $2, 0, 'retrigger',"
+                                   " 'failed') RETURNING 1",
+                                   2, mparams),
+                     1);
+    rt_ch_start_program(h, "retrig-decide", 1);
+    push p = {0};
+    snprintf(p.set_id, sizeof p.set_id, "%s", id);
+    assert_true(decided(h, &p, WAIT_MS));
+    char *v = decision(h, &p);
+    assert_string_equal(v, "undecided/retriggers-missing");
+    free(v);
+    assert_int_equal(evidence_int(h, &p, "{counts,missing}"), 2);
+    const char *sparams[] = {id};
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM retrigger_sets WHERE id = $1::bigint"
+                                   " AND deadline_requested_at IS NOT NULL"
+                                   " AND status = 'decided'",
+                                   1, sparams),
+                     1);
+    char *event = take_event(f, WAIT_MS);
+    assert_non_null(event);
+    assert_event_valid(event);
+    free(event);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_every_retrigger_reproducing_is_a_regression_decided_after_the_second, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_one_reproduction_of_three_is_an_intermittent, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_logs_pending_for_a_while_are_waited_for_then_decided,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_logs_never_parsed_are_undecided_after_the_last_delay,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_treeherder_500s_are_retried_then_decided, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_set_past_its_deadline_is_decided_with_what_is_there,
+                                        setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
