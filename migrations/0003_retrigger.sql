@@ -31,7 +31,8 @@ COMMENT ON COLUMN retrigger_actions.hook_group_id IS 'Taskcluster hook group of 
 COMMENT ON COLUMN retrigger_actions.hook_id IS 'Taskcluster hook id of the action.';
 COMMENT ON COLUMN retrigger_actions.payload IS 'The rendered hook payload that was (or in dry-run would have been) sent.';
 COMMENT ON COLUMN retrigger_actions.dry_run IS 'True when Taskcluster was not called (dry_run configuration).';
-COMMENT ON COLUMN retrigger_actions.intent_at IS 'When the intent was recorded, before calling Taskcluster.';
+COMMENT ON COLUMN retrigger_actions.intent_at IS
+    'When the intent was recorded, before calling Taskcluster; moved to the start of each later call, so a redelivery waits until that call is over before looking for its action task.';
 COMMENT ON COLUMN retrigger_actions.attempts IS 'How many times the hook was called for this set (1 when all went well).';
 COMMENT ON COLUMN retrigger_actions.outcome IS
     'triggered: the hook created the action task; dry-run: not sent; found-existing: an earlier call had created it; classified-before-trigger: a sheriff classified the failure first; no-retrigger-action: actions.json has no usable action; failed: see error. NULL while in flight.';

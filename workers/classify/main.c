@@ -995,22 +995,25 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
     char *sql = NULL;
     const char **params = NULL;
     char (*runs)[16] = calloc(n, sizeof *runs);
-    if (!msgs || !fast || !keys || !runs) goto slow;
+    if (!msgs || !fast || !keys || !runs) goto fallback;
 
-    size_t nkeys = 0;
+    size_t nkeys = 0, ntagged = 0;
     for (size_t i = 0; i < n; i++) {
         fast[i] = fast_candidate(w, &batch[i], &msgs[i]);
-        if (fast[i] && msgs[i].event != RT_TASK_EVENT_OTHER) {
+        if (fast[i] && msgs[i].event != RT_TASK_EVENT_OTHER && msgs[i].tag_label && msgs[i].project &&
+            msgs[i].revision) {
+            ntagged++; /* Postgres says whether its set exists (below) */
+        } else if (fast[i] && msgs[i].event != RT_TASK_EVENT_OTHER) {
             size_t size = strlen(w->cfg->redis_key_prefix) + 32;
             keys[nkeys] = malloc(size);
-            if (!keys[nkeys]) goto slow;
+            if (!keys[nkeys]) goto fallback;
             snprintf(keys[nkeys++], size, "%sgroup:%s", w->cfg->redis_key_prefix, msgs[i].task_group_id);
         }
     }
     /* Which task groups have sets: one MGET for the whole batch. */
     if (nkeys) {
         const char **argv = calloc(nkeys + 1, sizeof *argv);
-        if (!argv) goto slow;
+        if (!argv) goto fallback;
         argv[0] = "MGET";
         for (size_t k = 0; k < nkeys; k++) argv[k + 1] = keys[k];
         redisReply *reply = NULL;
@@ -1018,14 +1021,44 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
         free(argv);
         if (rc != RT_OK || reply->type != REDIS_REPLY_ARRAY || reply->elements != nkeys) {
             freeReplyObject(reply);
-            goto slow;
+            goto fallback;
         }
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
-            if (!fast[i] || msgs[i].event == RT_TASK_EVENT_OTHER) continue;
+            if (!fast[i] || msgs[i].event == RT_TASK_EVENT_OTHER || (msgs[i].tag_label && msgs[i].project && msgs[i].revision)) continue;
             if (reply->element[k++]->type != REDIS_REPLY_NIL) fast[i] = false; /* may be a member */
         }
         freeReplyObject(reply);
+    }
+    /* Messages that name their label and push: one lookup of their sets in Postgres, the
+     * source of truth (Redis marks may have been flushed). */
+    if (ntagged) {
+        params = calloc(ntagged * 3, sizeof *params);
+        sql = malloc(256 + ntagged * 40);
+        if (!params || !sql) goto fallback;
+        size_t len = (size_t)sprintf(sql, "SELECT v.i FROM retrigger_sets s JOIN (VALUES ");
+        size_t t = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!fast[i] || msgs[i].event == RT_TASK_EVENT_OTHER || !msgs[i].tag_label || !msgs[i].project || !msgs[i].revision) continue;
+            params[t * 3] = msgs[i].project;
+            params[t * 3 + 1] = msgs[i].revision;
+            params[t * 3 + 2] = msgs[i].tag_label;
+            len += (size_t)sprintf(sql + len, "%s(%zu, $%zu, $%zu, $%zu)", t ? ", " : "", i, t * 3 + 1,
+                                   t * 3 + 2, t * 3 + 3);
+            t++;
+        }
+        sprintf(sql + len, ") AS v(i, p, r, l) ON s.project = v.p AND s.revision = v.r AND s.label = v.l");
+        PGresult *res = NULL;
+        if (rt_pg_exec(w->pg, sql, (int)(ntagged * 3), params, &res) != RT_OK) goto fallback;
+        for (int row = 0; row < PQntuples(res); row++) {
+            size_t i = (size_t)atoll(PQgetvalue(res, row, 0));
+            if (i < n) fast[i] = false; /* a member of a set: the full path records it */
+        }
+        PQclear(res);
+        free(params);
+        free(sql);
+        params = NULL;
+        sql = NULL;
     }
 
     /* One INSERT for every fast run with its verdict. */
@@ -1035,7 +1068,7 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
     if (rows) {
         params = calloc(rows * FAST_COLUMNS, sizeof *params);
         sql = malloc(512 + rows * FAST_COLUMNS * 24);
-        if (!params || !sql) goto slow;
+        if (!params || !sql) goto fallback;
         size_t len = (size_t)sprintf(sql, "INSERT INTO runs (task_id, run_id, state, reason_resolved,"
                                           " task_queue_id, task_group_id, project, revision, label,"
                                           " scheduled_at, started_at, resolved_at, verdict,"
@@ -1071,6 +1104,10 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
         if (fast[i] && rt_amqp_ack(src, &batch[i]) != RT_OK)
             rt_log_warn("could not ack; the broker will redeliver", "error", rt_amqp_errstr(src));
     }
+    goto slow;
+fallback:
+    /* Something failed before the batch was written: every message takes the full path. */
+    for (size_t i = 0; fast && i < n; i++) fast[i] = false;
 slow:
     for (size_t i = 0; i < n; i++) {
         if (!fast || !fast[i]) process(w, src, &batch[i]);
