@@ -15,5 +15,32 @@ int rt_cli_render_action(int argc, char **argv, rt_config *cfg);
 int rt_cli_decide(int argc, char **argv, rt_config *cfg);
 int rt_cli_decisions(int argc, char **argv, rt_config *cfg);
 int rt_cli_explain(int argc, char **argv, rt_config *cfg);
+int rt_cli_perf_pick(int argc, char **argv, rt_config *cfg);
+int rt_cli_ingest_junit(int argc, char **argv, rt_config *cfg);
+int rt_cli_flakes(int argc, char **argv, rt_config *cfg);
+int rt_cli_report(int argc, char **argv, rt_config *cfg);
+
+/* Shared by flakes.c and report.c. */
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/pg.h"
+
+typedef struct rt__flakes_query {
+    const char *project; /* the repository */
+    const char *window;  /* a Postgres interval: "7 days" */
+    const char *until;   /* a timestamptz text: "now" or ISO-8601 */
+    bool main_only;
+    int min_branches;
+    int flaky_window_days;
+    int limit;
+} rt__flakes_query;
+
+/* "7d" -> "7 days" (h, d, w); -1 when malformed. */
+int rt__cli_parse_duration(const char *text, char *out, size_t size);
+/* The rows of history_flakes as the JSON array `retrig flakes --format json` prints; NULL
+ * (logged) on a database error. */
+json_t *rt__cli_flakes(rt_pg *pg, const rt__flakes_query *q);
 
 #endif

@@ -15,52 +15,63 @@
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
-static const char SQL_DECISIONS[] =
-    "SELECT d.set_id, " TS("d.decided_at") ", d.verdict, d.reason, s.project, s.revision,"
-    " s.label, s.platform, s.original_task_id, d.classification_id,"
-    " coalesce((SELECT max((l ->> 'reproduced')::int) FROM jsonb_array_elements("
-    "   CASE jsonb_typeof(d.evidence -> 'lines') WHEN 'array' THEN d.evidence -> 'lines'"
-    "   ELSE '[]'::jsonb END) l), 0),"
-    " coalesce((d.evidence #>> '{counts,compared}')::int, 0)"
-    " FROM decisions d JOIN retrigger_sets s ON s.id = d.set_id"
-    " WHERE d.decided_at >= now() - $1::interval AND ($2::text IS NULL OR s.project = $2)"
-    " AND ($3::text IS NULL OR d.verdict = $3)"
-    " ORDER BY d.decided_at DESC LIMIT 1000";
+static const char SQL_DECISIONS[] = "SELECT d.set_id, " TS(
+    "d.decided_at") ", d.verdict, d.reason, s.project, s.revision,"
+                    " s.label, s.platform, s.original_task_id, d.classification_id,"
+                    " coalesce((SELECT max((l ->> 'reproduced')::int) FROM jsonb_array_elements("
+                    "   CASE jsonb_typeof(d.evidence -> 'lines') WHEN 'array' THEN d.evidence -> "
+                    "'lines'"
+                    "   ELSE '[]'::jsonb END) l), 0),"
+                    " coalesce((d.evidence #>> '{counts,compared}')::int, 0)"
+                    " FROM decisions d JOIN retrigger_sets s ON s.id = d.set_id"
+                    " WHERE d.decided_at >= now() - $1::interval AND ($2::text IS NULL OR "
+                    "s.project = $2)"
+                    " AND ($3::text IS NULL OR d.verdict = $3)"
+                    " ORDER BY d.decided_at DESC LIMIT 1000";
 static const char SQL_FIND_SET[] =
     "SELECT s.id FROM retrigger_sets s WHERE s.original_task_id = $1"
     " UNION SELECT m.set_id FROM retrigger_set_members m WHERE m.task_id = $1"
     " ORDER BY 1 DESC LIMIT 1";
 static const char SQL_SET[] =
     "SELECT s.project, s.revision, s.label, s.platform, s.original_task_id, s.original_run_id,"
-    " s.retrigger_count, s.status, " TS("s.created_at") ", coalesce(" TS("s.request_published_at")
-    ", '-'), coalesce(r.state, '?'), coalesce(r.verdict, '-'), coalesce(r.verdict_reason, '-'),"
-    " coalesce(" TS("r.resolved_at") ", '-'), coalesce(" TS("r.first_seen_at") ", '-'),"
-    " coalesce(r.task_queue_id, '-'), s.failing_groups::text"
-    " FROM retrigger_sets s LEFT JOIN runs r ON r.task_id = s.original_task_id"
-    " AND r.run_id = s.original_run_id WHERE s.id = $1::bigint";
+    " s.retrigger_count, s.status, " TS("s.created_at") ", coalesce(" TS(
+        "s.request_published_at") ", '-'), coalesce(r.state, '?'), coalesce(r.verdict, '-'), "
+                                  "coalesce(r.verdict_reason, '-'),"
+                                  " coalesce(" TS("r.resolved_at") ", '-'), coalesce(" TS(
+                                      "r.first_seen_at") ", '-'),"
+                                                         " coalesce(r.task_queue_id, '-'), "
+                                                         "s.failing_groups::text"
+                                                         " FROM retrigger_sets s LEFT JOIN runs r "
+                                                         "ON r.task_id = s.original_task_id"
+                                                         " AND r.run_id = s.original_run_id WHERE "
+                                                         "s.id = $1::bigint";
 static const char SQL_ACTION[] =
     "SELECT action_name, coalesce(outcome, 'in flight'), coalesce(action_task_id, '-'), attempts,"
-    " dry_run, " TS("intent_at") ", coalesce(" TS("finished_at") ", '-'), coalesce(error, '')"
-    " FROM retrigger_actions WHERE set_id = $1::bigint";
+    " dry_run, " TS("intent_at") ", coalesce(" TS(
+        "finished_at") ", '-'), coalesce(error, '')"
+                       " FROM retrigger_actions WHERE set_id = $1::bigint";
 static const char SQL_MEMBERS[] =
-    "SELECT m.task_id, m.run_id, m.state, coalesce(m.result, '-'), coalesce(" TS("m.resolved_at")
-    ", '-'), coalesce(r.verdict || '/' || r.verdict_reason, '-')"
-    " FROM retrigger_set_members m LEFT JOIN runs r ON r.task_id = m.task_id"
-    " AND r.run_id = m.run_id WHERE m.set_id = $1::bigint ORDER BY m.added_at, m.task_id";
+    "SELECT m.task_id, m.run_id, m.state, coalesce(m.result, '-'), coalesce(" TS(
+        "m.resolved_at") ", '-'), coalesce(r.verdict || '/' || r.verdict_reason, '-')"
+                         " FROM retrigger_set_members m LEFT JOIN runs r ON r.task_id = m.task_id"
+                         " AND r.run_id = m.run_id WHERE m.set_id = $1::bigint ORDER BY "
+                         "m.added_at, m.task_id";
 static const char SQL_DECISION[] =
-    "SELECT verdict, reason, coalesce(classification_id::text, '-'), " TS("failure_seen_at") ","
-    " coalesce(" TS("retriggers_requested_at") ", '-'), " TS("decided_at") ","
-    " extract(epoch FROM decided_at - failure_seen_at)::bigint, evidence::text"
-    " FROM decisions WHERE set_id = $1::bigint";
+    "SELECT verdict, reason, coalesce(classification_id::text, '-'), " TS(
+        "failure_seen_at") ","
+                           " coalesce(" TS("retriggers_requested_at") ", '-'), " TS(
+                               "decided_at") ","
+                                             " extract(epoch FROM decided_at - "
+                                             "failure_seen_at)::bigint, evidence::text"
+                                             " FROM decisions WHERE set_id = $1::bigint";
 
 static void decisions_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: retrig decisions [--since DURATION] [--project P] [--verdict V]\n"
-            "                        [--format table|json]\n"
-            "Lists the decisions of retrig-decide, newest first (at most 1000): DURATION is\n"
-            "a number and a unit, s, m, h or d (default 24h); V is regression, intermittent,\n"
-            "infra or undecided. Exit: 0 listed, 1 database error, 2 usage.\n");
+    fprintf(out, "usage: retrig decisions [--since DURATION] [--project P] [--verdict V]\n"
+                 "                        [--format table|json]\n"
+                 "Lists the decisions of retrig-decide, newest first (at most 1000): DURATION is\n"
+                 "a number and a unit, s, m, h or d (default 24h); V is regression, intermittent,\n"
+                 "infra or undecided. Exit: 0 listed, 1 database error, 2 usage.\n");
 }
 
 /* "24h" -> "24 hours"; false when malformed. */
@@ -69,8 +80,11 @@ static bool parse_since(const char *text, char *out, size_t size)
     char *end = NULL;
     long n = strtol(text, &end, 10);
     if (end == text || n < 0 || n > 100000 || !end[0] || end[1]) return false;
-    const char *unit = *end == 's' ? "seconds" : *end == 'm' ? "minutes" : *end == 'h' ? "hours"
-                     : *end == 'd' ? "days" : NULL;
+    const char *unit = *end == 's'   ? "seconds"
+                       : *end == 'm' ? "minutes"
+                       : *end == 'h' ? "hours"
+                       : *end == 'd' ? "days"
+                                     : NULL;
     if (!unit) return false;
     snprintf(out, size, "%ld %s", n, unit);
     return true;
@@ -89,9 +103,9 @@ static int db_connect(rt_config *cfg, rt_pg **pg)
 int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {
-        { "since", required_argument, NULL, 's' },  { "project", required_argument, NULL, 'p' },
-        { "verdict", required_argument, NULL, 'v' }, { "format", required_argument, NULL, 'f' },
-        { "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
+        {"since", required_argument, NULL, 's'},   {"project", required_argument, NULL, 'p'},
+        {"verdict", required_argument, NULL, 'v'}, {"format", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     char since[64] = "24 hours";
     const char *project = NULL, *verdict = NULL;
@@ -109,7 +123,8 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
         case 'v':
             if (strcmp(optarg, "regression") && strcmp(optarg, "intermittent") &&
                 strcmp(optarg, "infra") && strcmp(optarg, "undecided")) {
-                rt_log_error("--verdict is regression, intermittent, infra or undecided", "value", optarg);
+                rt_log_error("--verdict is regression, intermittent, infra or undecided", "value",
+                             optarg);
                 return 2;
             }
             verdict = optarg;
@@ -131,7 +146,7 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
     }
     rt_pg *pg = NULL;
     if (db_connect(cfg, &pg)) return 1;
-    const char *params[] = { since, project, verdict };
+    const char *params[] = {since, project, verdict};
     PGresult *res = NULL;
     int status = 1;
     if (rt_pg_exec(pg, SQL_DECISIONS, 3, params, &res) != RT_OK) {
@@ -142,17 +157,17 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
     if (json) {
         json_t *list = json_array();
         for (int i = 0; i < n; i++) {
-            json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i}", "set_id",
-                                  (json_int_t)atoll(PQgetvalue(res, i, 0)), "decided_at",
-                                  PQgetvalue(res, i, 1), "verdict", PQgetvalue(res, i, 2), "reason",
-                                  PQgetvalue(res, i, 3), "project", PQgetvalue(res, i, 4),
-                                  "revision", PQgetvalue(res, i, 5), "label", PQgetvalue(res, i, 6),
-                                  "platform", PQgetvalue(res, i, 7), "original_task_id",
-                                  PQgetvalue(res, i, 8), "reproduced_max",
-                                  atoi(PQgetvalue(res, i, 10)), "compared",
-                                  atoi(PQgetvalue(res, i, 11)));
+            json_t *o = json_pack(
+                "{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i}", "set_id",
+                (json_int_t)atoll(PQgetvalue(res, i, 0)), "decided_at", PQgetvalue(res, i, 1),
+                "verdict", PQgetvalue(res, i, 2), "reason", PQgetvalue(res, i, 3), "project",
+                PQgetvalue(res, i, 4), "revision", PQgetvalue(res, i, 5), "label",
+                PQgetvalue(res, i, 6), "platform", PQgetvalue(res, i, 7), "original_task_id",
+                PQgetvalue(res, i, 8), "reproduced_max", atoi(PQgetvalue(res, i, 10)), "compared",
+                atoi(PQgetvalue(res, i, 11)));
             if (o && !PQgetisnull(res, i, 9))
-                json_object_set_new(o, "classification_id", json_integer(atoi(PQgetvalue(res, i, 9))));
+                json_object_set_new(o, "classification_id",
+                                    json_integer(atoi(PQgetvalue(res, i, 9))));
             json_array_append_new(list, o);
         }
         char *text = json_dumps(list, JSON_INDENT(2));
@@ -163,10 +178,10 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
         printf("%-20s  %-12s  %-22s  %-10s  %-12s  %-5s  %-22s  %s\n", "DECIDED_AT", "VERDICT",
                "REASON", "PROJECT", "REVISION", "REPRO", "ORIGINAL_TASK", "LABEL");
         for (int i = 0; i < n; i++)
-            printf("%-20s  %-12s  %-22s  %-10s  %-12.12s  %2s/%-2s  %-22s  %s\n", PQgetvalue(res, i, 1),
-                   PQgetvalue(res, i, 2), PQgetvalue(res, i, 3), PQgetvalue(res, i, 4),
-                   PQgetvalue(res, i, 5), PQgetvalue(res, i, 10), PQgetvalue(res, i, 11),
-                   PQgetvalue(res, i, 8), PQgetvalue(res, i, 6));
+            printf("%-20s  %-12s  %-22s  %-10s  %-12.12s  %2s/%-2s  %-22s  %s\n",
+                   PQgetvalue(res, i, 1), PQgetvalue(res, i, 2), PQgetvalue(res, i, 3),
+                   PQgetvalue(res, i, 4), PQgetvalue(res, i, 5), PQgetvalue(res, i, 10),
+                   PQgetvalue(res, i, 11), PQgetvalue(res, i, 8), PQgetvalue(res, i, 6));
     }
     status = 0;
 out:
@@ -183,7 +198,8 @@ static void print_lines(json_t *evidence)
     if (!json_array_size(lines)) printf("  (no failure line of the original to compare)\n");
     json_array_foreach(lines, i, line)
     {
-        printf("  [%lld reproduced] %s\n", (long long)json_integer_value(json_object_get(line, "reproduced")),
+        printf("  [%lld reproduced] %s\n",
+               (long long)json_integer_value(json_object_get(line, "reproduced")),
                json_string_value(json_object_get(line, "line")));
         size_t k;
         json_t *by;
@@ -217,7 +233,7 @@ int rt_cli_explain(int argc, char **argv, rt_config *cfg)
     if (db_connect(cfg, &pg)) return 1;
     int status = 1;
     PGresult *res = NULL;
-    const char *params[] = { task_id };
+    const char *params[] = {task_id};
     if (rt_pg_exec(pg, SQL_FIND_SET, 1, params, &res) != RT_OK) goto dberror;
     if (PQntuples(res) != 1) {
         fprintf(stderr, "no retrigger set knows task %s\n", task_id);
@@ -227,24 +243,26 @@ int rt_cli_explain(int argc, char **argv, rt_config *cfg)
     snprintf(id, sizeof id, "%s", PQgetvalue(res, 0, 0));
     PQclear(res);
     res = NULL;
-    const char *sparams[] = { id };
+    const char *sparams[] = {id};
 
     if (rt_pg_exec(pg, SQL_SET, 1, sparams, &res) != RT_OK) goto dberror;
-    printf("retrigger set %s: %s %s\n  label    %s\n  platform %s\n  status   %s (created %s)\n", id,
-           PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 3),
-           PQgetvalue(res, 0, 7), PQgetvalue(res, 0, 8));
+    printf("retrigger set %s: %s %s\n  label    %s\n  platform %s\n  status   %s (created %s)\n",
+           id, PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
+           PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 7), PQgetvalue(res, 0, 8));
     printf("\nthe failure\n  original %s run %s: %s on %s, resolved %s, seen %s\n",
-           PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 5), PQgetvalue(res, 0, 10), PQgetvalue(res, 0, 15),
-           PQgetvalue(res, 0, 13), PQgetvalue(res, 0, 14));
+           PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 5), PQgetvalue(res, 0, 10),
+           PQgetvalue(res, 0, 15), PQgetvalue(res, 0, 13), PQgetvalue(res, 0, 14));
     printf("  retrig-classify: %s (%s)\n  failing groups: %s\n", PQgetvalue(res, 0, 11),
            PQgetvalue(res, 0, 12), PQgetvalue(res, 0, 16));
-    printf("  asked for %s retriggers; request published %s\n", PQgetvalue(res, 0, 6), PQgetvalue(res, 0, 9));
+    printf("  asked for %s retriggers; request published %s\n", PQgetvalue(res, 0, 6),
+           PQgetvalue(res, 0, 9));
     PQclear(res);
     res = NULL;
 
     if (rt_pg_exec(pg, SQL_ACTION, 1, sparams, &res) != RT_OK) goto dberror;
     printf("\nthe retrigger action\n");
-    if (PQntuples(res) == 0) printf("  none recorded yet\n");
+    if (PQntuples(res) == 0)
+        printf("  none recorded yet\n");
     else
         printf("  %s: %s%s, action task %s, %s attempt(s), intent %s, finished %s%s%s\n",
                PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1),
@@ -272,26 +290,30 @@ int rt_cli_explain(int argc, char **argv, rt_config *cfg)
         json_t *evidence = json_loads(PQgetvalue(res, 0, 7), 0, NULL);
         json_t *counts = json_object_get(evidence, "counts");
         printf("  %s (%s), threshold %lld; classification %s when decided\n", PQgetvalue(res, 0, 0),
-               PQgetvalue(res, 0, 1), (long long)json_integer_value(json_object_get(evidence, "threshold")),
+               PQgetvalue(res, 0, 1),
+               (long long)json_integer_value(json_object_get(evidence, "threshold")),
                PQgetvalue(res, 0, 2));
-        printf("  retriggers: %lld compared (%lld passed, %lld failed), %lld exception, %lld without "
-               "data, %lld pending\n",
-               (long long)json_integer_value(json_object_get(counts, "compared")),
-               (long long)json_integer_value(json_object_get(counts, "passed")),
-               (long long)json_integer_value(json_object_get(counts, "failed")),
-               (long long)json_integer_value(json_object_get(counts, "exceptions")),
-               (long long)json_integer_value(json_object_get(counts, "no_data")),
-               (long long)json_integer_value(json_object_get(counts, "pending")));
+        printf(
+            "  retriggers: %lld compared (%lld passed, %lld failed), %lld exception, %lld without "
+            "data, %lld pending\n",
+            (long long)json_integer_value(json_object_get(counts, "compared")),
+            (long long)json_integer_value(json_object_get(counts, "passed")),
+            (long long)json_integer_value(json_object_get(counts, "failed")),
+            (long long)json_integer_value(json_object_get(counts, "exceptions")),
+            (long long)json_integer_value(json_object_get(counts, "no_data")),
+            (long long)json_integer_value(json_object_get(counts, "pending")));
         printf("  lines of the original compared:\n");
         print_lines(evidence);
         json_t *cancelled = json_object_get(evidence, "cancelled");
         if (cancelled)
             printf("  cancelled %lld pending retrigger(s), ~%lld s of task time saved\n",
                    (long long)json_integer_value(json_object_get(cancelled, "count")),
-                   (long long)json_integer_value(json_object_get(cancelled, "estimated_seconds_saved")));
+                   (long long)json_integer_value(
+                       json_object_get(cancelled, "estimated_seconds_saved")));
         printf("\nthe times\n  failure seen           %s\n  retriggers requested   %s\n"
                "  decided                %s  (%s s after the failure was seen)\n",
-               PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 5), PQgetvalue(res, 0, 6));
+               PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 5),
+               PQgetvalue(res, 0, 6));
         json_decref(evidence);
     }
     status = 0;

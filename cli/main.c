@@ -27,6 +27,16 @@ static void usage(FILE *out)
             "  decisions [--since 24h] [--project P] [--verdict V] [--format table|json]\n"
             "                       list the verdicts retrig-decide stored\n"
             "  explain TASK_ID      the whole story of the retrigger set of a task\n"
+            "  ingest-junit --project OWNER/REPO --branch NAME [--pr N] [--main] --run-id ID\n"
+            "               --revision SHA [--time ISO-8601] FILE...\n"
+            "                       record JUnit XML reports of a CI run in the test history\n"
+            "  flakes --project P [--window 7d] [--min-branches N] [--main-only]\n"
+            "         [--format json|table]\n"
+            "                       the failing and flaky tests of the test history\n"
+            "  report --project P --out FILE [--window 30d]\n"
+            "                       write the flaky-test dashboard, one self-contained HTML page\n"
+            "  perf-pick --summaries F [--now ISO-8601] [--used FAMILY=N]... [--explain]\n"
+            "                       the Perfherder alerts retrig-perf would backfill, offline\n"
             "  render-action --actions F --task F --task-id ID [--action NAME] [--times N]\n"
             "                       the hook call retrig-retrigger would make, offline\n"
             "  publish --exchange X [--cc ROUTE]... FILE...\n"
@@ -53,8 +63,7 @@ static int print_keys(void)
         for (const char *c = k->name; *c && n + 1 < sizeof env; c++)
             env[n++] = (char)((*c >= 'a' && *c <= 'z') ? *c - 32 : *c);
         env[n] = '\0';
-        printf("%s\t%s\t%s\t%s\n", k->name, env, k->default_value ? k->default_value : "",
-               k->help);
+        printf("%s\t%s\t%s\t%s\n", k->name, env, k->default_value ? k->default_value : "", k->help);
     }
     return 0;
 }
@@ -63,10 +72,10 @@ int main(int argc, char **argv)
 {
     const char *config_path = NULL;
     static const struct option options[] = {
-        { "config", required_argument, NULL, 'c' },
-        { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },
-        { NULL, 0, NULL, 0 },
+        {"config", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
     };
     rt_log_init("retrig");
     int c;
@@ -86,8 +95,14 @@ int main(int argc, char **argv)
     const char *command = argv[optind];
     int sub_argc = argc - optind;
     char **sub_argv = argv + optind;
-    if (!strcmp(command, "help")) { usage(stdout); return 0; }
-    if (!strcmp(command, "version")) { printf("retrig %s\n", RETRIG_VERSION); return 0; }
+    if (!strcmp(command, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(command, "version")) {
+        printf("retrig %s\n", RETRIG_VERSION);
+        return 0;
+    }
     if (!strcmp(command, "config") && sub_argc > 1 && !strcmp(sub_argv[1], "--keys"))
         return print_keys();
 
@@ -100,16 +115,34 @@ int main(int argc, char **argv)
     }
     int status;
     optind = 1; /* subcommands run getopt again over their own argv */
-    if (!strcmp(command, "migrate")) status = rt_cli_migrate(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "errorsummary")) status = rt_cli_errorsummary(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "eligibility")) status = rt_cli_eligibility(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "publish")) status = rt_cli_publish(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "render-action")) status = rt_cli_render_action(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "decide")) status = rt_cli_decide(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "decisions")) status = rt_cli_decisions(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "explain")) status = rt_cli_explain(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "config")) { rt_config_print(&cfg, stdout); status = 0; }
-    else {
+    if (!strcmp(command, "migrate"))
+        status = rt_cli_migrate(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "errorsummary"))
+        status = rt_cli_errorsummary(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "eligibility"))
+        status = rt_cli_eligibility(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "publish"))
+        status = rt_cli_publish(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "render-action"))
+        status = rt_cli_render_action(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "decide"))
+        status = rt_cli_decide(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "decisions"))
+        status = rt_cli_decisions(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "explain"))
+        status = rt_cli_explain(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "perf-pick"))
+        status = rt_cli_perf_pick(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "ingest-junit"))
+        status = rt_cli_ingest_junit(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "flakes"))
+        status = rt_cli_flakes(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "report"))
+        status = rt_cli_report(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "config")) {
+        rt_config_print(&cfg, stdout);
+        status = 0;
+    } else {
         rt_log_error("unknown command", "command", command);
         usage(stderr);
         status = 2;

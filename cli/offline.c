@@ -25,15 +25,26 @@ static char *slurp(const char *path, size_t *len)
         size_t got = fread(buf + n, 1, cap - n, f);
         n += got;
         if (n < cap) break;
-        if (cap >= (size_t)FILE_CAP) { free(buf); buf = NULL; break; }
+        if (cap >= (size_t)FILE_CAP) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
         char *grown = realloc(buf, cap * 2 + 1);
-        if (!grown) { free(buf); buf = NULL; break; }
+        if (!grown) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
         buf = grown;
         cap *= 2;
     }
     int failed = ferror(f);
     fclose(f);
-    if (!buf || failed) { free(buf); return NULL; }
+    if (!buf || failed) {
+        free(buf);
+        return NULL;
+    }
     buf[n] = '\0';
     *len = n;
     return buf;
@@ -51,7 +62,8 @@ static int load_errorsummaries(char **paths, size_t npaths, rt_errorsummary *es)
         int rc = rt_errorsummary_add(es, text, len);
         free(text);
         if (rc != RT_OK) {
-            rt_log_error("cannot parse errorsummary file", "file", paths[i], "error", rt_strerror(rc));
+            rt_log_error("cannot parse errorsummary file", "file", paths[i], "error",
+                         rt_strerror(rc));
             return 1;
         }
     }
@@ -98,7 +110,7 @@ int rt_cli_errorsummary(int argc, char **argv, rt_config *cfg)
                 " message, group}], \"failures_not_listed\", \"bad_lines\"}.\n");
         return argc < 2 ? 2 : 0;
     }
-    rt_errorsummary es = { 0 };
+    rt_errorsummary es = {0};
     int status = load_errorsummaries(argv + 1, (size_t)(argc - 1), &es);
     if (status == 0) {
         json_t *out = errorsummary_json(&es);
@@ -127,15 +139,15 @@ static void eligibility_usage(FILE *out)
 int rt_cli_eligibility(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {
-        { "message", required_argument, NULL, 'm' },
-        { "task", required_argument, NULL, 't' },
-        { "errorsummary", required_argument, NULL, 'e' },
-        { "classification", required_argument, NULL, 'c' },
-        { "pool-prefix", required_argument, NULL, 'p' },
-        { "tier", required_argument, NULL, 'n' },
-        { "existing", required_argument, NULL, 'x' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        {"message", required_argument, NULL, 'm'},
+        {"task", required_argument, NULL, 't'},
+        {"errorsummary", required_argument, NULL, 'e'},
+        {"classification", required_argument, NULL, 'c'},
+        {"pool-prefix", required_argument, NULL, 'p'},
+        {"tier", required_argument, NULL, 'n'},
+        {"existing", required_argument, NULL, 'x'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const char *message_path = NULL, *task_path = NULL;
     char *es_paths[64];
@@ -149,7 +161,10 @@ int rt_cli_eligibility(int argc, char **argv, rt_config *cfg)
         case 'm': message_path = optarg; break;
         case 't': task_path = optarg; break;
         case 'e':
-            if (nes == sizeof es_paths / sizeof es_paths[0]) { eligibility_usage(stderr); return 2; }
+            if (nes == sizeof es_paths / sizeof es_paths[0]) {
+                eligibility_usage(stderr);
+                return 2;
+            }
             es_paths[nes++] = optarg;
             break;
         case 'c': classification = atoi(optarg); break;
@@ -174,9 +189,9 @@ int rt_cli_eligibility(int argc, char **argv, rt_config *cfg)
         return 2;
     }
 
-    rt_pulse_task msg = { 0 };
-    rt_taskdef task = { 0 };
-    rt_errorsummary es = { 0 };
+    rt_pulse_task msg = {0};
+    rt_taskdef task = {0};
+    rt_errorsummary es = {0};
     char *msg_text = NULL, *task_text = NULL;
     size_t msg_len = 0, task_len = 0;
     char reason[RT_PULSE_REASON_SIZE];
@@ -189,7 +204,8 @@ int rt_cli_eligibility(int argc, char **argv, rt_config *cfg)
         rt_log_error("cannot read task definition file", "file", task_path);
         goto out;
     }
-    if (rt_pulse_parse(msg_text, msg_len, NULL, (size_t)cfg->max_message_bytes, &msg, reason) != RT_OK) {
+    if (rt_pulse_parse(msg_text, msg_len, NULL, (size_t)cfg->max_message_bytes, &msg, reason) !=
+        RT_OK) {
         rt_log_error("invalid Pulse message", "file", message_path, "reason", reason);
         goto out;
     }

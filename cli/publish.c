@@ -12,23 +12,19 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: retrig publish --exchange NAME [--routing-key KEY] [--cc ROUTE]...\n"
-            "                      [--declare] FILE...\n"
-            "Publishes each FILE (one message body each) to exchange NAME on amqp_url, with\n"
-            "publisher confirms. --cc adds a CC route header (as Taskcluster does with a\n"
-            "task's routes); --declare declares the exchange (topic) first.\n");
+    fprintf(out, "usage: retrig publish --exchange NAME [--routing-key KEY] [--cc ROUTE]...\n"
+                 "                      [--declare] FILE...\n"
+                 "Publishes each FILE (one message body each) to exchange NAME on amqp_url, with\n"
+                 "publisher confirms. --cc adds a CC route header (as Taskcluster does with a\n"
+                 "task's routes); --declare declares the exchange (topic) first.\n");
 }
 
 int rt_cli_publish(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {
-        { "exchange", required_argument, NULL, 'e' },
-        { "routing-key", required_argument, NULL, 'k' },
-        { "cc", required_argument, NULL, 'c' },
-        { "declare", no_argument, NULL, 'd' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        {"exchange", required_argument, NULL, 'e'}, {"routing-key", required_argument, NULL, 'k'},
+        {"cc", required_argument, NULL, 'c'},       {"declare", no_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     const char *exchange = NULL, *key = "primary";
     const char *cc[64];
@@ -39,7 +35,10 @@ int rt_cli_publish(int argc, char **argv, rt_config *cfg)
         case 'e': exchange = optarg; break;
         case 'k': key = optarg; break;
         case 'c':
-            if (ncc == sizeof cc / sizeof cc[0]) { usage(stderr); return 2; }
+            if (ncc == sizeof cc / sizeof cc[0]) {
+                usage(stderr);
+                return 2;
+            }
             cc[ncc++] = optarg;
             break;
         case 'd': declare = 1; break;
@@ -56,15 +55,17 @@ int rt_cli_publish(int argc, char **argv, rt_config *cfg)
     rt_amqp_options_from_config(&opts, cfg, "cli");
     rt_amqp *amqp = NULL;
     int status = 1;
-    if (rt_amqp_new(&amqp, &opts, errstr) != RT_OK || rt_amqp_ensure_connected(amqp, 10000) != RT_OK) {
+    if (rt_amqp_new(&amqp, &opts, errstr) != RT_OK ||
+        rt_amqp_ensure_connected(amqp, 10000) != RT_OK) {
         rt_log_error("cannot connect to the broker", "error", amqp ? rt_amqp_errstr(amqp) : errstr);
         goto out;
     }
     if (declare && rt_amqp_declare_exchange(amqp, exchange, "topic") != RT_OK) {
-        rt_log_error("cannot declare the exchange", "exchange", exchange, "error", rt_amqp_errstr(amqp));
+        rt_log_error("cannot declare the exchange", "exchange", exchange, "error",
+                     rt_amqp_errstr(amqp));
         goto out;
     }
-    rt_amqp_publish_opts popts = { .cc = cc, .cc_count = ncc, .allow_unroutable = true };
+    rt_amqp_publish_opts popts = {.cc = cc, .cc_count = ncc, .allow_unroutable = true};
     for (int i = optind; i < argc; i++) {
         FILE *f = fopen(argv[i], "rb");
         if (!f) {

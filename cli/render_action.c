@@ -14,12 +14,13 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: retrig render-action --actions ACTIONS.json --task TASKDEF.json --task-id ID\n"
-            "                            [--action NAME] [--times N]\n"
-            "Renders the hookPayload of an action (default retrigger-multiple) for the task and\n"
-            "prints {\"hookGroupId\", \"hookId\", \"payload\"}. ACTIONS.json is a whole actions.json\n"
-            "or a bare list of actions. A task action must have the task in its context.\n");
+    fprintf(
+        out,
+        "usage: retrig render-action --actions ACTIONS.json --task TASKDEF.json --task-id ID\n"
+        "                            [--action NAME] [--times N]\n"
+        "Renders the hookPayload of an action (default retrigger-multiple) for the task and\n"
+        "prints {\"hookGroupId\", \"hookId\", \"payload\"}. ACTIONS.json is a whole actions.json\n"
+        "or a bare list of actions. A task action must have the task in its context.\n");
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -37,10 +38,13 @@ static char *slurp(const char *path, size_t *len)
 int rt_cli_render_action(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {
-        { "actions", required_argument, NULL, 'a' }, { "task", required_argument, NULL, 't' },
-        { "task-id", required_argument, NULL, 'i' }, { "action", required_argument, NULL, 'n' },
-        { "times", required_argument, NULL, 'x' },   { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        {"actions", required_argument, NULL, 'a'},
+        {"task", required_argument, NULL, 't'},
+        {"task-id", required_argument, NULL, 'i'},
+        {"action", required_argument, NULL, 'n'},
+        {"times", required_argument, NULL, 'x'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const char *actions_path = NULL, *task_path = NULL, *task_id = NULL;
     const char *name = cfg->retrigger_action;
@@ -69,7 +73,7 @@ int rt_cli_render_action(int argc, char **argv, rt_config *cfg)
     size_t alen = 0, tlen = 0;
     char *atext = slurp(actions_path, &alen), *ttext = slurp(task_path, &tlen);
     rt_actions *actions = NULL;
-    rt_taskdef def = { 0 };
+    rt_taskdef def = {0};
     json_t *task_json = NULL, *input = NULL, *payload = NULL;
     if (!atext || !ttext) {
         rt_log_error("cannot read a file", "file", !atext ? actions_path : task_path);
@@ -91,7 +95,8 @@ int rt_cli_render_action(int argc, char **argv, rt_config *cfg)
     json_t *value;
     json_object_foreach(json_object_get(task_json, "tags"), key, value)
     {
-        if (json_is_string(value) && ntags < 64) tags[ntags++] = (rt_tag){ key, json_string_value(value) };
+        if (json_is_string(value) && ntags < 64)
+            tags[ntags++] = (rt_tag){key, json_string_value(value)};
     }
     const rt_action *action = NULL;
     if (rt_actions_find(actions, name, tags, ntags, &action, errstr) != RT_OK) {

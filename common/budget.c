@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEDUPE_TTL_SECONDS "1209600" /* 14 days: far beyond any retrigger set's life */
-#define COUNTER_TTL_SECONDS "259200" /* 3 days */
+#define DEDUPE_TTL_SECONDS  "1209600" /* 14 days: far beyond any retrigger set's life */
+#define COUNTER_TTL_SECONDS "259200"  /* 3 days */
 
 /* KEYS: dedupe key, counter key. ARGV: owner task, wanted, minimum, limit, ledger spent,
  * dedupe ttl, counter ttl. Returns {status, number, owner}. */
@@ -32,11 +32,10 @@ static const char claim_source[] =
     "redis.call('SET', KEYS[1], ARGV[1] .. ':' .. take, 'EX', ARGV[6])\n"
     "return {'claimed', tostring(take), ARGV[1]}\n";
 
-static const char refund_source[] =
-    "local spent = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
-    "local back = math.min(spent, tonumber(ARGV[1]))\n"
-    "if back > 0 then redis.call('DECRBY', KEYS[1], back) end\n"
-    "return back\n";
+static const char refund_source[] = "local spent = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
+                                    "local back = math.min(spent, tonumber(ARGV[1]))\n"
+                                    "if back > 0 then redis.call('DECRBY', KEYS[1], back) end\n"
+                                    "return back\n";
 
 static rt_redis_script claim_script, refund_script;
 
@@ -76,12 +75,14 @@ int rt_budget_check_limits(const rt_config_list *limits, char *errstr)
     return RT_OK;
 }
 
-int rt_budget_limit_for(const rt_config_list *limits, const char *platform, int fallback, int *limit)
+int rt_budget_limit_for(const rt_config_list *limits, const char *platform, int fallback,
+                        int *limit)
 {
     for (size_t i = 0; i < limits->count; i++) {
         char pattern[256];
         int value;
-        if (parse_item(limits->items[i], pattern, sizeof pattern, &value) != RT_OK) return RT_EINVAL;
+        if (parse_item(limits->items[i], pattern, sizeof pattern, &value) != RT_OK)
+            return RT_EINVAL;
         if (fnmatch(pattern, platform, 0) == 0) {
             *limit = value;
             return RT_OK;
@@ -91,27 +92,26 @@ int rt_budget_limit_for(const rt_config_list *limits, const char *platform, int 
     return RT_OK;
 }
 
-static void counter_key(char *out, size_t size, const char *prefix, const char *platform, const char *day)
+static void counter_key(char *out, size_t size, const char *prefix, const char *platform,
+                        const char *day)
 {
     snprintf(out, size, "%sbudget:%s:%s", prefix, platform, day);
 }
 
-int rt_budget_claim(rt_redis *redis, const rt_claim_request *req, rt_claim *out)
+static int claim(rt_redis *redis, const rt_claim_request *req, const char *dedupe, rt_claim *out)
 {
     init_scripts();
     memset(out, 0, sizeof *out);
-    char dedupe[1024], counter[512];
-    snprintf(dedupe, sizeof dedupe, "%sset:%s:%s:%s", req->key_prefix, req->project, req->revision,
-             req->label);
+    char counter[512];
     counter_key(counter, sizeof counter, req->key_prefix, req->platform, req->day);
     char wanted[16], minimum[16], limit[16], ledger[16];
     snprintf(wanted, sizeof wanted, "%d", req->wanted);
     snprintf(minimum, sizeof minimum, "%d", req->minimum);
     snprintf(limit, sizeof limit, "%d", req->limit);
     snprintf(ledger, sizeof ledger, "%d", req->ledger_spent);
-    const char *keys[] = { dedupe, counter };
-    const char *args[] = { req->task_id, wanted, minimum, limit, ledger, DEDUPE_TTL_SECONDS,
-                           COUNTER_TTL_SECONDS };
+    const char *keys[] = {dedupe, counter};
+    const char *args[] = {req->task_id,       wanted, minimum, limit, ledger, DEDUPE_TTL_SECONDS,
+                          COUNTER_TTL_SECONDS};
     redisReply *reply = NULL;
     int rc = rt_redis_eval(redis, &claim_script, 2, keys, 7, args, &reply);
     if (rc != RT_OK) return rc;
@@ -140,6 +140,22 @@ out:
     return rc;
 }
 
+int rt_budget_claim(rt_redis *redis, const rt_claim_request *req, rt_claim *out)
+{
+    char dedupe[1024];
+    snprintf(dedupe, sizeof dedupe, "%sset:%s:%s:%s", req->key_prefix, req->project, req->revision,
+             req->label);
+    return claim(redis, req, dedupe, out);
+}
+
+int rt_budget_claim_keyed(rt_redis *redis, const rt_claim_request *req, const char *dedupe_key,
+                          rt_claim *out)
+{
+    char dedupe[1024];
+    snprintf(dedupe, sizeof dedupe, "%s%s", req->key_prefix, dedupe_key);
+    return claim(redis, req, dedupe, out);
+}
+
 int rt_budget_refund(rt_redis *redis, const char *key_prefix, const char *platform, const char *day,
                      int amount)
 {
@@ -147,8 +163,8 @@ int rt_budget_refund(rt_redis *redis, const char *key_prefix, const char *platfo
     char counter[512], value[16];
     counter_key(counter, sizeof counter, key_prefix, platform, day);
     snprintf(value, sizeof value, "%d", amount);
-    const char *keys[] = { counter };
-    const char *args[] = { value };
+    const char *keys[] = {counter};
+    const char *args[] = {value};
     redisReply *reply = NULL;
     int rc = rt_redis_eval(redis, &refund_script, 1, keys, 1, args, &reply);
     freeReplyObject(reply);
@@ -160,7 +176,7 @@ int rt_budget_spent(rt_redis *redis, const char *key_prefix, const char *platfor
 {
     char counter[512];
     counter_key(counter, sizeof counter, key_prefix, platform, day);
-    const char *argv[] = { "GET", counter };
+    const char *argv[] = {"GET", counter};
     redisReply *reply = NULL;
     int rc = rt_redis_command_argv(redis, 2, argv, NULL, &reply);
     if (rc != RT_OK) return rc;

@@ -22,18 +22,18 @@ typedef enum { RT_CLAIM_CLAIMED, RT_CLAIM_EXISTS, RT_CLAIM_EXHAUSTED } rt_claim_
 
 typedef struct rt_claim {
     rt_claim_status status;
-    int spent;            /* CLAIMED: spent now; EXISTS: what the claimant spent */
-    int left;             /* EXHAUSTED: what was left */
+    int spent;              /* CLAIMED: spent now; EXISTS: what the claimant spent */
+    int left;               /* EXHAUSTED: what was left */
     char owner_task_id[64]; /* EXISTS: the task that claimed the set */
 } rt_claim;
 
 typedef struct rt_claim_request {
     const char *key_prefix; /* "retrig:" */
     const char *project, *revision, *label, *platform;
-    const char *task_id;    /* the claimant */
-    const char *day;        /* UTC "YYYY-MM-DD" */
+    const char *task_id; /* the claimant */
+    const char *day;     /* UTC "YYYY-MM-DD" */
     int wanted, minimum, limit;
-    int ledger_spent;       /* what Postgres records for (platform, day) */
+    int ledger_spent; /* what Postgres records for (platform, day) */
 } rt_claim_request;
 
 /* The daily limit of a platform from "pattern=limit" items (fnmatch globs, first match);
@@ -44,6 +44,10 @@ RT_MUSTCHECK int rt_budget_limit_for(const rt_config_list *limits, const char *p
 RT_MUSTCHECK int rt_budget_check_limits(const rt_config_list *limits, char *errstr);
 
 RT_MUSTCHECK int rt_budget_claim(rt_redis *redis, const rt_claim_request *req, rt_claim *out);
+/* The same claim for something other than a retrigger set: the dedupe key is
+ * <key_prefix><dedupe_key> ("perf-alert:69344"); project, revision and label are unused. */
+RT_MUSTCHECK int rt_budget_claim_keyed(rt_redis *redis, const rt_claim_request *req,
+                                       const char *dedupe_key, rt_claim *out);
 /* Gives `amount` back to the platform's counter for the day (never below zero). */
 RT_MUSTCHECK int rt_budget_refund(rt_redis *redis, const char *key_prefix, const char *platform,
                                   const char *day, int amount);

@@ -9,105 +9,150 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OFF(field) offsetof(rt_config, field)
+#define OFF(field)         offsetof(rt_config, field)
 #define RT_CONFIG_FILE_MAX (1024 * 1024)
 #define RT_SECRET_FILE_MAX 8192
 
 /* Alphabetical. Keep README.md's configuration reference in step (a test checks). */
 const rt_config_key rt_config_keys[] = {
-    { "amqp_ca_file", RT_CFG_STRING, OFF(amqp_ca_file), NULL, 0, 0, false,
-      "CA bundle used to verify the broker's TLS certificate for amqps:// (default: system CAs)" },
-    { "amqp_namespace", RT_CFG_STRING, OFF(amqp_namespace), "retrig", 0, 0, false,
-      "name of our work exchange and prefix of our queues (<ns>.retrigger, <ns>.dead-letter, ...)" },
-    { "amqp_prefetch", RT_CFG_INT, OFF(amqp_prefetch), "100", 1, 10000, false,
-      "unacknowledged messages a consumer may hold" },
-    { "amqp_url", RT_CFG_STRING, OFF(amqp_url), "amqp://guest:guest@127.0.0.1:5673/", 0, 0, false,
-      "our RabbitMQ broker (amqp:// or amqps://)" },
-    { "budget_limits", RT_CFG_LIST, OFF(budget_limits), "android*=100, *=600", 0, 0, false,
-      "daily retrigger budget per platform as PATTERN=LIMIT globs, first match wins" },
-    { "budget_minimum", RT_CFG_INT, OFF(budget_minimum), "2", 1, 20, false,
-      "fewest retriggers worth requesting; below it the failure is budget-exhausted" },
-    { "database_url", RT_CFG_STRING, OFF(database_url),
-      "postgresql://retrig:retrig@127.0.0.1:5433/retrig", 0, 0, false,
-      "Postgres, as a libpq conninfo string or URI" },
-    { "decide_cancel_pending", RT_CFG_BOOL, OFF(decide_cancel_pending), "false", 0, 0, false,
-      "cancel the retriggers still pending once a set is decided early (Taskcluster queue, Hawk)" },
-    { "decide_delays_ms", RT_CFG_LIST, OFF(decide_delays_ms),
-      "1000, 1000, 1000, 1000, 2000, 5000, 10000, 20000, 30000, 60000, 60000, 120000, 300000, 600000",
-      0, 0, false,
-      "waits before looking again at logs not parsed or upstream errors; then undecided" },
-    { "decide_drop_single_tracking", RT_CFG_BOOL, OFF(decide_drop_single_tracking), "true", 0, 0,
-      false, "ignore failure lines tracked by an open Treeherder single tracking bug for their test" },
-    { "decide_sweep_interval_s", RT_CFG_INT, OFF(decide_sweep_interval_s), "60", 1, 86400, false,
-      "how often retrig-decide looks for sets past set_deadline_minutes" },
-    { "decide_threshold", RT_CFG_INT, OFF(decide_threshold), "2", 1, 20, false,
-      "retriggers that must reproduce a failure line of the original run to call it a regression" },
-    { "dry_run", RT_CFG_BOOL, OFF(dry_run), "false", 0, 0, false,
-      "record everything, including the payload that would be sent, but never call Taskcluster" },
-    { "http_backoff_base_ms", RT_CFG_INT, OFF(http_backoff_base_ms), "250", 1, 600000, false,
-      "first retry delay for upstream 429/5xx; doubles each attempt, with jitter" },
-    { "http_backoff_max_ms", RT_CFG_INT, OFF(http_backoff_max_ms), "30000", 1, 3600000, false,
-      "longest delay between upstream attempts (also caps Retry-After)" },
-    { "http_ca_file", RT_CFG_STRING, OFF(http_ca_file), NULL, 0, 0, false,
-      "CA bundle used to verify https:// upstreams (default: system CAs)" },
-    { "http_connect_timeout_ms", RT_CFG_INT, OFF(http_connect_timeout_ms), "5000", 1, 600000, false,
-      "connect timeout for upstream HTTP calls" },
-    { "http_max_attempts", RT_CFG_INT, OFF(http_max_attempts), "4", 1, 20, false,
-      "attempts per upstream HTTP call before a clear error" },
-    { "http_max_body_bytes", RT_CFG_LONG, OFF(http_max_body_bytes), "67108864", 1024, 1L << 34, false,
-      "largest upstream response body accepted" },
-    { "http_timeout_ms", RT_CFG_INT, OFF(http_timeout_ms), "30000", 1, 3600000, false,
-      "total time allowed for one upstream HTTP attempt" },
-    { "log_level", RT_CFG_LEVEL, OFF(log_level), "info", 0, 0, false,
-      "debug, info, warn or error" },
-    { "max_message_bytes", RT_CFG_LONG, OFF(max_message_bytes), "1048576", 1024, 64L << 20, false,
-      "largest Pulse message body accepted; bigger ones are dead-lettered (too-big)" },
-    { "migrations_dir", RT_CFG_STRING, OFF(migrations_dir), RETRIG_DEFAULT_MIGRATIONS_DIR, 0, 0, false,
-      "folder of numbered SQL migrations applied by 'retrig migrate'" },
-    { "pool_prefixes", RT_CFG_LIST, OFF(pool_prefixes), "gecko-t/t-linux-", 0, 0, false,
-      "comma-separated task queue id prefixes whose failed tests may be retriggered" },
-    { "pulse_declare_exchanges", RT_CFG_BOOL, OFF(pulse_declare_exchanges), "true", 0, 0, false,
-      "declare the Taskcluster exchanges (true on a local broker; false on Mozilla's Pulse)" },
-    { "pulse_exchange_prefix", RT_CFG_STRING, OFF(pulse_exchange_prefix),
-      "exchange/taskcluster-queue/v1/", 0, 0, false,
-      "prefix of the Taskcluster queue exchanges (task-completed, task-failed, task-exception)" },
-    { "pulse_password_file", RT_CFG_STRING, OFF(pulse_password_file), NULL, 0, 0, false,
-      "file holding the Pulse password; it replaces the password in pulse_url" },
-    { "pulse_queue_name", RT_CFG_STRING, OFF(pulse_queue_name), "retrig", 0, 0, false,
-      "name of our Pulse queue; the broker queue is queue/<pulse user>/<name>" },
-    { "pulse_routing_keys", RT_CFG_LIST, OFF(pulse_routing_keys), "#", 0, 0, false,
-      "comma-separated routing-key patterns bound on each task exchange" },
-    { "pulse_url", RT_CFG_STRING, OFF(pulse_url), NULL, 0, 0, false,
-      "Pulse broker (amqps://user:password@pulse.mozilla.org:5671); default: amqp_url" },
-    { "redis_key_prefix", RT_CFG_STRING, OFF(redis_key_prefix), "retrig:", 0, 0, false,
-      "prefix of every Redis key retrig writes" },
-    { "redis_url", RT_CFG_STRING, OFF(redis_url), "redis://127.0.0.1:6380/0", 0, 0, false,
-      "Redis, as redis://host:port/db" },
-    { "retrigger_action", RT_CFG_STRING, OFF(retrigger_action), "retrigger-multiple", 0, 0, false,
-      "the actions.json action used to retrigger (retrigger-multiple, or retrigger)" },
-    { "retriggers_per_failure", RT_CFG_INT, OFF(retriggers_per_failure), "5", 1, 20, false,
-      "retriggers wanted for a failure, counting ones already present for the push" },
-    { "retry_delays_ms", RT_CFG_LIST, OFF(retry_delays_ms), "5000, 30000, 120000, 600000", 0, 0,
-      false, "delays before each retry of a message whose upstream call failed; then dead-lettered" },
-    { "set_deadline_minutes", RT_CFG_INT, OFF(set_deadline_minutes), "360", 1, 100000, false,
-      "a set whose retriggers have not all resolved by then is decided with what is there" },
-    { "task_cache_size", RT_CFG_INT, OFF(task_cache_size), "4096", 0, 1000000, false,
-      "task definitions kept in memory per worker (they never change)" },
-    { "taskcluster_access_token", RT_CFG_STRING, OFF(taskcluster_access_token), NULL, 0, 0, true,
-      "Taskcluster access token (prefer taskcluster_access_token_file or the environment)" },
-    { "taskcluster_access_token_file", RT_CFG_STRING, OFF(taskcluster_access_token_file), NULL, 0, 0,
-      false, "file holding the Taskcluster access token" },
-    { "taskcluster_certificate", RT_CFG_STRING, OFF(taskcluster_certificate), NULL, 0, 0, false,
-      "certificate JSON of temporary Taskcluster credentials, if any" },
-    { "taskcluster_client_id", RT_CFG_STRING, OFF(taskcluster_client_id), NULL, 0, 0, false,
-      "Taskcluster client id used for Hawk authentication" },
-    { "taskcluster_root_url", RT_CFG_STRING, OFF(taskcluster_root_url),
-      "https://firefox-ci-tc.services.mozilla.com", 0, 0, false, "Taskcluster deployment root URL" },
-    { "tiers", RT_CFG_LIST, OFF(tiers), "1, 2", 0, 0, false,
-      "comma-separated Treeherder tiers whose failed tests may be retriggered (1, 2 or 3)" },
-    { "treeherder_url", RT_CFG_STRING, OFF(treeherder_url), "https://treeherder.mozilla.org", 0, 0,
-      false, "Treeherder (and Perfherder) root URL" },
-    { NULL, 0, 0, NULL, 0, 0, false, NULL },
+    {"amqp_ca_file", RT_CFG_STRING, OFF(amqp_ca_file), NULL, 0, 0, false,
+     "CA bundle used to verify the broker's TLS certificate for amqps:// (default: system CAs)"},
+    {"amqp_namespace", RT_CFG_STRING, OFF(amqp_namespace), "retrig", 0, 0, false,
+     "name of our work exchange and prefix of our queues (<ns>.retrigger, <ns>.dead-letter, ...)"},
+    {"amqp_prefetch", RT_CFG_INT, OFF(amqp_prefetch), "100", 1, 10000, false,
+     "unacknowledged messages a consumer may hold"},
+    {"amqp_url", RT_CFG_STRING, OFF(amqp_url), "amqp://guest:guest@127.0.0.1:5673/", 0, 0, false,
+     "our RabbitMQ broker (amqp:// or amqps://)"},
+    {"budget_limits", RT_CFG_LIST, OFF(budget_limits), "android*=100, *=600", 0, 0, false,
+     "daily retrigger budget per platform as PATTERN=LIMIT globs, first match wins"},
+    {"budget_minimum", RT_CFG_INT, OFF(budget_minimum), "2", 1, 20, false,
+     "fewest retriggers worth requesting; below it the failure is budget-exhausted"},
+    {"database_url", RT_CFG_STRING, OFF(database_url),
+     "postgresql://retrig:retrig@127.0.0.1:5433/retrig", 0, 0, false,
+     "Postgres, as a libpq conninfo string or URI"},
+    {"decide_cancel_pending", RT_CFG_BOOL, OFF(decide_cancel_pending), "false", 0, 0, false,
+     "cancel the retriggers still pending once a set is decided early (Taskcluster queue, Hawk)"},
+    {"decide_delays_ms", RT_CFG_LIST, OFF(decide_delays_ms),
+     "1000, 1000, 1000, 1000, 2000, 5000, 10000, 20000, 30000, 60000, 60000, 120000, 300000, "
+     "600000",
+     0, 0, false,
+     "waits before looking again at logs not parsed or upstream errors; then undecided"},
+    {"decide_drop_single_tracking", RT_CFG_BOOL, OFF(decide_drop_single_tracking), "true", 0, 0,
+     false,
+     "ignore failure lines tracked by an open Treeherder single tracking bug for their test"},
+    {"decide_sweep_interval_s", RT_CFG_INT, OFF(decide_sweep_interval_s), "60", 1, 86400, false,
+     "how often retrig-decide looks for sets past set_deadline_minutes"},
+    {"decide_threshold", RT_CFG_INT, OFF(decide_threshold), "2", 1, 20, false,
+     "retriggers that must reproduce a failure line of the original run to call it a regression"},
+    {"dry_run", RT_CFG_BOOL, OFF(dry_run), "false", 0, 0, false,
+     "record everything, including the payload that would be sent, but never call Taskcluster"},
+    {"history_flaky_min_branches", RT_CFG_INT, OFF(history_flaky_min_branches), "3", 0, 1000, false,
+     "a test failing on more than this many branches or pull requests within "
+     "history_flaky_window_days is flaky"},
+    {"history_flaky_window_days", RT_CFG_INT, OFF(history_flaky_window_days), "7", 1, 365, false,
+     "the span within which failures on distinct branches make a test flaky"},
+    {"history_main_projects", RT_CFG_LIST, OFF(history_main_projects), "mozilla-central, autoland",
+     0, 0, false,
+     "Treeherder projects whose runs are branch class main in the test history (others: other)"},
+    {"history_projects", RT_CFG_LIST, OFF(history_projects), "*", 0, 0, false,
+     "Treeherder projects (globs) whose test runs retrig-history records"},
+    {"history_repository", RT_CFG_STRING, OFF(history_repository), "gecko", 0, 0, false,
+     "name under which retrig-history groups every Taskcluster project (retrig flakes --project)"},
+    {"history_sample_percent", RT_CFG_INT, OFF(history_sample_percent), "100", 0, 100, false,
+     "share of test task runs (by task id) whose errorsummary retrig-history fetches and records"},
+    {"http_backoff_base_ms", RT_CFG_INT, OFF(http_backoff_base_ms), "250", 1, 600000, false,
+     "first retry delay for upstream 429/5xx; doubles each attempt, with jitter"},
+    {"http_backoff_max_ms", RT_CFG_INT, OFF(http_backoff_max_ms), "30000", 1, 3600000, false,
+     "longest delay between upstream attempts (also caps Retry-After)"},
+    {"http_ca_file", RT_CFG_STRING, OFF(http_ca_file), NULL, 0, 0, false,
+     "CA bundle used to verify https:// upstreams (default: system CAs)"},
+    {"http_connect_timeout_ms", RT_CFG_INT, OFF(http_connect_timeout_ms), "5000", 1, 600000, false,
+     "connect timeout for upstream HTTP calls"},
+    {"http_max_attempts", RT_CFG_INT, OFF(http_max_attempts), "4", 1, 20, false,
+     "attempts per upstream HTTP call before a clear error"},
+    {"http_max_body_bytes", RT_CFG_LONG, OFF(http_max_body_bytes), "67108864", 1024, 1L << 34,
+     false, "largest upstream response body accepted"},
+    {"http_timeout_ms", RT_CFG_INT, OFF(http_timeout_ms), "30000", 1, 3600000, false,
+     "total time allowed for one upstream HTTP attempt"},
+    {"log_level", RT_CFG_LEVEL, OFF(log_level), "info", 0, 0, false, "debug, info, warn or error"},
+    {"max_message_bytes", RT_CFG_LONG, OFF(max_message_bytes), "1048576", 1024, 64L << 20, false,
+     "largest Pulse message body accepted; bigger ones are dead-lettered (too-big)"},
+    {"metrics_bind", RT_CFG_STRING, OFF(metrics_bind), "127.0.0.1", 0, 0, false,
+     "address the /metrics and /healthz endpoint listens on (0.0.0.0 or :: for every interface)"},
+    {"metrics_port", RT_CFG_INT, OFF(metrics_port), "0", 0, 65535, false,
+     "TCP port of the Prometheus /metrics and /healthz endpoint; 0: no endpoint"},
+    {"migrations_dir", RT_CFG_STRING, OFF(migrations_dir), RETRIG_DEFAULT_MIGRATIONS_DIR, 0, 0,
+     false, "folder of numbered SQL migrations applied by 'retrig migrate'"},
+    {"perf_backfill_depth", RT_CFG_INT, OFF(perf_backfill_depth), "9", 1, 25, false,
+     "pushes before the alert's push that retrig-perf's backfill runs the job on (input depth)"},
+    {"perf_backfill_times", RT_CFG_INT, OFF(perf_backfill_times), "1", 1, 10, false,
+     "runs of the job per backfilled push (input times); a backfill costs depth x times jobs"},
+    {"perf_budget_limits", RT_CFG_LIST, OFF(perf_budget_limits), "android=100, *=600", 0, 0, false,
+     "daily backfill budget in jobs per platform family as FAMILY-PATTERN=LIMIT, first match wins"},
+    {"perf_frameworks", RT_CFG_LIST, OFF(perf_frameworks), "1, 4, 13", 0, 0, false,
+     "Perfherder framework ids whose alerts are backfilled (talos 1, awsy 4, browsertime 13)"},
+    {"perf_include_improvements", RT_CFG_BOOL, OFF(perf_include_improvements), "false", 0, 0, false,
+     "backfill improvements too (after every regression); default regressions only"},
+    {"perf_interval_s", RT_CFG_INT, OFF(perf_interval_s), "3600", 10, 86400 * 7, false,
+     "seconds between two runs of retrig-perf (without --once)"},
+    {"perf_lookback_hours", RT_CFG_INT, OFF(perf_lookback_hours), "72", 1, 24 * 90, false,
+     "alert summaries created longer ago than this are not read"},
+    {"perf_max_per_summary", RT_CFG_INT, OFF(perf_max_per_summary), "3", 1, 100, false,
+     "alerts backfilled per alert summary at most"},
+    {"perf_min_age_minutes", RT_CFG_INT, OFF(perf_min_age_minutes), "60", 0, 100000, false,
+     "an alert summary younger than this is left for a later run (other alerts may join it)"},
+    {"perf_min_amount_pct", RT_CFG_INT, OFF(perf_min_amount_pct), "5", 0, 100000, false,
+     "smallest change (amount_pct) worth a backfill"},
+    {"perf_platform_families", RT_CFG_LIST, OFF(perf_platform_families),
+     "windows10=windows10, windows7=windows7, linux=linux, osx=macosx/osx, android=android", 0, 0,
+     false,
+     "platform families in priority order as NAME=PREFIX/PREFIX (machine_platform prefixes)"},
+    {"perf_repositories", RT_CFG_LIST, OFF(perf_repositories), "autoland, mozilla-central", 0, 0,
+     false, "repositories whose Perfherder alerts retrig-perf backfills"},
+    {"pool_prefixes", RT_CFG_LIST, OFF(pool_prefixes), "gecko-t/t-linux-", 0, 0, false,
+     "comma-separated task queue id prefixes whose failed tests may be retriggered"},
+    {"pulse_declare_exchanges", RT_CFG_BOOL, OFF(pulse_declare_exchanges), "true", 0, 0, false,
+     "declare the Taskcluster exchanges (true on a local broker; false on Mozilla's Pulse)"},
+    {"pulse_exchange_prefix", RT_CFG_STRING, OFF(pulse_exchange_prefix),
+     "exchange/taskcluster-queue/v1/", 0, 0, false,
+     "prefix of the Taskcluster queue exchanges (task-completed, task-failed, task-exception)"},
+    {"pulse_password_file", RT_CFG_STRING, OFF(pulse_password_file), NULL, 0, 0, false,
+     "file holding the Pulse password; it replaces the password in pulse_url"},
+    {"pulse_queue_name", RT_CFG_STRING, OFF(pulse_queue_name), "retrig", 0, 0, false,
+     "name of our Pulse queue; the broker queue is queue/<pulse user>/<name>"},
+    {"pulse_routing_keys", RT_CFG_LIST, OFF(pulse_routing_keys), "#", 0, 0, false,
+     "comma-separated routing-key patterns bound on each task exchange"},
+    {"pulse_url", RT_CFG_STRING, OFF(pulse_url), NULL, 0, 0, false,
+     "Pulse broker (amqps://user:password@pulse.mozilla.org:5671); default: amqp_url"},
+    {"redis_key_prefix", RT_CFG_STRING, OFF(redis_key_prefix), "retrig:", 0, 0, false,
+     "prefix of every Redis key retrig writes"},
+    {"redis_url", RT_CFG_STRING, OFF(redis_url), "redis://127.0.0.1:6380/0", 0, 0, false,
+     "Redis, as redis://host:port/db"},
+    {"retrigger_action", RT_CFG_STRING, OFF(retrigger_action), "retrigger-multiple", 0, 0, false,
+     "the actions.json action used to retrigger (retrigger-multiple, or retrigger)"},
+    {"retriggers_per_failure", RT_CFG_INT, OFF(retriggers_per_failure), "5", 1, 20, false,
+     "retriggers wanted for a failure, counting ones already present for the push"},
+    {"retry_delays_ms", RT_CFG_LIST, OFF(retry_delays_ms), "5000, 30000, 120000, 600000", 0, 0,
+     false, "delays before each retry of a message whose upstream call failed; then dead-lettered"},
+    {"set_deadline_minutes", RT_CFG_INT, OFF(set_deadline_minutes), "360", 1, 100000, false,
+     "a set whose retriggers have not all resolved by then is decided with what is there"},
+    {"task_cache_size", RT_CFG_INT, OFF(task_cache_size), "4096", 0, 1000000, false,
+     "task definitions kept in memory per worker (they never change)"},
+    {"taskcluster_access_token", RT_CFG_STRING, OFF(taskcluster_access_token), NULL, 0, 0, true,
+     "Taskcluster access token (prefer taskcluster_access_token_file or the environment)"},
+    {"taskcluster_access_token_file", RT_CFG_STRING, OFF(taskcluster_access_token_file), NULL, 0, 0,
+     false, "file holding the Taskcluster access token"},
+    {"taskcluster_certificate", RT_CFG_STRING, OFF(taskcluster_certificate), NULL, 0, 0, false,
+     "certificate JSON of temporary Taskcluster credentials, if any"},
+    {"taskcluster_client_id", RT_CFG_STRING, OFF(taskcluster_client_id), NULL, 0, 0, false,
+     "Taskcluster client id used for Hawk authentication"},
+    {"taskcluster_root_url", RT_CFG_STRING, OFF(taskcluster_root_url),
+     "https://firefox-ci-tc.services.mozilla.com", 0, 0, false, "Taskcluster deployment root URL"},
+    {"tiers", RT_CFG_LIST, OFF(tiers), "1, 2", 0, 0, false,
+     "comma-separated Treeherder tiers whose failed tests may be retriggered (1, 2 or 3)"},
+    {"treeherder_url", RT_CFG_STRING, OFF(treeherder_url), "https://treeherder.mozilla.org", 0, 0,
+     false, "Treeherder (and Perfherder) root URL"},
+    {NULL, 0, 0, NULL, 0, 0, false, NULL},
 };
 
 static const rt_config_key *find_key(const char *name, size_t len)
@@ -158,8 +203,10 @@ int rt_config_set(rt_config *cfg, const char *key, const char *value, const char
                           origin, key, k->min, k->max);
             return RT_ECONFIG;
         }
-        if (k->type == RT_CFG_INT) *(int *)field = (int)v;
-        else *(long *)field = v;
+        if (k->type == RT_CFG_INT)
+            *(int *)field = (int)v;
+        else
+            *(long *)field = v;
         return RT_OK;
     }
     case RT_CFG_BOOL:
@@ -183,7 +230,7 @@ int rt_config_set(rt_config *cfg, const char *key, const char *value, const char
         return RT_OK;
     case RT_CFG_LIST: {
         rt_config_list *list = (rt_config_list *)field;
-        rt_config_list fresh = { 0 };
+        rt_config_list fresh = {0};
         const char *p = value;
         while (*p) {
             while (*p == ' ' || *p == ',') p++;
@@ -242,7 +289,10 @@ int rt_config_parse_text(rt_config *cfg, const char *text, size_t len, const cha
         const char *vs = eq + 1;
         while (vs < e && isspace((unsigned char)*vs)) vs++;
         const char *ve = e;
-        if (ve - vs >= 2 && *vs == '"' && ve[-1] == '"') { vs++; ve--; }
+        if (ve - vs >= 2 && *vs == '"' && ve[-1] == '"') {
+            vs++;
+            ve--;
+        }
         if (ke == s || ke - s > 64) {
             rt_set_errstr(errstr, "%s: line %zu: expected 'key = value'", origin, lineno);
             return RT_ECONFIG;
@@ -271,13 +321,17 @@ static int read_file(const char *path, size_t cap, char **out, size_t *out_len, 
         return RT_ECONFIG;
     }
     char *buf = malloc(cap + 1);
-    if (!buf) { fclose(f); return RT_ENOMEM; }
+    if (!buf) {
+        fclose(f);
+        return RT_ENOMEM;
+    }
     size_t n = fread(buf, 1, cap + 1, f);
     int failed = ferror(f);
     fclose(f);
     if (failed) {
         free(buf);
-        rt_set_errstr(errstr, "%s '%s' cannot be read: %s", what, path, strerror(errno ? errno : EIO));
+        rt_set_errstr(errstr, "%s '%s' cannot be read: %s", what, path,
+                      strerror(errno ? errno : EIO));
         return RT_ECONFIG;
     }
     if (n > cap) {
@@ -395,12 +449,17 @@ static int finish(rt_config *cfg, char *errstr)
         free(cfg->pulse_url);
         cfg->pulse_url = url;
     }
-    const struct { const char *key; const char *value; const char *const *schemes; } urls[] = {
-        { "amqp_url", cfg->amqp_url, (const char *const[]){ "amqp://", "amqps://", NULL } },
-        { "pulse_url", cfg->pulse_url, (const char *const[]){ "amqp://", "amqps://", NULL } },
-        { "redis_url", cfg->redis_url, (const char *const[]){ "redis://", NULL } },
-        { "taskcluster_root_url", cfg->taskcluster_root_url, (const char *const[]){ "http://", "https://", NULL } },
-        { "treeherder_url", cfg->treeherder_url, (const char *const[]){ "http://", "https://", NULL } },
+    const struct {
+        const char *key;
+        const char *value;
+        const char *const *schemes;
+    } urls[] = {
+        {"amqp_url", cfg->amqp_url, (const char *const[]){"amqp://", "amqps://", NULL}},
+        {"pulse_url", cfg->pulse_url, (const char *const[]){"amqp://", "amqps://", NULL}},
+        {"redis_url", cfg->redis_url, (const char *const[]){"redis://", NULL}},
+        {"taskcluster_root_url", cfg->taskcluster_root_url,
+         (const char *const[]){"http://", "https://", NULL}},
+        {"treeherder_url", cfg->treeherder_url, (const char *const[]){"http://", "https://", NULL}},
     };
     for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++) {
         bool ok = false;
@@ -432,8 +491,10 @@ static int finish(rt_config *cfg, char *errstr)
         char *end = NULL;
         long v = strtol(cfg->retry_delays_ms.items[i], &end, 10);
         if (end == cfg->retry_delays_ms.items[i] || *end || v < 100 || v > 86400000) {
-            rt_set_errstr(errstr, "bad value for 'retry_delays_ms': '%s' is not a delay from 100 "
-                          "to 86400000 ms", cfg->retry_delays_ms.items[i]);
+            rt_set_errstr(errstr,
+                          "bad value for 'retry_delays_ms': '%s' is not a delay from 100 "
+                          "to 86400000 ms",
+                          cfg->retry_delays_ms.items[i]);
             return RT_ECONFIG;
         }
     }
@@ -464,7 +525,8 @@ static int finish(rt_config *cfg, char *errstr)
         }
     }
     if (cfg->http_backoff_base_ms > cfg->http_backoff_max_ms) {
-        rt_set_errstr(errstr, "bad value for 'http_backoff_base_ms': larger than http_backoff_max_ms");
+        rt_set_errstr(errstr,
+                      "bad value for 'http_backoff_base_ms': larger than http_backoff_max_ms");
         return RT_ECONFIG;
     }
     rt_log_set_level(cfg->log_level);
@@ -479,7 +541,8 @@ int rt_config_load(rt_config *cfg, const char *path, char *errstr)
     if (path && *path) {
         char *text = NULL;
         size_t len = 0;
-        rc = read_file(path, RT_CONFIG_FILE_MAX, &text, &len, errstr, "configuration file (RETRIG_CONFIG)");
+        rc = read_file(path, RT_CONFIG_FILE_MAX, &text, &len, errstr,
+                       "configuration file (RETRIG_CONFIG)");
         if (rc != RT_OK) return rc;
         char origin[560];
         snprintf(origin, sizeof origin, "configuration file '%s'", path);
@@ -511,7 +574,7 @@ void rt_config_free(rt_config *cfg)
 
 void rt_config_print(const rt_config *cfg, FILE *out)
 {
-    static const char *const levels[] = { "debug", "info", "warn", "error" };
+    static const char *const levels[] = {"debug", "info", "warn", "error"};
     for (const rt_config_key *k = rt_config_keys; k->name; k++) {
         const char *field = (const char *)cfg + k->offset;
         char line[8192];
@@ -521,15 +584,26 @@ void rt_config_print(const rt_config *cfg, FILE *out)
             snprintf(line, sizeof line, "%s = %s", k->name, !v ? "" : k->secret ? "***" : v);
             break;
         }
-        case RT_CFG_INT: snprintf(line, sizeof line, "%s = %d", k->name, *(const int *)field); break;
-        case RT_CFG_LONG: snprintf(line, sizeof line, "%s = %ld", k->name, *(const long *)field); break;
-        case RT_CFG_BOOL: snprintf(line, sizeof line, "%s = %s", k->name, *(const bool *)field ? "true" : "false"); break;
-        case RT_CFG_LEVEL: snprintf(line, sizeof line, "%s = %s", k->name, levels[*(const rt_log_level *)field & 3]); break;
+        case RT_CFG_INT:
+            snprintf(line, sizeof line, "%s = %d", k->name, *(const int *)field);
+            break;
+        case RT_CFG_LONG:
+            snprintf(line, sizeof line, "%s = %ld", k->name, *(const long *)field);
+            break;
+        case RT_CFG_BOOL:
+            snprintf(line, sizeof line, "%s = %s", k->name,
+                     *(const bool *)field ? "true" : "false");
+            break;
+        case RT_CFG_LEVEL:
+            snprintf(line, sizeof line, "%s = %s", k->name,
+                     levels[*(const rt_log_level *)field & 3]);
+            break;
         case RT_CFG_LIST: {
             const rt_config_list *list = (const rt_config_list *)field;
             size_t n = (size_t)snprintf(line, sizeof line, "%s = ", k->name);
             for (size_t i = 0; i < list->count && n < sizeof line; i++)
-                n += (size_t)snprintf(line + n, sizeof line - n, "%s%s", i ? ", " : "", list->items[i]);
+                n += (size_t)snprintf(line + n, sizeof line - n, "%s%s", i ? ", " : "",
+                                      list->items[i]);
             break;
         }
         }

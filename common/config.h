@@ -39,6 +39,12 @@ typedef struct rt_config {
     int decide_sweep_interval_s;
     int decide_threshold;
     bool dry_run;
+    int history_flaky_min_branches;
+    int history_flaky_window_days;
+    rt_config_list history_main_projects;
+    rt_config_list history_projects;
+    char *history_repository;
+    int history_sample_percent;
     int http_backoff_base_ms;
     int http_backoff_max_ms;
     char *http_ca_file;
@@ -48,7 +54,21 @@ typedef struct rt_config {
     int http_timeout_ms;
     rt_log_level log_level;
     long max_message_bytes;
+    char *metrics_bind;
+    int metrics_port;
     char *migrations_dir;
+    int perf_backfill_depth;
+    int perf_backfill_times;
+    rt_config_list perf_budget_limits;
+    rt_config_list perf_frameworks;
+    bool perf_include_improvements;
+    int perf_interval_s;
+    int perf_lookback_hours;
+    int perf_max_per_summary;
+    int perf_min_age_minutes;
+    int perf_min_amount_pct;
+    rt_config_list perf_platform_families;
+    rt_config_list perf_repositories;
     rt_config_list pool_prefixes;
     bool pulse_declare_exchanges;
     char *pulse_exchange_prefix;
@@ -74,15 +94,22 @@ typedef struct rt_config {
     char source[512]; /* the file read, or "" */
 } rt_config;
 
-typedef enum { RT_CFG_STRING, RT_CFG_INT, RT_CFG_LONG, RT_CFG_BOOL, RT_CFG_LEVEL, RT_CFG_LIST } rt_config_type;
+typedef enum {
+    RT_CFG_STRING,
+    RT_CFG_INT,
+    RT_CFG_LONG,
+    RT_CFG_BOOL,
+    RT_CFG_LEVEL,
+    RT_CFG_LIST
+} rt_config_type;
 
 typedef struct rt_config_key {
-    const char *name;        /* key in the file; RETRIG_<NAME upper-cased> in the environment */
+    const char *name; /* key in the file; RETRIG_<NAME upper-cased> in the environment */
     rt_config_type type;
     size_t offset;
     const char *default_value; /* NULL: unset */
-    long min, max;           /* for numbers */
-    bool secret;             /* never printed */
+    long min, max;             /* for numbers */
+    bool secret;               /* never printed */
     const char *help;
 } rt_config_key;
 

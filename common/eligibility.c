@@ -57,7 +57,10 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
     }
 
     /* 2. A Treeherder test job of an allowed tier. */
-    if (!task) { need(r, RT_NEED_TASK_DEFINITION); return; }
+    if (!task) {
+        need(r, RT_NEED_TASK_DEFINITION);
+        return;
+    }
     if (!task->job_kind || strcmp(task->job_kind, "test") != 0) {
         set(r, RT_ELIG_SKIP, "not-test");
         return;
@@ -65,7 +68,10 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
     bool tier_ok = false;
     for (size_t i = 0; i < policy->ntiers; i++)
         if (policy->tiers[i] == task->tier) tier_ok = true;
-    if (!tier_ok) { set(r, RT_ELIG_SKIP, "tier"); return; }
+    if (!tier_ok) {
+        set(r, RT_ELIG_SKIP, "tier");
+        return;
+    }
     if (!task->project || !task->revision || !task->label) {
         set(r, RT_ELIG_SKIP, "no-push");
         return;
@@ -76,7 +82,10 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
         set(r, RT_ELIG_SKIP, "is-retrigger");
         return;
     }
-    if (!facts->set_known) { need(r, RT_NEED_SET_LOOKUP); return; }
+    if (!facts->set_known) {
+        need(r, RT_NEED_SET_LOOKUP);
+        return;
+    }
     if (facts->set_original_task_id) {
         if (strcmp(facts->set_original_task_id, msg->task_id) != 0) {
             set(r, RT_ELIG_SKIP, "is-retrigger");
@@ -92,16 +101,28 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
     for (size_t i = 0; queue && i < policy->npool_prefixes; i++)
         if (!strncmp(queue, policy->pool_prefixes[i], strlen(policy->pool_prefixes[i])))
             pool_ok = true;
-    if (!pool_ok) { set(r, RT_ELIG_SKIP, "pool"); return; }
+    if (!pool_ok) {
+        set(r, RT_ELIG_SKIP, "pool");
+        return;
+    }
 
     /* 5. Not classified by a sheriff yet (1 not classified, 6 new failure not classified;
      * 0 means Treeherder has not ingested the job, which counts as unclassified). */
-    if (!facts->classification_known) { need(r, RT_NEED_CLASSIFICATION); return; }
+    if (!facts->classification_known) {
+        need(r, RT_NEED_CLASSIFICATION);
+        return;
+    }
     int c = facts->classification_id;
-    if (c != 0 && c != 1 && c != 6) { set(r, RT_ELIG_SKIP, "classified"); return; }
+    if (c != 0 && c != 1 && c != 6) {
+        set(r, RT_ELIG_SKIP, "classified");
+        return;
+    }
 
     /* 6. A test failure according to the errorsummary artifacts. */
-    if (!facts->errorsummary) { need(r, RT_NEED_ERRORSUMMARY); return; }
+    if (!facts->errorsummary) {
+        need(r, RT_NEED_ERRORSUMMARY);
+        return;
+    }
     const char *reason = NULL;
     rt_es_kind kind = rt_errorsummary_classify(facts->errorsummary, &reason);
     if (kind != RT_ES_TEST_FAILURE) {
@@ -110,9 +131,16 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
     }
 
     /* 7. Enough runs to tell: ask for what is missing. */
-    if (!facts->existing_known) { need(r, RT_NEED_EXISTING_RETRIGGERS); return; }
-    int wanted = policy->target_retriggers - (facts->existing_retriggers > 0 ? facts->existing_retriggers : 0);
-    if (wanted <= 0) { set(r, RT_ELIG_SKIP, "enough-runs"); return; }
+    if (!facts->existing_known) {
+        need(r, RT_NEED_EXISTING_RETRIGGERS);
+        return;
+    }
+    int wanted = policy->target_retriggers -
+                 (facts->existing_retriggers > 0 ? facts->existing_retriggers : 0);
+    if (wanted <= 0) {
+        set(r, RT_ELIG_SKIP, "enough-runs");
+        return;
+    }
     set(r, RT_ELIG_RETRIGGER, "eligible");
     r->retriggers = wanted;
 }

@@ -47,15 +47,15 @@ typedef struct rt_elig_policy {
 } rt_elig_policy;
 
 typedef struct rt_elig_facts {
-    const rt_pulse_task *message; /* required */
-    const rt_taskdef *task;       /* NULL: not fetched yet */
-    bool set_known;               /* the set lookup for (project, revision, label) was done */
+    const rt_pulse_task *message;     /* required */
+    const rt_taskdef *task;           /* NULL: not fetched yet */
+    bool set_known;                   /* the set lookup for (project, revision, label) was done */
     const char *set_original_task_id; /* the set's original task, NULL when no set exists */
     bool classification_known;
-    int classification_id;        /* 0 when Treeherder has not ingested the job yet */
+    int classification_id;               /* 0 when Treeherder has not ingested the job yet */
     const rt_errorsummary *errorsummary; /* NULL: not fetched yet */
     bool existing_known;
-    int existing_retriggers;      /* retriggers of the label already present for the push */
+    int existing_retriggers; /* retriggers of the label already present for the push */
 } rt_elig_facts;
 
 typedef struct rt_elig_result {

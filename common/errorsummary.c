@@ -23,13 +23,19 @@ static rt_es_group *find_or_add_group(rt_errorsummary *es, const char *name, int
         return NULL;
     }
     rt_es_group *grown = realloc(es->groups, (es->ngroups + 1) * sizeof *grown);
-    if (!grown) { *rc = RT_ENOMEM; return NULL; }
+    if (!grown) {
+        *rc = RT_ENOMEM;
+        return NULL;
+    }
     es->groups = grown;
     rt_es_group *g = &es->groups[es->ngroups];
     memset(g, 0, sizeof *g);
     g->duration_ms = -1;
     g->name = strndup(name, RT_ES_MAX_FIELD);
-    if (!g->name) { *rc = RT_ENOMEM; return NULL; }
+    if (!g->name) {
+        *rc = RT_ENOMEM;
+        return NULL;
+    }
     es->ngroups++;
     return g;
 }

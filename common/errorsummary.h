@@ -17,10 +17,10 @@
 #include "common/errors.h"
 
 #define RT_ES_MAX_LINE_BYTES (1024 * 1024) /* one JSON line */
-#define RT_ES_MAX_LINES 200000             /* per summary, all artifacts together */
-#define RT_ES_MAX_FAILURES 500             /* failures kept (more are counted) */
-#define RT_ES_MAX_GROUPS 5000              /* groups kept */
-#define RT_ES_MAX_FIELD 2048               /* bytes kept of a message/subtest */
+#define RT_ES_MAX_LINES      200000        /* per summary, all artifacts together */
+#define RT_ES_MAX_FAILURES   500           /* failures kept (more are counted) */
+#define RT_ES_MAX_GROUPS     5000          /* groups kept */
+#define RT_ES_MAX_FIELD      2048          /* bytes kept of a message/subtest */
 
 typedef struct rt_es_failure {
     char *test;
@@ -33,8 +33,8 @@ typedef struct rt_es_failure {
 
 typedef struct rt_es_group {
     char *name;
-    char *status; /* the group_result status, or NULL when listed but never finished */
-    bool listed;  /* named in test_groups */
+    char *status;     /* the group_result status, or NULL when listed but never finished */
+    bool listed;      /* named in test_groups */
     long duration_ms; /* -1 when unknown */
 } rt_es_group;
 
@@ -47,13 +47,13 @@ typedef struct rt_errorsummary {
     rt_es_group *groups;
     size_t ngroups;
     size_t lines;
-    size_t bad_lines;        /* unparseable or truncated lines */
+    size_t bad_lines; /* unparseable or truncated lines */
     size_t artifacts;
     size_t group_results;
     size_t groups_listed;
     size_t crashes;
-    bool harness_failure;    /* a test_result outside any group (group "") */
-    bool too_big;            /* a cap was hit: the summary is incomplete */
+    bool harness_failure; /* a test_result outside any group (group "") */
+    bool too_big;         /* a cap was hit: the summary is incomplete */
 } rt_errorsummary;
 
 /* Adds one artifact's text. Returns RT_OK even for malformed lines (they are counted as

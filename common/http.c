@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/metrics.h"
+
 #define RT_HTTP_MAX_REDIRECTS 5
 
 struct rt_http {
@@ -289,6 +291,23 @@ static int setup_attempt(rt_http *h, const char *method, const char *url,
     return RT_OK;
 }
 
+/* Counts one attempt in retrig_upstream_requests_total{service=host[:port], status=class}. */
+static void count_attempt(const char *url, CURLcode e, long status)
+{
+    const char *host = strstr(url, "://");
+    host = host ? host + 3 : url;
+    const char *at = strchr(host, '@'), *slash = host + strcspn(host, "/?#");
+    if (at && at < slash) host = at + 1; /* never a user or password in a label */
+    char service[RT_METRICS_LABEL_SIZE], status_class[32];
+    snprintf(service, sizeof service, "%.*s", (int)(slash - host), host);
+    if (e == CURLE_OK && status > 0)
+        snprintf(status_class, sizeof status_class, "%ldxx", status / 100);
+    else
+        snprintf(status_class, sizeof status_class, "%s",
+                 e == CURLE_OPERATION_TIMEDOUT ? "timeout" : "error");
+    rt_metric_inc(rt_metrics_std()->upstream_requests, service, status_class);
+}
+
 int rt_http_request(rt_http *h, const char *method, const char *url, const rt_http_header *headers,
                     size_t nheaders, const char *body, size_t body_len, rt_http_response *resp)
 {
@@ -326,6 +345,7 @@ int rt_http_request(rt_http *h, const char *method, const char *url, const rt_ht
         if (rc != RT_OK) goto out;
         CURLcode e = curl_easy_perform(h->curl);
         curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &resp->status);
+        count_attempt(url, e, resp->status);
         if (x.oom) goto oom;
         if (x.too_big || e == CURLE_FILESIZE_EXCEEDED) {
             if (x.announced >= 0) {

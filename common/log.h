@@ -34,14 +34,22 @@ void rt_log_set_output(FILE *out);
  * a NULL value is written as JSON null. Use the macros. */
 void rt_log_write(rt_log_level level, const char *msg, ...);
 
-#define rt_log_debug(...) \
-    do { if (rt_log_enabled(RT_LOG_DEBUG)) rt_log_write(RT_LOG_DEBUG, __VA_ARGS__, (char *)NULL); } while (0)
-#define rt_log_info(...) \
-    do { if (rt_log_enabled(RT_LOG_INFO)) rt_log_write(RT_LOG_INFO, __VA_ARGS__, (char *)NULL); } while (0)
-#define rt_log_warn(...) \
-    do { if (rt_log_enabled(RT_LOG_WARN)) rt_log_write(RT_LOG_WARN, __VA_ARGS__, (char *)NULL); } while (0)
-#define rt_log_error(...) \
-    do { if (rt_log_enabled(RT_LOG_ERROR)) rt_log_write(RT_LOG_ERROR, __VA_ARGS__, (char *)NULL); } while (0)
+#define rt_log_debug(...)                                                                          \
+    do {                                                                                           \
+        if (rt_log_enabled(RT_LOG_DEBUG)) rt_log_write(RT_LOG_DEBUG, __VA_ARGS__, (char *)NULL);   \
+    } while (0)
+#define rt_log_info(...)                                                                           \
+    do {                                                                                           \
+        if (rt_log_enabled(RT_LOG_INFO)) rt_log_write(RT_LOG_INFO, __VA_ARGS__, (char *)NULL);     \
+    } while (0)
+#define rt_log_warn(...)                                                                           \
+    do {                                                                                           \
+        if (rt_log_enabled(RT_LOG_WARN)) rt_log_write(RT_LOG_WARN, __VA_ARGS__, (char *)NULL);     \
+    } while (0)
+#define rt_log_error(...)                                                                          \
+    do {                                                                                           \
+        if (rt_log_enabled(RT_LOG_ERROR)) rt_log_write(RT_LOG_ERROR, __VA_ARGS__, (char *)NULL);   \
+    } while (0)
 
 /* Copies in to out (size bytes, always NUL-terminated), redacting URL passwords and
  * registered secrets. Returns the length written. Use it for any text that leaves the

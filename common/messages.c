@@ -75,7 +75,8 @@ static json_t *load(const char *body, size_t len, char *reason)
     return root;
 }
 
-int rt_retrigger_request_parse(const char *body, size_t len, rt_retrigger_request *out, char *reason)
+int rt_retrigger_request_parse(const char *body, size_t len, rt_retrigger_request *out,
+                               char *reason)
 {
     memset(out, 0, sizeof *out);
     json_t *root = load(body, len, reason);
@@ -83,14 +84,19 @@ int rt_retrigger_request_parse(const char *body, size_t len, rt_retrigger_reques
     long long run_id = 0, times = 0;
     int rc;
     if ((rc = int_field(root, "set_id", 1, (1LL << 62), &out->set_id, reason)) ||
-        (rc = string_field(root, "project", rt_valid_project, out->project, sizeof out->project, NULL, reason)) ||
-        (rc = string_field(root, "revision", rt_valid_revision, out->revision, sizeof out->revision, NULL, reason)) ||
+        (rc = string_field(root, "project", rt_valid_project, out->project, sizeof out->project,
+                           NULL, reason)) ||
+        (rc = string_field(root, "revision", rt_valid_revision, out->revision, sizeof out->revision,
+                           NULL, reason)) ||
         (rc = string_field(root, "label", rt_valid_label, NULL, 0, &out->label, reason)) ||
-        (rc = string_field(root, "task_id", rt_valid_task_id, out->task_id, sizeof out->task_id, NULL, reason)) ||
+        (rc = string_field(root, "task_id", rt_valid_task_id, out->task_id, sizeof out->task_id,
+                           NULL, reason)) ||
         (rc = int_field(root, "run_id", 0, 1000, &run_id, reason)) ||
-        (rc = string_field(root, "task_group_id", rt_valid_task_id, out->task_group_id, sizeof out->task_group_id, NULL, reason)) ||
+        (rc = string_field(root, "task_group_id", rt_valid_task_id, out->task_group_id,
+                           sizeof out->task_group_id, NULL, reason)) ||
         (rc = string_field(root, "platform", rt_valid_label, NULL, 0, &out->platform, reason)) ||
-        (rc = string_field(root, "task_queue_id", rt_valid_task_queue_id, NULL, 0, &out->task_queue_id, reason)) ||
+        (rc = string_field(root, "task_queue_id", rt_valid_task_queue_id, NULL, 0,
+                           &out->task_queue_id, reason)) ||
         (rc = int_field(root, "times", 1, 20, &times, reason))) {
         json_decref(root);
         rt_retrigger_request_free(out);
@@ -128,9 +134,11 @@ int rt_decide_request_parse(const char *body, size_t len, rt_decide_request *out
     long long attempt = 0;
     int rc;
     if ((rc = int_field(root, "set_id", 1, (1LL << 62), &out->set_id, reason)) ||
-        (rc = string_field(root, "project", rt_valid_project, out->project, sizeof out->project, NULL, reason)) ||
+        (rc = string_field(root, "project", rt_valid_project, out->project, sizeof out->project,
+                           NULL, reason)) ||
         (rc = int_field(root, "attempt", 0, 1000, &attempt, reason)) ||
-        (rc = string_field(root, "reason", valid_reason, out->reason, sizeof out->reason, NULL, reason))) {
+        (rc = string_field(root, "reason", valid_reason, out->reason, sizeof out->reason, NULL,
+                           reason))) {
         json_decref(root);
         return rc;
     }
@@ -141,8 +149,9 @@ int rt_decide_request_parse(const char *body, size_t len, rt_decide_request *out
 
 char *rt_decide_request_build(const rt_decide_request *req)
 {
-    json_t *o = json_pack("{s:i, s:I, s:s, s:i, s:s}", "version", 1, "set_id", (json_int_t)req->set_id,
-                          "project", req->project, "attempt", req->attempt, "reason", req->reason);
+    json_t *o =
+        json_pack("{s:i, s:I, s:s, s:i, s:s}", "version", 1, "set_id", (json_int_t)req->set_id,
+                  "project", req->project, "attempt", req->attempt, "reason", req->reason);
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return text;

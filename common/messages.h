@@ -25,8 +25,8 @@ typedef struct rt_retrigger_request {
     int times;
 } rt_retrigger_request;
 
-RT_MUSTCHECK int rt_retrigger_request_parse(const char *body, size_t len,
-                                            rt_retrigger_request *out, char *reason);
+RT_MUSTCHECK int rt_retrigger_request_parse(const char *body, size_t len, rt_retrigger_request *out,
+                                            char *reason);
 void rt_retrigger_request_free(rt_retrigger_request *req);
 
 typedef struct rt_decide_request {

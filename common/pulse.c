@@ -44,7 +44,8 @@ static int opt_string(json_t *obj, const char *key, const char *path, char **out
         snprintf(reason, RT_PULSE_REASON_SIZE, "wrong-type:%s", path);
         return RT_EPROTO;
     }
-    if (json_string_length(v) > FIELD_MAX || memchr(json_string_value(v), '\0', json_string_length(v))) {
+    if (json_string_length(v) > FIELD_MAX ||
+        memchr(json_string_value(v), '\0', json_string_length(v))) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "invalid-value:%s", path);
         return RT_EPROTO;
     }
@@ -132,8 +133,10 @@ static int parse_status(json_t *status, rt_pulse_task *t, char *reason)
         if (rc == RT_OK) {
             size_t n = strlen(provisioner) + strlen(worker_type) + 2;
             t->task_queue_id = malloc(n);
-            if (t->task_queue_id) snprintf(t->task_queue_id, n, "%s/%s", provisioner, worker_type);
-            else rc = RT_ENOMEM;
+            if (t->task_queue_id)
+                snprintf(t->task_queue_id, n, "%s/%s", provisioner, worker_type);
+            else
+                rc = RT_ENOMEM;
         }
         free(provisioner);
         free(worker_type);
@@ -166,13 +169,15 @@ static int parse_status(json_t *status, rt_pulse_task *t, char *reason)
             return RT_EPROTO;
         }
         if (json_integer_value(id) != t->run_id) continue;
-        if ((rc = req_string(run, "state", "status.runs[].state", &t->run_state, reason))) return rc;
+        if ((rc = req_string(run, "state", "status.runs[].state", &t->run_state, reason)))
+            return rc;
         if ((rc = opt_string(run, "reasonResolved", "status.runs[].reasonResolved",
                              &t->reason_resolved, reason)))
             return rc;
         if ((rc = opt_string(run, "scheduled", "status.runs[].scheduled", &t->scheduled, reason)))
             return rc;
-        if ((rc = opt_string(run, "started", "status.runs[].started", &t->started, reason))) return rc;
+        if ((rc = opt_string(run, "started", "status.runs[].started", &t->started, reason)))
+            return rc;
         if ((rc = opt_string(run, "resolved", "status.runs[].resolved", &t->resolved, reason)))
             return rc;
         return RT_OK;
@@ -196,12 +201,15 @@ static int parse_tags(json_t *body, rt_pulse_task *t, char *reason)
         return RT_EPROTO;
     }
     /* Tag values are free-form strings; a non-string one is ignored rather than fatal. */
-    static const struct { const char *key; size_t offset; } wanted[] = {
-        { "kind", offsetof(rt_pulse_task, tag_kind) },
-        { "label", offsetof(rt_pulse_task, tag_label) },
-        { "os", offsetof(rt_pulse_task, tag_os) },
-        { "test-type", offsetof(rt_pulse_task, tag_test_type) },
-        { "action", offsetof(rt_pulse_task, tag_action) },
+    static const struct {
+        const char *key;
+        size_t offset;
+    } wanted[] = {
+        {"kind", offsetof(rt_pulse_task, tag_kind)},
+        {"label", offsetof(rt_pulse_task, tag_label)},
+        {"os", offsetof(rt_pulse_task, tag_os)},
+        {"test-type", offsetof(rt_pulse_task, tag_test_type)},
+        {"action", offsetof(rt_pulse_task, tag_action)},
     };
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
         const char *v = json_string_value(json_object_get(tags, wanted[i].key));
@@ -275,15 +283,19 @@ int rt_pulse_parse(const char *body, size_t len, const char *exchange, size_t ma
     out->event = rt_task_event_from_exchange(exchange);
     if (out->event == RT_TASK_EVENT_UNKNOWN) {
         /* No exchange known: the run's state says what happened. */
-        if (!strcmp(out->run_state, "completed")) out->event = RT_TASK_EVENT_COMPLETED;
-        else if (!strcmp(out->run_state, "failed")) out->event = RT_TASK_EVENT_FAILED;
-        else if (!strcmp(out->run_state, "exception")) out->event = RT_TASK_EVENT_EXCEPTION;
-        else out->event = RT_TASK_EVENT_OTHER;
+        if (!strcmp(out->run_state, "completed"))
+            out->event = RT_TASK_EVENT_COMPLETED;
+        else if (!strcmp(out->run_state, "failed"))
+            out->event = RT_TASK_EVENT_FAILED;
+        else if (!strcmp(out->run_state, "exception"))
+            out->event = RT_TASK_EVENT_EXCEPTION;
+        else
+            out->event = RT_TASK_EVENT_OTHER;
     }
     /* The exchange and the run must agree on how the run ended. */
-    static const char *const resolved_state[] = { [RT_TASK_EVENT_COMPLETED] = "completed",
-                                                  [RT_TASK_EVENT_FAILED] = "failed",
-                                                  [RT_TASK_EVENT_EXCEPTION] = "exception" };
+    static const char *const resolved_state[] = {[RT_TASK_EVENT_COMPLETED] = "completed",
+                                                 [RT_TASK_EVENT_FAILED] = "failed",
+                                                 [RT_TASK_EVENT_EXCEPTION] = "exception"};
     if (out->event >= RT_TASK_EVENT_COMPLETED && out->event <= RT_TASK_EVENT_EXCEPTION &&
         strcmp(out->run_state, resolved_state[out->event]) != 0) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "invalid-value:status.runs[].state (%s on %s)",
@@ -307,10 +319,11 @@ out:
 void rt_pulse_task_free(rt_pulse_task *t)
 {
     if (!t) return;
-    char *owned[] = { t->task_queue_id, t->scheduler_id, t->task_state, t->run_state,
-                      t->reason_resolved, t->scheduled, t->started, t->resolved,
-                      t->worker_group, t->worker_id, t->tag_kind, t->tag_label, t->tag_os,
-                      t->tag_test_type, t->tag_action, t->project, t->revision, t->pushlog_id };
+    char *owned[] = {t->task_queue_id,   t->scheduler_id,  t->task_state, t->run_state,
+                     t->reason_resolved, t->scheduled,     t->started,    t->resolved,
+                     t->worker_group,    t->worker_id,     t->tag_kind,   t->tag_label,
+                     t->tag_os,          t->tag_test_type, t->tag_action, t->project,
+                     t->revision,        t->pushlog_id};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++) free(owned[i]);
     int run_id = t->run_id;
     memset(t, 0, sizeof *t);

@@ -31,11 +31,11 @@ typedef struct rt_pulse_task {
     char task_id[23];
     int run_id;
     char task_group_id[23];
-    char *task_queue_id;   /* taskQueueId, or provisionerId/workerType */
+    char *task_queue_id; /* taskQueueId, or provisionerId/workerType */
     char *scheduler_id;
-    char *task_state;      /* status.state */
-    char *run_state;       /* runs[runId].state */
-    char *reason_resolved; /* runs[runId].reasonResolved, may be NULL */
+    char *task_state;                     /* status.state */
+    char *run_state;                      /* runs[runId].state */
+    char *reason_resolved;                /* runs[runId].reasonResolved, may be NULL */
     char *scheduled, *started, *resolved; /* ISO-8601 strings of the run, may be NULL */
     char *worker_group, *worker_id;       /* may be NULL (exceptions) */
     /* task.tags in modern bodies (NULL when absent). */

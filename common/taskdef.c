@@ -11,7 +11,7 @@
 #include "common/pulse.h"
 
 #define REASON_SIZE 128
-#define FIELD_MAX 1024
+#define FIELD_MAX   1024
 
 static int copy_string(json_t *v, const char *path, char **out, char *reason)
 {
@@ -42,7 +42,8 @@ int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef 
     }
     const char *group = json_string_value(json_object_get(root, "taskGroupId"));
     if (!group || !rt_valid_task_id(group)) {
-        snprintf(reason, REASON_SIZE, group ? "invalid-value:taskGroupId" : "missing-field:taskGroupId");
+        snprintf(reason, REASON_SIZE,
+                 group ? "invalid-value:taskGroupId" : "missing-field:taskGroupId");
         goto out;
     }
     memcpy(out->task_group_id, group, 23);
@@ -60,7 +61,10 @@ int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef 
         }
         size_t n = strlen(prov) + strlen(type) + 2;
         out->task_queue_id = malloc(n);
-        if (!out->task_queue_id) { rc = RT_ENOMEM; goto out; }
+        if (!out->task_queue_id) {
+            rc = RT_ENOMEM;
+            goto out;
+        }
         snprintf(out->task_queue_id, n, "%s/%s", prov, type);
     }
     if (!rt_valid_task_queue_id(out->task_queue_id)) {
@@ -100,7 +104,8 @@ int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef 
             goto out;
         if ((rc = copy_string(json_object_get(tags, "kind"), "tags.kind", &out->kind, reason)))
             goto out;
-        if ((rc = copy_string(json_object_get(tags, "action"), "tags.action", &out->action, reason)))
+        if ((rc =
+                 copy_string(json_object_get(tags, "action"), "tags.action", &out->action, reason)))
             goto out;
     }
     json_t *metadata = json_object_get(root, "metadata");
@@ -121,7 +126,7 @@ int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef 
     json_array_foreach(routes, i, route)
     {
         const char *r = json_string_value(route);
-        rt_pulse_task push = { 0 };
+        rt_pulse_task push = {0};
         if (r && rt_pulse_apply_route(&push, r)) {
             out->project = push.project;
             out->revision = push.revision;

@@ -20,7 +20,7 @@ typedef struct rt_taskdef {
     char *kind;          /* tags.kind, may be NULL */
     char *action;        /* tags.action (set on tasks made by actions), may be NULL */
     char *project, *revision, *pushlog_id; /* from the tc-treeherder.v2 route, may be NULL */
-    char *created;       /* ISO-8601, may be NULL */
+    char *created;                         /* ISO-8601, may be NULL */
 } rt_taskdef;
 
 /* Returns RT_OK, RT_EPROTO (reason like "wrong-type:extra.treeherder.tier"), RT_ETOOBIG,

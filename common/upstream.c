@@ -51,7 +51,6 @@ static int get_json(rt_http *h, const char *url, json_t **out, char *errstr)
     return RT_OK;
 }
 
-
 /* root + path, without a doubled slash. */
 static char *join(const char *root, const char *path)
 {
@@ -63,8 +62,8 @@ static char *join(const char *root, const char *path)
     return url;
 }
 
-int rt_tc_get_task(rt_http *h, const char *root_url, const char *task_id, char **body,
-                   size_t *len, char *errstr)
+int rt_tc_get_task(rt_http *h, const char *root_url, const char *task_id, char **body, size_t *len,
+                   char *errstr)
 {
     if (!rt_valid_task_id(task_id)) {
         rt_set_errstr(errstr, "invalid task id");
@@ -101,19 +100,26 @@ int rt_tc_list_artifacts(rt_http *h, const char *root_url, const char *task_id, 
     for (int page = 0; page < 1000; page++) {
         char path[512];
         char *escaped = token ? rt_http_url_escape(token) : NULL;
-        if (token && !escaped) { rc = RT_ENOMEM; break; }
+        if (token && !escaped) {
+            rc = RT_ENOMEM;
+            break;
+        }
         snprintf(path, sizeof path, "/api/queue/v1/task/%s/runs/%d/artifacts%s%s", task_id, run_id,
                  escaped ? "?continuationToken=" : "", escaped ? escaped : "");
         free(escaped);
         char *url = join(root_url, path);
-        if (!url) { rc = RT_ENOMEM; break; }
+        if (!url) {
+            rc = RT_ENOMEM;
+            break;
+        }
         json_t *doc = NULL;
         rc = get_json(h, url, &doc, errstr);
         free(url);
         if (rc != RT_OK) break;
         json_t *artifacts = json_object_get(doc, "artifacts");
         if (!json_is_array(artifacts)) {
-            rt_set_errstr(errstr, "artifact list of %s run %d has no 'artifacts' array", task_id, run_id);
+            rt_set_errstr(errstr, "artifact list of %s run %d has no 'artifacts' array", task_id,
+                          run_id);
             json_decref(doc);
             rc = RT_EPROTO;
             break;
@@ -159,7 +165,10 @@ static char *escape_artifact_name(const char *name)
         char *piece = strndup(p, seg);
         char *escaped = piece ? rt_http_url_escape(piece) : NULL;
         free(piece);
-        if (!escaped) { free(out); return NULL; }
+        if (!escaped) {
+            free(out);
+            return NULL;
+        }
         n += (size_t)snprintf(out + n, cap - n, "%s%s", escaped, slash ? "/" : "");
         free(escaped);
         if (!slash) break;
@@ -180,7 +189,10 @@ int rt_tc_get_artifact(rt_http *h, const char *root_url, const char *task_id, in
     if (!escaped) return RT_ENOMEM;
     size_t size = strlen(escaped) + 128;
     char *path = malloc(size);
-    if (!path) { free(escaped); return RT_ENOMEM; }
+    if (!path) {
+        free(escaped);
+        return RT_ENOMEM;
+    }
     snprintf(path, size, "/api/queue/v1/task/%s/runs/%d/artifacts/%s", task_id, run_id, escaped);
     free(escaped);
     char *url = join(root_url, path);
@@ -205,12 +217,18 @@ int rt_tc_count_label_in_group(rt_http *h, const char *root_url, const char *tas
     for (int page = 0; page < RT_TC_MAX_GROUP_PAGES; page++) {
         char path[512];
         char *escaped = token ? rt_http_url_escape(token) : NULL;
-        if (token && !escaped) { rc = RT_ENOMEM; break; }
+        if (token && !escaped) {
+            rc = RT_ENOMEM;
+            break;
+        }
         snprintf(path, sizeof path, "/api/queue/v1/task-group/%s/list%s%s", task_group_id,
                  escaped ? "?continuationToken=" : "", escaped ? escaped : "");
         free(escaped);
         char *url = join(root_url, path);
-        if (!url) { rc = RT_ENOMEM; break; }
+        if (!url) {
+            rc = RT_ENOMEM;
+            break;
+        }
         json_t *doc = NULL;
         rc = get_json(h, url, &doc, errstr);
         free(url);
@@ -220,9 +238,12 @@ int rt_tc_count_label_in_group(rt_http *h, const char *root_url, const char *tas
         json_array_foreach(json_object_get(doc, "tasks"), i, entry)
         {
             json_t *task = json_object_get(entry, "task");
-            const char *id = json_string_value(json_object_get(json_object_get(entry, "status"), "taskId"));
-            const char *l = json_string_value(json_object_get(json_object_get(task, "tags"), "label"));
-            if (!l) l = json_string_value(json_object_get(json_object_get(task, "metadata"), "name"));
+            const char *id =
+                json_string_value(json_object_get(json_object_get(entry, "status"), "taskId"));
+            const char *l =
+                json_string_value(json_object_get(json_object_get(task, "tags"), "label"));
+            if (!l)
+                l = json_string_value(json_object_get(json_object_get(task, "metadata"), "name"));
             if (l && !strcmp(l, label) && !(id && exclude_task_id && !strcmp(id, exclude_task_id)))
                 (*count)++;
         }
@@ -238,7 +259,8 @@ int rt_tc_count_label_in_group(rt_http *h, const char *root_url, const char *tas
 }
 
 /* Does an action task's extra.action name this label or task? */
-static bool action_matches(json_t *task, const char *action_name, const char *label, const char *task_id)
+static bool action_matches(json_t *task, const char *action_name, const char *label,
+                           const char *task_id)
 {
     json_t *extra_action = json_object_get(json_object_get(task, "extra"), "action");
     const char *name = json_string_value(json_object_get(json_object_get(task, "tags"), "action"));
@@ -276,12 +298,18 @@ int rt_tc_find_action_task(rt_http *h, const char *root_url, const char *task_gr
     for (int page = 0; page < RT_TC_MAX_GROUP_PAGES && !*found; page++) {
         char path[512];
         char *escaped = token ? rt_http_url_escape(token) : NULL;
-        if (token && !escaped) { rc = RT_ENOMEM; break; }
+        if (token && !escaped) {
+            rc = RT_ENOMEM;
+            break;
+        }
         snprintf(path, sizeof path, "/api/queue/v1/task-group/%s/list%s%s", task_group_id,
                  escaped ? "?continuationToken=" : "", escaped ? escaped : "");
         free(escaped);
         char *url = join(root_url, path);
-        if (!url) { rc = RT_ENOMEM; break; }
+        if (!url) {
+            rc = RT_ENOMEM;
+            break;
+        }
         json_t *doc = NULL;
         rc = get_json(h, url, &doc, errstr);
         free(url);
@@ -290,8 +318,10 @@ int rt_tc_find_action_task(rt_http *h, const char *root_url, const char *task_gr
         json_t *entry;
         json_array_foreach(json_object_get(doc, "tasks"), i, entry)
         {
-            const char *id = json_string_value(json_object_get(json_object_get(entry, "status"), "taskId"));
-            if (id && rt_valid_task_id(id) && action_matches(json_object_get(entry, "task"), action_name, label, task_id)) {
+            const char *id =
+                json_string_value(json_object_get(json_object_get(entry, "status"), "taskId"));
+            if (id && rt_valid_task_id(id) &&
+                action_matches(json_object_get(entry, "task"), action_name, label, task_id)) {
                 memcpy(action_task_id, id, 23);
                 *found = true;
                 break;
@@ -337,17 +367,22 @@ int rt_th_job_for_task(rt_http *h, const char *treeherder_url, const char *task_
     json_array_foreach(results, i, row)
     {
         if (!json_is_array(row)) continue;
-        rt_th_job candidate = { 0 };
+        rt_th_job candidate = {0};
         json_array_foreach(names, k, name)
         {
             const char *n = json_string_value(name);
             json_t *v = json_array_get(row, k);
             if (!n || !v) continue;
-            if (!strcmp(n, "id")) candidate.id = (long)json_integer_value(v);
-            else if (!strcmp(n, "failure_classification_id")) candidate.failure_classification_id = (int)json_integer_value(v);
-            else if (!strcmp(n, "tier")) candidate.tier = (int)json_integer_value(v);
-            else if (!strcmp(n, "retry_id")) candidate.retry_id = (int)json_integer_value(v);
-            else if (!strcmp(n, "push_id")) candidate.push_id = (long)json_integer_value(v);
+            if (!strcmp(n, "id"))
+                candidate.id = (long)json_integer_value(v);
+            else if (!strcmp(n, "failure_classification_id"))
+                candidate.failure_classification_id = (int)json_integer_value(v);
+            else if (!strcmp(n, "tier"))
+                candidate.tier = (int)json_integer_value(v);
+            else if (!strcmp(n, "retry_id"))
+                candidate.retry_id = (int)json_integer_value(v);
+            else if (!strcmp(n, "push_id"))
+                candidate.push_id = (long)json_integer_value(v);
             else if (!strcmp(n, "result") && json_is_string(v))
                 snprintf(candidate.result, sizeof candidate.result, "%s", json_string_value(v));
             else if (!strcmp(n, "state") && json_is_string(v))
@@ -400,9 +435,12 @@ int rt_th_job_logs(rt_http *h, const char *treeherder_url, const char *project, 
         const char *status = json_string_value(json_object_get(entry, "parse_status"));
         if (!status) continue;
         logs->total++;
-        if (!strcmp(status, "pending")) logs->pending++;
-        else if (!strcmp(status, "parsed")) logs->parsed++;
-        else logs->unusable++; /* failed, skipped-size */
+        if (!strcmp(status, "pending"))
+            logs->pending++;
+        else if (!strcmp(status, "parsed"))
+            logs->parsed++;
+        else
+            logs->unusable++; /* failed, skipped-size */
     }
     json_decref(doc);
     return RT_OK;

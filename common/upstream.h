@@ -16,15 +16,15 @@
 #include "common/errors.h"
 #include "common/http.h"
 
-#define RT_TC_MAX_ARTIFACTS 10000
+#define RT_TC_MAX_ARTIFACTS   10000
 #define RT_TC_MAX_GROUP_PAGES 200
 
 /* True for codes worth retrying later (429/5xx, timeouts, connection failures). */
 bool rt_upstream_transient(int rc);
 
 /* GET <root>/api/queue/v1/task/<taskId>: the raw definition (malloc'd, NUL-terminated). */
-RT_MUSTCHECK int rt_tc_get_task(rt_http *h, const char *root_url, const char *task_id,
-                                char **body, size_t *len, char *errstr);
+RT_MUSTCHECK int rt_tc_get_task(rt_http *h, const char *root_url, const char *task_id, char **body,
+                                size_t *len, char *errstr);
 
 typedef struct rt_tc_artifact_names {
     char **names;
@@ -46,8 +46,7 @@ RT_MUSTCHECK int rt_tc_get_artifact(rt_http *h, const char *root_url, const char
  * scheduled for the push, whoever asked for them. */
 RT_MUSTCHECK int rt_tc_count_label_in_group(rt_http *h, const char *root_url,
                                             const char *task_group_id, const char *label,
-                                            const char *exclude_task_id, int *count,
-                                            char *errstr);
+                                            const char *exclude_task_id, int *count, char *errstr);
 
 /* Looks through a task group for an action task created by `action_name` for this label
  * or task: tags.action (or extra.action.name) equal to action_name, and an input that
@@ -76,8 +75,8 @@ RT_MUSTCHECK int rt_th_job_for_task(rt_http *h, const char *treeherder_url, cons
                                     int run_id, rt_th_job *job, bool *found, char *errstr);
 
 typedef struct rt_th_logs {
-    int pending; /* logs whose parse_status is pending */
-    int parsed;  /* parsed */
+    int pending;  /* logs whose parse_status is pending */
+    int parsed;   /* parsed */
     int unusable; /* failed or skipped-size */
     int total;
 } rt_th_logs;

@@ -1,40 +1,234 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* worker.c - argument parsing and configuration loading shared by all worker binaries. */
+/* worker.c - argument parsing and configuration loading shared by all worker binaries,
+ * the metrics/health endpoint they all get, readiness reports and SIGHUP reloads.
+ * The readiness state is written by the worker's thread and read by the endpoint's
+ * thread through atomics; everything else belongs to the worker's thread. */
 #include "common/worker.h"
 
 #include <getopt.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-static void usage(const rt_worker_def *def, FILE *out)
+#include "common/metrics.h"
+
+enum { DEP_BROKER = 1, DEP_REDIS = 2, DEP_POSTGRES = 4 };
+
+static volatile sig_atomic_t g_reload;
+static const char *g_config_path; /* as given with --config, NULL: $RETRIG_CONFIG */
+static atomic_int g_down = DEP_BROKER | DEP_REDIS | DEP_POSTGRES; /* dependencies down */
+static atomic_bool g_reported;
+static double g_last_check = -1e9;
+
+static void on_sighup(int sig)
 {
+    (void)sig;
+    g_reload = 1;
+}
+
+void rt_worker_request_reload(void) { g_reload = 1; }
+
+/* /healthz, from the endpoint's thread. */
+static bool worker_ready(void *ctx, char *why, size_t size)
+{
+    (void)ctx;
+    if (!atomic_load(&g_reported)) {
+        snprintf(why, size, "starting: the worker has not reported its connections yet");
+        return false;
+    }
+    int down = atomic_load(&g_down);
+    if (!down) return true;
+    snprintf(why, size, "down:%s%s%s", down & DEP_BROKER ? " broker" : "",
+             down & DEP_REDIS ? " redis" : "", down & DEP_POSTGRES ? " postgres" : "");
+    return false;
+}
+
+static bool redis_up(rt_redis *redis)
+{
+    const char *argv[] = {"PING"};
+    redisReply *reply = NULL;
+    bool up = rt_redis_command_argv(redis, 1, argv, NULL, &reply) == RT_OK;
+    freeReplyObject(reply);
+    return up;
+}
+
+static bool pg_up(rt_pg *pg)
+{
+    if (rt_pg_in_transaction(pg)) return true; /* not a safe point: keep the last answer */
+    PGresult *res = NULL;
+    bool up = rt_pg_exec(pg, "SELECT 1", 0, NULL, &res) == RT_OK;
+    PQclear(res);
+    return up;
+}
+
+void rt_worker_health(const rt_worker_conns *conns)
+{
+    double now = rt_metrics_now();
+    if (now - g_last_check < RT_WORKER_HEALTH_INTERVAL_MS / 1000.0) return;
+    g_last_check = now;
+    int down = 0;
+    if ((conns->broker && !rt_amqp_is_connected(conns->broker)) ||
+        (conns->pulse && !rt_amqp_is_connected(conns->pulse)))
+        down |= DEP_BROKER;
+    if (conns->redis && !redis_up(conns->redis)) down |= DEP_REDIS;
+    if (conns->pg && !pg_up(conns->pg)) down |= DEP_POSTGRES;
+    int before = atomic_exchange(&g_down, down);
+    bool first = !atomic_exchange(&g_reported, true);
+    const rt_std_metrics *m = rt_metrics_std();
+    rt_metric_set(m->up, down & DEP_BROKER ? 0 : 1, "broker");
+    rt_metric_set(m->up, down & DEP_REDIS ? 0 : 1, "redis");
+    rt_metric_set(m->up, down & DEP_POSTGRES ? 0 : 1, "postgres");
+    if (first || before != down) {
+        char why[128] = "";
+        if (worker_ready(NULL, why, sizeof why))
+            rt_log_info("ready: broker, redis and postgres connections up");
+        else
+            rt_log_warn("not ready", "reason", why);
+    }
+}
+
+/* The keys SIGHUP applies; every other change waits for a restart. */
+static const char *const RELOADABLE[] = {"budget_limits",
+                                         "budget_minimum",
+                                         "decide_threshold",
+                                         "log_level",
+                                         "pool_prefixes",
+                                         "retriggers_per_failure",
+                                         "tiers",
+                                         NULL};
+
+static bool reloadable(const char *key)
+{
+    for (const char *const *k = RELOADABLE; *k; k++)
+        if (!strcmp(*k, key)) return true;
+    return false;
+}
+
+/* The printed configuration ("key = value" lines, secrets masked), malloc'd. */
+static char *config_text(const rt_config *cfg)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out) return NULL;
+    rt_config_print(cfg, out);
+    if (fclose(out) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+static void swap_list(rt_config_list *a, rt_config_list *b)
+{
+    rt_config_list t = *a;
+    *a = *b;
+    *b = t;
+}
+
+bool rt_worker_reload(rt_config *cfg)
+{
+    if (!g_reload) return false;
+    g_reload = 0;
+    rt_log_level running_level = cfg->log_level;
+    rt_config fresh;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    char *old_text = NULL, *new_text = NULL;
+    bool changed = false, reloaded = false;
+    if (rt_config_load(&fresh, g_config_path, errstr) != RT_OK) {
+        rt_log_set_level(running_level);
+        rt_log_error("reload failed; keeping the running configuration", "error", errstr);
+        rt_metric_inc(rt_metrics_std()->reloads, "failed");
+        goto out;
+    }
+    old_text = config_text(cfg);
+    new_text = config_text(&fresh);
+    if (!old_text || !new_text) {
+        rt_log_set_level(running_level);
+        rt_log_error("reload failed: out of memory");
+        rt_metric_inc(rt_metrics_std()->reloads, "failed");
+        goto out;
+    }
+    /* Both texts list the keys in the same order, one line each. */
+    char *save_old = NULL, *save_new = NULL;
+    for (char *a = strtok_r(old_text, "\n", &save_old), *b = strtok_r(new_text, "\n", &save_new);
+         a && b; a = strtok_r(NULL, "\n", &save_old), b = strtok_r(NULL, "\n", &save_new)) {
+        if (!strcmp(a, b)) continue;
+        char key[80];
+        snprintf(key, sizeof key, "%.*s", (int)strcspn(b, " ="), b);
+        if (reloadable(key)) {
+            rt_log_info("reloaded", "key", key, "value", strchr(b, '=') ? strchr(b, '=') + 2 : "");
+            changed = true;
+        } else {
+            rt_log_warn("changed key needs a restart; keeping the running value", "key", key);
+        }
+    }
+    cfg->log_level = fresh.log_level;
+    cfg->budget_minimum = fresh.budget_minimum;
+    cfg->decide_threshold = fresh.decide_threshold;
+    cfg->retriggers_per_failure = fresh.retriggers_per_failure;
+    swap_list(&cfg->budget_limits, &fresh.budget_limits);
+    swap_list(&cfg->pool_prefixes, &fresh.pool_prefixes);
+    swap_list(&cfg->tiers, &fresh.tiers);
+    rt_log_set_level(cfg->log_level);
+    reloaded = true;
+    rt_metric_inc(rt_metrics_std()->reloads, "ok");
+    rt_log_info("configuration reloaded", "changed", changed ? "true" : "false");
+out:
+    free(old_text);
+    free(new_text);
+    rt_config_free(&fresh);
+    return reloaded;
+}
+
+#define MAX_FLAGS 8
+
+static void usage(const rt_worker_def *def, const rt_worker_flag *flags, size_t nflags, FILE *out)
+{
+    fprintf(out, "usage: retrig-%s [--config FILE] [--check-config]", def->name);
+    for (size_t i = 0; i < nflags; i++) fprintf(out, " [--%s]", flags[i].name);
     fprintf(out,
-            "usage: retrig-%s [--config FILE] [--check-config]\n"
+            "\n"
             "\n"
             "%s\n"
             "\n"
             "options:\n"
             "  -c, --config FILE    configuration file (default: $RETRIG_CONFIG)\n"
             "      --check-config   load the configuration, check that the services it names\n"
-            "                       answer, and exit (0 when all do)\n"
+            "                       answer, and exit (0 when all do)\n",
+            def->summary);
+    for (size_t i = 0; i < nflags; i++)
+        fprintf(out, "      --%-15s%s\n", flags[i].name, flags[i].help);
+    fprintf(out,
             "  -h, --help           print this help\n"
             "  -V, --version        print the version\n"
             "\n"
             "Configuration: defaults, then the file, then RETRIG_<KEY> environment variables;\n"
             "`retrig config --keys` lists every key. Logs are JSON lines on stderr.\n"
-            "Exit codes: 0 success, 1 failure, 2 usage or configuration error.\n",
-            def->name, def->summary);
+            "Exit codes: 0 success, 1 failure, 2 usage or configuration error.\n");
 }
 
 int rt_worker_main(const rt_worker_def *def, int argc, char **argv)
 {
-    static const struct option options[] = {
-        { "config", required_argument, NULL, 'c' },
-        { "check-config", no_argument, NULL, 'k' },
-        { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },
-        { NULL, 0, NULL, 0 },
+    return rt_worker_main_flags(def, NULL, 0, argc, argv);
+}
+
+int rt_worker_main_flags(const rt_worker_def *def, const rt_worker_flag *flags, size_t nflags,
+                         int argc, char **argv)
+{
+    if (nflags > MAX_FLAGS) nflags = MAX_FLAGS;
+    /* Extra flags answer getopt with 256 + their index. */
+    struct option options[5 + MAX_FLAGS] = {
+        {"config", required_argument, NULL, 'c'},
+        {"check-config", no_argument, NULL, 'k'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
     };
+    for (size_t i = 0; i < nflags; i++)
+        options[4 + i] = (struct option){flags[i].name, no_argument, NULL, 256 + (int)i};
     char program[64];
     snprintf(program, sizeof program, "retrig-%s", def->name);
     rt_log_init(program);
@@ -46,14 +240,20 @@ int rt_worker_main(const rt_worker_def *def, int argc, char **argv)
         switch (c) {
         case 'c': config_path = optarg; break;
         case 'k': check_only = 1; break;
-        case 'h': usage(def, stdout); return 0;
+        case 'h': usage(def, flags, nflags, stdout); return 0;
         case 'V': printf("%s %s\n", program, RETRIG_VERSION); return 0;
-        default: usage(def, stderr); return 2;
+        default:
+            if (c >= 256 && c < 256 + (int)nflags) {
+                *flags[c - 256].value = true;
+                break;
+            }
+            usage(def, flags, nflags, stderr);
+            return 2;
         }
     }
     if (optind < argc) {
         fprintf(stderr, "%s: unexpected argument '%s'\n", program, argv[optind]);
-        usage(def, stderr);
+        usage(def, flags, nflags, stderr);
         return 2;
     }
     rt_config cfg;
@@ -63,7 +263,31 @@ int rt_worker_main(const rt_worker_def *def, int argc, char **argv)
         rt_config_free(&cfg);
         return 2;
     }
-    int status = check_only ? def->check(&cfg) : def->run(&cfg);
+    g_config_path = config_path;
+    if (check_only) {
+        int status = def->check(&cfg);
+        rt_config_free(&cfg);
+        return status;
+    }
+    /* SIGHUP only sets a flag; the worker applies it between messages (rt_worker_reload). */
+    struct sigaction hup = {.sa_handler = on_sighup};
+    sigemptyset(&hup.sa_mask);
+    sigaction(SIGHUP, &hup, NULL);
+    rt_metrics_server *metrics = NULL;
+    if (cfg.metrics_port > 0) {
+        (void)rt_metrics_std(); /* the shared families show from the first scrape */
+        if (rt_metrics_server_start(&metrics, cfg.metrics_bind, cfg.metrics_port, worker_ready,
+                                    NULL, errstr) != RT_OK) {
+            rt_log_error("cannot start the metrics endpoint", "error", errstr);
+            rt_config_free(&cfg);
+            return 1;
+        }
+        char port[16];
+        snprintf(port, sizeof port, "%d", rt_metrics_server_port(metrics));
+        rt_log_info("metrics endpoint listening", "bind", cfg.metrics_bind, "port", port);
+    }
+    int status = def->run(&cfg);
+    rt_metrics_server_stop(metrics);
     rt_config_free(&cfg);
     return status;
 }

@@ -15,6 +15,7 @@ PACKAGES=(
     rabbitmq-server redis-server postgresql postgresql-client
     python3 python3-jsonschema python3-yaml
     valgrind procps iproute2 netcat-openbsd curl
+    chromium
 )
 
 missing=()

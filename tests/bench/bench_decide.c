@@ -80,7 +80,8 @@ int main(int argc, char **argv)
         case 'w': workers = atoi(optarg); break;
         case 'W': window_ms = atoi(optarg); break;
         default:
-            printf("usage: bench_decide [--sets N (200)] [--workers W (1)] [--window-ms MS (3000)]\n");
+            printf(
+                "usage: bench_decide [--sets N (200)] [--workers W (1)] [--window-ms MS (3000)]\n");
             return c == 'h' ? 0 : 1;
         }
     }
@@ -132,12 +133,13 @@ int main(int argc, char **argv)
                                      2, params);
         snprintf(s->set_id, sizeof s->set_id, "%lld", id);
         const char *mparams[] = {s->set_id, s->r1, s->r2};
-        rt_ch_sql_int(h,
-                      "WITH m AS (INSERT INTO retrigger_set_members (set_id, task_id, run_id, role,"
-                      " state, resolved_at) VALUES ($1::bigint, $2, 0, 'retrigger', 'failed', now()),"
-                      " ($1::bigint, $3, 0, 'retrigger', 'failed', now()) RETURNING 1)"
-                      " SELECT count(*) FROM m",
-                      3, mparams);
+        rt_ch_sql_int(
+            h,
+            "WITH m AS (INSERT INTO retrigger_set_members (set_id, task_id, run_id, role,"
+            " state, resolved_at) VALUES ($1::bigint, $2, 0, 'retrigger', 'failed', now()),"
+            " ($1::bigint, $3, 0, 'retrigger', 'failed', now()) RETURNING 1)"
+            " SELECT count(*) FROM m",
+            3, mparams);
     }
 
     rt_ch_start_program(h, "retrig-decide", (size_t)workers);
@@ -153,12 +155,29 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    /* Every request has looked once and waits in the first delay queue. */
-    char delay_queue[64];
-    snprintf(delay_queue, sizeof delay_queue, "decide.delay.%d", first_delay);
+    /* Every request has looked once at its pending log (the fake saw each such job). */
+    bool *seen = calloc((size_t)nsets, sizeof *seen);
+    int looked = 0;
     int64_t deadline = rt_test_now_ms() + 60000;
-    while (rt_ch_queue_depth(h, delay_queue) < (unsigned)nsets && rt_test_now_ms() < deadline)
-        sleep_ms(5);
+    while (looked < nsets && rt_test_now_ms() < deadline) {
+        json_t *calls = rt_fake_calls(&h->fake, "/api/project/autoland/job-log-url/");
+        size_t k;
+        json_t *call;
+        json_array_foreach(calls, k, call)
+        {
+            const char *q = json_string_value(json_object_get(call, "query"));
+            const char *p = q ? strstr(q, "job_id=") : NULL;
+            long job = p ? atol(p + 7) : 0;
+            long index = (job - base) / 3;
+            if (job >= base && (job - base) % 3 == 2 && index < nsets && !seen[index]) {
+                seen[index] = true;
+                looked++;
+            }
+        }
+        json_decref(calls);
+        if (looked < nsets) sleep_ms(5);
+    }
+    free(seen);
     double first_look_done = wall_ms();
 
     /* Each set's log turns parsed at its own random moment in the window. */
@@ -176,8 +195,8 @@ int main(int argc, char **argv)
         }
         sets[i].parsed_ms = wall_ms(); /* the moment Treeherder would answer parsed */
     }
-    long long decided = rt_ch_wait_int(h, 15 * 60 * 1000, nsets,
-                                       "SELECT count(*) FROM decisions", 0, NULL);
+    long long decided =
+        rt_ch_wait_int(h, 15 * 60 * 1000, nsets, "SELECT count(*) FROM decisions", 0, NULL);
     long long regressions =
         rt_ch_sql_int(h, "SELECT count(*) FROM decisions WHERE verdict = 'regression'", 0, NULL);
 

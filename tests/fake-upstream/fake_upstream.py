@@ -6,6 +6,7 @@
 # See README.md beside this file for the scenario format and the control interface.
 import argparse
 import base64
+import calendar
 import copy
 import hashlib
 import hmac
@@ -127,6 +128,7 @@ class Store:
             self.hook_clients = {}
             self.hooks = set()
             self.alert_summaries = []
+            self.performance_data = []  # datums in the API's shape, plus "project"
             self.default_bug_suggestions = self.fixture_json("treeherder/bug_suggestions.json")
             self.failure_classifications = [
                 {"id": row["pk"], "name": row["fields"]["name"]}
@@ -171,7 +173,7 @@ class Store:
         if not isinstance(scenario, dict):
             raise ValueError("a scenario is a JSON object")
         known = {"tasks", "statuses", "artifacts", "jobs", "job_logs", "bug_suggestions",
-                 "hook_clients", "hooks", "alert_summaries", "faults"}
+                 "hook_clients", "hooks", "alert_summaries", "performance_data", "faults"}
         unknown = set(scenario) - known
         if unknown:
             raise ValueError("unknown scenario keys: %s" % ", ".join(sorted(unknown)))
@@ -214,8 +216,33 @@ class Store:
                 self.alert_summaries = [s for s in self.alert_summaries
                                         if s.get("id") != summary.get("id")]
                 self.alert_summaries.append(summary)
+            for series in scenario.get("performance_data", []):
+                self.add_performance_series(series)
             if "faults" in scenario:
                 self.add_faults(scenario["faults"])
+
+    def add_performance_series(self, series):
+        """{"project", "signature_id", "signature_hash", "data": [...] or {"fixture": ...}}:
+        data points in the API's shape or in BackfillRecord.context's (perf_datum_id,
+        push__revision, ISO push_timestamp), stored in the API's shape."""
+        points = self.resolve(series["data"])
+        if not isinstance(points, list):
+            raise ValueError("performance_data: data must be a list of data points")
+        for point in points:
+            stamp = point.get("push_timestamp")
+            if isinstance(stamp, str):
+                stamp = int(calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S")))
+            datum = {"id": int(point.get("id", point.get("perf_datum_id", 0))),
+                     "signature_id": int(series["signature_id"]),
+                     "job_id": int(point["job_id"]), "push_id": int(point["push_id"]),
+                     "revision": point.get("revision", point.get("push__revision")),
+                     "push_timestamp": stamp, "value": round(float(point["value"]), 2)}
+            self.performance_data = [d for d in self.performance_data
+                                     if not (d["id"] == datum["id"]
+                                             and d["signature_id"] == datum["signature_id"])]
+            datum["project"] = series["project"]
+            datum["signature_hash"] = series["signature_hash"]
+            self.performance_data.append(datum)
 
     def make_artifact(self, entry):
         name = entry["name"]
@@ -818,6 +845,8 @@ class Handler(BaseHTTPRequestHandler):
             rest = seg[2:]
             if rest == ["job-log-url", ""]:
                 return self.job_log_urls(project, query)
+            if rest == ["performance", "data", ""]:
+                return self.performance_datums(project, query)
             if len(rest) >= 3 and rest[0] == "jobs" and rest[1].isdigit():
                 job = self.find_job(project, int(rest[1]))
                 if rest[2:] == [""]:
@@ -896,6 +925,25 @@ class Handler(BaseHTTPRequestHandler):
             for entry in entries:
                 entry["parse_status"] = "pending"
         return 200, entries, None
+
+    def performance_datums(self, project, query):
+        try:
+            wanted = {key: {int(v) for v in query.get(key, [])}
+                      for key in ("signature_id", "push_id", "job_id")}
+        except ValueError:
+            raise HttpError(400, {"message": "Job id(s) must be specified as integers"})
+        if not any(wanted.values()):
+            raise HttpError(400, ["Need to specify either signature_id, signatures, push_id, "
+                                  "or job_id"])
+        result = {}
+        with self.store.lock:
+            datums = copy.deepcopy(self.store.performance_data)
+        for d in datums:
+            if d.pop("project") != project or any(
+                    values and d[key] not in values for key, values in wanted.items()):
+                continue
+            result.setdefault(d.pop("signature_hash"), []).append(d)
+        return 200, result, None
 
     def alert_summaries(self, query):
         with self.store.lock:

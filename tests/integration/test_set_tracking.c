@@ -181,7 +181,10 @@ static void test_resolved_retriggers_join_their_set_which_completes_exactly_once
 
     size_t count = 0;
     rt_ch_message *decides = settle_and_take_decides(&t, 3, &count);
-    assert_true(count >= MEMBERS); /* one per member at least, whatever the duplicates */
+    /* Decide requests are wake-ups: one per resolved member while the set is open, and
+     * "set-complete" once. Members resolving after completion (here 5 members for a set of
+     * 3) or concurrently with it need none, so only the one set-complete is certain. */
+    assert_true(count >= 1);
     assert_one_set_complete(&t, decides, count);
     rt_ch_messages_free(decides, count);
 

@@ -48,7 +48,7 @@ expect "unknown environment variable names it" 2 "RETRIG_REDIS_ULR" -- \
 expect "environment overrides the file" 0 "amqp_prefetch = 9" -- \
     env RETRIG_CONFIG="$SRC/deploy/local/retrig.conf" RETRIG_AMQP_PREFETCH=9 "$BIN/retrig" config
 
-for w in classify retrigger decide perf; do
+for w in classify retrigger decide perf history; do
     expect "retrig-$w --help" 0 "usage: retrig-$w" -- "$BIN/retrig-$w" --help
     expect "retrig-$w --version" 0 "^retrig-$w [0-9]+\." -- "$BIN/retrig-$w" --version
     expect "retrig-$w bad config exits 2" 2 "unknown configuration key 'bogus'" -- \
@@ -88,9 +88,9 @@ expect "migrate against an unreachable database fails without the password" 1 ".
 printf 'taskcluster_access_token = %s\nbad_key = 1\n' "$token" >"$work/secret.conf"
 expect "config error in a file holding a secret" 2 "bad_key" -- \
     env RETRIG_CONFIG="$work/secret.conf" "$BIN/retrig" config
-for w in classify retrigger decide perf; do
+for w in classify retrigger decide perf history; do
     env "${secret_env[@]}" RETRIG_LOG_LEVEL=debug "$BIN/retrig-$w" --check-config >>"$work/all-output" 2>&1
-    env "${secret_env[@]}" RETRIG_LOG_LEVEL=debug timeout 8 "$BIN/retrig-$w" >>"$work/all-output" 2>&1
+    env "${secret_env[@]}" RETRIG_LOG_LEVEL=debug timeout 4 "$BIN/retrig-$w" >>"$work/all-output" 2>&1
 done
 for secret in "$token" "$pulse_password" "$db_password"; do
     if grep -q -- "$secret" "$work/all-output"; then

@@ -14,7 +14,8 @@ char *rt_test_failed_variant(const char *fixture_name, int unwrap)
     if (!root) fail_msg("cannot load %s: %s", fixture_name, error.text);
     json_t *body = json_object_get(root, "payload");
     if (body) {
-        json_object_set_new(root, "exchange", json_string("exchange/taskcluster-queue/v1/task-failed"));
+        json_object_set_new(root, "exchange",
+                            json_string("exchange/taskcluster-queue/v1/task-failed"));
     } else {
         body = root;
     }

@@ -69,8 +69,8 @@ static void test_environment_overrides_file(void **state)
     char err[RT_ERRSTR_SIZE] = "";
     assert_int_equal(rt_config_load(&cfg, path, err), RT_OK);
     assert_string_equal(cfg.redis_url, "redis://127.0.0.1:7000/3"); /* env wins */
-    assert_int_equal(cfg.amqp_prefetch, 50);                       /* from the file */
-    assert_string_equal(cfg.treeherder_url, "https://th.example"); /* quotes removed */
+    assert_int_equal(cfg.amqp_prefetch, 50);                        /* from the file */
+    assert_string_equal(cfg.treeherder_url, "https://th.example");  /* quotes removed */
     assert_string_equal(cfg.source, path);
     rt_config_free(&cfg);
     free(path);
@@ -117,12 +117,9 @@ static void test_bad_values_name_the_key(void **state)
 {
     (void)state;
     static const char *const cases[][2] = {
-        { "amqp_prefetch = lots\n", "amqp_prefetch" },
-        { "amqp_prefetch = 0\n", "amqp_prefetch" },
-        { "http_max_attempts = 4x\n", "http_max_attempts" },
-        { "log_level = loud\n", "log_level" },
-        { "redis_url = http://localhost\n", "redis_url" },
-        { "just some words\n", "line 1" },
+        {"amqp_prefetch = lots\n", "amqp_prefetch"},       {"amqp_prefetch = 0\n", "amqp_prefetch"},
+        {"http_max_attempts = 4x\n", "http_max_attempts"}, {"log_level = loud\n", "log_level"},
+        {"redis_url = http://localhost\n", "redis_url"},   {"just some words\n", "line 1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *path = write_temp(cases[i][0]);

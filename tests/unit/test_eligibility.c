@@ -51,9 +51,13 @@ static int setup(void **state)
     load_errorsummary("errorsummary/mochitest-browser-chrome_errorsummary.log", &f->es);
     rt_elig_policy_defaults(&f->policy);
     f->policy.pool_prefixes[0] = "terraform-packet/gecko-t-linux"; /* this 2019 task's pool */
-    f->facts = (rt_elig_facts){ .message = &f->msg, .task = &f->task, .set_known = true,
-                                .classification_known = true, .classification_id = 1,
-                                .errorsummary = &f->es, .existing_known = true };
+    f->facts = (rt_elig_facts){.message = &f->msg,
+                               .task = &f->task,
+                               .set_known = true,
+                               .classification_known = true,
+                               .classification_id = 1,
+                               .errorsummary = &f->es,
+                               .existing_known = true};
     *state = f;
     return 0;
 }
@@ -139,8 +143,10 @@ static void test_pool_and_classification(void **state)
         f->facts.classification_id = c;
         rt_elig_result r = decide(f);
         bool unclassified = c == 0 || c == 1 || c == 6;
-        if (unclassified) assert_int_equal(r.verdict, RT_ELIG_RETRIGGER);
-        else assert_string_equal(r.reason, "classified");
+        if (unclassified)
+            assert_int_equal(r.verdict, RT_ELIG_RETRIGGER);
+        else
+            assert_string_equal(r.reason, "classified");
     }
 }
 
@@ -163,7 +169,7 @@ static void test_missing_facts_are_asked_for_in_order(void **state)
 {
     fixture *f = *state;
     rt_elig_facts all = f->facts;
-    f->facts = (rt_elig_facts){ .message = &f->msg };
+    f->facts = (rt_elig_facts){.message = &f->msg};
     assert_int_equal(decide(f).need, RT_NEED_TASK_DEFINITION);
     f->facts.task = all.task;
     assert_int_equal(decide(f).need, RT_NEED_SET_LOOKUP);
@@ -181,9 +187,11 @@ static void test_missing_facts_are_asked_for_in_order(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_failed_tier2_test_with_test_failures_gets_five_retriggers, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_failed_tier2_test_with_test_failures_gets_five_retriggers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_existing_retriggers_are_subtracted, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_completed_and_exception_runs_are_skipped_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_completed_and_exception_runs_are_skipped_first, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_tier_and_job_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retriggers_are_never_retriggered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pool_and_classification, setup, teardown),

@@ -22,16 +22,19 @@ static void test_mochitest_failures_are_a_test_failure_with_their_groups(void **
     (void)state;
     rt_errorsummary es;
     const char *reason = NULL;
-    assert_int_equal(classify_fixture("errorsummary/mochitest-browser-chrome_errorsummary.log", &es, &reason),
-                     RT_ES_TEST_FAILURE);
+    assert_int_equal(
+        classify_fixture("errorsummary/mochitest-browser-chrome_errorsummary.log", &es, &reason),
+        RT_ES_TEST_FAILURE);
     assert_string_equal(reason, "test-failure");
     assert_true(rt_errorsummary_complete(&es));
     assert_int_equal(es.nfailures, 5);
-    assert_string_equal(es.failures[0].test, "toolkit/components/pictureinpicture/tests/browser_fullscreen.js");
+    assert_string_equal(es.failures[0].test,
+                        "toolkit/components/pictureinpicture/tests/browser_fullscreen.js");
     assert_string_equal(es.failures[0].subtest, "Uncaught exception");
     assert_string_equal(es.failures[0].status, "FAIL");
     assert_string_equal(es.failures[0].expected, "PASS");
-    assert_string_equal(es.failures[0].group, "toolkit/components/pictureinpicture/tests/browser.ini");
+    assert_string_equal(es.failures[0].group,
+                        "toolkit/components/pictureinpicture/tests/browser.ini");
     size_t failing = 0;
     for (size_t i = 0; i < es.ngroups; i++)
         if (rt_errorsummary_group_failed(&es, &es.groups[i])) failing++;
@@ -45,8 +48,10 @@ static void test_harness_timeout_outside_any_group_is_infra(void **state)
     (void)state;
     rt_errorsummary es;
     const char *reason = NULL;
-    assert_int_equal(classify_fixture("errorsummary/mochitest-browser-chrome_infra_errorsummary.log", &es, &reason),
-                     RT_ES_INFRA);
+    assert_int_equal(
+        classify_fixture("errorsummary/mochitest-browser-chrome_infra_errorsummary.log", &es,
+                         &reason),
+        RT_ES_INFRA);
     assert_string_equal(reason, "incomplete-errorsummary");
     assert_true(es.harness_failure);
     rt_errorsummary_free(&es);
@@ -57,12 +62,14 @@ static void test_all_groups_ok_is_a_pass(void **state)
     (void)state;
     rt_errorsummary es;
     const char *reason = NULL;
-    assert_int_equal(classify_fixture("errorsummary/mochitest-browser-chrome_pass_errorsummary.log", &es, &reason),
+    assert_int_equal(classify_fixture("errorsummary/mochitest-browser-chrome_pass_errorsummary.log",
+                                      &es, &reason),
                      RT_ES_PASS);
     assert_string_equal(reason, "no-test-failure");
     rt_errorsummary_free(&es);
-    assert_int_equal(classify_fixture("errorsummary/xpcshell-errorsummary-with-colon.log", &es, &reason),
-                     RT_ES_PASS);
+    assert_int_equal(
+        classify_fixture("errorsummary/xpcshell-errorsummary-with-colon.log", &es, &reason),
+        RT_ES_PASS);
     /* Group names containing ':' are kept whole. */
     assert_string_equal(es.groups[0].name,
                         "toolkit/components/extensions/test/xpcshell/xpcshell-e10s.ini:"
@@ -86,8 +93,9 @@ static void test_truncated_last_line_is_incomplete(void **state)
 {
     (void)state;
     size_t len = 0;
-    char *text = rt_test_read_file(rt_test_fixture("errorsummary/mochitest-browser-chrome_errorsummary.log"), &len);
-    rt_errorsummary es = { 0 };
+    char *text = rt_test_read_file(
+        rt_test_fixture("errorsummary/mochitest-browser-chrome_errorsummary.log"), &len);
+    rt_errorsummary es = {0};
     assert_int_equal(rt_errorsummary_add(&es, text, len - 40), RT_OK); /* cut mid-line */
     const char *reason = NULL;
     assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_INFRA);
@@ -101,12 +109,13 @@ static void test_groups_listed_but_none_finished_is_incomplete(void **state)
 {
     (void)state;
     size_t len = 0;
-    char *text = rt_test_read_file(rt_test_fixture("errorsummary/mochitest-browser-chrome_errorsummary.log"), &len);
+    char *text = rt_test_read_file(
+        rt_test_fixture("errorsummary/mochitest-browser-chrome_errorsummary.log"), &len);
     /* Keep only the test_groups line and the test_result lines: no group_result at all. */
     char *cut = strstr(text, "\"action\": \"group_result\"");
     assert_non_null(cut);
     while (cut > text && cut[-1] != '\n') cut--;
-    rt_errorsummary es = { 0 };
+    rt_errorsummary es = {0};
     assert_int_equal(rt_errorsummary_add(&es, text, (size_t)(cut - text)), RT_OK);
     const char *reason = NULL;
     assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_INFRA);
@@ -118,7 +127,7 @@ static void test_groups_listed_but_none_finished_is_incomplete(void **state)
 static void test_no_artifact_is_no_errorsummary(void **state)
 {
     (void)state;
-    rt_errorsummary es = { 0 };
+    rt_errorsummary es = {0};
     const char *reason = NULL;
     assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_INFRA);
     assert_string_equal(reason, "no-errorsummary");
@@ -129,11 +138,13 @@ static void test_known_intermittent_and_expected_statuses_are_not_failures(void 
     (void)state;
     const char *text =
         "{\"action\": \"test_groups\", \"groups\": [\"a.ini\"]}\n"
-        "{\"action\": \"test_result\", \"test\": \"t1\", \"group\": \"a.ini\", \"status\": \"FAIL\", \"expected\": \"PASS\", \"known_intermittent\": [\"FAIL\"]}\n"
-        "{\"action\": \"test_result\", \"test\": \"t2\", \"group\": \"a.ini\", \"status\": \"FAIL\", \"expected\": \"FAIL\"}\n"
+        "{\"action\": \"test_result\", \"test\": \"t1\", \"group\": \"a.ini\", \"status\": "
+        "\"FAIL\", \"expected\": \"PASS\", \"known_intermittent\": [\"FAIL\"]}\n"
+        "{\"action\": \"test_result\", \"test\": \"t2\", \"group\": \"a.ini\", \"status\": "
+        "\"FAIL\", \"expected\": \"FAIL\"}\n"
         "{\"action\": \"log\", \"level\": \"ERROR\", \"message\": \"noise\"}\n"
         "{\"action\": \"group_result\", \"group\": \"a.ini\", \"status\": \"OK\"}\n";
-    rt_errorsummary es = { 0 };
+    rt_errorsummary es = {0};
     assert_int_equal(rt_errorsummary_add(&es, text, strlen(text)), RT_OK);
     const char *reason = NULL;
     assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_PASS);
@@ -145,9 +156,10 @@ static void test_crash_counts_as_failure_and_wrong_types_are_bad_lines(void **st
     (void)state;
     const char *text =
         "{\"action\": \"test_groups\", \"groups\": [\"a.ini\", 7]}\n"
-        "{\"action\": \"crash\", \"test\": \"t1\", \"group\": \"a.ini\", \"signature\": \"@ mozalloc_abort\"}\n"
+        "{\"action\": \"crash\", \"test\": \"t1\", \"group\": \"a.ini\", \"signature\": \"@ "
+        "mozalloc_abort\"}\n"
         "{\"action\": \"group_result\", \"group\": \"a.ini\", \"status\": \"CRASH\"}\n";
-    rt_errorsummary es = { 0 };
+    rt_errorsummary es = {0};
     assert_int_equal(rt_errorsummary_add(&es, text, strlen(text)), RT_OK);
     const char *reason = NULL;
     assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_TEST_FAILURE);
@@ -155,7 +167,8 @@ static void test_crash_counts_as_failure_and_wrong_types_are_bad_lines(void **st
     assert_string_equal(es.failures[0].status, "CRASH");
     rt_errorsummary_free(&es);
 
-    const char *bad = "{\"action\": \"group_result\", \"group\": 5, \"status\": \"OK\"}\n[1,2]\nnot json\n";
+    const char *bad =
+        "{\"action\": \"group_result\", \"group\": 5, \"status\": \"OK\"}\n[1,2]\nnot json\n";
     assert_int_equal(rt_errorsummary_add(&es, bad, strlen(bad)), RT_OK);
     assert_int_equal(es.bad_lines, 3);
     assert_false(rt_errorsummary_complete(&es));
@@ -165,8 +178,9 @@ static void test_crash_counts_as_failure_and_wrong_types_are_bad_lines(void **st
 static void test_failures_beyond_the_cap_are_counted_not_kept(void **state)
 {
     (void)state;
-    rt_errorsummary es = { 0 };
-    const char *line = "{\"action\": \"test_result\", \"test\": \"t\", \"group\": \"g.ini\", \"status\": \"FAIL\", \"expected\": \"PASS\"}\n";
+    rt_errorsummary es = {0};
+    const char *line = "{\"action\": \"test_result\", \"test\": \"t\", \"group\": \"g.ini\", "
+                       "\"status\": \"FAIL\", \"expected\": \"PASS\"}\n";
     for (int i = 0; i < RT_ES_MAX_FAILURES + 10; i++)
         assert_int_equal(rt_errorsummary_add(&es, line, strlen(line)), RT_OK);
     assert_int_equal(es.nfailures, RT_ES_MAX_FAILURES);

@@ -54,7 +54,11 @@ static void test_levels_below_the_threshold_are_dropped(void **state)
     (void)state;
     rt_log_set_level(RT_LOG_WARN);
     char *text = NULL;
-    CAPTURE(text, { rt_log_info("hidden"); rt_log_debug("hidden too"); rt_log_warn("shown"); });
+    CAPTURE(text, {
+        rt_log_info("hidden");
+        rt_log_debug("hidden too");
+        rt_log_warn("shown");
+    });
     assert_null(strstr(text, "hidden"));
     assert_non_null(strstr(text, "shown"));
     free(text);
@@ -68,8 +72,8 @@ static void test_hostile_values_stay_valid_json(void **state)
 {
     (void)state;
     char *text = NULL;
-    CAPTURE(text, rt_log_error("bad\r\nline \"quoted\"", "label", "a\x01\x7f\xff\xc3(b\\",
-                               "empty", NULL));
+    CAPTURE(text, rt_log_error("bad\r\nline \"quoted\"", "label", "a\x01\x7f\xff\xc3(b\\", "empty",
+                               NULL));
     json_error_t error;
     json_t *line = json_loads(text, 0, &error);
     if (!line) fail_msg("not JSON: %s (%s)", text, error.text);
@@ -85,8 +89,8 @@ static void test_url_passwords_are_redacted(void **state)
     (void)state;
     char *text = NULL;
     CAPTURE(text, rt_log_error("connect failed", "url",
-                               "amqps://retrig:hunter2secret@pulse.mozilla.org:5671/",
-                               "other", "postgresql://u:pw@db/x and redis://:redispw@r:6379/0"));
+                               "amqps://retrig:hunter2secret@pulse.mozilla.org:5671/", "other",
+                               "postgresql://u:pw@db/x and redis://:redispw@r:6379/0"));
     assert_null(strstr(text, "hunter2secret"));
     assert_null(strstr(text, ":pw@"));
     assert_null(strstr(text, "redispw"));

@@ -22,7 +22,8 @@ static int parse_fixture(const char *name, const char *exchange, rt_pulse_task *
 
 static int parse_text(const char *text, rt_pulse_task *task, char *reason)
 {
-    return rt_pulse_parse(text, strlen(text), "exchange/taskcluster-queue/v1/task-failed", CAP, task, reason);
+    return rt_pulse_parse(text, strlen(text), "exchange/taskcluster-queue/v1/task-failed", CAP,
+                          task, reason);
 }
 
 static void test_treeherder_wrapper_is_unwrapped_with_its_exchange(void **state)
@@ -30,7 +31,9 @@ static void test_treeherder_wrapper_is_unwrapped_with_its_exchange(void **state)
     (void)state;
     rt_pulse_task t;
     char reason[RT_PULSE_REASON_SIZE];
-    assert_int_equal(parse_fixture("pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json", NULL, &t, reason), RT_OK);
+    assert_int_equal(parse_fixture("pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json",
+                                   NULL, &t, reason),
+                     RT_OK);
     assert_int_equal(t.event, RT_TASK_EVENT_COMPLETED);
     assert_string_equal(t.task_id, "GWxTc8p_RUa5_Xo4RtMiCA");
     assert_string_equal(t.task_group_id, "HkX-TbGXQaSX4ucqGMQNBA");
@@ -50,7 +53,8 @@ static void test_modern_body_has_task_queue_id_and_exchange_decides_the_event(vo
     rt_pulse_task t;
     char reason[RT_PULSE_REASON_SIZE];
     assert_int_equal(parse_fixture("pulse/fuzzmanager_task-completed_Z1kaoRtHRRWyyuMDqadYPA.json",
-                                   "exchange/taskcluster-queue/v1/task-completed", &t, reason), RT_OK);
+                                   "exchange/taskcluster-queue/v1/task-completed", &t, reason),
+                     RT_OK);
     assert_int_equal(t.event, RT_TASK_EVENT_COMPLETED);
     assert_string_equal(t.task_queue_id, "proj-fuzzing/linux-pool10");
     rt_pulse_task_free(&t);
@@ -61,7 +65,9 @@ static void test_exception_without_worker_is_valid(void **state)
     (void)state;
     rt_pulse_task t;
     char reason[RT_PULSE_REASON_SIZE];
-    assert_int_equal(parse_fixture("pulse/fuzzmanager_task-exception_f8fRfedPSp2-A7M9Zhxe-Q.json", NULL, &t, reason), RT_OK);
+    assert_int_equal(parse_fixture("pulse/fuzzmanager_task-exception_f8fRfedPSp2-A7M9Zhxe-Q.json",
+                                   NULL, &t, reason),
+                     RT_OK);
     assert_int_equal(t.event, RT_TASK_EVENT_EXCEPTION); /* from the run state */
     assert_string_equal(t.reason_resolved, "deadline-exceeded");
     assert_null(t.worker_group);
@@ -73,7 +79,9 @@ static void test_pending_and_running_are_not_resolutions(void **state)
     (void)state;
     rt_pulse_task t;
     char reason[RT_PULSE_REASON_SIZE];
-    assert_int_equal(parse_fixture("pulse/treeherder_task-running_Ai-bmuTzS7eRBYFhSPnZ1w.json", NULL, &t, reason), RT_OK);
+    assert_int_equal(parse_fixture("pulse/treeherder_task-running_Ai-bmuTzS7eRBYFhSPnZ1w.json",
+                                   NULL, &t, reason),
+                     RT_OK);
     assert_int_equal(t.event, RT_TASK_EVENT_OTHER);
     rt_pulse_task_free(&t);
 }
@@ -82,27 +90,34 @@ static void test_malformed_bodies_give_a_reason(void **state)
 {
     (void)state;
     static const char *const cases[][2] = {
-        { "{not json", "invalid-json" },
-        { "[1]", "wrong-type:body" },
-        { "{\"version\": 1, \"runId\": 0}", "missing-field:status" },
-        { "{\"status\": {}, \"runId\": 0}", "missing-field:version" },
-        { "{\"version\": 1, \"status\": {\"taskGroupId\": \"HkX-TbGXQaSX4ucqGMQNBA\"}, \"runId\": 0}",
-          "missing-field:status.taskId" },
-        { "{\"version\": 1, \"status\": {\"taskId\": \"../../etc/passwd/xxxxxxx\"}, \"runId\": 0}",
-          "invalid-value:status.taskId" },
-        { "{\"version\": 1, \"status\": {\"taskId\": \"GWxTc8p_RUa5_Xo4RtMiCA\"}, \"runId\": \"0\"}",
-          "wrong-type:runId" },
-        { "{\"version\": 1, \"runId\": 0, \"workerGroup\": \"g\", \"status\": {\"taskId\": \"GWxTc8p_RUa5_Xo4RtMiCA\", "
-          "\"taskGroupId\": \"HkX-TbGXQaSX4ucqGMQNBA\", \"state\": \"failed\", \"taskQueueId\": \"a/b\", \"runs\": {}}}",
-          "wrong-type:status.runs" },
-        { "{\"version\": 1, \"runId\": 3, \"workerGroup\": \"g\", \"status\": {\"taskId\": \"GWxTc8p_RUa5_Xo4RtMiCA\", "
-          "\"taskGroupId\": \"HkX-TbGXQaSX4ucqGMQNBA\", \"state\": \"failed\", \"taskQueueId\": \"a/b\", "
-          "\"runs\": [{\"runId\": 0, \"state\": \"failed\"}]}}",
-          "invalid-value:runId" },
-        { "{\"version\": 1, \"runId\": 0, \"workerGroup\": \"g\", \"status\": {\"taskId\": \"GWxTc8p_RUa5_Xo4RtMiCA\", "
-          "\"taskGroupId\": \"HkX-TbGXQaSX4ucqGMQNBA\", \"state\": \"failed\", \"taskQueueId\": \"a\\r\\nb\", "
-          "\"runs\": [{\"runId\": 0, \"state\": \"failed\"}]}}",
-          "invalid-value:status.taskQueueId" },
+        {"{not json", "invalid-json"},
+        {"[1]", "wrong-type:body"},
+        {"{\"version\": 1, \"runId\": 0}", "missing-field:status"},
+        {"{\"status\": {}, \"runId\": 0}", "missing-field:version"},
+        {"{\"version\": 1, \"status\": {\"taskGroupId\": \"HkX-TbGXQaSX4ucqGMQNBA\"}, \"runId\": "
+         "0}",
+         "missing-field:status.taskId"},
+        {"{\"version\": 1, \"status\": {\"taskId\": \"../../etc/passwd/xxxxxxx\"}, \"runId\": 0}",
+         "invalid-value:status.taskId"},
+        {"{\"version\": 1, \"status\": {\"taskId\": \"GWxTc8p_RUa5_Xo4RtMiCA\"}, \"runId\": \"0\"}",
+         "wrong-type:runId"},
+        {"{\"version\": 1, \"runId\": 0, \"workerGroup\": \"g\", \"status\": {\"taskId\": "
+         "\"GWxTc8p_RUa5_Xo4RtMiCA\", "
+         "\"taskGroupId\": \"HkX-TbGXQaSX4ucqGMQNBA\", \"state\": \"failed\", \"taskQueueId\": "
+         "\"a/b\", \"runs\": {}}}",
+         "wrong-type:status.runs"},
+        {"{\"version\": 1, \"runId\": 3, \"workerGroup\": \"g\", \"status\": {\"taskId\": "
+         "\"GWxTc8p_RUa5_Xo4RtMiCA\", "
+         "\"taskGroupId\": \"HkX-TbGXQaSX4ucqGMQNBA\", \"state\": \"failed\", \"taskQueueId\": "
+         "\"a/b\", "
+         "\"runs\": [{\"runId\": 0, \"state\": \"failed\"}]}}",
+         "invalid-value:runId"},
+        {"{\"version\": 1, \"runId\": 0, \"workerGroup\": \"g\", \"status\": {\"taskId\": "
+         "\"GWxTc8p_RUa5_Xo4RtMiCA\", "
+         "\"taskGroupId\": \"HkX-TbGXQaSX4ucqGMQNBA\", \"state\": \"failed\", \"taskQueueId\": "
+         "\"a\\r\\nb\", "
+         "\"runs\": [{\"runId\": 0, \"state\": \"failed\"}]}}",
+         "invalid-value:status.taskQueueId"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         rt_pulse_task t;
@@ -119,7 +134,8 @@ static void test_exchange_and_run_state_must_agree(void **state)
     rt_pulse_task t;
     char reason[RT_PULSE_REASON_SIZE];
     assert_int_equal(parse_fixture("pulse/fuzzmanager_task-completed_Z1kaoRtHRRWyyuMDqadYPA.json",
-                                   "exchange/taskcluster-queue/v1/task-failed", &t, reason), RT_EPROTO);
+                                   "exchange/taskcluster-queue/v1/task-failed", &t, reason),
+                     RT_EPROTO);
     assert_non_null(strstr(reason, "invalid-value:status.runs[].state"));
 }
 
@@ -136,12 +152,14 @@ static void test_body_over_the_cap_is_too_big(void **state)
 static void test_treeherder_route_gives_the_push_and_hostile_routes_are_refused(void **state)
 {
     (void)state;
-    rt_pulse_task t = { 0 };
-    assert_true(rt_pulse_apply_route(&t, "route.tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"));
+    rt_pulse_task t = {0};
+    assert_true(rt_pulse_apply_route(
+        &t, "route.tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"));
     assert_string_equal(t.project, "autoland");
     assert_string_equal(t.revision, "b437ae030825a8ea9fa7a632b1fcb9becbe11f69");
     assert_string_equal(t.pushlog_id, "88560");
-    assert_false(rt_pulse_apply_route(&t, "tc-treeherder.v2.../etc.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.1"));
+    assert_false(rt_pulse_apply_route(
+        &t, "tc-treeherder.v2.../etc.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.1"));
     assert_false(rt_pulse_apply_route(&t, "tc-treeherder.v2.try.not-a-revision.1"));
     assert_false(rt_pulse_apply_route(&t, "index.gecko.v2.autoland.latest"));
     assert_string_equal(t.project, "autoland"); /* unchanged by refused routes */
@@ -152,14 +170,16 @@ static void test_task_definition_fields(void **state)
 {
     (void)state;
     size_t len = 0;
-    char *text = rt_test_read_file(rt_test_fixture("taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"), &len);
+    char *text = rt_test_read_file(
+        rt_test_fixture("taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"), &len);
     rt_taskdef d;
     char reason[128];
     assert_int_equal(rt_taskdef_parse(text, len, CAP, &d, reason), RT_OK);
     assert_string_equal(d.job_kind, "test");
     assert_int_equal(d.tier, 2);
     assert_string_equal(d.platform, "android-em-7-0-x86_64");
-    assert_string_equal(d.label, "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"); /* metadata.name */
+    assert_string_equal(d.label,
+                        "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"); /* metadata.name */
     assert_string_equal(d.project, "autoland");
     assert_string_equal(d.revision, "b437ae030825a8ea9fa7a632b1fcb9becbe11f69");
     assert_string_equal(d.task_queue_id, "terraform-packet/gecko-t-linux");
@@ -167,7 +187,8 @@ static void test_task_definition_fields(void **state)
     rt_taskdef_free(&d);
     free(text);
 
-    text = rt_test_read_file(rt_test_fixture("taskcluster/task_definition_build-android-api-16-debug.json"), &len);
+    text = rt_test_read_file(
+        rt_test_fixture("taskcluster/task_definition_build-android-api-16-debug.json"), &len);
     assert_int_equal(rt_taskdef_parse(text, len, CAP, &d, reason), RT_OK);
     assert_string_equal(d.label, "build-android-api-16/debug"); /* tags.label */
     assert_string_equal(d.job_kind, "build");

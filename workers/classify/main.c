@@ -26,6 +26,7 @@
 #include "common/http.h"
 #include "common/ids.h"
 #include "common/messages.h"
+#include "common/metrics.h"
 #include "common/pg.h"
 #include "common/pulse.h"
 #include "common/redis.h"
@@ -33,7 +34,7 @@
 #include "common/upstream.h"
 #include "common/worker.h"
 
-#define MAX_DELAYS 16
+#define MAX_DELAYS                 16
 #define ERRORSUMMARY_MAX_ARTIFACTS 32
 
 static volatile sig_atomic_t g_stop;
@@ -191,7 +192,7 @@ static int record_verdict(classify *w, const rt_pulse_task *msg, const char *ver
 {
     char run[16];
     snprintf(run, sizeof run, "%d", msg->run_id);
-    const char *params[] = { msg->task_id, run, verdict, reason };
+    const char *params[] = {msg->task_id, run, verdict, reason};
     return rt_pg_exec(w->pg, SQL_RUN_VERDICT, 4, params, NULL);
 }
 
@@ -209,7 +210,7 @@ static const char *member_state(const rt_pulse_task *msg)
 static int find_set(classify *w, const char *project, const char *revision, const char *label,
                     long long *set_id, char original[23], bool *published)
 {
-    const char *params[] = { project, revision, label };
+    const char *params[] = {project, revision, label};
     PGresult *res = NULL;
     int rc = rt_pg_exec(w->pg, SQL_FIND_SET, 3, params, &res);
     if (rc != RT_OK) return rc;
@@ -230,7 +231,7 @@ static int add_member(classify *w, long long set_id, const rt_pulse_task *msg)
     char set[32], run[16];
     snprintf(set, sizeof set, "%lld", set_id);
     snprintf(run, sizeof run, "%d", msg->run_id);
-    const char *params[] = { set, msg->task_id, run, "retrigger", member_state(msg), msg->resolved };
+    const char *params[] = {set, msg->task_id, run, "retrigger", member_state(msg), msg->resolved};
     return rt_pg_exec(w->pg, SQL_ADD_MEMBER, 6, params, NULL);
 }
 
@@ -241,7 +242,7 @@ static int request_decision(classify *w, long long set_id, const char *task_id)
 {
     char id[32];
     snprintf(id, sizeof id, "%lld", set_id);
-    const char *params[] = { id };
+    const char *params[] = {id};
     PGresult *res = NULL;
     int rc = rt_pg_begin(w->pg);
     if (rc != RT_OK) return rc;
@@ -250,7 +251,7 @@ static int request_decision(classify *w, long long set_id, const char *task_id)
     int wanted = atoi(PQgetvalue(res, 0, 0));
     const char *status = PQgetvalue(res, 0, 1);
     bool open = !strcmp(status, "pending") || !strcmp(status, "requested");
-    rt_decide_request req = { .set_id = set_id, .attempt = 1 }; /* the schema counts from 1 */
+    rt_decide_request req = {.set_id = set_id, .attempt = 1}; /* the schema counts from 1 */
     snprintf(req.project, sizeof req.project, "%s", PQgetvalue(res, 0, 2));
     PQclear(res);
     res = NULL;
@@ -259,13 +260,18 @@ static int request_decision(classify *w, long long set_id, const char *task_id)
     if (rc != RT_OK) goto out;
     int resolved = atoi(PQgetvalue(res, 0, 0));
     bool complete = resolved >= wanted;
-    snprintf(req.reason, sizeof req.reason, complete ? "set-complete" : "member-resolved: %s", task_id);
+    snprintf(req.reason, sizeof req.reason, complete ? "set-complete" : "member-resolved: %s",
+             task_id);
     if (complete && (rc = rt_pg_exec(w->pg, SQL_SET_COMPLETE, 1, params, NULL)) != RT_OK) goto out;
     char *body = rt_decide_request_build(&req);
-    if (!body) { rc = RT_ENOMEM; goto out; }
+    if (!body) {
+        rc = RT_ENOMEM;
+        goto out;
+    }
     char message_id[96];
-    snprintf(message_id, sizeof message_id, "decide-%lld-%s", set_id, complete ? "complete" : task_id);
-    rt_amqp_publish_opts opts = { .message_id = message_id };
+    snprintf(message_id, sizeof message_id, "decide-%lld-%s", set_id,
+             complete ? "complete" : task_id);
+    rt_amqp_publish_opts opts = {.message_id = message_id};
     rc = rt_amqp_publish(w->ours, w->cfg->amqp_namespace, "decide", body, strlen(body), &opts);
     free(body);
 out:
@@ -290,7 +296,7 @@ static bool group_has_sets(classify *w, const char *task_group_id)
 {
     char key[256];
     snprintf(key, sizeof key, "%sgroup:%s", w->cfg->redis_key_prefix, task_group_id);
-    const char *argv[] = { "EXISTS", key };
+    const char *argv[] = {"EXISTS", key};
     redisReply *reply = NULL;
     if (rt_redis_command_argv(w->redis, 2, argv, NULL, &reply) != RT_OK) return true; /* look */
     bool exists = reply->type == REDIS_REPLY_INTEGER && reply->integer > 0;
@@ -302,7 +308,7 @@ static void mark_group(classify *w, const char *task_group_id)
 {
     char key[256];
     snprintf(key, sizeof key, "%sgroup:%s", w->cfg->redis_key_prefix, task_group_id);
-    const char *argv[] = { "SET", key, "1", "EX", "1209600" };
+    const char *argv[] = {"SET", key, "1", "EX", "1209600"};
     redisReply *reply = NULL;
     if (rt_redis_command_argv(w->redis, 5, argv, NULL, &reply) != RT_OK)
         rt_log_warn("cannot mark the task group", "task_group_id", task_group_id, "error",
@@ -320,10 +326,10 @@ static json_t *failures_json(const rt_errorsummary *es, json_t **groups_out)
             json_array_append_new(groups, json_string(es->groups[i].name));
     for (size_t i = 0; i < es->nfailures && i < 100; i++) {
         const rt_es_failure *f = &es->failures[i];
-        json_array_append_new(failures, json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s}", "test", f->test,
-                                                  "subtest", f->subtest, "status", f->status,
-                                                  "expected", f->expected, "message", f->message,
-                                                  "group", f->group));
+        json_array_append_new(failures,
+                              json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s}", "test", f->test,
+                                        "subtest", f->subtest, "status", f->status, "expected",
+                                        f->expected, "message", f->message, "group", f->group));
     }
     *groups_out = groups;
     return failures;
@@ -353,7 +359,7 @@ static void set_row_free(set_row *s)
 static int lock_set(classify *w, const char *project, const char *revision, const char *label,
                     set_row *s, bool *found)
 {
-    const char *params[] = { project, revision, label };
+    const char *params[] = {project, revision, label};
     PGresult *res = NULL;
     int rc = rt_pg_exec(w->pg, SQL_LOCK_SET, 3, params, &res);
     if (rc != RT_OK) return rc;
@@ -386,32 +392,33 @@ static int publish_request(classify *w, const char *project, const char *revisio
     json_error_t error;
     json_t *groups = json_loads(s->failing_groups, 0, &error);
     json_t *failures = json_loads(s->failures, 0, &error);
-    json_t *req = json_pack("{s:i, s:I, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:i, s:s, s:o, s:o}",
-                            "version", 1, "set_id", (json_int_t)s->id, "project", project,
-                            "revision", revision, "label", label, "task_id", s->original_task_id,
-                            "run_id", s->original_run_id, "task_group_id", s->task_group_id,
-                            "platform", s->platform, "task_queue_id", s->task_queue_id, "times",
-                            s->count, "requested_at", requested_at, "failing_groups",
-                            groups ? groups : json_array(), "failures",
-                            failures ? failures : json_array());
+    json_t *req = json_pack(
+        "{s:i, s:I, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:i, s:s, s:o, s:o}", "version", 1,
+        "set_id", (json_int_t)s->id, "project", project, "revision", revision, "label", label,
+        "task_id", s->original_task_id, "run_id", s->original_run_id, "task_group_id",
+        s->task_group_id, "platform", s->platform, "task_queue_id", s->task_queue_id, "times",
+        s->count, "requested_at", requested_at, "failing_groups", groups ? groups : json_array(),
+        "failures", failures ? failures : json_array());
     char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
     json_decref(req);
     if (!body) return RT_ENOMEM;
     char message_id[64];
     snprintf(message_id, sizeof message_id, "retrigger-set-%lld", s->id);
-    rt_amqp_publish_opts opts = { .message_id = message_id };
-    int rc = rt_amqp_publish(w->ours, w->cfg->amqp_namespace, w->request_key, body, strlen(body), &opts);
+    rt_amqp_publish_opts opts = {.message_id = message_id};
+    int rc =
+        rt_amqp_publish(w->ours, w->cfg->amqp_namespace, w->request_key, body, strlen(body), &opts);
     free(body);
     if (rc != RT_OK) return rc;
     char id[32];
     snprintf(id, sizeof id, "%lld", s->id);
-    const char *params[] = { id };
+    const char *params[] = {id};
     return rt_pg_exec(w->pg, SQL_MARK_PUBLISHED, 1, params, NULL);
 }
 
 /* The set exists already: publish its request if nobody did (a crash between commit and
  * publish cannot happen in this design, but an older row or a manual insert can). */
-static int ensure_published(classify *w, const char *project, const char *revision, const char *label)
+static int ensure_published(classify *w, const char *project, const char *revision,
+                            const char *label)
 {
     int rc = rt_pg_begin(w->pg);
     if (rc != RT_OK) return rc;
@@ -426,6 +433,17 @@ static int ensure_published(classify *w, const char *project, const char *revisi
     return rc;
 }
 
+/* retrig_retriggers_requested_total and today's budget gauges after a spend. */
+static void report_budget(classify *w, const char *platform, const char *day, int limit, int spent)
+{
+    const rt_std_metrics *m = rt_metrics_std();
+    int total = 0;
+    rt_metric_add(m->retriggers_requested, spent, platform);
+    if (rt_budget_spent(w->redis, w->cfg->redis_key_prefix, platform, day, &total) != RT_OK) return;
+    rt_metric_set(m->budget_spent, total, platform);
+    rt_metric_set(m->budget_left, limit > total ? limit - total : 0, platform);
+}
+
 /* Claims budget and set, creates the set, publishes the request. */
 static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_taskdef *task,
                                const rt_errorsummary *es, int wanted, handled *h)
@@ -438,24 +456,39 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     if (rt_budget_limit_for(&w->cfg->budget_limits, platform, 600, &limit) != RT_OK) limit = 0;
 
     /* What the durable ledger says was spent today: the floor of the Redis counter. */
-    const char *lparams[] = { platform, day };
+    const char *lparams[] = {platform, day};
     PGresult *res = NULL;
     int rc = rt_pg_exec(w->pg, SQL_LEDGER_SPENT, 2, lparams, &res);
-    if (rc != RT_OK) { fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg)); return; }
+    if (rc != RT_OK) {
+        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return;
+    }
     int ledger = atoi(PQgetvalue(res, 0, 0));
     PQclear(res);
 
-    rt_claim_request req = { .key_prefix = w->cfg->redis_key_prefix, .project = project,
-                             .revision = revision, .label = label, .platform = platform,
-                             .task_id = msg->task_id, .day = day, .wanted = wanted,
-                             .minimum = w->cfg->budget_minimum, .limit = limit,
-                             .ledger_spent = ledger };
+    rt_claim_request req = {.key_prefix = w->cfg->redis_key_prefix,
+                            .project = project,
+                            .revision = revision,
+                            .label = label,
+                            .platform = platform,
+                            .task_id = msg->task_id,
+                            .day = day,
+                            .wanted = wanted,
+                            .minimum = w->cfg->budget_minimum,
+                            .limit = limit,
+                            .ledger_spent = ledger};
     rt_claim claim;
     rc = rt_budget_claim(w->redis, &req, &claim);
-    if (rc != RT_OK) { fail(h, DONE_REQUEUE, "redis: %s", rt_redis_errstr(w->redis)); return; }
+    if (rc != RT_OK) {
+        fail(h, DONE_REQUEUE, "redis: %s", rt_redis_errstr(w->redis));
+        return;
+    }
 
     if (claim.status == RT_CLAIM_EXHAUSTED) {
         rt_log_info("budget exhausted", "task_id", msg->task_id, "platform", platform, "day", day);
+        snprintf(h->reason, sizeof h->reason, "budget-exhausted");
+        rt_metric_set(rt_metrics_std()->budget_left, claim.left, platform);
+        rt_metric_set(rt_metrics_std()->budget_spent, limit - claim.left, platform);
         if (record_verdict(w, msg, "skip", "budget-exhausted") != RT_OK)
             fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return;
@@ -474,7 +507,9 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
             fail(h, DONE_RETRY, "set-in-progress: owned by %s", claim.owner_task_id);
             return;
         }
-        if (join_set(w, set_id, msg) != RT_OK || record_verdict(w, msg, "skip", "is-retrigger") != RT_OK)
+        snprintf(h->reason, sizeof h->reason, "is-retrigger");
+        if (join_set(w, set_id, msg) != RT_OK ||
+            record_verdict(w, msg, "skip", "is-retrigger") != RT_OK)
             fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return;
     }
@@ -495,19 +530,27 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     bool created = false;
     rc = rt_pg_begin(w->pg);
     if (rc == RT_OK) {
-        const char *params[] = { project, revision, label, platform, msg->task_id, run, count,
-                                 groups_text ? groups_text : "[]",
-                                 failures_text ? failures_text : "[]", msg->task_group_id, queue };
+        const char *params[] = {project,
+                                revision,
+                                label,
+                                platform,
+                                msg->task_id,
+                                run,
+                                count,
+                                groups_text ? groups_text : "[]",
+                                failures_text ? failures_text : "[]",
+                                msg->task_group_id,
+                                queue};
         res = NULL;
         rc = rt_pg_exec(w->pg, SQL_CREATE_SET, 11, params, &res);
         if (rc == RT_OK && PQntuples(res) == 1) {
             created = true;
             char set_id[32];
             snprintf(set_id, sizeof set_id, "%s", PQgetvalue(res, 0, 0));
-            const char *ledger_params[] = { platform, day, count, set_id };
+            const char *ledger_params[] = {platform, day, count, set_id};
             rc = rt_pg_exec(w->pg, SQL_LEDGER_SPEND, 4, ledger_params, NULL);
             if (rc == RT_OK) {
-                const char *vparams[] = { msg->task_id, run, "retrigger", "eligible" };
+                const char *vparams[] = {msg->task_id, run, "retrigger", "eligible"};
                 rc = rt_pg_exec(w->pg, SQL_RUN_VERDICT, 4, vparams, NULL);
             }
             if (rc == RT_OK) {
@@ -519,7 +562,8 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
             }
         }
         PQclear(res);
-        if (rc == RT_OK) rc = rt_pg_commit(w->pg);
+        if (rc == RT_OK)
+            rc = rt_pg_commit(w->pg);
         else {
             int ignored = rt_pg_rollback(w->pg);
             (void)ignored;
@@ -535,18 +579,22 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     }
     if (created) {
         mark_group(w, msg->task_group_id);
+        snprintf(h->reason, sizeof h->reason, "retriggers-requested");
+        report_budget(w, platform, day, limit, spent);
         char sp[16];
         snprintf(sp, sizeof sp, "%d", spent);
-        rt_log_info("retriggers requested", "task_id", msg->task_id, "project", project,
-                    "label", label, "platform", platform, "times", sp);
+        rt_log_info("retriggers requested", "task_id", msg->task_id, "project", project, "label",
+                    label, "platform", platform, "times", sp);
         return;
     }
     /* The set already existed (Redis had been flushed, or a replica won the race). */
     if (spent_now) {
         rc = rt_budget_refund(w->redis, w->cfg->redis_key_prefix, platform, day, spent);
         if (rc != RT_OK)
-            rt_log_warn("budget refund failed", "task_id", msg->task_id, "error", rt_redis_errstr(w->redis));
+            rt_log_warn("budget refund failed", "task_id", msg->task_id, "error",
+                        rt_redis_errstr(w->redis));
     }
+    snprintf(h->reason, sizeof h->reason, "duplicate");
     if (ensure_published(w, project, revision, label) != RT_OK ||
         record_verdict(w, msg, "skip", "duplicate") != RT_OK)
         fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
@@ -576,14 +624,18 @@ static int fetch_task(classify *w, const char *task_id, const rt_taskdef **out, 
     *out = cache_put(w, task_id, &def);
     if (*out == &def) { /* not cached: keep a heap copy for the caller */
         rt_taskdef *copy = malloc(sizeof *copy);
-        if (!copy) { rt_taskdef_free(&def); return RT_ENOMEM; }
+        if (!copy) {
+            rt_taskdef_free(&def);
+            return RT_ENOMEM;
+        }
         *copy = def;
         *out = copy;
     }
     return RT_OK;
 }
 
-static int fetch_errorsummary(classify *w, const rt_pulse_task *msg, rt_errorsummary *es, handled *h)
+static int fetch_errorsummary(classify *w, const rt_pulse_task *msg, rt_errorsummary *es,
+                              handled *h)
 {
     rt_tc_artifact_names names;
     char errstr[RT_ERRSTR_SIZE] = "";
@@ -618,9 +670,9 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
 {
     const rt_taskdef *task = NULL;
     bool task_heap = false;
-    rt_errorsummary es = { 0 };
+    rt_errorsummary es = {0};
     bool have_es = false;
-    rt_elig_facts facts = { .message = msg };
+    rt_elig_facts facts = {.message = msg};
     char original[23] = "";
     long long set_id = 0;
     bool published = false;
@@ -646,7 +698,8 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
                 fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
                 goto out;
             }
-            if (set_id && strcmp(original, msg->task_id) != 0 && join_set(w, set_id, msg) != RT_OK) {
+            if (set_id && strcmp(original, msg->task_id) != 0 &&
+                join_set(w, set_id, msg) != RT_OK) {
                 fail(h, DONE_REQUEUE, "postgres or broker: %s", rt_pg_errstr(w->pg));
                 goto out;
             }
@@ -662,9 +715,12 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
                 if (fetch_task(w, msg->task_id, &task, h) != RT_OK) goto out;
                 task_heap = cache_get(w, msg->task_id) != task;
                 facts.task = task;
-                const char *params[] = { msg->task_id, run, task->project ? task->project : msg->project,
-                                         task->revision ? task->revision : msg->revision,
-                                         task->label, task->platform };
+                const char *params[] = {msg->task_id,
+                                        run,
+                                        task->project ? task->project : msg->project,
+                                        task->revision ? task->revision : msg->revision,
+                                        task->label,
+                                        task->platform};
                 if (rt_pg_exec(w->pg, SQL_RUN_DETAILS, 6, params, NULL) != RT_OK) {
                     fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
                     goto out;
@@ -684,8 +740,8 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
                 rt_th_job job;
                 bool found = false;
                 char errstr[RT_ERRSTR_SIZE] = "";
-                int rc = rt_th_job_for_task(w->http, w->cfg->treeherder_url, msg->task_id, msg->run_id,
-                                            &job, &found, errstr);
+                int rc = rt_th_job_for_task(w->http, w->cfg->treeherder_url, msg->task_id,
+                                            msg->run_id, &job, &found, errstr);
                 if (rc != RT_OK) {
                     upstream_failed(h, rc, "treeherder job", errstr);
                     goto out;
@@ -738,6 +794,7 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
             }
             rt_log_debug("classified", "task_id", msg->task_id, "run_id", run, "verdict", verdict,
                          "reason", r.reason);
+            snprintf(h->reason, sizeof h->reason, "%s", r.reason); /* for retrig_messages_total */
         }
         goto out;
     }
@@ -758,7 +815,8 @@ static void handle(classify *w, const rt_amqp_message *m, handled *h)
     if (!exchange) exchange = m->exchange;
     rt_pulse_task msg;
     char reason[RT_PULSE_REASON_SIZE];
-    int rc = rt_pulse_parse(m->body, m->len, exchange, (size_t)w->cfg->max_message_bytes, &msg, reason);
+    int rc =
+        rt_pulse_parse(m->body, m->len, exchange, (size_t)w->cfg->max_message_bytes, &msg, reason);
     if (rc != RT_OK) {
         fail(h, DONE_DEAD, "%s", reason);
         return;
@@ -775,9 +833,10 @@ static void handle(classify *w, const rt_amqp_message *m, handled *h)
 
     char run[16];
     snprintf(run, sizeof run, "%d", msg.run_id);
-    const char *params[] = { msg.task_id, run, member_state(&msg), msg.reason_resolved,
-                             msg.task_queue_id, msg.task_group_id, msg.project, msg.revision,
-                             msg.tag_label, msg.scheduled, msg.started, msg.resolved };
+    const char *params[] = {
+        msg.task_id,       run,         member_state(&msg), msg.reason_resolved, msg.task_queue_id,
+        msg.task_group_id, msg.project, msg.revision,       msg.tag_label,       msg.scheduled,
+        msg.started,       msg.resolved};
     if (rt_pg_exec(w->pg, SQL_RECORD_RUN, 12, params, NULL) != RT_OK) {
         if (!strcmp(rt_pg_sqlstate(w->pg), "22007") || !strcmp(rt_pg_sqlstate(w->pg), "22008"))
             fail(h, DONE_DEAD, "invalid-value:status.runs[] time");
@@ -809,12 +868,13 @@ static int retry_later(classify *w, rt_amqp *src, const rt_amqp_message *m, cons
         size_t n = strlen(routes);
         snprintf(routes + n, sizeof routes - n, "%s%s", n ? "," : "", m->cc[i]);
     }
-    rt_amqp_header headers[] = { { "x-retrig-original-exchange", exchange },
-                                 { "x-retrig-routes", routes },
-                                 { "x-retrig-last-error", reason } };
-    rt_amqp_publish_opts opts = { .headers = headers, .header_count = 3, .attempt = attempt + 1,
-                                  .message_id = m->message_id };
-    int rc = rt_amqp_publish_delayed(w->ours, w->retry_queue, w->delays[attempt], m->body, m->len, &opts);
+    rt_amqp_header headers[] = {{"x-retrig-original-exchange", exchange},
+                                {"x-retrig-routes", routes},
+                                {"x-retrig-last-error", reason}};
+    rt_amqp_publish_opts opts = {
+        .headers = headers, .header_count = 3, .attempt = attempt + 1, .message_id = m->message_id};
+    int rc = rt_amqp_publish_delayed(w->ours, w->retry_queue, w->delays[attempt], m->body, m->len,
+                                     &opts);
     if (rc != RT_OK) return rc;
     return rt_amqp_ack(src, m);
 }
@@ -838,7 +898,8 @@ static int setup(classify *w, rt_config *cfg)
     rt_amqp_options_from_config(&opts, cfg, "classify");
     if ((rc = rt_amqp_new(&w->ours, &opts, errstr)) != RT_OK ||
         (rc = rt_amqp_ensure_connected(w->ours, 30000)) != RT_OK) {
-        rt_log_error("cannot connect to the broker", "error", w->ours ? rt_amqp_errstr(w->ours) : errstr);
+        rt_log_error("cannot connect to the broker", "error",
+                     w->ours ? rt_amqp_errstr(w->ours) : errstr);
         return rc;
     }
     char dlx[300], dlq[300];
@@ -847,11 +908,11 @@ static int setup(classify *w, rt_config *cfg)
     char decide_queue[300];
     snprintf(decide_queue, sizeof decide_queue, "%s.decide", cfg->amqp_namespace);
     rt_amqp_work_queue queues[] = {
-        { w->request_queue, "retrigger", NULL, 0 },
-        { w->retry_queue, "classify-retry", w->delays, w->ndelays },
-        { decide_queue, "decide", NULL, 0 },
+        {w->request_queue, "retrigger", NULL, 0},
+        {w->retry_queue, "classify-retry", w->delays, w->ndelays},
+        {decide_queue, "decide", NULL, 0},
     };
-    rt_amqp_topology topo = { cfg->amqp_namespace, dlx, dlq, queues, 3, 0 };
+    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, 3, 0};
     if ((rc = rt_amqp_declare_topology(w->ours, &topo)) != RT_OK) {
         rt_log_error("cannot declare the topology", "error", rt_amqp_errstr(w->ours));
         return rc;
@@ -867,7 +928,8 @@ static int setup(classify *w, rt_config *cfg)
         popts.url = cfg->pulse_url;
         if ((rc = rt_amqp_new(&w->pulse, &popts, errstr)) != RT_OK ||
             (rc = rt_amqp_ensure_connected(w->pulse, 30000)) != RT_OK) {
-            rt_log_error("cannot connect to Pulse", "error", w->pulse ? rt_amqp_errstr(w->pulse) : errstr);
+            rt_log_error("cannot connect to Pulse", "error",
+                         w->pulse ? rt_amqp_errstr(w->pulse) : errstr);
             return rc;
         }
         /* Dead letters of Pulse messages go to our broker's dead-letter exchange, so the
@@ -882,20 +944,25 @@ static int setup(classify *w, rt_config *cfg)
     }
     snprintf(w->pulse_queue, sizeof w->pulse_queue, "queue/%s/%s", user, cfg->pulse_queue_name);
     if ((rc = rt_amqp_declare_queue(w->pulse, w->pulse_queue, NULL)) != RT_OK) {
-        rt_log_error("cannot declare the Pulse queue", "queue", w->pulse_queue, "error", rt_amqp_errstr(w->pulse));
+        rt_log_error("cannot declare the Pulse queue", "queue", w->pulse_queue, "error",
+                     rt_amqp_errstr(w->pulse));
         return rc;
     }
-    static const char *const events[] = { "task-completed", "task-failed", "task-exception" };
+    static const char *const events[] = {"task-completed", "task-failed", "task-exception"};
     for (size_t i = 0; i < 3; i++) {
         char exchange[300];
         snprintf(exchange, sizeof exchange, "%s%s", cfg->pulse_exchange_prefix, events[i]);
-        if (cfg->pulse_declare_exchanges && (rc = rt_amqp_declare_exchange(w->pulse, exchange, "topic")) != RT_OK) {
-            rt_log_error("cannot declare the exchange", "exchange", exchange, "error", rt_amqp_errstr(w->pulse));
+        if (cfg->pulse_declare_exchanges &&
+            (rc = rt_amqp_declare_exchange(w->pulse, exchange, "topic")) != RT_OK) {
+            rt_log_error("cannot declare the exchange", "exchange", exchange, "error",
+                         rt_amqp_errstr(w->pulse));
             return rc;
         }
         for (size_t k = 0; k < cfg->pulse_routing_keys.count; k++) {
-            if ((rc = rt_amqp_bind_queue(w->pulse, w->pulse_queue, exchange, cfg->pulse_routing_keys.items[k])) != RT_OK) {
-                rt_log_error("cannot bind the Pulse queue", "exchange", exchange, "error", rt_amqp_errstr(w->pulse));
+            if ((rc = rt_amqp_bind_queue(w->pulse, w->pulse_queue, exchange,
+                                         cfg->pulse_routing_keys.items[k])) != RT_OK) {
+                rt_log_error("cannot bind the Pulse queue", "exchange", exchange, "error",
+                             rt_amqp_errstr(w->pulse));
                 return rc;
             }
         }
@@ -906,7 +973,7 @@ static int setup(classify *w, rt_config *cfg)
         return rc;
     }
 
-    rt_redis_options ropts = { 0 };
+    rt_redis_options ropts = {0};
     if ((rc = rt_redis_connect(&w->redis, cfg->redis_url, &ropts, errstr)) != RT_OK) {
         rt_log_error("cannot connect to Redis", "error", errstr);
         return rc;
@@ -935,10 +1002,26 @@ static void teardown(classify *w)
     free(w->cache);
 }
 
+/* Counts a settled message: retrig_messages_total, retrig_dead_lettered_total and the
+ * processing time. */
+static void count_message(classify *w, const rt_amqp_message *m, const handled *h, double started)
+{
+    static const char *const names[] = {"acked", "retried", "dead-lettered", "requeued"};
+    const rt_std_metrics *metrics = rt_metrics_std();
+    bool dead =
+        h->outcome == DONE_DEAD || (h->outcome == DONE_RETRY && (size_t)m->attempt >= w->ndelays);
+    char reason[RT_METRICS_LABEL_SIZE];
+    rt_metrics_reason_label(h->reason, reason, sizeof reason);
+    rt_metric_inc(metrics->messages, dead ? "dead-lettered" : names[h->outcome], reason);
+    if (dead) rt_metric_inc(metrics->dead_lettered, m->queue, reason);
+    rt_metric_observe(metrics->processing_seconds, rt_metrics_now() - started, "single");
+}
+
 /* Handles one delivery from src and settles it (ack, retry, dead letter or requeue). */
 static void process(classify *w, rt_amqp *src, rt_amqp_message *m)
 {
     handled h;
+    double started = rt_metrics_now();
     handle(w, m, &h);
     int rc = RT_OK;
     switch (h.outcome) {
@@ -959,12 +1042,14 @@ static void process(classify *w, rt_amqp *src, rt_amqp_message *m)
         break;
     }
     if (rc != RT_OK)
-        rt_log_warn("could not settle a message; the broker will redeliver it", "error", rt_amqp_errstr(src));
+        rt_log_warn("could not settle a message; the broker will redeliver it", "error",
+                    rt_amqp_errstr(src));
+    count_message(w, m, &h, started);
 }
 
 /* ---- the fast path: completed and exception runs, many at a time ---- */
 
-#define BATCH_MAX 256
+#define BATCH_MAX    256
 #define FAST_COLUMNS 14
 
 /* Parses a delivery for the fast path. True when it needs nothing but a runs row with its
@@ -974,7 +1059,8 @@ static bool fast_candidate(classify *w, const rt_amqp_message *m, rt_pulse_task 
 {
     if (rt_amqp_message_header(m, "x-retrig-original-exchange")) return false; /* a retry */
     char reason[RT_PULSE_REASON_SIZE];
-    if (rt_pulse_parse(m->body, m->len, m->exchange, (size_t)w->cfg->max_message_bytes, msg, reason) != RT_OK)
+    if (rt_pulse_parse(m->body, m->len, m->exchange, (size_t)w->cfg->max_message_bytes, msg,
+                       reason) != RT_OK)
         return false;
     if (msg->event == RT_TASK_EVENT_FAILED) {
         rt_pulse_task_free(msg);
@@ -989,25 +1075,27 @@ static bool fast_candidate(classify *w, const rt_amqp_message *m, rt_pulse_task 
  * process() one by one. */
 static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, size_t n)
 {
+    double started = rt_metrics_now();
     rt_pulse_task *msgs = calloc(n, sizeof *msgs);
     bool *fast = calloc(n, sizeof *fast);
     char **keys = calloc(n + 1, sizeof *keys);
     char *sql = NULL;
     const char **params = NULL;
-    char (*runs)[16] = calloc(n, sizeof *runs);
+    char(*runs)[16] = calloc(n, sizeof *runs);
     if (!msgs || !fast || !keys || !runs) goto fallback;
 
     size_t nkeys = 0, ntagged = 0;
     for (size_t i = 0; i < n; i++) {
         fast[i] = fast_candidate(w, &batch[i], &msgs[i]);
-        if (fast[i] && msgs[i].event != RT_TASK_EVENT_OTHER && msgs[i].tag_label && msgs[i].project &&
-            msgs[i].revision) {
+        if (fast[i] && msgs[i].event != RT_TASK_EVENT_OTHER && msgs[i].tag_label &&
+            msgs[i].project && msgs[i].revision) {
             ntagged++; /* Postgres says whether its set exists (below) */
         } else if (fast[i] && msgs[i].event != RT_TASK_EVENT_OTHER) {
             size_t size = strlen(w->cfg->redis_key_prefix) + 32;
             keys[nkeys] = malloc(size);
             if (!keys[nkeys]) goto fallback;
-            snprintf(keys[nkeys++], size, "%sgroup:%s", w->cfg->redis_key_prefix, msgs[i].task_group_id);
+            snprintf(keys[nkeys++], size, "%sgroup:%s", w->cfg->redis_key_prefix,
+                     msgs[i].task_group_id);
         }
     }
     /* Which task groups have sets: one MGET for the whole batch. */
@@ -1025,7 +1113,9 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
         }
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
-            if (!fast[i] || msgs[i].event == RT_TASK_EVENT_OTHER || (msgs[i].tag_label && msgs[i].project && msgs[i].revision)) continue;
+            if (!fast[i] || msgs[i].event == RT_TASK_EVENT_OTHER ||
+                (msgs[i].tag_label && msgs[i].project && msgs[i].revision))
+                continue;
             if (reply->element[k++]->type != REDIS_REPLY_NIL) fast[i] = false; /* may be a member */
         }
         freeReplyObject(reply);
@@ -1039,15 +1129,18 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
         size_t len = (size_t)sprintf(sql, "SELECT v.i FROM retrigger_sets s JOIN (VALUES ");
         size_t t = 0;
         for (size_t i = 0; i < n; i++) {
-            if (!fast[i] || msgs[i].event == RT_TASK_EVENT_OTHER || !msgs[i].tag_label || !msgs[i].project || !msgs[i].revision) continue;
+            if (!fast[i] || msgs[i].event == RT_TASK_EVENT_OTHER || !msgs[i].tag_label ||
+                !msgs[i].project || !msgs[i].revision)
+                continue;
             params[t * 3] = msgs[i].project;
             params[t * 3 + 1] = msgs[i].revision;
             params[t * 3 + 2] = msgs[i].tag_label;
-            len += (size_t)sprintf(sql + len, "%s(%zu, $%zu, $%zu, $%zu)", t ? ", " : "", i, t * 3 + 1,
-                                   t * 3 + 2, t * 3 + 3);
+            len += (size_t)sprintf(sql + len, "%s(%zu, $%zu, $%zu, $%zu)", t ? ", " : "", i,
+                                   t * 3 + 1, t * 3 + 2, t * 3 + 3);
             t++;
         }
-        sprintf(sql + len, ") AS v(i, p, r, l) ON s.project = v.p AND s.revision = v.r AND s.label = v.l");
+        sprintf(sql + len,
+                ") AS v(i, p, r, l) ON s.project = v.p AND s.revision = v.r AND s.label = v.l");
         PGresult *res = NULL;
         if (rt_pg_exec(w->pg, sql, (int)(ntagged * 3), params, &res) != RT_OK) goto fallback;
         for (int row = 0; row < PQntuples(res); row++) {
@@ -1069,27 +1162,33 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
         params = calloc(rows * FAST_COLUMNS, sizeof *params);
         sql = malloc(512 + rows * FAST_COLUMNS * 24);
         if (!params || !sql) goto fallback;
-        size_t len = (size_t)sprintf(sql, "INSERT INTO runs (task_id, run_id, state, reason_resolved,"
-                                          " task_queue_id, task_group_id, project, revision, label,"
-                                          " scheduled_at, started_at, resolved_at, verdict,"
-                                          " verdict_reason, classified_at) VALUES ");
+        size_t len =
+            (size_t)sprintf(sql, "INSERT INTO runs (task_id, run_id, state, reason_resolved,"
+                                 " task_queue_id, task_group_id, project, revision, label,"
+                                 " scheduled_at, started_at, resolved_at, verdict,"
+                                 " verdict_reason, classified_at) VALUES ");
         size_t r = 0;
         for (size_t i = 0; i < n; i++) {
             if (!fast[i] || msgs[i].event == RT_TASK_EVENT_OTHER) continue;
             rt_pulse_task *t = &msgs[i];
             bool completed = t->event == RT_TASK_EVENT_COMPLETED;
             snprintf(runs[i], sizeof runs[i], "%d", t->run_id);
-            const char *row[FAST_COLUMNS] = { t->task_id, runs[i], member_state(t), t->reason_resolved,
-                                              t->task_queue_id, t->task_group_id, t->project,
-                                              t->revision, t->tag_label, t->scheduled, t->started,
-                                              t->resolved, "skip", completed ? "not-failed" : "exception" };
+            const char *row[FAST_COLUMNS] = {
+                t->task_id,       runs[i],
+                member_state(t),  t->reason_resolved,
+                t->task_queue_id, t->task_group_id,
+                t->project,       t->revision,
+                t->tag_label,     t->scheduled,
+                t->started,       t->resolved,
+                "skip",           completed ? "not-failed" : "exception"};
             memcpy(&params[r * FAST_COLUMNS], row, sizeof row);
             size_t b = r * FAST_COLUMNS;
-            len += (size_t)sprintf(sql + len,
-                                   "%s($%zu, $%zu::integer, $%zu, $%zu, $%zu, $%zu, $%zu, $%zu, $%zu,"
-                                   " $%zu::timestamptz, $%zu::timestamptz, $%zu::timestamptz, $%zu, $%zu, now())",
-                                   r ? ", " : "", b + 1, b + 2, b + 3, b + 4, b + 5, b + 6, b + 7, b + 8,
-                                   b + 9, b + 10, b + 11, b + 12, b + 13, b + 14);
+            len += (size_t)sprintf(
+                sql + len,
+                "%s($%zu, $%zu::integer, $%zu, $%zu, $%zu, $%zu, $%zu, $%zu, $%zu,"
+                " $%zu::timestamptz, $%zu::timestamptz, $%zu::timestamptz, $%zu, $%zu, now())",
+                r ? ", " : "", b + 1, b + 2, b + 3, b + 4, b + 5, b + 6, b + 7, b + 8, b + 9,
+                b + 10, b + 11, b + 12, b + 13, b + 14);
             r++;
         }
         sprintf(sql + len, " ON CONFLICT (task_id, run_id) DO NOTHING");
@@ -1103,7 +1202,13 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
     for (size_t i = 0; i < n; i++) {
         if (fast[i] && rt_amqp_ack(src, &batch[i]) != RT_OK)
             rt_log_warn("could not ack; the broker will redeliver", "error", rt_amqp_errstr(src));
+        if (fast[i])
+            rt_metric_inc(rt_metrics_std()->messages, "acked",
+                          msgs[i].event == RT_TASK_EVENT_COMPLETED   ? "not-failed"
+                          : msgs[i].event == RT_TASK_EVENT_EXCEPTION ? "exception"
+                                                                     : "other-event");
     }
+    rt_metric_observe(rt_metrics_std()->processing_seconds, rt_metrics_now() - started, "batch");
     goto slow;
 fallback:
     /* Something failed before the batch was written: every message takes the full path. */
@@ -1124,8 +1229,8 @@ slow:
 
 static int run(rt_config *cfg)
 {
-    classify w = { 0 };
-    struct sigaction sa = { .sa_handler = on_signal };
+    classify w = {0};
+    struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     int status = 1;
@@ -1134,7 +1239,11 @@ static int run(rt_config *cfg)
     rt_amqp_message *batch = calloc(BATCH_MAX, sizeof *batch);
     if (!batch) goto out;
     while (!g_stop) {
-        rt_amqp_message m = { 0 };
+        rt_amqp_message m = {0};
+        /* Safe point: report readiness, apply a SIGHUP. */
+        rt_worker_health(
+            &(rt_worker_conns){w.ours, w.pulse != w.ours ? w.pulse : NULL, w.redis, w.pg});
+        if (rt_worker_reload(cfg)) rt_elig_policy_from_config(cfg, &w.policy);
         /* Take what has arrived, up to BATCH_MAX, waiting only for the first. With one
          * connection, deliveries of both queues arrive here. */
         size_t n = 0;
@@ -1175,7 +1284,8 @@ static int check(rt_config *cfg)
     rt_amqp *amqp = NULL;
     rt_amqp_options opts;
     rt_amqp_options_from_config(&opts, cfg, "classify");
-    if (rt_amqp_new(&amqp, &opts, errstr) != RT_OK || rt_amqp_ensure_connected(amqp, 5000) != RT_OK) {
+    if (rt_amqp_new(&amqp, &opts, errstr) != RT_OK ||
+        rt_amqp_ensure_connected(amqp, 5000) != RT_OK) {
         rt_log_error("broker unreachable", "error", amqp ? rt_amqp_errstr(amqp) : errstr);
         failures++;
     }
@@ -1200,7 +1310,8 @@ int main(int argc, char **argv)
         "classify",
         "Consumes Taskcluster task-completed/failed/exception messages from Pulse, decides\n"
         "which failed test tasks to retrigger, and publishes retrigger requests.",
-        run, check,
+        run,
+        check,
     };
     return rt_worker_main(&def, argc, argv);
 }

@@ -33,14 +33,15 @@
 #include "common/http.h"
 #include "common/ids.h"
 #include "common/messages.h"
+#include "common/metrics.h"
 #include "common/pg.h"
 #include "common/upstream.h"
 #include "common/verdict.h"
 #include "common/worker.h"
 
-#define MAX_DELAYS       16
-#define SWEEP_BATCH      "50"
-#define EVENT_MAX_TASKS  100
+#define MAX_DELAYS        16
+#define SWEEP_BATCH       "50"
+#define EVENT_MAX_TASKS   100
 #define UNDECIDED_MISSING "retriggers-missing"
 #define ORIGINAL_NO_DATA  "original-logs-unusable"
 
@@ -96,10 +97,10 @@ static const char SQL_SET[] =
     " LEFT JOIN runs r ON r.task_id = s.original_task_id AND r.run_id = s.original_run_id"
     " LEFT JOIN retrigger_actions a ON a.set_id = s.id"
     " WHERE s.id = $1::bigint";
-static const char SQL_MEMBERS[] =
-    "SELECT task_id, run_id, state FROM retrigger_set_members"
-    " WHERE set_id = $1::bigint AND role = 'retrigger' AND NOT (task_id = $2 AND run_id = $3::integer)"
-    " ORDER BY added_at, task_id, run_id LIMIT 64";
+static const char SQL_MEMBERS[] = "SELECT task_id, run_id, state FROM retrigger_set_members"
+                                  " WHERE set_id = $1::bigint AND role = 'retrigger' AND NOT "
+                                  "(task_id = $2 AND run_id = $3::integer)"
+                                  " ORDER BY added_at, task_id, run_id LIMIT 64";
 static const char SQL_INSERT_DECISION[] =
     "INSERT INTO decisions (set_id, verdict, reason, evidence, classification_id, failure_seen_at,"
     " retriggers_requested_at, decided_at)"
@@ -161,7 +162,7 @@ typedef struct evidence {
     size_t nruns;
     size_t missing; /* retriggers asked for that never arrived (part of runs, PENDING) */
     rt_verdict_result result;
-    const char *wait;   /* why we must look again later, NULL when nothing to wait for */
+    const char *wait; /* why we must look again later, NULL when nothing to wait for */
     char wait_detail[RT_ERRSTR_SIZE];
     bool deadline;
 } evidence;
@@ -189,7 +190,7 @@ static int load_set(decide *w, long long set_id, set_info *s, bool *found)
     snprintf(s->id_text, sizeof s->id_text, "%lld", set_id);
     char deadline[16];
     snprintf(deadline, sizeof deadline, "%d", w->cfg->set_deadline_minutes);
-    const char *params[] = { s->id_text, deadline };
+    const char *params[] = {s->id_text, deadline};
     PGresult *res = NULL;
     int rc = rt_pg_exec(w->pg, SQL_SET, 2, params, &res);
     if (rc != RT_OK) return rc;
@@ -231,7 +232,8 @@ static look look_at_run(decide *w, const set_info *s, run_info *run, int *classi
     if (rc != RT_OK) goto upstream;
     if (!found || job.retry_id != run->run_id) {
         *why = RT_UNDECIDED_JOB_NOT_INGESTED;
-        snprintf(detail, RT_ERRSTR_SIZE, "no Treeherder job for %s run %d yet", run->task_id, run->run_id);
+        snprintf(detail, RT_ERRSTR_SIZE, "no Treeherder job for %s run %d yet", run->task_id,
+                 run->run_id);
         return LOOK_WAIT;
     }
     run->job_id = job.id;
@@ -250,9 +252,10 @@ static look look_at_run(decide *w, const set_info *s, run_info *run, int *classi
 
     char *body = NULL;
     size_t len = 0;
-    rc = rt_th_bug_suggestions(w->http, w->cfg->treeherder_url, s->project, job.id, &body, &len, errstr);
+    rc = rt_th_bug_suggestions(w->http, w->cfg->treeherder_url, s->project, job.id, &body, &len,
+                               errstr);
     if (rc != RT_OK) goto upstream;
-    rt_bugsug_options opts = { .drop_single_tracking = w->cfg->decide_drop_single_tracking };
+    rt_bugsug_options opts = {.drop_single_tracking = w->cfg->decide_drop_single_tracking};
     rc = rt_bugsug_parse(body, len, &opts, &run->lines, errstr);
     free(body);
     if (rc != RT_OK) {
@@ -269,8 +272,8 @@ upstream:
         return LOOK_WAIT;
     }
     /* A permanent refusal (4xx, a body of the wrong shape): waiting cannot help. */
-    rt_log_warn("treeherder refused; the run counts as no data", "task_id", run->task_id,
-                "error", errstr);
+    rt_log_warn("treeherder refused; the run counts as no data", "task_id", run->task_id, "error",
+                errstr);
     return LOOK_NO_DATA;
 }
 
@@ -309,7 +312,7 @@ static int gather(decide *w, evidence *e, handled *h)
 
     char run_text[16];
     snprintf(run_text, sizeof run_text, "%d", s->original_run_id);
-    const char *params[] = { s->id_text, s->original_task_id, run_text };
+    const char *params[] = {s->id_text, s->original_task_id, run_text};
     PGresult *res = NULL;
     if (rt_pg_exec(w->pg, SQL_MEMBERS, 3, params, &res) != RT_OK) {
         fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
@@ -330,17 +333,22 @@ static int gather(decide *w, evidence *e, handled *h)
 
     for (size_t i = 0; i < e->nruns; i++) {
         run_info *r = &e->runs[i];
-        if (!strcmp(r->member_state, "completed")) r->state = RT_RUN_PASSED;
-        else if (!strcmp(r->member_state, "exception")) r->state = RT_RUN_EXCEPTION;
+        if (!strcmp(r->member_state, "completed"))
+            r->state = RT_RUN_PASSED;
+        else if (!strcmp(r->member_state, "exception"))
+            r->state = RT_RUN_EXCEPTION;
         else if (!strcmp(r->member_state, "failed")) {
             look l = look_at_run(w, s, r, NULL, &why, detail);
-            if (l == LOOK_LINES) r->state = RT_RUN_FAILED;
-            else if (l == LOOK_NO_DATA) r->state = RT_RUN_NO_DATA;
+            if (l == LOOK_LINES)
+                r->state = RT_RUN_FAILED;
+            else if (l == LOOK_NO_DATA)
+                r->state = RT_RUN_NO_DATA;
             else {
                 r->state = RT_RUN_PENDING;
                 note_wait(e, why, detail);
             }
-        } else r->state = RT_RUN_PENDING; /* pending, running */
+        } else
+            r->state = RT_RUN_PENDING; /* pending, running */
     }
     /* Retriggers asked for that have not resolved yet (a task's reruns count once). */
     while (distinct + e->missing < (size_t)s->count && e->nruns < RT_VERDICT_MAX_RUNS) {
@@ -354,12 +362,12 @@ static int gather(decide *w, evidence *e, handled *h)
         vruns[i].lines = e->runs[i].have_lines ? e->runs[i].lines.lines : NULL;
         vruns[i].nlines = e->runs[i].have_lines ? e->runs[i].lines.nlines : 0;
     }
-    rt_verdict_input in = { .original = e->original.lines.lines,
-                            .noriginal = e->original.lines.nlines,
-                            .original_tracked = e->original.lines.ntracked,
-                            .runs = vruns,
-                            .nruns = e->nruns,
-                            .threshold = w->cfg->decide_threshold };
+    rt_verdict_input in = {.original = e->original.lines.lines,
+                           .noriginal = e->original.lines.nlines,
+                           .original_tracked = e->original.lines.ntracked,
+                           .runs = vruns,
+                           .nruns = e->nruns,
+                           .threshold = w->cfg->decide_threshold};
     if (rt_verdict_decide(&in, &e->result) != RT_OK) {
         fail(h, DONE_DEAD, "internal: verdict input refused");
         return RT_EINVAL;
@@ -414,12 +422,12 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
         json_t *by = json_array();
         for (size_t k = 0; k < e->nruns; k++)
             if (run_has_line(&e->runs[k], line)) add_unique(by, e->runs[k].task_id);
-        json_array_append_new(lines, json_pack("{s:s, s:s, s:s, s:i, s:O}", "line", line->signature,
-                                               "test", line->test, "hash", line->hash_hex,
-                                               "reproduced", (int)json_array_size(by),
-                                               "reproduced_by", by));
-        json_array_append_new(event_lines, json_pack("{s:s, s:o}", "line", line->signature,
-                                                     "reproduced_by", by));
+        json_array_append_new(lines,
+                              json_pack("{s:s, s:s, s:s, s:i, s:O}", "line", line->signature,
+                                        "test", line->test, "hash", line->hash_hex, "reproduced",
+                                        (int)json_array_size(by), "reproduced_by", by));
+        json_array_append_new(
+            event_lines, json_pack("{s:s, s:o}", "line", line->signature, "reproduced_by", by));
     }
     for (size_t i = 0; e->original.have_lines && i < e->original.lines.ntracked; i++)
         json_array_append_new(tracked, json_pack("{s:s, s:I}", "line",
@@ -436,28 +444,32 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
                               run->run_id, "state", run->member_state, "evidence",
                               rt_run_state_name(run->state), "reproduced", reproduced);
         if (run->job_id) json_object_set_new(o, "job_id", json_integer(run->job_id));
-        if (run->have_lines) json_object_set_new(o, "lines", json_integer((json_int_t)run->lines.nlines));
+        if (run->have_lines)
+            json_object_set_new(o, "lines", json_integer((json_int_t)run->lines.nlines));
         json_array_append_new(runs, o);
         if (run->state != RT_RUN_PENDING && json_array_size(compared) < EVENT_MAX_TASKS)
             add_unique(compared, run->task_id);
         if (run->state == RT_RUN_PASSED || run->state == RT_RUN_FAILED) ncompared++;
     }
-    json_t *original = json_pack("{s:s, s:i, s:s}", "task_id", s->original_task_id, "run_id",
-                                 s->original_run_id, "evidence", rt_run_state_name(e->original.state));
-    if (e->original.job_id) json_object_set_new(original, "job_id", json_integer(e->original.job_id));
-    json_t *times = json_pack("{s:s, s:s?, s:s}", "failure_seen_at", s->failure_seen_at,
-                              "retriggers_requested_at", s->requested_at[0] ? s->requested_at : NULL,
-                              "decided_at", decided_at);
-    json_t *counts = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "requested", s->count,
-                               "compared", (int)ncompared, "passed", (int)r->passed, "failed",
-                               (int)r->failed, "exceptions", (int)r->exceptions, "no_data",
-                               (int)r->no_data, "pending", (int)r->pending, "missing", (int)e->missing);
+    json_t *original =
+        json_pack("{s:s, s:i, s:s}", "task_id", s->original_task_id, "run_id", s->original_run_id,
+                  "evidence", rt_run_state_name(e->original.state));
+    if (e->original.job_id)
+        json_object_set_new(original, "job_id", json_integer(e->original.job_id));
+    json_t *times = json_pack(
+        "{s:s, s:s?, s:s}", "failure_seen_at", s->failure_seen_at, "retriggers_requested_at",
+        s->requested_at[0] ? s->requested_at : NULL, "decided_at", decided_at);
+    json_t *counts =
+        json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "requested", s->count, "compared",
+                  (int)ncompared, "passed", (int)r->passed, "failed", (int)r->failed, "exceptions",
+                  (int)r->exceptions, "no_data", (int)r->no_data, "pending", (int)r->pending,
+                  "missing", (int)e->missing);
     *stored = json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:i, s:s, s:b}",
-                        "threshold", w->cfg->decide_threshold, "verdict", rt_verdict_name(r->verdict),
-                        "reason", r->reason, "original", original, "lines", lines, "tracked", tracked,
-                        "runs", runs, "counts", counts, "times", times, "deadline", e->deadline,
-                        "attempt", req->attempt, "request_reason", req->reason,
-                        "drop_single_tracking", w->cfg->decide_drop_single_tracking);
+                        "threshold", w->cfg->decide_threshold, "verdict",
+                        rt_verdict_name(r->verdict), "reason", r->reason, "original", original,
+                        "lines", lines, "tracked", tracked, "runs", runs, "counts", counts, "times",
+                        times, "deadline", e->deadline, "attempt", req->attempt, "request_reason",
+                        req->reason, "drop_single_tracking", w->cfg->decide_drop_single_tracking);
     if (*stored && e->classification_id >= 0)
         json_object_set_new(*stored, "classification_id", json_integer(e->classification_id));
     if (*stored && e->wait_detail[0])
@@ -503,17 +515,21 @@ static int store_decision(decide *w, const evidence *e, const rt_decide_request 
     char classification[16];
     snprintf(classification, sizeof classification, "%d", e->classification_id);
     const char *verdict = rt_verdict_name(e->result.verdict);
-    const char *params[] = { s->id_text, verdict, e->result.reason, stored_text,
-                             e->classification_id >= 0 ? classification : NULL,
-                             s->failure_seen_at, s->requested_at[0] ? s->requested_at : NULL,
-                             decided_at };
+    const char *params[] = {s->id_text,
+                            verdict,
+                            e->result.reason,
+                            stored_text,
+                            e->classification_id >= 0 ? classification : NULL,
+                            s->failure_seen_at,
+                            s->requested_at[0] ? s->requested_at : NULL,
+                            decided_at};
     if ((rc = rt_pg_begin(w->pg)) != RT_OK) goto out;
     PGresult *res = NULL;
     rc = rt_pg_exec(w->pg, SQL_INSERT_DECISION, 8, params, &res);
     if (rc == RT_OK) *inserted = PQntuples(res) == 1;
     PQclear(res);
     if (rc != RT_OK || !*inserted) goto done;
-    const char *sparams[] = { s->id_text };
+    const char *sparams[] = {s->id_text};
     if ((rc = rt_pg_exec(w->pg, SQL_SET_DECIDED, 1, sparams, NULL)) != RT_OK) goto done;
     for (size_t k = 0; k < e->nruns && rc == RT_OK; k++) {
         const run_info *run = &e->runs[k];
@@ -524,14 +540,14 @@ static int store_decision(decide *w, const evidence *e, const rt_decide_request 
         if (!run->task_id[0] || !result) continue;
         char run_id[16];
         snprintf(run_id, sizeof run_id, "%d", run->run_id);
-        const char *mparams[] = { s->id_text, run->task_id, run_id, result };
+        const char *mparams[] = {s->id_text, run->task_id, run_id, result};
         rc = rt_pg_exec(w->pg, SQL_MEMBER_RESULT, 4, mparams, NULL);
     }
     if (rc != RT_OK) goto done;
     char key[128], message_id[64];
     snprintf(key, sizeof key, "%s.%s", s->project, verdict);
     snprintf(message_id, sizeof message_id, "decision-%lld", s->id);
-    rt_amqp_publish_opts opts = { .message_id = message_id, .allow_unroutable = true };
+    rt_amqp_publish_opts opts = {.message_id = message_id, .allow_unroutable = true};
     rc = rt_amqp_publish(w->amqp, w->events, key, event_text, strlen(event_text), &opts);
 done:
     if (rc == RT_OK) {
@@ -552,15 +568,17 @@ out:
 static int cancel_task(decide *w, const char *task_id)
 {
     char url[512];
-    snprintf(url, sizeof url, "%s/api/queue/v1/task/%s/cancel", w->cfg->taskcluster_root_url, task_id);
+    snprintf(url, sizeof url, "%s/api/queue/v1/task/%s/cancel", w->cfg->taskcluster_root_url,
+             task_id);
     char nonce[RT_HAWK_NONCE_SIZE], auth[RT_HAWK_HEADER_SIZE];
-    rt_hawk_credentials creds = { w->cfg->taskcluster_client_id, w->cfg->taskcluster_access_token,
-                                  w->cfg->taskcluster_certificate };
+    rt_hawk_credentials creds = {w->cfg->taskcluster_client_id, w->cfg->taskcluster_access_token,
+                                 w->cfg->taskcluster_certificate};
     int rc = rt_hawk_nonce(nonce);
     if (rc == RT_OK)
-        rc = rt_hawk_header(&creds, "POST", url, NULL, NULL, (long)time(NULL), nonce, auth, sizeof auth);
+        rc = rt_hawk_header(&creds, "POST", url, NULL, NULL, (long)time(NULL), nonce, auth,
+                            sizeof auth);
     if (rc != RT_OK) return rc;
-    rt_http_header headers[] = { { "Authorization", auth } };
+    rt_http_header headers[] = {{"Authorization", auth}};
     rt_http_response resp;
     rc = rt_http_request(w->http_post, "POST", url, headers, 1, NULL, 0, &resp);
     rt_http_response_free(&resp);
@@ -581,8 +599,10 @@ static bool is_member(const evidence *e, const char *task_id)
 static void cancel_pending(decide *w, const evidence *e)
 {
     const set_info *s = &e->set;
-    if (!s->task_group_id[0] || !w->cfg->taskcluster_client_id || !w->cfg->taskcluster_access_token) {
-        rt_log_warn("cannot cancel pending retriggers: no task group or no credentials", "set_id", s->id_text);
+    if (!s->task_group_id[0] || !w->cfg->taskcluster_client_id ||
+        !w->cfg->taskcluster_access_token) {
+        rt_log_warn("cannot cancel pending retriggers: no task group or no credentials", "set_id",
+                    s->id_text);
         return;
     }
     json_t *cancelled = json_array();
@@ -610,16 +630,22 @@ static void cancel_pending(decide *w, const evidence *e)
             json_t *status = json_object_get(t, "status"), *task = json_object_get(t, "task");
             const char *id = json_string_value(json_object_get(status, "taskId"));
             const char *state = json_string_value(json_object_get(status, "state"));
-            const char *label = json_string_value(json_object_get(json_object_get(task, "tags"), "label"));
-            if (!label) label = json_string_value(json_object_get(json_object_get(task, "metadata"), "name"));
+            const char *label =
+                json_string_value(json_object_get(json_object_get(task, "tags"), "label"));
+            if (!label)
+                label =
+                    json_string_value(json_object_get(json_object_get(task, "metadata"), "name"));
             if (!id || !state || !label || !rt_valid_task_id(id) || strcmp(label, s->label) ||
                 is_member(e, id))
                 continue;
-            if (strcmp(state, "pending") && strcmp(state, "running") && strcmp(state, "unscheduled"))
+            if (strcmp(state, "pending") && strcmp(state, "running") &&
+                strcmp(state, "unscheduled"))
                 continue;
             int crc = cancel_task(w, id);
-            if (crc == RT_OK) json_array_append_new(cancelled, json_string(id));
-            else rt_log_warn("cancel failed", "task_id", id, "error", rt_http_errstr(w->http_post));
+            if (crc == RT_OK)
+                json_array_append_new(cancelled, json_string(id));
+            else
+                rt_log_warn("cancel failed", "task_id", id, "error", rt_http_errstr(w->http_post));
         }
         const char *next = json_string_value(json_object_get(doc, "continuationToken"));
         if (next && *next && strlen(next) < 300) token = rt_http_url_escape(next);
@@ -628,13 +654,15 @@ static void cancel_pending(decide *w, const evidence *e)
     }
     free(token);
     size_t n = json_array_size(cancelled);
-    json_t *record = json_pack("{s:i, s:o, s:I}", "count", (int)n, "task_ids", cancelled,
-                               "estimated_seconds_saved", (json_int_t)(n * (size_t)s->original_seconds));
+    json_t *record =
+        json_pack("{s:i, s:o, s:I}", "count", (int)n, "task_ids", cancelled,
+                  "estimated_seconds_saved", (json_int_t)(n * (size_t)s->original_seconds));
     char *text = record ? json_dumps(record, JSON_COMPACT) : NULL;
     json_decref(record);
-    const char *params[] = { s->id_text, text };
+    const char *params[] = {s->id_text, text};
     if (text && rt_pg_exec(w->pg, SQL_CANCELLED, 2, params, NULL) != RT_OK)
-        rt_log_warn("cannot record the cancelled retriggers", "set_id", s->id_text, "error", rt_pg_errstr(w->pg));
+        rt_log_warn("cannot record the cancelled retriggers", "set_id", s->id_text, "error",
+                    rt_pg_errstr(w->pg));
     free(text);
     char count[16];
     snprintf(count, sizeof count, "%zu", n);
@@ -646,7 +674,10 @@ static void cancel_pending(decide *w, const evidence *e)
 static void decide_set(decide *w, const rt_decide_request *req, int attempt, handled *h)
 {
     evidence *e = calloc(1, sizeof *e);
-    if (!e) { fail(h, DONE_REQUEUE, "out of memory"); return; }
+    if (!e) {
+        fail(h, DONE_REQUEUE, "out of memory");
+        return;
+    }
     bool found = false;
     if (load_set(w, req->set_id, &e->set, &found) != RT_OK) {
         fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
@@ -690,19 +721,24 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, han
     char decided_at[40];
     int rc = store_decision(w, e, req, &inserted, decided_at);
     if (rc != RT_OK) {
-        fail(h, DONE_REQUEUE, "storing the decision: %s / %s", rt_pg_errstr(w->pg), rt_amqp_errstr(w->amqp));
+        fail(h, DONE_REQUEUE, "storing the decision: %s / %s", rt_pg_errstr(w->pg),
+             rt_amqp_errstr(w->amqp));
         goto out;
     }
     if (!inserted) goto out; /* a replica decided first */
+    rt_metric_inc(rt_metrics_std()->decisions, rt_verdict_name(e->result.verdict));
     char pending[16];
     snprintf(pending, sizeof pending, "%zu", e->result.pending);
-    rt_log_info("decided", "set_id", e->set.id_text, "project", e->set.project, "label", e->set.label,
-                "original_task_id", e->set.original_task_id, "verdict", rt_verdict_name(e->result.verdict),
-                "reason", e->result.reason, "pending", pending);
+    rt_log_info("decided", "set_id", e->set.id_text, "project", e->set.project, "label",
+                e->set.label, "original_task_id", e->set.original_task_id, "verdict",
+                rt_verdict_name(e->result.verdict), "reason", e->result.reason, "pending", pending);
     if (w->cfg->decide_cancel_pending && e->result.pending > 0 &&
-        (e->result.verdict == RT_VERDICT_REGRESSION || e->result.verdict == RT_VERDICT_INTERMITTENT)) {
-        if (w->cfg->dry_run) rt_log_info("dry run: pending retriggers not cancelled", "set_id", e->set.id_text);
-        else cancel_pending(w, e);
+        (e->result.verdict == RT_VERDICT_REGRESSION ||
+         e->result.verdict == RT_VERDICT_INTERMITTENT)) {
+        if (w->cfg->dry_run)
+            rt_log_info("dry run: pending retriggers not cancelled", "set_id", e->set.id_text);
+        else
+            cancel_pending(w, e);
     }
 out:
     evidence_free(e);
@@ -733,10 +769,13 @@ static int retry_later(decide *w, const rt_amqp_message *m, const char *why)
     snprintf(req.reason, sizeof req.reason, "%sretry: %s", was_deadline ? "deadline " : "", why);
     char *body = rt_decide_request_build(&req);
     if (!body) return RT_ENOMEM;
-    rt_amqp_header headers[] = { { "x-retrig-last-error", why } };
-    rt_amqp_publish_opts opts = { .headers = headers, .header_count = 1, .attempt = m->attempt + 1,
-                                  .message_id = m->message_id };
-    int rc = rt_amqp_publish_delayed(w->amqp, w->queue, w->delays[m->attempt], body, strlen(body), &opts);
+    rt_amqp_header headers[] = {{"x-retrig-last-error", why}};
+    rt_amqp_publish_opts opts = {.headers = headers,
+                                 .header_count = 1,
+                                 .attempt = m->attempt + 1,
+                                 .message_id = m->message_id};
+    int rc = rt_amqp_publish_delayed(w->amqp, w->queue, w->delays[m->attempt], body, strlen(body),
+                                     &opts);
     free(body);
     if (rc == RT_OK) rc = rt_amqp_ack(w->amqp, m);
     return rc;
@@ -764,7 +803,8 @@ static void process(decide *w, rt_amqp_message *m)
         break;
     }
     if (rc != RT_OK)
-        rt_log_warn("could not settle a request; the broker will redeliver it", "error", rt_amqp_errstr(w->amqp));
+        rt_log_warn("could not settle a request; the broker will redeliver it", "error",
+                    rt_amqp_errstr(w->amqp));
 }
 
 /* Asks for a decision on sets still open past set_deadline_minutes, once per sweep
@@ -774,23 +814,26 @@ static void sweep(decide *w)
     char minutes[16], seconds[16];
     snprintf(minutes, sizeof minutes, "%d", w->cfg->set_deadline_minutes);
     snprintf(seconds, sizeof seconds, "%d", w->cfg->decide_sweep_interval_s);
-    const char *params[] = { minutes, seconds };
+    const char *params[] = {minutes, seconds};
     PGresult *res = NULL;
     int rc = rt_pg_begin(w->pg);
     if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_SWEEP, 2, params, &res);
     int n = rc == RT_OK ? PQntuples(res) : 0;
     for (int i = 0; i < n && rc == RT_OK; i++) {
-        rt_decide_request req = { .set_id = atoll(PQgetvalue(res, i, 0)), .attempt = 1 };
+        rt_decide_request req = {.set_id = atoll(PQgetvalue(res, i, 0)), .attempt = 1};
         snprintf(req.project, sizeof req.project, "%s", PQgetvalue(res, i, 1));
         snprintf(req.reason, sizeof req.reason, "deadline");
         char *body = rt_decide_request_build(&req);
-        if (!body) { rc = RT_ENOMEM; break; }
+        if (!body) {
+            rc = RT_ENOMEM;
+            break;
+        }
         char message_id[64];
         snprintf(message_id, sizeof message_id, "decide-%lld-deadline", req.set_id);
-        rt_amqp_publish_opts opts = { .message_id = message_id };
+        rt_amqp_publish_opts opts = {.message_id = message_id};
         rc = rt_amqp_publish(w->amqp, w->cfg->amqp_namespace, "decide", body, strlen(body), &opts);
         free(body);
-        const char *sparams[] = { PQgetvalue(res, i, 0) };
+        const char *sparams[] = {PQgetvalue(res, i, 0)};
         if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_SWEPT, 1, sparams, NULL);
     }
     PQclear(res);
@@ -821,14 +864,15 @@ static int setup(decide *w, rt_config *cfg)
     rt_amqp_options_from_config(&opts, cfg, "decide");
     if ((rc = rt_amqp_new(&w->amqp, &opts, errstr)) != RT_OK ||
         (rc = rt_amqp_ensure_connected(w->amqp, 30000)) != RT_OK) {
-        rt_log_error("cannot connect to the broker", "error", w->amqp ? rt_amqp_errstr(w->amqp) : errstr);
+        rt_log_error("cannot connect to the broker", "error",
+                     w->amqp ? rt_amqp_errstr(w->amqp) : errstr);
         return rc;
     }
     char dlx[300], dlq[300];
     snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
     snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
-    rt_amqp_work_queue queues[] = { { w->queue, "decide", w->delays, w->ndelays } };
-    rt_amqp_topology topo = { cfg->amqp_namespace, dlx, dlq, queues, 1, 0 };
+    rt_amqp_work_queue queues[] = {{w->queue, "decide", w->delays, w->ndelays}};
+    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, 1, 0};
     if ((rc = rt_amqp_declare_topology(w->amqp, &topo)) != RT_OK ||
         (rc = rt_amqp_declare_exchange(w->amqp, w->events, "topic")) != RT_OK ||
         (rc = rt_amqp_consume(w->amqp, w->queue)) != RT_OK) {
@@ -857,8 +901,8 @@ static void teardown(decide *w)
 
 static int run(rt_config *cfg)
 {
-    decide w = { 0 };
-    struct sigaction sa = { .sa_handler = on_signal };
+    decide w = {0};
+    struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     int status = 1;
@@ -870,7 +914,9 @@ static int run(rt_config *cfg)
             sweep(&w);
             w.next_sweep = time(NULL) + cfg->decide_sweep_interval_s;
         }
-        rt_amqp_message m = { 0 };
+        rt_amqp_message m = {0};
+        rt_worker_health(&(rt_worker_conns){w.amqp, NULL, NULL, w.pg}); /* safe point */
+        (void)rt_worker_reload(cfg); /* decide_threshold and log_level are read from cfg */
         int rc = rt_amqp_next(w.amqp, &m, 500);
         if (rc == RT_OK) {
             process(&w, &m);
@@ -895,7 +941,8 @@ static int check(rt_config *cfg)
     rt_pg *pg = NULL;
     rt_amqp_options opts;
     rt_amqp_options_from_config(&opts, cfg, "decide");
-    if (rt_amqp_new(&amqp, &opts, errstr) != RT_OK || rt_amqp_ensure_connected(amqp, 5000) != RT_OK) {
+    if (rt_amqp_new(&amqp, &opts, errstr) != RT_OK ||
+        rt_amqp_ensure_connected(amqp, 5000) != RT_OK) {
         rt_log_error("broker unreachable", "error", amqp ? rt_amqp_errstr(amqp) : errstr);
         failures++;
     }
@@ -920,7 +967,8 @@ int main(int argc, char **argv)
         "decide",
         "Consumes decide requests, compares the failure lines of a set's original run and\n"
         "retriggers in Treeherder, and stores and publishes regression or intermittent.",
-        run, check,
+        run,
+        check,
     };
     return rt_worker_main(&def, argc, argv);
 }

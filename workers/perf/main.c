@@ -1,22 +1,959 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* main.c - retrig-perf entry point. */
+/* main.c - retrig-perf: backfills of Perfherder alerts within daily per-family budgets.
+ *
+ * Every perf_interval_s (or once with --once): read every page of alert summaries of the
+ * configured frameworks (a Perfherder error or an unreadable page ends the run before
+ * anything is done), pick alerts (common/perf_pick.h) against what Postgres says was
+ * handled and what the budgets say is left, then for each pick, under a per-summary
+ * advisory lock (released by Postgres if this process dies; a second runner skips the
+ * summary): check again what Postgres holds, find the alert's job (Perfherder's data
+ * point of its series at its push, then the job's task), look in the push's task group
+ * for a backfill of that task already there ("already-backfilled"), render the push's
+ * `backfill` action, claim the family's budget in Redis (atomic, deduped by alert), and
+ * write the intent, the ledger entry and the summary in one transaction; only then call
+ * the hook (Hawk). Alerts whose call was interrupted are resumed first: the action task
+ * is looked up in the task group before any new call. Dry-run records the payload and
+ * sends nothing. Single-threaded. */
+#include <jansson.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/actions.h"
+#include "common/budget.h"
+#include "common/hawk.h"
+#include "common/http.h"
+#include "common/ids.h"
+#include "common/perf_pick.h"
+#include "common/pg.h"
+#include "common/redis.h"
+#include "common/upstream.h"
 #include "common/worker.h"
+
+#define MAX_PAGES  100
+#define LOCK_CLASS 7273
+
+static volatile sig_atomic_t g_stop;
+static bool g_once;
+
+static void on_signal(int sig)
+{
+    if (g_stop) _exit(128 + sig);
+    g_stop = 1;
+}
+
+typedef struct perf {
+    rt_config *cfg;
+    rt_perf_options opts;
+    rt_pg *pg;
+    rt_redis *redis;
+    rt_http *http;      /* GETs, with retries */
+    rt_http *http_post; /* the hook call: one attempt */
+    char day[11];       /* the UTC day whose budget this run spends */
+    char owner[96];     /* who claims budget: host:pid */
+    int failures;       /* alerts left with an error this run */
+} perf;
+
+static const char SQL_TRY_LOCK[] = "SELECT pg_try_advisory_lock(7273, $1::integer)";
+static const char SQL_UNLOCK[] = "SELECT pg_advisory_unlock(7273, $1::integer)";
+static const char SQL_HANDLED_ALERTS[] =
+    "SELECT alert_id FROM perf_alerts WHERE summary_id = ANY($1::bigint[])";
+/* What a summary gave already: alerts backfilled (or in flight, or found backfilled). */
+static const char SQL_TAKEN[] =
+    "SELECT s.summary_id, s.handled_at IS NOT NULL, (SELECT count(*) FROM perf_alerts a"
+    " WHERE a.summary_id = s.summary_id AND (a.outcome IS NULL OR a.outcome IN"
+    " ('triggered', 'dry-run', 'found-existing', 'already-backfilled')))"
+    " FROM perf_summaries s WHERE s.summary_id = ANY($1::bigint[])";
+static const char SQL_LEDGER_SUM[] =
+    "SELECT coalesce(sum(amount), 0) FROM budget_ledger WHERE platform = $1 AND day = $2::date";
+static const char SQL_ALERT[] = "SELECT outcome IS NOT NULL, dry_run, attempts, (extract(epoch "
+                                "FROM now() - intent_at) * 1000)::bigint,"
+                                " task_id, decision_task_id, hook_group_id, hook_id, payload::text"
+                                " FROM perf_alerts WHERE alert_id = $1::bigint";
+static const char SQL_OPEN_ALERTS[] =
+    "SELECT alert_id, summary_id FROM perf_alerts WHERE outcome IS NULL AND NOT dry_run"
+    " ORDER BY intent_at";
+static const char SQL_SUMMARY_STATE[] =
+    "SELECT s.handled_at IS NOT NULL, (SELECT count(*) FROM perf_alerts a WHERE a.summary_id ="
+    " s.summary_id AND (a.outcome IS NULL OR a.outcome IN ('triggered', 'dry-run',"
+    " 'found-existing', 'already-backfilled'))) FROM perf_summaries s WHERE s.summary_id = "
+    "$1::bigint";
+static const char SQL_SUMMARY[] =
+    "INSERT INTO perf_summaries (summary_id, repository, framework_id, push_id, revision,"
+    " created_at, handled_at) VALUES ($1::bigint, $2, $3::integer, $4::bigint, $5,"
+    " to_timestamp($6::bigint), CASE WHEN $7::boolean THEN now() END)"
+    " ON CONFLICT (summary_id) DO UPDATE SET handled_at ="
+    " coalesce(perf_summaries.handled_at, EXCLUDED.handled_at)";
+static const char SQL_INTENT[] =
+    "INSERT INTO perf_alerts (alert_id, summary_id, signature_id, platform, family, is_regression,"
+    " amount_pct, job_id, task_id, decision_task_id, hook_group_id, hook_id, payload,"
+    " jobs_scheduled, budget_day, dry_run, outcome, action_task_id, error, finished_at)"
+    " VALUES ($1::bigint, $2::bigint, $3::bigint, $4, $5, $6::boolean, $7::double precision,"
+    " $8::bigint, $9, $10, $11, $12, $13::jsonb, $14::integer, $15::date, $16::boolean, $17::text, "
+    "$18,"
+    " $19, CASE WHEN $17::text IS NULL THEN NULL ELSE now() END)";
+static const char SQL_LEDGER[] =
+    "INSERT INTO budget_ledger (platform, day, amount, idempotency_key, reason)"
+    " VALUES ($1, $2::date, $3::integer, 'perf-alert:' || $4, $5)";
+static const char SQL_ATTEMPT[] =
+    "UPDATE perf_alerts SET attempts = attempts + 1, intent_at = now() WHERE alert_id = $1::bigint";
+static const char SQL_OUTCOME[] =
+    "UPDATE perf_alerts SET outcome = $2, action_task_id = $3, error = $4, finished_at = now()"
+    " WHERE alert_id = $1::bigint AND outcome IS NULL";
+static const char SQL_ERROR[] =
+    "UPDATE perf_alerts SET error = $2 WHERE alert_id = $1::bigint AND outcome IS NULL";
+
+static void utc_day(time_t now, char day[11])
+{
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(day, 11, "%Y-%m-%d", &tm);
+}
+
+/* "perf:<family>": the budget's name in Redis and in the ledger. */
+static void budget_name(const perf *w, size_t family, char *out, size_t size)
+{
+    snprintf(out, size, "perf:%s", rt_perf_family_name(&w->opts, family));
+}
+
+static bool pg_true(PGresult *res, int row, int col) { return PQgetvalue(res, row, col)[0] == 't'; }
+
+/* ---- reading Perfherder ------------------------------------------------------------- */
+
+/* Every page of one framework's summaries, newest first, until older than the lookback. */
+static int fetch_framework(perf *w, const char *framework, time_t oldest, rt_perf_summaries *out)
+{
+    char *url = NULL;
+    if (asprintf(&url, "%s/api/performance/alertsummary/?framework=%s", w->cfg->treeherder_url,
+                 framework) < 0)
+        return RT_ENOMEM;
+    int rc = RT_OK;
+    for (int page = 0; url && page < MAX_PAGES; page++) {
+        rt_http_response resp;
+        rc = rt_http_get(w->http, url, &resp);
+        if (rc != RT_OK) {
+            rt_log_error("cannot read alert summaries; nothing is done this run", "framework",
+                         framework, "error", rt_http_errstr(w->http));
+            rt_http_response_free(&resp);
+            break;
+        }
+        char errstr[RT_ERRSTR_SIZE] = "", *next = NULL;
+        size_t before = out->count;
+        rc = rt_perf_summaries_parse(resp.body, resp.len, out, &next, errstr);
+        rt_http_response_free(&resp);
+        if (rc != RT_OK) {
+            rt_log_error("unusable alert summary page; nothing is done this run", "framework",
+                         framework, "error", errstr);
+            break;
+        }
+        bool older = false;
+        for (size_t i = before; i < out->count; i++)
+            if (out->items[i].created < oldest) older = true;
+        free(url);
+        url = NULL;
+        /* Pages come from Perfherder itself: a next URL elsewhere is not followed. */
+        if (next && strncmp(next, w->cfg->treeherder_url, strlen(w->cfg->treeherder_url)) != 0) {
+            rt_log_error("alert summary page points elsewhere; nothing is done this run", "next",
+                         next);
+            free(next);
+            rc = RT_EPROTO;
+            break;
+        }
+        if (older)
+            free(next);
+        else
+            url = next;
+    }
+    free(url);
+    return rc;
+}
+
+static char *id_array(const rt_perf_summaries *s)
+{
+    size_t size = 3 + s->count * 21;
+    char *text = malloc(size);
+    if (!text) return NULL;
+    size_t n = (size_t)snprintf(text, size, "{");
+    for (size_t i = 0; i < s->count; i++)
+        n += (size_t)snprintf(text + n, size - n, "%s%lld", i ? "," : "", s->items[i].id);
+    snprintf(text + n, size - n, "}");
+    return text;
+}
+
+typedef struct history {
+    long long *alerts;
+    size_t nalerts;
+    rt_perf_taken *taken;
+    size_t ntaken;
+} history;
+
+static int load_history(perf *w, const rt_perf_summaries *s, history *h)
+{
+    char *ids = id_array(s);
+    if (!ids) return RT_ENOMEM;
+    const char *params[] = {ids};
+    PGresult *a = NULL, *t = NULL;
+    int rc = rt_pg_exec(w->pg, SQL_HANDLED_ALERTS, 1, params, &a);
+    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_TAKEN, 1, params, &t);
+    free(ids);
+    if (rc != RT_OK) goto out;
+    h->alerts = calloc((size_t)PQntuples(a) + 1, sizeof *h->alerts);
+    h->taken = calloc((size_t)PQntuples(t) + 1, sizeof *h->taken);
+    if (!h->alerts || !h->taken) {
+        rc = RT_ENOMEM;
+        goto out;
+    }
+    for (int i = 0; i < PQntuples(a); i++) h->alerts[h->nalerts++] = atoll(PQgetvalue(a, i, 0));
+    for (int i = 0; i < PQntuples(t); i++)
+        h->taken[h->ntaken++] = (rt_perf_taken){atoll(PQgetvalue(t, i, 0)),
+                                                atoi(PQgetvalue(t, i, 2)), pg_true(t, i, 1)};
+out:
+    PQclear(a);
+    PQclear(t);
+    return rc;
+}
+
+/* What each family spent today: the larger of the Redis counter and the ledger. */
+static int load_budgets(perf *w)
+{
+    for (size_t f = 0; f <= w->opts.nfamilies; f++) {
+        char name[64];
+        budget_name(w, f, name, sizeof name);
+        int counter = 0,
+            rc = rt_budget_spent(w->redis, w->cfg->redis_key_prefix, name, w->day, &counter);
+        if (rc != RT_OK) return rc;
+        const char *params[] = {name, w->day};
+        PGresult *res = NULL;
+        if ((rc = rt_pg_exec(w->pg, SQL_LEDGER_SUM, 2, params, &res)) != RT_OK) return rc;
+        int ledger = atoi(PQgetvalue(res, 0, 0));
+        PQclear(res);
+        w->opts.used[f] = counter > ledger ? counter : ledger;
+    }
+    return RT_OK;
+}
+
+/* ---- one alert -------------------------------------------------------------------- */
+
+typedef struct target {
+    long long job_id;
+    char task_id[23];
+    char decision_task_id[23];
+    json_t *tags;
+} target;
+
+/* GET a JSON document; *status receives the HTTP status of a failure (0 when none). */
+static int get_json(perf *w, const char *url, json_t **out, long *status, char *errstr)
+{
+    rt_http_response resp;
+    int rc = rt_http_get(w->http, url, &resp);
+    *status = rc == RT_OK ? 0 : resp.status;
+    *out = NULL;
+    if (rc != RT_OK) {
+        rt_set_errstr(errstr, "%s", rt_http_errstr(w->http));
+    } else {
+        json_error_t error;
+        *out = json_loadb(resp.body, resp.len, 0, &error);
+        if (!*out) {
+            rt_set_errstr(errstr, "answer is not JSON: %s", error.text);
+            rc = RT_EPROTO;
+        }
+    }
+    rt_http_response_free(&resp);
+    return rc;
+}
+
+/* The job of the alert's data point at the summary's push, and its task. RT_ENOTFOUND
+ * when Perfherder or Treeherder has none (errstr says which). */
+static int find_target(perf *w, const rt_perf_pick *p, target *t, char *errstr)
+{
+    char *url = NULL;
+    json_t *doc = NULL;
+    long status = 0;
+    int rc = RT_ENOMEM;
+    if (asprintf(&url, "%s/api/project/%s/performance/data/?signature_id=%lld&push_id=%lld",
+                 w->cfg->treeherder_url, p->summary->repository, p->alert->signature_id,
+                 p->summary->push_id) < 0) {
+        url = NULL;
+        goto out;
+    }
+    if ((rc = get_json(w, url, &doc, &status, errstr)) != RT_OK) goto out;
+    long long best = -1;
+    const char *key;
+    json_t *series;
+    json_object_foreach(doc, key, series)
+    {
+        size_t i;
+        json_t *d;
+        json_array_foreach(series, i, d)
+        {
+            json_t *id = json_object_get(d, "id"), *job = json_object_get(d, "job_id");
+            if (json_integer_value(json_object_get(d, "signature_id")) != p->alert->signature_id ||
+                json_integer_value(json_object_get(d, "push_id")) != p->summary->push_id ||
+                !json_is_integer(job) || json_integer_value(job) <= 0)
+                continue;
+            if (best < 0 || json_integer_value(id) < best) {
+                best = json_integer_value(id);
+                t->job_id = json_integer_value(job);
+            }
+        }
+    }
+    json_decref(doc);
+    doc = NULL;
+    if (best < 0) {
+        rt_set_errstr(errstr, "no data point of signature %lld at push %lld",
+                      p->alert->signature_id, p->summary->push_id);
+        rc = RT_ENOTFOUND;
+        goto out;
+    }
+    free(url);
+    if (asprintf(&url, "%s/api/project/%s/jobs/%lld/", w->cfg->treeherder_url,
+                 p->summary->repository, t->job_id) < 0) {
+        url = NULL;
+        rc = RT_ENOMEM;
+        goto out;
+    }
+    rc = get_json(w, url, &doc, &status, errstr);
+    if (rc == RT_EUPSTREAM && status == 404) {
+        rt_set_errstr(errstr, "Treeherder has no job %lld", t->job_id);
+        rc = RT_ENOTFOUND;
+    }
+    if (rc != RT_OK) goto out;
+    json_t *meta = json_object_get(doc, "taskcluster_metadata");
+    const char *task_id = json_string_value(json_object_get(meta, "task_id"));
+    if (!task_id) task_id = json_string_value(json_object_get(doc, "task_id"));
+    if (!task_id || !rt_valid_task_id(task_id)) {
+        rt_set_errstr(errstr, "job %lld has no Taskcluster task", t->job_id);
+        rc = RT_ENOTFOUND;
+        goto out;
+    }
+    memcpy(t->task_id, task_id, 23);
+    char *body = NULL;
+    size_t len = 0;
+    if ((rc = rt_tc_get_task(w->http, w->cfg->taskcluster_root_url, t->task_id, &body, &len,
+                             errstr)) != RT_OK)
+        goto out;
+    json_decref(doc);
+    json_error_t error;
+    doc = json_loadb(body, len, 0, &error);
+    free(body);
+    const char *group = json_string_value(json_object_get(doc, "taskGroupId"));
+    if (!group || !rt_valid_task_id(group)) {
+        rt_set_errstr(errstr, "task %s has no taskGroupId", t->task_id);
+        rc = RT_EPROTO;
+        goto out;
+    }
+    /* In Gecko the push's decision task is the task group of its tasks. */
+    memcpy(t->decision_task_id, group, 23);
+    json_t *tags = json_object_get(doc, "tags");
+    t->tags = json_is_object(tags) ? json_incref(tags) : json_object();
+    rc = RT_OK;
+out:
+    json_decref(doc);
+    free(url);
+    return rc;
+}
+
+/* The push's backfill action, rendered for the task. RT_ENOTFOUND when the push has none. */
+static int render_backfill(perf *w, const target *t, char **hook_group, char **hook_id,
+                           char **payload_text, char *errstr)
+{
+    char *url = NULL;
+    rt_http_response resp = {0};
+    rt_actions *actions = NULL;
+    json_t *input = NULL, *payload = NULL;
+    int rc = RT_ENOMEM;
+    if (asprintf(&url, "%s/api/queue/v1/task/%s/artifacts/public/actions.json",
+                 w->cfg->taskcluster_root_url, t->decision_task_id) < 0) {
+        url = NULL;
+        goto out;
+    }
+    rc = rt_http_get(w->http, url, &resp);
+    if (rc != RT_OK) {
+        rt_set_errstr(errstr, "actions.json: %s", rt_http_errstr(w->http));
+        if (rc == RT_EUPSTREAM && resp.status == 404) rc = RT_ENOTFOUND;
+        goto out;
+    }
+    if (rt_actions_parse(resp.body, resp.len, RT_ACTIONS_MAX_BYTES, &actions, errstr) != RT_OK) {
+        rc = RT_ENOTFOUND;
+        goto out;
+    }
+    rt_tag tagv[64];
+    size_t ntags = 0;
+    const char *key;
+    json_t *value;
+    json_object_foreach(t->tags, key, value)
+    {
+        if (json_is_string(value) && ntags < 64)
+            tagv[ntags++] = (rt_tag){key, json_string_value(value)};
+    }
+    const rt_action *action = NULL;
+    if ((rc = rt_actions_find(actions, "backfill", tagv, ntags, &action, errstr)) != RT_OK)
+        goto out;
+    input = json_pack("{s:i, s:i}", "depth", w->cfg->perf_backfill_depth, "times",
+                      w->cfg->perf_backfill_times);
+    if (!input) {
+        rc = RT_ENOMEM;
+        goto out;
+    }
+    rc = rt_actions_render(actions, action, t->decision_task_id,
+                           rt_action_is_task_group(action) ? NULL : t->task_id, input, &payload,
+                           errstr);
+    if (rc != RT_OK) goto out; /* never sent approximately */
+    *payload_text = json_dumps(payload, JSON_COMPACT);
+    *hook_group = strdup(action->hook_group_id);
+    *hook_id = strdup(action->hook_id);
+    if (!*payload_text || !*hook_group || !*hook_id) rc = RT_ENOMEM;
+out:
+    free(url);
+    rt_http_response_free(&resp);
+    rt_actions_free(actions);
+    json_decref(input);
+    json_decref(payload);
+    return rc;
+}
+
+/* Triggers the hook: RT_OK with the action task id, or an error with errstr. */
+static int call_hook(perf *w, long long alert_id, const char *hook_group, const char *hook_id,
+                     const char *payload, char action_task_id[23], char *errstr)
+{
+    char *group = rt_http_url_escape(hook_group), *hook = rt_http_url_escape(hook_id), *url = NULL;
+    rt_http_response resp = {0};
+    int rc = RT_ENOMEM;
+    if (!group || !hook ||
+        asprintf(&url, "%s/api/hooks/v1/hooks/%s/%s/trigger", w->cfg->taskcluster_root_url, group,
+                 hook) < 0) {
+        url = NULL;
+        goto out;
+    }
+    char nonce[RT_HAWK_NONCE_SIZE], auth[4096];
+    rt_hawk_credentials creds = {w->cfg->taskcluster_client_id, w->cfg->taskcluster_access_token,
+                                 w->cfg->taskcluster_certificate};
+    if ((rc = rt_hawk_nonce(nonce)) != RT_OK ||
+        (rc = rt_hawk_header(&creds, "POST", url, payload, "application/json", (long)time(NULL),
+                             nonce, auth, sizeof auth)) != RT_OK) {
+        rt_set_errstr(errstr, "cannot sign the hook call: %s", rt_strerror(rc));
+        goto out;
+    }
+    char id_text[32];
+    snprintf(id_text, sizeof id_text, "%lld", alert_id);
+    const char *params[] = {id_text};
+    if ((rc = rt_pg_exec(w->pg, SQL_ATTEMPT, 1, params, NULL)) != RT_OK) {
+        rt_set_errstr(errstr, "postgres: %s", rt_pg_errstr(w->pg));
+        goto out;
+    }
+    rt_http_header headers[] = {{"Authorization", auth}, {"Content-Type", "application/json"}};
+    rc = rt_http_request(w->http_post, "POST", url, headers, 2, payload, strlen(payload), &resp);
+    if (rc == RT_OK) {
+        json_error_t error;
+        json_t *doc = json_loadb(resp.body, resp.len, 0, &error);
+        const char *id =
+            json_string_value(json_object_get(json_object_get(doc, "status"), "taskId"));
+        if (id && strlen(id) == 22) {
+            memcpy(action_task_id, id, 23);
+        } else {
+            rc = RT_EPROTO;
+            rt_set_errstr(errstr, "hook answer without status.taskId");
+        }
+        json_decref(doc);
+    } else if (resp.status == 401 || resp.status == 403) {
+        rt_set_errstr(errstr,
+                      "taskcluster refused the hook call (HTTP %ld): client %s needs scope "
+                      "hooks:trigger-hook:%s/%s",
+                      resp.status,
+                      w->cfg->taskcluster_client_id ? w->cfg->taskcluster_client_id : "(none)",
+                      hook_group, hook_id);
+    } else {
+        rt_set_errstr(errstr, "hook trigger: %s", rt_http_errstr(w->http_post));
+    }
+out:
+    rt_http_response_free(&resp);
+    free(group);
+    free(hook);
+    free(url);
+    return rc;
+}
+
+static int record_outcome(perf *w, const char *alert_id, const char *outcome,
+                          const char *action_task_id, const char *error)
+{
+    const char *params[] = {alert_id, outcome, action_task_id, error};
+    return rt_pg_exec(w->pg, SQL_OUTCOME, 4, params, NULL);
+}
+
+/* Calls the hook for an alert whose intent is recorded, and records what happened. */
+static void trigger(perf *w, const char *alert_text, const char *hook_group, const char *hook_id,
+                    const char *payload)
+{
+    char action_task_id[23] = "", errstr[RT_ERRSTR_SIZE] = "";
+    int rc = call_hook(w, atoll(alert_text), hook_group, hook_id, payload, action_task_id, errstr);
+    if (rc == RT_OK) {
+        if (record_outcome(w, alert_text, "triggered", action_task_id, NULL) != RT_OK) {
+            rt_log_error("backfill triggered but not recorded; the next run finds its action task",
+                         "alert_id", alert_text, "error", rt_pg_errstr(w->pg));
+            w->failures++;
+        } else {
+            rt_log_info("backfill triggered", "alert_id", alert_text, "action_task_id",
+                        action_task_id);
+        }
+        return;
+    }
+    /* The call may have reached Taskcluster: the next run looks for its action task. */
+    w->failures++;
+    rt_log_warn("backfill call failed; the next run looks again", "alert_id", alert_text, "error",
+                errstr);
+    const char *params[] = {alert_text, errstr};
+    if (rt_pg_exec(w->pg, SQL_ERROR, 2, params, NULL) != RT_OK)
+        rt_log_warn("cannot record the error", "alert_id", alert_text);
+}
+
+/* An alert with an intent and no outcome: an interrupted call. Runs under the lock. */
+static void resume(perf *w, const char *alert_text, PGresult *row)
+{
+    long long call_ms = (long long)w->cfg->http_connect_timeout_ms + w->cfg->http_timeout_ms;
+    if (pg_true(row, 0, 1)) return; /* dry-run rows are finished at once */
+    if (atoi(PQgetvalue(row, 0, 2)) > 0 && atoll(PQgetvalue(row, 0, 3)) < call_ms) {
+        rt_log_info("backfill call may still be in flight; left for the next run", "alert_id",
+                    alert_text);
+        return;
+    }
+    const char *task_id = PQgetvalue(row, 0, 4), *group = PQgetvalue(row, 0, 5);
+    char action_task_id[23] = "", errstr[RT_ERRSTR_SIZE] = "";
+    bool found = false;
+    if (rt_tc_find_action_task(w->http, w->cfg->taskcluster_root_url, group, "backfill", NULL,
+                               task_id, action_task_id, &found, errstr) != RT_OK) {
+        w->failures++;
+        rt_log_warn("cannot look for the backfill task; left for the next run", "alert_id",
+                    alert_text, "error", errstr);
+        return;
+    }
+    if (found) {
+        if (record_outcome(w, alert_text, "found-existing", action_task_id, NULL) != RT_OK)
+            w->failures++;
+        else
+            rt_log_info("backfill task found; not calling again", "alert_id", alert_text,
+                        "action_task_id", action_task_id);
+        return;
+    }
+    trigger(w, alert_text, PQgetvalue(row, 0, 6), PQgetvalue(row, 0, 7), PQgetvalue(row, 0, 8));
+}
+
+static bool lock_summary(perf *w, long long summary_id, char key[16])
+{
+    snprintf(key, 16, "%d", (int)(summary_id % 2147483647));
+    const char *params[] = {key};
+    PGresult *res = NULL;
+    if (rt_pg_exec(w->pg, SQL_TRY_LOCK, 1, params, &res) != RT_OK) return false;
+    bool locked = pg_true(res, 0, 0);
+    PQclear(res);
+    return locked;
+}
+
+static void unlock_summary(perf *w, const char key[16])
+{
+    const char *params[] = {key};
+    PGresult *res = NULL;
+    if (rt_pg_exec(w->pg, SQL_UNLOCK, 1, params, &res) != RT_OK)
+        rt_log_warn("cannot release a summary lock", "lock", key);
+    PQclear(res);
+}
+
+static int upsert_summary(perf *w, const rt_perf_summary *s, bool close)
+{
+    char id[32], fw[16], push[32], created[32];
+    snprintf(id, sizeof id, "%lld", s->id);
+    snprintf(fw, sizeof fw, "%d", s->framework);
+    snprintf(push, sizeof push, "%lld", s->push_id);
+    snprintf(created, sizeof created, "%lld", (long long)s->created);
+    const char *params[] = {
+        id,      s->repository,           fw, push, s->revision[0] ? s->revision : NULL,
+        created, close ? "true" : "false"};
+    return rt_pg_exec(w->pg, SQL_SUMMARY, 7, params, NULL);
+}
+
+typedef struct intent {
+    const char *outcome; /* NULL: a call follows */
+    const target *target;
+    const char *hook_group, *hook_id, *payload;
+    int cost; /* 0: no budget spent */
+    const char *action_task_id, *error;
+} intent;
+
+/* The alert's row, its ledger entry (when it cost budget) and its summary, together. */
+static int record_alert(perf *w, const rt_perf_pick *p, const intent *in, bool close)
+{
+    char alert[32], summary[32], sig[32], pct[32], job[32], cost[16], family[64];
+    snprintf(alert, sizeof alert, "%lld", p->alert->id);
+    snprintf(summary, sizeof summary, "%lld", p->summary->id);
+    snprintf(sig, sizeof sig, "%lld", p->alert->signature_id);
+    snprintf(pct, sizeof pct, "%.4f", p->alert->amount_pct);
+    snprintf(job, sizeof job, "%lld", in->target ? in->target->job_id : 0);
+    snprintf(cost, sizeof cost, "%d", in->cost);
+    budget_name(w, p->family, family, sizeof family);
+    bool have_job = in->target && in->target->job_id > 0;
+    const char *params[] = {
+        alert,
+        summary,
+        sig,
+        p->alert->platform,
+        rt_perf_family_name(&w->opts, p->family),
+        p->alert->is_regression ? "true" : "false",
+        pct,
+        have_job ? job : NULL,
+        have_job && in->target->task_id[0] ? in->target->task_id : NULL,
+        have_job && in->target->decision_task_id[0] ? in->target->decision_task_id : NULL,
+        in->hook_group,
+        in->hook_id,
+        in->payload,
+        cost,
+        in->cost ? w->day : NULL,
+        w->cfg->dry_run ? "true" : "false",
+        in->outcome,
+        in->action_task_id,
+        in->error};
+    int rc = rt_pg_begin(w->pg);
+    if (rc == RT_OK) rc = upsert_summary(w, p->summary, close);
+    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_INTENT, 19, params, NULL);
+    if (rc == RT_OK && in->cost) {
+        char reason[256];
+        snprintf(reason, sizeof reason, "perf backfill of alert %lld (summary %lld, %s)",
+                 p->alert->id, p->summary->id, p->alert->platform);
+        const char *lparams[] = {family, w->day, cost, alert, reason};
+        rc = rt_pg_exec(w->pg, SQL_LEDGER, 5, lparams, NULL);
+    }
+    if (rc == RT_OK) rc = rt_pg_commit(w->pg);
+    if (rc != RT_OK) {
+        rt_log_warn("cannot record the alert", "alert_id", alert, "error", rt_pg_errstr(w->pg));
+        if (rt_pg_rollback(w->pg) != RT_OK)
+            rt_log_warn("rollback failed", "error", rt_pg_errstr(w->pg));
+    }
+    return rc;
+}
+
+/* Records an alert that needs no call (and spends no budget). */
+static void finish_without_call(perf *w, const rt_perf_pick *p, const target *t,
+                                const char *outcome, const char *action_task_id, const char *why,
+                                bool close)
+{
+    intent in = {.outcome = outcome, .target = t, .action_task_id = action_task_id, .error = why};
+    char alert[32];
+    snprintf(alert, sizeof alert, "%lld", p->alert->id);
+    if (record_alert(w, p, &in, close) != RT_OK)
+        w->failures++;
+    else
+        rt_log_info("alert handled without a backfill", "alert_id", alert, "outcome", outcome,
+                    "reason", why ? why : "");
+}
+
+static void backfill(perf *w, const rt_perf_pick *p)
+{
+    char alert[32], lock[16], errstr[RT_ERRSTR_SIZE] = "", family[64];
+    snprintf(alert, sizeof alert, "%lld", p->alert->id);
+    budget_name(w, p->family, family, sizeof family);
+    target t = {0};
+    char *hook_group = NULL, *hook_id = NULL, *payload = NULL;
+    PGresult *res = NULL;
+    if (!lock_summary(w, p->summary->id, lock)) {
+        rt_log_info("summary busy with another runner; skipped", "alert_id", alert);
+        return;
+    }
+    /* Under the lock: what another runner did until a moment ago counts. */
+    const char *aparams[] = {alert};
+    if (rt_pg_exec(w->pg, SQL_ALERT, 1, aparams, &res) != RT_OK) goto storage;
+    if (PQntuples(res) == 1) {
+        if (!pg_true(res, 0, 0)) resume(w, alert, res);
+        goto out;
+    }
+    PQclear(res);
+    res = NULL;
+    char sid[32];
+    snprintf(sid, sizeof sid, "%lld", p->summary->id);
+    const char *sparams[] = {sid};
+    if (rt_pg_exec(w->pg, SQL_SUMMARY_STATE, 1, sparams, &res) != RT_OK) goto storage;
+    if (PQntuples(res) == 1 &&
+        (pg_true(res, 0, 0) || atoi(PQgetvalue(res, 0, 1)) >= w->opts.max_per_summary)) {
+        rt_log_info("summary done meanwhile; alert skipped", "alert_id", alert);
+        goto out;
+    }
+
+    int rc = find_target(w, p, &t, errstr);
+    if (rc == RT_ENOTFOUND) {
+        finish_without_call(w, p, &t, "no-job", NULL, errstr, false);
+        goto out;
+    }
+    if (rc != RT_OK) goto upstream;
+    char existing[23] = "";
+    bool found = false;
+    if ((rc = rt_tc_find_action_task(w->http, w->cfg->taskcluster_root_url, t.decision_task_id,
+                                     "backfill", NULL, t.task_id, existing, &found, errstr)) !=
+        RT_OK)
+        goto upstream;
+    if (found) {
+        finish_without_call(w, p, &t, "already-backfilled", existing, NULL, p->closes_summary);
+        goto out;
+    }
+    rc = render_backfill(w, &t, &hook_group, &hook_id, &payload, errstr);
+    if (rc == RT_ENOTFOUND) {
+        finish_without_call(w, p, &t, "no-backfill-action", NULL, errstr, false);
+        goto out;
+    }
+    if (rc != RT_OK) goto upstream;
+
+    int ledger = 0;
+    const char *lparams[] = {family, w->day};
+    PQclear(res);
+    res = NULL;
+    if (rt_pg_exec(w->pg, SQL_LEDGER_SUM, 2, lparams, &res) != RT_OK) goto storage;
+    ledger = atoi(PQgetvalue(res, 0, 0));
+    rt_claim_request req = {.key_prefix = w->cfg->redis_key_prefix,
+                            .platform = family,
+                            .task_id = w->owner,
+                            .day = w->day,
+                            .wanted = w->opts.cost,
+                            .minimum = w->opts.cost,
+                            .limit = w->opts.limit[p->family],
+                            .ledger_spent = ledger};
+    char dedupe[64];
+    snprintf(dedupe, sizeof dedupe, "perf-alert:%s", alert);
+    rt_claim claim;
+    if ((rc = rt_budget_claim_keyed(w->redis, &req, dedupe, &claim)) != RT_OK) {
+        w->failures++;
+        rt_log_warn("redis: cannot claim budget; alert left for the next run", "alert_id", alert,
+                    "error", rt_redis_errstr(w->redis));
+        goto out;
+    }
+    if (claim.status == RT_CLAIM_EXHAUSTED) {
+        rt_log_info("family out of budget; alert left for a later run", "alert_id", alert, "family",
+                    family);
+        goto out;
+    }
+    /* EXISTS: a runner claimed and died before recording; its spend is this alert's. */
+    intent in = {.outcome = w->cfg->dry_run ? "dry-run" : NULL,
+                 .target = &t,
+                 .hook_group = hook_group,
+                 .hook_id = hook_id,
+                 .payload = payload,
+                 .cost = claim.spent};
+    if (record_alert(w, p, &in, p->closes_summary) != RT_OK) {
+        w->failures++;
+        if (claim.status == RT_CLAIM_CLAIMED &&
+            rt_budget_refund(w->redis, w->cfg->redis_key_prefix, family, w->day, claim.spent) !=
+                RT_OK)
+            rt_log_warn("cannot give the budget back", "alert_id", alert);
+        goto out;
+    }
+    if (w->cfg->dry_run) {
+        rt_log_info("dry run: backfill not sent", "alert_id", alert, "task_id", t.task_id,
+                    "hook_id", hook_id);
+        goto out;
+    }
+    trigger(w, alert, hook_group, hook_id, payload);
+    goto out;
+upstream:
+    w->failures++;
+    rt_log_warn("upstream error; alert left for the next run", "alert_id", alert, "error", errstr);
+    goto out;
+storage:
+    w->failures++;
+    rt_log_warn("postgres error; alert left for the next run", "alert_id", alert, "error",
+                rt_pg_errstr(w->pg));
+out:
+    PQclear(res);
+    unlock_summary(w, lock);
+    json_decref(t.tags);
+    free(hook_group);
+    free(hook_id);
+    free(payload);
+}
+
+/* Alerts whose hook call was interrupted in an earlier run. */
+static int resume_open(perf *w)
+{
+    PGresult *open = NULL;
+    int rc = rt_pg_exec(w->pg, SQL_OPEN_ALERTS, 0, NULL, &open);
+    if (rc != RT_OK) return rc;
+    for (int i = 0; i < PQntuples(open) && !g_stop; i++) {
+        const char *alert = PQgetvalue(open, i, 0);
+        char lock[16];
+        if (!lock_summary(w, atoll(PQgetvalue(open, i, 1)), lock)) continue;
+        PGresult *row = NULL;
+        const char *params[] = {alert};
+        if (rt_pg_exec(w->pg, SQL_ALERT, 1, params, &row) == RT_OK && PQntuples(row) == 1 &&
+            !pg_true(row, 0, 0))
+            resume(w, alert, row);
+        PQclear(row);
+        unlock_summary(w, lock);
+    }
+    PQclear(open);
+    return RT_OK;
+}
+
+/* ---- a run -------------------------------------------------------------------------- */
+
+static int run_once(perf *w)
+{
+    time_t now = time(NULL);
+    utc_day(now, w->day);
+    w->failures = 0;
+    rt_perf_summaries summaries = {0};
+    history h = {0};
+    rt_perf_result result = {0};
+    int rc = RT_OK;
+    for (size_t i = 0; i < w->cfg->perf_frameworks.count && rc == RT_OK; i++)
+        rc = fetch_framework(w, w->cfg->perf_frameworks.items[i],
+                             now - (time_t)w->cfg->perf_lookback_hours * 3600, &summaries);
+    if (rc != RT_OK) goto out;
+    /* Older than the lookback: not ours to look at any more. */
+    size_t kept = 0;
+    for (size_t i = 0; i < summaries.count; i++) {
+        if (summaries.items[i].created >= now - (time_t)w->cfg->perf_lookback_hours * 3600)
+            summaries.items[kept++] = summaries.items[i];
+        else
+            free(summaries.items[i].alerts);
+    }
+    summaries.count = kept;
+    if ((rc = resume_open(w)) != RT_OK || (rc = load_history(w, &summaries, &h)) != RT_OK) {
+        rt_log_error("postgres error; nothing is done this run", "error", rt_pg_errstr(w->pg));
+        goto out;
+    }
+    if ((rc = load_budgets(w)) != RT_OK) {
+        rt_log_error("cannot read the budgets; nothing is done this run", "error",
+                     rt_redis_errstr(w->redis));
+        goto out;
+    }
+    rt_perf_history hist = {h.alerts, h.nalerts, h.taken, h.ntaken};
+    if ((rc = rt_perf_pick_alerts(&summaries, &w->opts, &hist, now, &result)) != RT_OK) goto out;
+    char counts[64];
+    snprintf(counts, sizeof counts, "%zu summaries, %zu picks", summaries.count, result.npicks);
+    rt_log_info("alerts picked", "counts", counts, "day", w->day);
+    for (size_t i = 0; i < result.nclosed; i++) {
+        if (upsert_summary(w, result.closed[i], true) != RT_OK) {
+            w->failures++;
+            rt_log_warn("cannot mark a summary handled", "error", rt_pg_errstr(w->pg));
+        }
+    }
+    for (size_t i = 0; i < result.npicks && !g_stop; i++) backfill(w, &result.picks[i]);
+out:
+    rt_perf_result_free(&result);
+    rt_perf_summaries_free(&summaries);
+    free(h.alerts);
+    free(h.taken);
+    if (rc == RT_OK && w->failures) {
+        char n[16];
+        snprintf(n, sizeof n, "%d", w->failures);
+        rt_log_warn("run finished with alerts left for the next run", "failures", n);
+    }
+    return rc != RT_OK || w->failures ? 1 : 0;
+}
+
+static int setup(perf *w, rt_config *cfg)
+{
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc;
+    w->cfg = cfg;
+    if ((rc = rt_perf_options_from_config(&w->opts, cfg, errstr)) != RT_OK) {
+        rt_log_error("configuration error", "error", errstr);
+        return rc;
+    }
+    char host[64] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(w->owner, sizeof w->owner, "%s:%d", host, (int)getpid());
+    if (!cfg->dry_run && (!cfg->taskcluster_client_id || !cfg->taskcluster_access_token)) {
+        rt_log_error("taskcluster_client_id and a Taskcluster access token are needed unless "
+                     "dry_run is true");
+        return RT_ECONFIG;
+    }
+    if ((rc = rt_redis_connect(&w->redis, cfg->redis_url, NULL, errstr)) != RT_OK) {
+        rt_log_error("cannot connect to Redis", "error", errstr);
+        return rc;
+    }
+    if ((rc = rt_pg_connect(&w->pg, cfg->database_url, "perf", errstr)) != RT_OK) {
+        rt_log_error("cannot connect to Postgres", "error", errstr);
+        return rc;
+    }
+    rt_http_options hopts;
+    rt_http_options_from_config(&hopts, cfg);
+    if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) return rc;
+    hopts.max_attempts = 1;
+    return rt_http_new(&w->http_post, &hopts, errstr);
+}
 
 static int run(rt_config *cfg)
 {
-    (void)cfg;
-    rt_log_error("retrig-perf has no consumer loop yet");
-    return 1;
+    perf w = {0};
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    int status = 1;
+    int rc = setup(&w, cfg);
+    if (rc != RT_OK) {
+        status = rc == RT_ECONFIG ? 2 : 1;
+        goto out;
+    }
+    rt_log_info(g_once ? "running once" : "running", "dry_run", cfg->dry_run ? "true" : "false");
+    for (;;) {
+        status = run_once(&w);
+        if (g_once || g_stop) break;
+        for (int s = 0; s < cfg->perf_interval_s && !g_stop; s++) sleep(1);
+        if (g_stop) {
+            status = 0;
+            break;
+        }
+    }
+    rt_log_info("stopping");
+out:
+    rt_pg_free(w.pg);
+    rt_redis_free(w.redis);
+    rt_http_free(w.http);
+    rt_http_free(w.http_post);
+    return status;
 }
 
 static int check(rt_config *cfg)
 {
-    (void)cfg;
-    return 0;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int failures = 0;
+    rt_perf_options opts;
+    if (rt_perf_options_from_config(&opts, cfg, errstr) != RT_OK) {
+        rt_log_error("configuration error", "error", errstr);
+        return 2;
+    }
+    rt_redis *redis = NULL;
+    rt_pg *pg = NULL;
+    if (rt_redis_connect(&redis, cfg->redis_url, NULL, errstr) != RT_OK) {
+        rt_log_error("redis unreachable", "error", errstr);
+        failures++;
+    }
+    if (rt_pg_connect(&pg, cfg->database_url, "perf", errstr) != RT_OK) {
+        rt_log_error("postgres unreachable", "error", errstr);
+        failures++;
+    }
+    if (!cfg->dry_run && (!cfg->taskcluster_client_id || !cfg->taskcluster_access_token)) {
+        rt_log_error("taskcluster_client_id and a Taskcluster access token are needed unless "
+                     "dry_run is true");
+        failures++;
+    }
+    rt_redis_free(redis);
+    rt_pg_free(pg);
+    if (!failures) rt_log_info("configuration and services ok");
+    return failures ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-    static const rt_worker_def def = { "perf", "retrig-perf", run, check };
-    return rt_worker_main(&def, argc, argv);
+    static const rt_worker_def def = {
+        "perf",
+        "Every perf_interval_s, backfills Perfherder alerts (the push's backfill action, Hawk)\n"
+        "in priority order within daily per-platform-family budgets, each alert at most once.",
+        run,
+        check,
+    };
+    static const rt_worker_flag flags[] = {
+        {"once", "run once and exit (cron, Kubernetes CronJob); exit 1 if anything failed",
+         &g_once},
+    };
+    return rt_worker_main_flags(&def, flags, 1, argc, argv);
 }

@@ -9,8 +9,8 @@
  * render its hookPayload with JSON-e, record the intent durably, and only then call the
  * hook with Hawk authentication. A redelivered request that finds an intent without an
  * outcome waits until the interrupted call would have timed out, then looks for the action
- * task in the push's task group, so a call is never repeated when it had reached Taskcluster. Dry-run records the payload and
- * sends nothing. Single-threaded; run replicas for throughput. */
+ * task in the push's task group, so a call is never repeated when it had reached Taskcluster.
+ * Dry-run records the payload and sends nothing. Single-threaded; run replicas for throughput. */
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -26,12 +26,13 @@
 #include "common/hawk.h"
 #include "common/http.h"
 #include "common/messages.h"
+#include "common/metrics.h"
 #include "common/pg.h"
 #include "common/redis.h"
 #include "common/upstream.h"
 #include "common/worker.h"
 
-#define MAX_DELAYS 16
+#define MAX_DELAYS    16
 #define ACTIONS_CACHE 32
 
 static volatile sig_atomic_t g_stop;
@@ -98,7 +99,8 @@ static const char SQL_ATTEMPT[] =
     " WHERE set_id = $1::bigint";
 static const char SQL_OUTCOME[] =
     "INSERT INTO retrigger_actions (set_id, action_name, decision_task_id, dry_run, outcome,"
-    " action_task_id, error, finished_at) VALUES ($1::bigint, $2, $3, $4::boolean, $5, $6, $7, now())"
+    " action_task_id, error, finished_at) VALUES ($1::bigint, $2, $3, $4::boolean, $5, $6, $7, "
+    "now())"
     " ON CONFLICT (set_id) DO UPDATE SET outcome = EXCLUDED.outcome, action_task_id ="
     " EXCLUDED.action_task_id, error = EXCLUDED.error, finished_at = now()"
     " WHERE retrigger_actions.outcome IS NULL";
@@ -128,7 +130,7 @@ typedef struct set_info {
 /* Puts the unspent budget of a set back: a negative ledger row (once), then the counter. */
 static int refund(retrigger *w, const set_info *s, const char *why)
 {
-    const char *params[] = { s->id_text };
+    const char *params[] = {s->id_text};
     PGresult *res = NULL;
     int rc = rt_pg_exec(w->pg, SQL_LEDGER_ENTRY, 1, params, &res);
     if (rc != RT_OK) return rc;
@@ -141,7 +143,7 @@ static int refund(retrigger *w, const set_info *s, const char *why)
     snprintf(day, sizeof day, "%s", PQgetvalue(res, 0, 1));
     snprintf(amount, sizeof amount, "%s", PQgetvalue(res, 0, 2));
     PQclear(res);
-    const char *rparams[] = { platform, day, amount, s->id_text, why };
+    const char *rparams[] = {platform, day, amount, s->id_text, why};
     res = NULL;
     rc = rt_pg_exec(w->pg, SQL_LEDGER_REFUND, 5, rparams, &res);
     bool inserted = rc == RT_OK && PQntuples(res) == 1;
@@ -149,7 +151,8 @@ static int refund(retrigger *w, const set_info *s, const char *why)
     if (rc != RT_OK) return rc;
     /* Only the first refund gives the counter back; a crash in between leaves the counter
      * high, which can only underspend. */
-    if (inserted) rc = rt_budget_refund(w->redis, w->cfg->redis_key_prefix, platform, day, atoi(amount));
+    if (inserted)
+        rc = rt_budget_refund(w->redis, w->cfg->redis_key_prefix, platform, day, atoi(amount));
     return rc;
 }
 
@@ -157,19 +160,25 @@ static int record_outcome(retrigger *w, const set_info *s, const char *action_na
                           const char *outcome_name, const char *action_task_id, const char *error,
                           const char *set_status)
 {
-    const char *params[] = { s->id_text, action_name, s->decision_task_id,
-                             w->cfg->dry_run ? "true" : "false", outcome_name, action_task_id,
-                             error };
+    const char *params[] = {s->id_text,
+                            action_name,
+                            s->decision_task_id,
+                            w->cfg->dry_run ? "true" : "false",
+                            outcome_name,
+                            action_task_id,
+                            error};
     int rc = rt_pg_exec(w->pg, SQL_OUTCOME, 7, params, NULL);
     if (rc == RT_OK && set_status) {
-        const char *sparams[] = { s->id_text, set_status, action_task_id };
+        const char *sparams[] = {s->id_text, set_status, action_task_id};
         rc = rt_pg_exec(w->pg, SQL_SET_STATUS, 3, sparams, NULL);
     }
+    if (rc == RT_OK) rt_metric_inc(rt_metrics_std()->retrigger_actions, outcome_name);
     return rc;
 }
 
 /* actions.json of a decision task, cached (it never changes). */
-static int get_actions(retrigger *w, const char *decision_task_id, const rt_actions **out, handled *h)
+static int get_actions(retrigger *w, const char *decision_task_id, const rt_actions **out,
+                       handled *h)
 {
     for (size_t i = 0; i < ACTIONS_CACHE; i++) {
         if (w->cache[i].actions && !strcmp(w->cache[i].decision_task_id, decision_task_id)) {
@@ -193,7 +202,8 @@ static int get_actions(retrigger *w, const char *decision_task_id, const rt_acti
             fail(h, DONE_ACK, "no-retrigger-action: no actions.json (%s)", errstr);
             return RT_ENOTFOUND;
         }
-        fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD, "upstream-error: actions.json: %s", errstr);
+        fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD,
+             "upstream-error: actions.json: %s", errstr);
         return rc;
     }
     body = resp.body;
@@ -220,7 +230,8 @@ static int task_tags(retrigger *w, const char *task_id, json_t **tags_out, handl
     size_t len = 0;
     int rc = rt_tc_get_task(w->http, w->cfg->taskcluster_root_url, task_id, &body, &len, errstr);
     if (rc != RT_OK) {
-        fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD, "upstream-error: task definition: %s", errstr);
+        fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD,
+             "upstream-error: task definition: %s", errstr);
         return rc;
     }
     json_error_t error;
@@ -237,7 +248,7 @@ static int load_set(retrigger *w, long long set_id, set_info *s, bool *found)
     memset(s, 0, sizeof *s);
     s->id = set_id;
     snprintf(s->id_text, sizeof s->id_text, "%lld", set_id);
-    const char *params[] = { s->id_text };
+    const char *params[] = {s->id_text};
     PGresult *res = NULL;
     int rc = rt_pg_exec(w->pg, SQL_SET, 1, params, &res);
     if (rc != RT_OK) return rc;
@@ -266,20 +277,21 @@ static int call_hook(retrigger *w, const set_info *s, const rt_action *action, c
                (hook ? strlen(hook) : 0) + 64;
     char *url = malloc(n);
     int rc = RT_ENOMEM;
-    rt_http_response resp = { 0 };
+    rt_http_response resp = {0};
     if (!group || !hook || !url) goto out;
-    snprintf(url, n, "%s/api/hooks/v1/hooks/%s/%s/trigger", w->cfg->taskcluster_root_url, group, hook);
+    snprintf(url, n, "%s/api/hooks/v1/hooks/%s/%s/trigger", w->cfg->taskcluster_root_url, group,
+             hook);
     char nonce[RT_HAWK_NONCE_SIZE], auth[4096];
-    rt_hawk_credentials creds = { w->cfg->taskcluster_client_id, w->cfg->taskcluster_access_token,
-                                  w->cfg->taskcluster_certificate };
+    rt_hawk_credentials creds = {w->cfg->taskcluster_client_id, w->cfg->taskcluster_access_token,
+                                 w->cfg->taskcluster_certificate};
     if ((rc = rt_hawk_nonce(nonce)) != RT_OK ||
-        (rc = rt_hawk_header(&creds, "POST", url, payload, "application/json", (long)time(NULL), nonce,
-                             auth, sizeof auth)) != RT_OK) {
+        (rc = rt_hawk_header(&creds, "POST", url, payload, "application/json", (long)time(NULL),
+                             nonce, auth, sizeof auth)) != RT_OK) {
         fail(h, DONE_DEAD, "cannot sign the hook call: %s", rt_strerror(rc));
         goto out;
     }
-    rt_http_header headers[] = { { "Authorization", auth }, { "Content-Type", "application/json" } };
-    const char *params[] = { s->id_text };
+    rt_http_header headers[] = {{"Authorization", auth}, {"Content-Type", "application/json"}};
+    const char *params[] = {s->id_text};
     if ((rc = rt_pg_exec(w->pg, SQL_ATTEMPT, 1, params, NULL)) != RT_OK) {
         fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         goto out;
@@ -288,7 +300,8 @@ static int call_hook(retrigger *w, const set_info *s, const rt_action *action, c
     if (rc == RT_OK) {
         json_error_t error;
         json_t *doc = json_loadb(resp.body, resp.len, 0, &error);
-        const char *id = json_string_value(json_object_get(json_object_get(doc, "status"), "taskId"));
+        const char *id =
+            json_string_value(json_object_get(json_object_get(doc, "status"), "taskId"));
         if (id && strlen(id) == 22) {
             memcpy(action_task_id, id, 23);
         } else {
@@ -306,7 +319,8 @@ static int call_hook(retrigger *w, const set_info *s, const rt_action *action, c
     } else {
         /* 429, 5xx, a dropped connection: the call may or may not have arrived. The retry
          * looks for the action task before calling again. */
-        fail(h, rc == RT_EUPSTREAM && resp.status < 500 && resp.status != 429 ? DONE_DEAD : DONE_RETRY,
+        fail(h,
+             rc == RT_EUPSTREAM && resp.status < 500 && resp.status != 429 ? DONE_DEAD : DONE_RETRY,
              "upstream-error: hook trigger: %s", rt_http_errstr(w->http_post));
     }
 out:
@@ -336,7 +350,7 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
     /* One worker per set at a time; Postgres drops the lock if this process dies. */
     char lock_key[16];
     snprintf(lock_key, sizeof lock_key, "%d", (int)(s.id % 2147483647));
-    const char *lparams[] = { lock_key };
+    const char *lparams[] = {lock_key};
     PGresult *res = NULL;
     if (rt_pg_exec(w->pg, SQL_TRY_LOCK, 1, lparams, &res) != RT_OK) {
         fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
@@ -351,7 +365,7 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
 
     /* Read under the lock: a copy of this request may have been handled by another worker
      * up to a moment ago. */
-    const char *params[] = { s.id_text };
+    const char *params[] = {s.id_text};
     res = NULL;
     if (rt_pg_exec(w->pg, SQL_ACTION, 1, params, &res) != RT_OK) {
         fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
@@ -368,8 +382,8 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
      * timed out. */
     long long call_ms = (long long)w->cfg->http_connect_timeout_ms + w->cfg->http_timeout_ms;
     if (attempts > 0 && since_call_ms < call_ms) {
-        fail(h, DONE_RETRY, "call-in-flight: the hook call for set %lld started %lld ms ago",
-             s.id, since_call_ms);
+        fail(h, DONE_RETRY, "call-in-flight: the hook call for set %lld started %lld ms ago", s.id,
+             since_call_ms);
         goto out;
     }
 
@@ -384,11 +398,13 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
                                         action_name, s.label, s.original_task_id, action_task_id,
                                         &exists, errstr);
         if (rc != RT_OK) {
-            fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD, "upstream-error: task group: %s", errstr);
+            fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD,
+                 "upstream-error: task group: %s", errstr);
             goto out;
         }
         if (exists) {
-            if (record_outcome(w, &s, action_name, "found-existing", action_task_id, NULL, "requested") != RT_OK)
+            if (record_outcome(w, &s, action_name, "found-existing", action_task_id, NULL,
+                               "requested") != RT_OK)
                 fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
             else
                 rt_log_info("action task found; not calling again", "set_id", s.id_text,
@@ -403,14 +419,16 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
     int rc = rt_th_job_for_task(w->http, w->cfg->treeherder_url, s.original_task_id, req->run_id,
                                 &job, &ingested, errstr);
     if (rc != RT_OK) {
-        fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD, "upstream-error: treeherder: %s", errstr);
+        fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD,
+             "upstream-error: treeherder: %s", errstr);
         goto out;
     }
     int c = ingested ? job.failure_classification_id : 0;
     if (c != 0 && c != 1 && c != 6) {
         char why[64];
         snprintf(why, sizeof why, "classified-before-trigger (classification %d)", c);
-        if (record_outcome(w, &s, action_name, "classified-before-trigger", NULL, why, "failed") != RT_OK ||
+        if (record_outcome(w, &s, action_name, "classified-before-trigger", NULL, why, "failed") !=
+                RT_OK ||
             refund(w, &s, "classified-before-trigger") != RT_OK)
             fail(h, DONE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
         else
@@ -419,7 +437,7 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
     }
 
     const rt_actions *actions = NULL;
-    handled lookup = { DONE_ACK, "" };
+    handled lookup = {DONE_ACK, ""};
     rc = get_actions(w, s.decision_task_id, &actions, &lookup);
     const rt_action *action = NULL;
     if (rc == RT_OK && !task_group_action_input) {
@@ -432,14 +450,20 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
         json_t *value;
         json_object_foreach(tags, key, value)
         {
-            if (json_is_string(value) && ntags < 64) tagv[ntags++] = (rt_tag){ key, json_string_value(value) };
+            if (json_is_string(value) && ntags < 64)
+                tagv[ntags++] = (rt_tag){key, json_string_value(value)};
         }
         rc = rt_actions_find(actions, action_name, tagv, ntags, &action, errstr);
-        if (rc != RT_OK) snprintf(lookup.reason, sizeof lookup.reason, "no-retrigger-action: %.200s", errstr);
+        if (rc != RT_OK)
+            snprintf(lookup.reason, sizeof lookup.reason, "no-retrigger-action: %.200s", errstr);
     }
     if (rc != RT_OK) {
-        if (lookup.outcome != DONE_ACK) { *h = lookup; goto out; } /* transient or broken upstream */
-        if (record_outcome(w, &s, action_name, "no-retrigger-action", NULL, lookup.reason, "failed") != RT_OK ||
+        if (lookup.outcome != DONE_ACK) {
+            *h = lookup;
+            goto out;
+        } /* transient or broken upstream */
+        if (record_outcome(w, &s, action_name, "no-retrigger-action", NULL, lookup.reason,
+                           "failed") != RT_OK ||
             refund(w, &s, "no-retrigger-action") != RT_OK)
             fail(h, DONE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
         else
@@ -460,10 +484,18 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
         goto out;
     }
     payload_text = json_dumps(payload, JSON_COMPACT);
-    if (!payload_text) { fail(h, DONE_REQUEUE, "out of memory"); goto out; }
+    if (!payload_text) {
+        fail(h, DONE_REQUEUE, "out of memory");
+        goto out;
+    }
 
-    const char *iparams[] = { s.id_text, action_name, s.decision_task_id, action->hook_group_id,
-                              action->hook_id, payload_text, w->cfg->dry_run ? "true" : "false" };
+    const char *iparams[] = {s.id_text,
+                             action_name,
+                             s.decision_task_id,
+                             action->hook_group_id,
+                             action->hook_id,
+                             payload_text,
+                             w->cfg->dry_run ? "true" : "false"};
     if (rt_pg_exec(w->pg, SQL_INTENT, 7, iparams, NULL) != RT_OK) {
         fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         goto out;
@@ -472,28 +504,29 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
         if (record_outcome(w, &s, action_name, "dry-run", NULL, NULL, "requested") != RT_OK)
             fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         else
-            rt_log_info("dry run: hook not called", "set_id", s.id_text, "hook_id", action->hook_id);
+            rt_log_info("dry run: hook not called", "set_id", s.id_text, "hook_id",
+                        action->hook_id);
         goto out;
     }
     rc = call_hook(w, &s, action, payload_text, action_task_id, h);
     if (rc == RT_OK) {
-        if (record_outcome(w, &s, action_name, "triggered", action_task_id, NULL, "requested") != RT_OK)
+        if (record_outcome(w, &s, action_name, "triggered", action_task_id, NULL, "requested") !=
+            RT_OK)
             fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         else
             rt_log_info("retrigger action triggered", "set_id", s.id_text, "label", s.label,
                         "action_task_id", action_task_id);
     } else {
-        const char *eparams[] = { s.id_text, h->reason };
+        const char *eparams[] = {s.id_text, h->reason};
         if (rt_pg_exec(w->pg, SQL_ERROR, 2, eparams, NULL) != RT_OK)
             rt_log_warn("cannot record the error", "set_id", s.id_text);
     }
-out:
-    {
-        PGresult *unlock = NULL;
-        if (rt_pg_exec(w->pg, SQL_UNLOCK, 1, lparams, &unlock) != RT_OK)
-            rt_log_warn("cannot release the set lock", "set_id", s.id_text);
-        PQclear(unlock);
-    }
+out : {
+    PGresult *unlock = NULL;
+    if (rt_pg_exec(w->pg, SQL_UNLOCK, 1, lparams, &unlock) != RT_OK)
+        rt_log_warn("cannot release the set lock", "set_id", s.id_text);
+    PQclear(unlock);
+}
     json_decref(tags);
     json_decref(input);
     json_decref(payload);
@@ -517,6 +550,7 @@ static void handle(retrigger *w, const rt_amqp_message *m, handled *h)
 static void process(retrigger *w, rt_amqp_message *m)
 {
     handled h;
+    double started = rt_metrics_now();
     handle(w, m, &h);
     int rc = RT_OK;
     switch (h.outcome) {
@@ -533,10 +567,13 @@ static void process(retrigger *w, rt_amqp_message *m)
             rc = rt_amqp_dead_letter(w->amqp, m, why);
         } else {
             rt_log_info("retrying later", "reason", h.reason);
-            rt_amqp_header headers[] = { { "x-retrig-last-error", h.reason } };
-            rt_amqp_publish_opts opts = { .headers = headers, .header_count = 1,
-                                          .attempt = m->attempt + 1, .message_id = m->message_id };
-            rc = rt_amqp_publish_delayed(w->amqp, w->queue, w->delays[m->attempt], m->body, m->len, &opts);
+            rt_amqp_header headers[] = {{"x-retrig-last-error", h.reason}};
+            rt_amqp_publish_opts opts = {.headers = headers,
+                                         .header_count = 1,
+                                         .attempt = m->attempt + 1,
+                                         .message_id = m->message_id};
+            rc = rt_amqp_publish_delayed(w->amqp, w->queue, w->delays[m->attempt], m->body, m->len,
+                                         &opts);
             if (rc == RT_OK) rc = rt_amqp_ack(w->amqp, m);
         }
         break;
@@ -547,7 +584,18 @@ static void process(retrigger *w, rt_amqp_message *m)
         break;
     }
     if (rc != RT_OK)
-        rt_log_warn("could not settle a request; the broker will redeliver it", "error", rt_amqp_errstr(w->amqp));
+        rt_log_warn("could not settle a request; the broker will redeliver it", "error",
+                    rt_amqp_errstr(w->amqp));
+    /* retrig_messages_total, retrig_dead_lettered_total and the processing time */
+    static const char *const names[] = {"acked", "retried", "dead-lettered", "requeued"};
+    const rt_std_metrics *metrics = rt_metrics_std();
+    bool dead =
+        h.outcome == DONE_DEAD || (h.outcome == DONE_RETRY && (size_t)m->attempt >= w->ndelays);
+    char reason[RT_METRICS_LABEL_SIZE];
+    rt_metrics_reason_label(h.reason, reason, sizeof reason);
+    rt_metric_inc(metrics->messages, dead ? "dead-lettered" : names[h.outcome], reason);
+    if (dead) rt_metric_inc(metrics->dead_lettered, m->queue, reason);
+    rt_metric_observe(metrics->processing_seconds, rt_metrics_now() - started, "single");
 }
 
 static int setup(retrigger *w, rt_config *cfg)
@@ -567,14 +615,15 @@ static int setup(retrigger *w, rt_config *cfg)
     rt_amqp_options_from_config(&opts, cfg, "retrigger");
     if ((rc = rt_amqp_new(&w->amqp, &opts, errstr)) != RT_OK ||
         (rc = rt_amqp_ensure_connected(w->amqp, 30000)) != RT_OK) {
-        rt_log_error("cannot connect to the broker", "error", w->amqp ? rt_amqp_errstr(w->amqp) : errstr);
+        rt_log_error("cannot connect to the broker", "error",
+                     w->amqp ? rt_amqp_errstr(w->amqp) : errstr);
         return rc;
     }
     char dlx[300], dlq[300];
     snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
     snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
-    rt_amqp_work_queue queues[] = { { w->queue, "retrigger", w->delays, w->ndelays } };
-    rt_amqp_topology topo = { cfg->amqp_namespace, dlx, dlq, queues, 1, 0 };
+    rt_amqp_work_queue queues[] = {{w->queue, "retrigger", w->delays, w->ndelays}};
+    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, 1, 0};
     if ((rc = rt_amqp_declare_topology(w->amqp, &topo)) != RT_OK ||
         (rc = rt_amqp_consume(w->amqp, w->queue)) != RT_OK) {
         rt_log_error("cannot set up the queues", "error", rt_amqp_errstr(w->amqp));
@@ -608,15 +657,18 @@ static void teardown(retrigger *w)
 
 static int run(rt_config *cfg)
 {
-    retrigger w = { 0 };
-    struct sigaction sa = { .sa_handler = on_signal };
+    retrigger w = {0};
+    struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     int status = 1;
     if (setup(&w, cfg) != RT_OK) goto out;
     rt_log_info("consuming", "queue", w.queue, "dry_run", cfg->dry_run ? "true" : "false");
     while (!g_stop) {
-        rt_amqp_message m = { 0 };
+        rt_amqp_message m = {0};
+        /* Safe point: report readiness, apply a SIGHUP (nothing here is derived from it). */
+        rt_worker_health(&(rt_worker_conns){w.amqp, NULL, w.redis, w.pg});
+        (void)rt_worker_reload(cfg);
         int rc = rt_amqp_next(w.amqp, &m, 500);
         if (rc == RT_OK) {
             process(&w, &m);
@@ -642,7 +694,8 @@ static int check(rt_config *cfg)
     rt_pg *pg = NULL;
     rt_amqp_options opts;
     rt_amqp_options_from_config(&opts, cfg, "retrigger");
-    if (rt_amqp_new(&amqp, &opts, errstr) != RT_OK || rt_amqp_ensure_connected(amqp, 5000) != RT_OK) {
+    if (rt_amqp_new(&amqp, &opts, errstr) != RT_OK ||
+        rt_amqp_ensure_connected(amqp, 5000) != RT_OK) {
         rt_log_error("broker unreachable", "error", amqp ? rt_amqp_errstr(amqp) : errstr);
         failures++;
     }
@@ -655,7 +708,8 @@ static int check(rt_config *cfg)
         failures++;
     }
     if (!cfg->dry_run && (!cfg->taskcluster_client_id || !cfg->taskcluster_access_token)) {
-        rt_log_error("taskcluster_client_id and a Taskcluster access token are needed unless dry_run is true");
+        rt_log_error("taskcluster_client_id and a Taskcluster access token are needed unless "
+                     "dry_run is true");
         failures++;
     }
     rt_amqp_free(amqp);
@@ -671,7 +725,8 @@ int main(int argc, char **argv)
         "retrigger",
         "Consumes retrigger requests and triggers the push's retrigger action in Taskcluster\n"
         "(hooks.triggerHook with Hawk authentication), exactly once per set.",
-        run, check,
+        run,
+        check,
     };
     return rt_worker_main(&def, argc, argv);
 }

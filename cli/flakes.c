@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* flakes.c - `retrig flakes`: the tests of a project that fail, from the test history
+ * (history_flakes in migrations/0006_history.sql): runs, failures and failure rate in a
+ * window (main branches only or all), how widely they fail (pushes, branches, pull
+ * requests), their first failure with the same signature, and the flaky flag: failed on
+ * more than N branches or pull requests within history_flaky_window_days, even if never
+ * on main. Read-only. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/pg.h"
+
+#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+
+static const char SQL_FLAKES[] =
+    "SELECT test, group_name, runs, failures, failure_rate, pushes, pushes_failed,"
+    " push_failure_chance, branches, prs, " TS(
+        "first_failure_at") ", first_failure_project,"
+                            " first_failure_branch, first_failure_push, first_failure_revision, "
+                            "first_failure_signature, flaky"
+                            " FROM history_flakes($1, $2::timestamptz - $3::interval, "
+                            "$2::timestamptz, $4::boolean,"
+                            " $5::integer, $6::interval) LIMIT $7::integer";
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: retrig flakes --project P [--window 7d] [--until ISO-8601] [--min-branches N]\n"
+            "                     [--main-only] [--limit N] [--format json|table]\n"
+            "Tests of P (a repository: history_repository for Taskcluster, OWNER/REPO for\n"
+            "JUnit) that failed in the window ending at --until (default now), flaky ones\n"
+            "first. --main-only counts runs on main branches only; the flaky flag (failed on\n"
+            "more than N branches or pull requests within history_flaky_window_days; N\n"
+            "defaults to history_flaky_min_branches) always looks at every branch.\n"
+            "Exit: 0 listed, 1 database error, 2 usage.\n");
+}
+
+int rt__cli_parse_duration(const char *text, char *out, size_t size)
+{
+    char *end = NULL;
+    long n = strtol(text, &end, 10);
+    if (end == text || n <= 0 || n > 100000 || !end[0] || end[1]) return -1;
+    const char *unit = *end == 'h' ? "hours" : *end == 'd' ? "days" : *end == 'w' ? "weeks" : NULL;
+    if (!unit) return -1;
+    snprintf(out, size, "%ld %s", n, unit);
+    return 0;
+}
+
+static json_t *text_or_null(PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) ? json_null() : json_string(PQgetvalue(res, row, col));
+}
+
+json_t *rt__cli_flakes(rt_pg *pg, const rt__flakes_query *q)
+{
+    char min_branches[16], flaky_window[32], limit[16];
+    snprintf(min_branches, sizeof min_branches, "%d", q->min_branches);
+    snprintf(flaky_window, sizeof flaky_window, "%d days", q->flaky_window_days);
+    snprintf(limit, sizeof limit, "%d", q->limit > 0 ? q->limit : 1000);
+    const char *params[] = {q->project,   q->until,     q->window, q->main_only ? "t" : "f",
+                            min_branches, flaky_window, limit};
+    PGresult *res = NULL;
+    if (rt_pg_exec(pg, SQL_FLAKES, 7, params, &res) != RT_OK) {
+        rt_log_error("cannot query the test history", "error", rt_pg_errstr(pg));
+        return NULL;
+    }
+    json_t *out = json_array();
+    for (int r = 0; out && r < PQntuples(res); r++) {
+        json_t *first = json_null();
+        if (!PQgetisnull(res, r, 10))
+            first =
+                json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "time", text_or_null(res, r, 10),
+                          "project", text_or_null(res, r, 11), "branch", text_or_null(res, r, 12),
+                          "push", text_or_null(res, r, 13), "revision", text_or_null(res, r, 14),
+                          "signature", text_or_null(res, r, 15));
+        json_t *row = json_pack(
+            "{s:s, s:o, s:I, s:I, s:f, s:I, s:o, s:b, s:I, s:I, s:f, s:I}", "test",
+            PQgetvalue(res, r, 0), "group", text_or_null(res, r, 1), "runs",
+            (json_int_t)atoll(PQgetvalue(res, r, 2)), "failures",
+            (json_int_t)atoll(PQgetvalue(res, r, 3)), "failure_rate", atof(PQgetvalue(res, r, 4)),
+            "branches", (json_int_t)atoll(PQgetvalue(res, r, 8)), "first_failure", first, "flaky",
+            PQgetvalue(res, r, 16)[0] == 't', "pushes", (json_int_t)atoll(PQgetvalue(res, r, 5)),
+            "pushes_failed", (json_int_t)atoll(PQgetvalue(res, r, 6)), "push_failure_chance",
+            atof(PQgetvalue(res, r, 7)), "prs", (json_int_t)atoll(PQgetvalue(res, r, 9)));
+        if (!row || json_array_append_new(out, row) != 0) {
+            json_decref(out);
+            out = NULL;
+        }
+    }
+    PQclear(res);
+    return out;
+}
+
+static void print_table(json_t *rows)
+{
+    printf("%-5s %6s %6s %6s %8s %6s  %-20s  %s\n", "FLAKY", "RUNS", "FAILS", "RATE", "BRANCHES",
+           "PUSH%", "FIRST FAILURE", "TEST");
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        json_t *first = json_object_get(row, "first_failure");
+        const char *first_time =
+            json_is_object(first) ? json_string_value(json_object_get(first, "time")) : NULL;
+        printf("%-5s %6lld %6lld %5.1f%% %8lld %5.1f%%  %-20s  %s\n",
+               json_is_true(json_object_get(row, "flaky")) ? "yes" : "-",
+               (long long)json_integer_value(json_object_get(row, "runs")),
+               (long long)json_integer_value(json_object_get(row, "failures")),
+               100.0 * json_real_value(json_object_get(row, "failure_rate")),
+               (long long)json_integer_value(json_object_get(row, "branches")),
+               100.0 * json_real_value(json_object_get(row, "push_failure_chance")),
+               first_time ? first_time : "-", json_string_value(json_object_get(row, "test")));
+    }
+}
+
+int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
+{
+    static const struct option options[] = {
+        {"project", required_argument, NULL, 'p'},
+        {"window", required_argument, NULL, 'w'},
+        {"until", required_argument, NULL, 'u'},
+        {"min-branches", required_argument, NULL, 'n'},
+        {"main-only", no_argument, NULL, 'm'},
+        {"limit", required_argument, NULL, 'l'},
+        {"format", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    rt__flakes_query q = {.window = "7 days",
+                          .until = "now",
+                          .min_branches = cfg->history_flaky_min_branches,
+                          .flaky_window_days = cfg->history_flaky_window_days,
+                          .limit = 1000};
+    char window[64];
+    bool json = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "p:w:u:n:ml:f:h", options, NULL)) != -1) {
+        switch (c) {
+        case 'p': q.project = optarg; break;
+        case 'w':
+            if (rt__cli_parse_duration(optarg, window, sizeof window) != 0) {
+                rt_log_error("--window wants a number and h, d or w", "value", optarg);
+                return 2;
+            }
+            q.window = window;
+            break;
+        case 'u': q.until = optarg; break;
+        case 'n': {
+            char *end = NULL;
+            long n = strtol(optarg, &end, 10);
+            if (end == optarg || *end || n < 0 || n > 1000) {
+                rt_log_error("--min-branches wants a number from 0 to 1000", "value", optarg);
+                return 2;
+            }
+            q.min_branches = (int)n;
+            break;
+        }
+        case 'm': q.main_only = true; break;
+        case 'l': q.limit = atoi(optarg); break;
+        case 'f':
+            if (strcmp(optarg, "json") != 0 && strcmp(optarg, "table") != 0) {
+                rt_log_error("--format wants json or table", "value", optarg);
+                return 2;
+            }
+            json = !strcmp(optarg, "json");
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!q.project || optind < argc || q.limit <= 0) {
+        usage(stderr);
+        return 2;
+    }
+    rt_pg *pg = NULL;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rt_pg_connect(&pg, cfg->database_url, "cli", errstr) != RT_OK) {
+        rt_log_error("cannot connect to Postgres", "error", errstr);
+        return 1;
+    }
+    json_t *rows = rt__cli_flakes(pg, &q);
+    rt_pg_free(pg);
+    if (!rows) return 1;
+    if (json) {
+        char *text = json_dumps(rows, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        if (text) printf("%s\n", text);
+        free(text);
+    } else {
+        print_table(rows);
+    }
+    json_decref(rows);
+    return 0;
+}

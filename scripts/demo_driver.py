@@ -1,0 +1,214 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MPL-2.0
+"""demo_driver.py - plays Taskcluster's and Treeherder's part in the local demo.
+
+It registers, in the fake upstream, failing test tasks made from the recorded fixtures
+(each with its own label on the recorded autoland push), publishes their Pulse messages
+and the recorded passes and exceptions through `retrig publish`, and then does what
+Taskcluster would do when retrig-retrigger calls the retrigger hook: it creates the
+requested runs, registers their Treeherder jobs and bug_suggestions, and publishes their
+task-completed or task-failed messages. It prints progress until every failure has a
+verdict, then the decisions table.
+
+Scenarios (label suffix -> what happens):
+  regression    the failure reproduces in every retrigger
+  intermittent  one retrigger of five reproduces it, the others pass
+  infra         the errorsummary shows a harness timeout: no retrigger
+"""
+import argparse
+import json
+import os
+import random
+import string
+import subprocess
+import sys
+import time
+import urllib.request
+
+PROJECT, REVISION, PUSH = "autoland", "b437ae030825a8ea9fa7a632b1fcb9becbe11f69", "88560"
+GROUP = "HkX-TbGXQaSX4ucqGMQNBA"  # the push's decision task in the recorded fixtures
+ROUTE = "route.tc-treeherder.v2.%s.%s.%s" % (PROJECT, REVISION, PUSH)
+EXCHANGE = "exchange/taskcluster-queue/v1/"
+BASE_LABEL = "test-android-em-7.0-x86_64/debug-mochitest-e10s-"
+SCENARIOS = [
+    ("regression", BASE_LABEL + "1", "errorsummary/mochitest-browser-chrome_errorsummary.log"),
+    ("intermittent", BASE_LABEL + "2", "errorsummary/mochitest-browser-chrome_errorsummary.log"),
+    ("infra", BASE_LABEL + "3", "errorsummary/mochitest-browser-chrome_infra_errorsummary.log"),
+]
+
+
+def slugid():
+    return "".join(random.choice(string.ascii_letters + string.digits) for _ in range(21)) + "A"
+
+
+class Demo:
+    def __init__(self, args):
+        self.args = args
+        self.fixtures = args.fixtures
+        self.job_id = 500000 + random.randrange(100000)
+        self.handled_triggers = 0
+        self.work = args.workdir
+        os.makedirs(self.work, exist_ok=True)
+        with open(os.path.join(self.fixtures, "pulse",
+                               "treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json")) as f:
+            self.message = json.load(f)["payload"]
+
+    def control(self, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.args.fake + path, data=data,
+                                     method="POST" if data else "GET",
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read() or b"null")
+
+    def publish(self, event, body, cc=True, name="msg"):
+        path = os.path.join(self.work, "%s-%s.json" % (name, slugid()))
+        with open(path, "w") as f:
+            json.dump(body, f)
+        cmd = [os.path.join(self.args.bin, "retrig"), "--config", self.args.config, "publish",
+               "--exchange", EXCHANGE + event]
+        if cc:
+            cmd += ["--cc", ROUTE]
+        subprocess.run(cmd + [path], check=True)
+        os.unlink(path)
+
+    def run_message(self, task_id, state, label=None):
+        m = json.loads(json.dumps(self.message))
+        m["status"]["taskId"] = task_id
+        m["status"]["state"] = state
+        for run in m["status"]["runs"]:
+            run["state"] = state
+            run["reasonResolved"] = state
+        if label:
+            m["task"] = {"tags": {"label": label, "kind": "test"}}
+        return m
+
+    def register_task(self, task_id, label, errorsummary, bugs):
+        self.job_id += 1
+        scenario = {
+            "tasks": {task_id: {"fixture": "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json",
+                                "override": {"tags": {"label": label, "kind": "test"}}}},
+            "artifacts": {task_id: {"0": [{"name": "public/test_info/mochitest_errorsummary.log",
+                                           "fixture": errorsummary},
+                                          {"name": "public/logs/live_backing.log", "content": "log"}]}},
+            "jobs": {task_id: [{"id": self.job_id, "retry_id": 0, "result": "testfailed"}]},
+            "job_logs": {str(self.job_id): "parsed"},
+            "bug_suggestions": {str(self.job_id): bugs},
+        }
+        self.control("/_control/scenario", scenario)
+
+    def start(self):
+        self.control("/_control/scenario", {
+            "tasks": {GROUP: {"fixture": "taskcluster/task_definition_build-android-api-16-debug.json",
+                              "override": {"taskGroupId": GROUP}}},
+            "artifacts": {GROUP: {"0": [{"name": "public/actions.json",
+                                         "fixture": "taskcluster/actions.json"}]}},
+            "hook_clients": {self.args.client_id: self.args.access_token},
+        })
+        # The recorded passes and exceptions, as they were published.
+        for name, event in [("treeherder_task-completed_B3EheQ-IQ5aPzw34KS_a6g.json", "task-completed"),
+                            ("fuzzmanager_task-completed_Z1kaoRtHRRWyyuMDqadYPA.json", "task-completed"),
+                            ("fuzzmanager_task-exception_f8fRfedPSp2-A7M9Zhxe-Q.json", "task-exception")]:
+            with open(os.path.join(self.fixtures, "pulse", name)) as f:
+                self.publish(event, json.load(f), cc=False, name="recorded")
+        # One failing original per scenario.
+        self.originals = {}
+        for kind, label, errorsummary in SCENARIOS:
+            task_id = slugid()
+            self.originals[label] = (kind, task_id)
+            self.register_task(task_id, label, errorsummary,
+                               {"fixture": "treeherder/bug_suggestions.json"})
+            self.publish("task-failed", self.run_message(task_id, "failed"), name="failed")
+            print("  failure seen:   %-12s %s (task %s)" % (kind, label, task_id))
+
+    def play_triggers(self):
+        """Runs the retriggers of every new hook call, as Taskcluster would."""
+        triggers = self.control("/_control/triggers")
+        for trigger in triggers[self.handled_triggers:]:
+            self.handled_triggers += 1
+            for request in trigger["payload"]["user"]["input"].get("requests", []):
+                for label in request["tasks"]:
+                    kind = self.originals.get(label, ("unknown", None))[0]
+                    times = request.get("times", 1)
+                    print("  retriggered:    %-12s %s x%d (action task %s)"
+                          % (kind, label, times, trigger["taskId"]))
+                    for n in range(times):
+                        task_id = slugid()
+                        fails = kind == "regression" or (kind == "intermittent" and n == 0)
+                        bugs = {"fixture": "treeherder/bug_suggestions.json"} if fails else []
+                        self.register_task(task_id, label,
+                                           "errorsummary/mochitest-browser-chrome_errorsummary.log"
+                                           if fails else
+                                           "errorsummary/mochitest-browser-chrome_pass_errorsummary.log",
+                                           bugs)
+                        state = "failed" if fails else "completed"
+                        self.publish("task-" + state, self.run_message(task_id, state, label),
+                                     name="retrigger")
+
+    def query(self, sql):
+        out = subprocess.run(["psql", self.args.database_url, "-At", "-F", "\t", "-c", sql],
+                             check=True, capture_output=True, text=True)
+        return [line.split("\t") for line in out.stdout.splitlines() if line]
+
+    def wait(self):
+        deadline = time.time() + self.args.timeout
+        expected = sum(1 for kind, _, _ in SCENARIOS if kind != "infra")
+        last = None
+        while time.time() < deadline:
+            self.play_triggers()
+            sets = int(self.query("SELECT count(*) FROM retrigger_sets")[0][0])
+            decided = int(self.query("SELECT count(*) FROM decisions")[0][0])
+            infra = int(self.query("SELECT count(*) FROM runs WHERE verdict = 'infra'")[0][0])
+            status = (sets, self.handled_triggers, decided, infra)
+            if status != last:
+                print("  progress: %d sets, %d retrigger actions, %d decisions, %d infra failures"
+                      % status)
+                last = status
+            if decided >= expected and infra >= 1:
+                return True
+            time.sleep(0.5)
+        return False
+
+    def report(self):
+        rows = self.query(
+            "SELECT d.verdict, s.original_task_id, s.label, d.reason,"
+            " coalesce((SELECT count(*) || ' lines, most reproduced by ' || max((l->>'reproduced')::int)"
+            "           || ' of ' || (SELECT count(*) FROM retrigger_set_members m"
+            "                         WHERE m.set_id = s.id AND m.role = 'retrigger')"
+            "           FROM jsonb_array_elements(d.evidence->'lines') l), '')"
+            " FROM decisions d JOIN retrigger_sets s ON s.id = d.set_id ORDER BY s.label")
+        rows += [["infra", r[0], r[1], r[2], "-"] for r in self.query(
+            "SELECT task_id, label, verdict_reason FROM runs WHERE verdict = 'infra' ORDER BY label")]
+        print()
+        print("%-13s %-22s %-50s %-24s %s" % ("verdict", "task", "label", "reason", "lines reproduced"))
+        for r in rows:
+            print("%-13s %-22s %-50s %-24s %s" % tuple(r[:5]))
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--fake", required=True)
+    p.add_argument("--bin", required=True)
+    p.add_argument("--config", required=True)
+    p.add_argument("--database-url", required=True)
+    p.add_argument("--client-id", required=True)
+    p.add_argument("--access-token", required=True)
+    p.add_argument("--fixtures", default=os.path.join(here, "..", "..", "shared", "fixtures"))
+    p.add_argument("--workdir", default="/tmp/retrig-demo")
+    p.add_argument("--timeout", type=float, default=180)
+    args = p.parse_args()
+    demo = Demo(args)
+    print("== replaying recorded Pulse traffic")
+    demo.start()
+    print("== waiting for verdicts")
+    ok = demo.wait()
+    demo.report()
+    if not ok:
+        print("demo: not every failure got a verdict in %d s (see the worker logs)" % args.timeout)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

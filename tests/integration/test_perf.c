@@ -1,0 +1,569 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* test_perf.c - retrig-perf --once end to end: real processes on the local Redis and
+ * Postgres, the fake upstream playing Perfherder (alert summaries made from the recorded
+ * summary 38857, data points from the recorded BackfillRecord context), Treeherder (jobs)
+ * and Taskcluster (the recorded actions.json, Hawk-checked hooks). Pins issue 6: picks
+ * within family limits (a family out of budget passes to the next), never twice (a second
+ * run, two runners at once), an existing backfill recorded as already-backfilled, dry-run
+ * sends nothing, a young summary waits, Perfherder 5xx retried, and a Perfherder error or
+ * a truncated page marks nothing handled. Each test has its own database, Redis prefix and
+ * fake (support/classify_harness.h). */
+#include "support/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "support/classify_harness.h"
+
+#define DECISION   "HkX-TbGXQaSX4ucqGMQNBA"
+#define DEC_FIX    "taskcluster/task_definition_build-android-api-16-debug.json"
+#define TASK_FIX   "taskcluster/task_definition_B3EheQ-IQ5aPzw34KS_a6g.json"
+#define ACTIONS    "taskcluster/actions.json"
+#define CLIENT_ID  "project/retrig/perf"
+#define TOKEN      "fake-access-token-perf-0123456789"
+#define HOOKS      "/api/hooks/"
+#define MAX_ALERTS 8
+
+extern char **environ;
+
+/* One alert of a test summary: what the fixture's alert 177727 becomes. */
+typedef struct test_alert {
+    long long id;
+    const char *platform;
+    double amount_pct;
+    bool regression;
+    char task_id[23]; /* the task of its job */
+    long long job_id;
+} test_alert;
+
+typedef struct test_summary {
+    long long id;
+    long long push_id;
+    int age_minutes;
+    test_alert alerts[MAX_ALERTS];
+    size_t nalerts;
+} test_summary;
+
+static rt_ch *new_harness(void)
+{
+    rt_ch *h = rt_ch_new();
+    rt_ch_setenv(h, "TASKCLUSTER_CLIENT_ID", CLIENT_ID);
+    rt_ch_setenv(h, "TASKCLUSTER_ACCESS_TOKEN", TOKEN);
+    rt_ch_setenv(h, "DRY_RUN", "false");
+    rt_ch_setenv(h, "PERF_REPOSITORIES", "autoland");
+    rt_ch_setenv(h, "PERF_FRAMEWORKS", "13");
+    json_t *scenario = json_pack("{s:{s:{s:s, s:{s:s}}}, s:{s:{s:[{s:s, s:s}]}}, s:{s:s}}", "tasks",
+                                 DECISION, "fixture", DEC_FIX, "override", "taskGroupId", DECISION,
+                                 "artifacts", DECISION, "0", "name", "public/actions.json",
+                                 "fixture", ACTIONS, "hook_clients", CLIENT_ID, TOKEN);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    return h;
+}
+
+static json_t *fixture_json(const char *name)
+{
+    json_error_t error;
+    json_t *doc = json_load_file(rt_test_fixture(name), 0, &error);
+    if (!doc) fail_msg("%s: %s", name, error.text);
+    return doc;
+}
+
+static void iso_minutes_ago(int minutes, char out[40])
+{
+    time_t t = time(NULL) - (time_t)minutes * 60;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 40, "%Y-%m-%dT%H:%M:%S.000000", &tm);
+}
+
+/* Perfherder's view of a test summary: the recorded summary 38857 with our ids, age and
+ * alerts (each a copy of the recorded alert 177727 with its own signature). */
+static json_t *summary_json(const test_summary *s)
+{
+    json_t *list = fixture_json("perfherder/alert_summaries.json");
+    json_t *summary = json_deep_copy(json_array_get(list, 2));
+    json_decref(list);
+    assert_int_equal(json_integer_value(json_object_get(summary, "id")), 38857);
+    json_t *model = json_deep_copy(json_array_get(json_object_get(summary, "alerts"), 1));
+    assert_int_equal(json_integer_value(json_object_get(model, "id")), 177727);
+    char created[40];
+    iso_minutes_ago(s->age_minutes, created);
+    json_object_set_new(summary, "id", json_integer(s->id));
+    json_object_set_new(summary, "push_id", json_integer(s->push_id));
+    json_object_set_new(summary, "created", json_string(created));
+    json_t *alerts = json_array();
+    for (size_t i = 0; i < s->nalerts; i++) {
+        const test_alert *a = &s->alerts[i];
+        json_t *alert = json_deep_copy(model);
+        json_t *sig = json_object_get(alert, "series_signature");
+        char hash[41];
+        snprintf(hash, sizeof hash, "%040lld", a->id);
+        json_object_set_new(alert, "id", json_integer(a->id));
+        json_object_set_new(alert, "summary_id", json_integer(s->id));
+        json_object_set_new(alert, "amount_pct", json_real(a->amount_pct));
+        json_object_set_new(alert, "is_regression", json_boolean(a->regression));
+        json_object_set_new(sig, "id", json_integer(a->id * 10));
+        json_object_set_new(sig, "signature_hash", json_string(hash));
+        json_object_set_new(sig, "machine_platform", json_string(a->platform));
+        json_array_append_new(alerts, alert);
+    }
+    json_object_set_new(summary, "alerts", alerts);
+    json_decref(model);
+    return summary;
+}
+
+/* Gives each alert a task (the recorded raptor task, in our push's group), its Treeherder
+ * job, and the recorded data points of its series with the last one at the summary's
+ * push, produced by that job. */
+static void add_summary(rt_ch *h, test_summary *s)
+{
+    json_t *scenario = json_pack("{s:[o], s:{}, s:{}, s:[]}", "alert_summaries", summary_json(s),
+                                 "tasks", "jobs", "performance_data");
+    for (size_t i = 0; i < s->nalerts; i++) {
+        test_alert *a = &s->alerts[i];
+        rt_ch_slugid(a->task_id);
+        a->job_id = 700000 + a->id;
+        json_object_set_new(
+            json_object_get(scenario, "tasks"), a->task_id,
+            json_pack("{s:s, s:{s:s}}", "fixture", TASK_FIX, "override", "taskGroupId", DECISION));
+        json_object_set_new(json_object_get(scenario, "jobs"), a->task_id,
+                            json_pack("[{s:I, s:i}]", "id", (json_int_t)a->job_id, "retry_id", 0));
+        json_t *points = fixture_json("perfherder/sherlock_backfill_record_context.json");
+        json_t *last = json_array_get(points, json_array_size(points) - 1);
+        json_object_set_new(last, "push_id", json_integer(s->push_id));
+        json_object_set_new(last, "job_id", json_integer(a->job_id));
+        char hash[41];
+        snprintf(hash, sizeof hash, "%040lld", a->id);
+        json_array_append_new(json_object_get(scenario, "performance_data"),
+                              json_pack("{s:s, s:I, s:s, s:o}", "project", "autoland",
+                                        "signature_id", (json_int_t)(a->id * 10), "signature_hash",
+                                        hash, "data", points));
+    }
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+}
+
+/* The environment of a run: the harness's, then the parent's minus the keys we set. */
+static char **run_environment(const rt_ch *h)
+{
+    size_t n = 0;
+    while (environ[n]) n++;
+    char **env = calloc(n + h->nenv + 1, sizeof *env);
+    assert_non_null(env);
+    size_t k = 0;
+    for (size_t i = 0; i < h->nenv; i++) env[k++] = h->env[i];
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr(environ[i], '=');
+        bool ours = false;
+        for (size_t j = 0; eq && j < h->nenv; j++)
+            if (!strncmp(h->env[j], environ[i], (size_t)(eq - environ[i]) + 1)) ours = true;
+        if (!ours) env[k++] = environ[i];
+    }
+    return env;
+}
+
+/* Runs `n` retrig-perf --once at the same time; each must exit with `want` within 40 s. */
+static void run_once(rt_ch *h, size_t n, int want)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/retrig-perf", RT_TEST_BIN_DIR);
+    char **env = run_environment(h);
+    pid_t pids[4];
+    char logs[4][256];
+    assert_true(n <= 4);
+    for (size_t i = 0; i < n; i++) {
+        static int counter;
+        snprintf(logs[i], sizeof logs[i], "%s/perf-%d-%d.log", h->dir, (int)getpid(), counter++);
+        pid_t parent = getpid();
+        pids[i] = fork();
+        if (pids[i] < 0) fail_msg("fork: %s", strerror(errno));
+        if (pids[i] == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) _exit(127);
+            int fd = open(logs[i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fd >= 0) {
+                dup2(fd, STDERR_FILENO);
+                dup2(fd, STDOUT_FILENO);
+                close(fd);
+            }
+            char *argv[] = {path, "--once", NULL};
+            execve(path, argv, env);
+            _exit(127);
+        }
+    }
+    free(env);
+    int64_t deadline = rt_test_now_ms() + 40000;
+    for (size_t i = 0; i < n; i++) {
+        int status = 0;
+        pid_t got;
+        while ((got = waitpid(pids[i], &status, WNOHANG)) == 0 && rt_test_now_ms() < deadline) {
+            struct timespec ts = {0, 20 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        if (got == 0) {
+            kill(pids[i], SIGKILL);
+            waitpid(pids[i], &status, 0);
+        }
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (got == 0 || code != want) {
+            char *text = rt_test_read_file(logs[i], NULL);
+            fail_msg("retrig-perf --once exited %d (want %d)%s:\n%s", code, want,
+                     got ? "" : " (killed)", text);
+        }
+    }
+}
+
+/* The hook triggers of the fake, per alert task (how many times each was backfilled). */
+static int triggers_for(rt_ch *h, const char *task_id)
+{
+    json_t *triggers = rt_fake_triggers(&h->fake);
+    assert_non_null(triggers);
+    int n = 0;
+    size_t i;
+    json_t *t;
+    json_array_foreach(triggers, i, t)
+    {
+        const char *id = json_string_value(
+            json_object_get(json_object_get(json_object_get(t, "payload"), "user"), "taskId"));
+        if (id && !strcmp(id, task_id)) n++;
+    }
+    json_decref(triggers);
+    return n;
+}
+
+static size_t trigger_count(rt_ch *h)
+{
+    json_t *triggers = rt_fake_triggers(&h->fake);
+    assert_non_null(triggers);
+    size_t n = json_array_size(triggers);
+    json_decref(triggers);
+    return n;
+}
+
+static char *alert_field(rt_ch *h, long long alert_id, const char *column)
+{
+    char sql[256], id[32];
+    snprintf(sql, sizeof sql, "SELECT %s::text FROM perf_alerts WHERE alert_id = $1::bigint",
+             column);
+    snprintf(id, sizeof id, "%lld", alert_id);
+    const char *params[] = {id};
+    return rt_ch_sql_text(h, sql, 1, params);
+}
+
+static void assert_alert(rt_ch *h, long long alert_id, const char *column, const char *want)
+{
+    char *v = alert_field(h, alert_id, column);
+    if (!want && v) fail_msg("perf_alerts.%s of %lld is %s, expected NULL", column, alert_id, v);
+    if (want && (!v || strcmp(v, want) != 0))
+        fail_msg("perf_alerts.%s of %lld is %s, expected %s", column, alert_id, v ? v : "NULL",
+                 want);
+    free(v);
+}
+
+static long long summary_handled(rt_ch *h, long long summary_id)
+{
+    char id[32];
+    snprintf(id, sizeof id, "%lld", summary_id);
+    const char *params[] = {id};
+    return rt_ch_sql_int(h,
+                         "SELECT count(*) FROM perf_summaries WHERE summary_id = $1::bigint"
+                         " AND handled_at IS NOT NULL",
+                         1, params);
+}
+
+static long long ledger_sum(rt_ch *h, const char *family)
+{
+    const char *params[] = {family, rt_ch_today()};
+    return rt_ch_sql_int(h,
+                         "SELECT coalesce(sum(amount), 0) FROM budget_ledger WHERE platform = $1"
+                         " AND day = $2::date",
+                         2, params);
+}
+
+static long long rows(rt_ch *h, const char *table)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
+    return rt_ch_sql_int(h, sql, 0, NULL);
+}
+
+/* Two summaries of regressions on three families. */
+static void two_summaries(rt_ch *h, test_summary *a, test_summary *b)
+{
+    *a = (test_summary){.id = 900001,
+                        .push_id = 1300001,
+                        .age_minutes = 120,
+                        .nalerts = 3,
+                        .alerts = {{.id = 990011,
+                                    .platform = "linux1804-64-shippable-qr",
+                                    .amount_pct = 17.9,
+                                    .regression = true},
+                                   {.id = 990012,
+                                    .platform = "windows10-64-shippable-qr",
+                                    .amount_pct = 10,
+                                    .regression = true},
+                                   {.id = 990013,
+                                    .platform = "macosx1015-64-shippable-qr",
+                                    .amount_pct = 8,
+                                    .regression = true}}};
+    *b = (test_summary){
+        .id = 900002,
+        .push_id = 1300002,
+        .age_minutes = 90,
+        .nalerts = 2,
+        .alerts = {
+            {.id = 990021,
+             .platform = "windows10-64-shippable-qr",
+             .amount_pct = 12,
+             .regression = true},
+            {.id = 990022, .platform = "linux1804-64-qr", .amount_pct = 6, .regression = true}}};
+    add_summary(h, a);
+    add_summary(h, b);
+}
+
+static void test_once_backfills_picks_and_a_family_limit_passes_to_the_next_family(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    rt_ch_setenv(h, "PERF_BUDGET_LIMITS", "windows10=9, *=600"); /* one backfill of 9 jobs */
+    test_summary a, b;
+    two_summaries(h, &a, &b);
+    run_once(h, 1, 0);
+    /* windows10: the larger alert (b) took the family's budget; a's windows10 alert is
+     * passed over, and its linux and osx alerts are taken. */
+    assert_int_equal(trigger_count(h), 4);
+    assert_int_equal(triggers_for(h, b.alerts[0].task_id), 1);
+    assert_int_equal(triggers_for(h, a.alerts[0].task_id), 1);
+    assert_int_equal(triggers_for(h, a.alerts[2].task_id), 1);
+    assert_int_equal(triggers_for(h, b.alerts[1].task_id), 1);
+    assert_int_equal(triggers_for(h, a.alerts[1].task_id), 0);
+    assert_alert(h, 990021, "outcome", "triggered");
+    assert_alert(h, 990021, "family", "windows10");
+    assert_alert(h, 990021, "jobs_scheduled", "9");
+    assert_alert(h, 990021, "task_id", b.alerts[0].task_id);
+    assert_alert(h, 990021, "decision_task_id", DECISION);
+    assert_alert(h, 990013, "family", "osx");
+    assert_alert(h, 990012, "outcome", NULL);
+    assert_int_equal(rows(h, "perf_alerts"), 4);
+    assert_int_equal(ledger_sum(h, "perf:windows10"), 9);
+    assert_int_equal(ledger_sum(h, "perf:linux"), 18);
+    assert_int_equal(rt_ch_budget_counter(h, "perf:windows10"), 9);
+    /* The payload is the backfill action for the alert's task with our depth and times. */
+    json_t *triggers = rt_fake_triggers(&h->fake);
+    json_t *user = json_object_get(json_object_get(json_array_get(triggers, 0), "payload"), "user");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(user, "input"), "depth")),
+                     9);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(user, "input"), "times")),
+                     1);
+    assert_string_equal(json_string_value(json_object_get(user, "taskGroupId")), DECISION);
+    json_decref(triggers);
+    /* b gave everything it had; a keeps an alert a later budget can pay for. */
+    assert_int_equal(summary_handled(h, 900002), 1);
+    assert_int_equal(summary_handled(h, 900001), 0);
+
+    /* A second run does nothing again, and the passed-over alert still finds no budget. */
+    run_once(h, 1, 0);
+    assert_int_equal(trigger_count(h), 4);
+    assert_int_equal(rows(h, "perf_alerts"), 4);
+    assert_int_equal(ledger_sum(h, "perf:windows10"), 9);
+
+    /* With Redis flushed the ledger still holds the day's spend: nothing twice. */
+    rt_ch_flush_redis(h);
+    run_once(h, 1, 0);
+    assert_int_equal(trigger_count(h), 4);
+    assert_int_equal(ledger_sum(h, "perf:windows10"), 9);
+    rt_ch_free(h);
+}
+
+static void test_two_runners_at_once_backfill_every_alert_exactly_once(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    test_summary a, b;
+    two_summaries(h, &a, &b);
+    /* Slow hooks keep both runners busy at the same time. */
+    assert_int_equal(
+        rt_fake_add_fault(&h->fake,
+                          "{\"kind\": \"latency\", \"ms\": 300, \"path_prefix\": \"/api/hooks/\"}"),
+        200);
+    run_once(h, 2, 0);
+    assert_int_equal(trigger_count(h), 5);
+    for (size_t i = 0; i < a.nalerts; i++)
+        assert_int_equal(triggers_for(h, a.alerts[i].task_id), 1);
+    for (size_t i = 0; i < b.nalerts; i++)
+        assert_int_equal(triggers_for(h, b.alerts[i].task_id), 1);
+    assert_int_equal(rows(h, "perf_alerts"), 5);
+    assert_int_equal(rt_ch_sql_int(h, "SELECT count(*) FROM budget_ledger", 0, NULL), 5);
+    assert_int_equal(ledger_sum(h, "perf:windows10"), 18);
+    assert_int_equal(rt_ch_budget_counter(h, "perf:windows10"), 18);
+    assert_int_equal(summary_handled(h, 900001), 1);
+    assert_int_equal(summary_handled(h, 900002), 1);
+    /* And two more at once find nothing left. */
+    run_once(h, 2, 0);
+    assert_int_equal(trigger_count(h), 5);
+    rt_ch_free(h);
+}
+
+static void test_an_existing_backfill_of_the_job_is_recorded_already_backfilled(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    test_summary s = {.id = 900003,
+                      .push_id = 1300003,
+                      .age_minutes = 120,
+                      .nalerts = 2,
+                      .alerts = {{.id = 990031,
+                                  .platform = "linux1804-64-shippable-qr",
+                                  .amount_pct = 17.9,
+                                  .regression = true},
+                                 {.id = 990032,
+                                  .platform = "windows7-32-shippable-qr",
+                                  .amount_pct = 9,
+                                  .regression = true}}};
+    add_summary(h, &s);
+    /* A sheriff backfilled the linux job by hand: a backfill action task in the push's
+     * group for that task, as gecko's action tasks look. */
+    char by_hand[23];
+    rt_ch_slugid(by_hand);
+    json_t *scenario =
+        json_pack("{s:{s:{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s, s:s, s:{s:i}}}}}}", "tasks", by_hand,
+                  "taskGroupId", DECISION, "schedulerId", "gecko-level-3", "tags", "kind",
+                  "action-callback", "action", "backfill", "extra", "action", "name", "backfill",
+                  "taskId", s.alerts[0].task_id, "input", "depth", 5);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    run_once(h, 1, 0);
+    assert_int_equal(triggers_for(h, s.alerts[0].task_id), 0);
+    assert_int_equal(triggers_for(h, s.alerts[1].task_id), 1);
+    assert_alert(h, 990031, "outcome", "already-backfilled");
+    assert_alert(h, 990031, "action_task_id", by_hand);
+    assert_alert(h, 990031, "jobs_scheduled", "0");
+    assert_int_equal(ledger_sum(h, "perf:linux"), 0);
+    assert_int_equal(ledger_sum(h, "perf:windows7"), 9);
+    assert_int_equal(summary_handled(h, 900003), 1);
+    rt_ch_free(h);
+}
+
+static void test_dry_run_records_the_payload_and_sends_nothing(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    rt_ch_setenv(h, "DRY_RUN", "true");
+    test_summary a, b;
+    two_summaries(h, &a, &b);
+    run_once(h, 1, 0);
+    json_t *calls = rt_fake_calls(&h->fake, HOOKS);
+    assert_int_equal(json_array_size(calls), 0);
+    json_decref(calls);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM perf_alerts WHERE outcome = 'dry-run'"
+                                   " AND payload IS NOT NULL AND dry_run",
+                                   0, NULL),
+                     5);
+    char *taken = alert_field(h, 990011, "(payload #>> '{user,taskId}')");
+    assert_non_null(taken);
+    assert_string_equal(taken, a.alerts[0].task_id);
+    free(taken);
+    /* A dry run is finished: the next run neither resumes nor repeats it. */
+    run_once(h, 1, 0);
+    assert_int_equal(rows(h, "perf_alerts"), 5);
+    rt_ch_free(h);
+}
+
+static void test_a_young_summary_is_picked_only_once_an_hour_has_passed(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    test_summary s = {.id = 900004,
+                      .push_id = 1300004,
+                      .age_minutes = 10,
+                      .nalerts = 1,
+                      .alerts = {{.id = 990041,
+                                  .platform = "linux1804-64-shippable-qr",
+                                  .amount_pct = 17.9,
+                                  .regression = true}}};
+    add_summary(h, &s);
+    run_once(h, 1, 0);
+    assert_int_equal(trigger_count(h), 0);
+    assert_int_equal(rows(h, "perf_summaries"), 0);
+    /* Fifty minutes on, Perfherder shows the same summary, now 60 minutes old. */
+    s.age_minutes = 61;
+    json_t *scenario = json_pack("{s:[o]}", "alert_summaries", summary_json(&s));
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    run_once(h, 1, 0);
+    assert_int_equal(triggers_for(h, s.alerts[0].task_id), 1);
+    rt_ch_free(h);
+}
+
+static void test_perfherder_5xx_is_retried(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    rt_ch_setenv(h, "HTTP_MAX_ATTEMPTS", "3");
+    rt_ch_setenv(h, "HTTP_BACKOFF_BASE_MS", "20");
+    test_summary a, b;
+    two_summaries(h, &a, &b);
+    assert_int_equal(
+        rt_fake_add_fault(&h->fake,
+                          "[{\"kind\": \"status\", \"status\": 503, \"times\": 2,"
+                          " \"path_prefix\": \"/api/performance/alertsummary/\"},"
+                          " {\"kind\": \"status\", \"status\": 502, \"times\": 1,"
+                          " \"path_prefix\": \"/api/project/autoland/performance/data/\"}]"),
+        200);
+    run_once(h, 1, 0);
+    assert_int_equal(trigger_count(h), 5);
+    json_t *calls = rt_fake_calls(&h->fake, "/api/performance/alertsummary/");
+    assert_true(json_array_size(calls) >= 3);
+    json_decref(calls);
+    rt_ch_free(h);
+}
+
+static void test_a_perfherder_error_or_a_truncated_page_marks_nothing_handled(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    test_summary a, b;
+    two_summaries(h, &a, &b);
+    assert_int_equal(rt_fake_add_fault(&h->fake,
+                                       "{\"kind\": \"status\", \"status\": 500, \"times\": 1,"
+                                       " \"path_prefix\": \"/api/performance/alertsummary/\"}"),
+                     200);
+    run_once(h, 1, 1);
+    assert_int_equal(rt_fake_add_fault(&h->fake,
+                                       "{\"kind\": \"drop_mid_body\", \"times\": 1,"
+                                       " \"path_prefix\": \"/api/performance/alertsummary/\"}"),
+                     200);
+    run_once(h, 1, 1);
+    assert_int_equal(trigger_count(h), 0);
+    assert_int_equal(rows(h, "perf_alerts"), 0);
+    assert_int_equal(rows(h, "perf_summaries"), 0);
+    assert_int_equal(rows(h, "budget_ledger"), 0);
+    /* Once Perfherder answers, the same run does everything. */
+    run_once(h, 1, 0);
+    assert_int_equal(trigger_count(h), 5);
+    rt_ch_free(h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_once_backfills_picks_and_a_family_limit_passes_to_the_next_family),
+        cmocka_unit_test(test_two_runners_at_once_backfill_every_alert_exactly_once),
+        cmocka_unit_test(test_an_existing_backfill_of_the_job_is_recorded_already_backfilled),
+        cmocka_unit_test(test_dry_run_records_the_payload_and_sends_nothing),
+        cmocka_unit_test(test_a_young_summary_is_picked_only_once_an_hour_has_passed),
+        cmocka_unit_test(test_perfherder_5xx_is_retried),
+        cmocka_unit_test(test_a_perfherder_error_or_a_truncated_page_marks_nothing_handled),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

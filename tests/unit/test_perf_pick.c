@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* test_perf_pick.c - which Perfherder alerts retrig-perf backfills, on the recorded alert
+ * summaries (perfherder/alert_summaries.json, alert_summary_with_different_status.json)
+ * and on summaries made from them: regressions first, family order, magnitude, rounds per
+ * summary, budgets partly used, improvements, small magnitudes, young summaries, triaged
+ * and handled alerts, and the parsing of Perfherder's pages. */
+#include "support/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/perf_pick.h"
+
+/* 2023-06-24T11:16:45Z: a day after the newest fixture summary (38857) was created. */
+#define NOW_2023 ((time_t)1687605405)
+
+typedef struct fixture {
+    rt_config cfg;
+    rt_perf_options opts;
+    rt_perf_summaries summaries;
+    rt_perf_result result;
+} fixture;
+
+static void load(rt_perf_summaries *s, const char *name)
+{
+    size_t len;
+    char *text = rt_test_read_file(rt_test_fixture(name), &len);
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc = rt_perf_summaries_parse(text, len, s, NULL, errstr);
+    free(text);
+    if (rc != RT_OK) fail_msg("%s: %s", name, errstr);
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (!f || rt_config_defaults(&f->cfg, errstr) != RT_OK) return -1;
+    if (rt_perf_options_from_config(&f->opts, &f->cfg, errstr) != RT_OK) return -1;
+    load(&f->summaries, "perfherder/alert_summaries.json");
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    rt_perf_result_free(&f->result);
+    rt_perf_summaries_free(&f->summaries);
+    rt_config_free(&f->cfg);
+    free(f);
+    return 0;
+}
+
+static rt_perf_summary *summary(fixture *f, long long id)
+{
+    for (size_t i = 0; i < f->summaries.count; i++)
+        if (f->summaries.items[i].id == id) return &f->summaries.items[i];
+    fail_msg("no summary %lld", id);
+    return NULL;
+}
+
+static rt_perf_alert *alert(fixture *f, long long id)
+{
+    for (size_t i = 0; i < f->summaries.count; i++)
+        for (size_t k = 0; k < f->summaries.items[i].nalerts; k++)
+            if (f->summaries.items[i].alerts[k].id == id) return &f->summaries.items[i].alerts[k];
+    fail_msg("no alert %lld", id);
+    return NULL;
+}
+
+static void pick(fixture *f, const rt_perf_history *h, time_t now)
+{
+    rt_perf_result_free(&f->result);
+    assert_int_equal(rt_perf_pick_alerts(&f->summaries, &f->opts, h, now, &f->result), RT_OK);
+}
+
+/* The picked alert ids, in order, as "a,b,c". */
+static const char *picked(const fixture *f)
+{
+    static char out[512];
+    size_t n = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < f->result.npicks; i++)
+        n += (size_t)snprintf(out + n, sizeof out - n, "%s%lld", i ? "," : "",
+                              f->result.picks[i].alert->id);
+    return out;
+}
+
+/* Why an alert (or, with alert_id 0, a summary) was not picked. */
+static const char *skip_reason(const fixture *f, long long summary_id, long long alert_id)
+{
+    for (size_t i = 0; i < f->result.nskips; i++) {
+        const rt_perf_skip *k = &f->result.skips[i];
+        if (k->summary->id == summary_id &&
+            (alert_id ? k->alert && k->alert->id == alert_id : !k->alert))
+            return k->reason;
+    }
+    return "";
+}
+
+static bool closed(const fixture *f, long long summary_id)
+{
+    for (size_t i = 0; i < f->result.nclosed; i++)
+        if (f->result.closed[i]->id == summary_id) return true;
+    for (size_t i = 0; i < f->result.npicks; i++)
+        if (f->result.picks[i].summary->id == summary_id && f->result.picks[i].closes_summary)
+            return true;
+    return false;
+}
+
+static void test_fixture_summaries_parse_with_every_field_the_picking_needs(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(f->summaries.count, 3);
+    rt_perf_summary *s = summary(f, 38857);
+    assert_string_equal(s->repository, "autoland");
+    assert_int_equal(s->framework, 13);
+    assert_int_equal(s->push_id, 1260291);
+    assert_string_equal(s->revision, "ed3672832487424625691069c34d5cd1c4800783");
+    assert_int_equal((long long)s->created, 1687519005LL); /* 2023-06-23T11:16:45.819043 UTC */
+    assert_int_equal(s->nalerts, 3);
+    rt_perf_alert *a = alert(f, 177727);
+    assert_true(a->is_regression);
+    assert_int_equal(a->status, 0);
+    assert_int_equal(a->signature_id, 3777240);
+    assert_string_equal(a->platform, "linux1804-64-shippable-qr");
+    assert_string_equal(a->signature_hash, "a8b7d746763f7da0a98c9b8bb97f6e23c8815655");
+    assert_true(a->amount_pct > 17.89 && a->amount_pct < 17.91);
+    assert_int_equal(alert(f, 69530)->status, 3);
+}
+
+static void test_a_page_gives_its_next_url_and_a_summary_is_never_added_twice(void **state)
+{
+    (void)state;
+    size_t len;
+    char *list = rt_test_read_file(rt_test_fixture("perfherder/alert_summaries.json"), &len);
+    size_t size = len + 256;
+    char *page = malloc(size);
+    assert_non_null(page);
+    snprintf(page, size,
+             "{\"count\": 13, \"next\": \"https://treeherder.example/api/performance/"
+             "alertsummary/?page=2\", \"previous\": null, \"results\": %s}",
+             list);
+    rt_perf_summaries s = {0};
+    char *next = NULL, errstr[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_perf_summaries_parse(page, strlen(page), &s, &next, errstr), RT_OK);
+    assert_int_equal(s.count, 3);
+    assert_non_null(next);
+    assert_string_equal(next, "https://treeherder.example/api/performance/alertsummary/?page=2");
+    free(next);
+    /* A page that moved: the same summaries again add nothing. */
+    assert_int_equal(rt_perf_summaries_parse(list, len, &s, &next, errstr), RT_OK);
+    assert_null(next);
+    assert_int_equal(s.count, 3);
+    /* The different-status fixture is summary 20174 again. */
+    load(&s, "perfherder/alert_summary_with_different_status.json");
+    assert_int_equal(s.count, 3);
+    rt_perf_summaries_free(&s);
+    free(page);
+    free(list);
+}
+
+static void test_summaries_without_what_the_picking_needs_are_refused(void **state)
+{
+    (void)state;
+    rt_perf_summaries s = {0};
+    char errstr[RT_ERRSTR_SIZE] = "";
+    size_t len;
+    char *text = rt_test_read_file(
+        rt_test_fixture("perfherder/alert_summary_with_different_status.json"), &len);
+    /* Truncated, as a dropped connection leaves it. */
+    assert_int_equal(rt_perf_summaries_parse(text, len / 2, &s, NULL, errstr), RT_EPROTO);
+    assert_int_equal(s.count, 0);
+    /* An alert without its platform. */
+    char *at = strstr(text, "\"machine_platform\"");
+    assert_non_null(at);
+    memcpy(at, "\"machine_platfore\"", 18);
+    assert_int_equal(rt_perf_summaries_parse(text, len, &s, NULL, errstr), RT_EPROTO);
+    assert_non_null(strstr(errstr, "machine_platform"));
+    assert_int_equal(s.count, 0);
+    free(text);
+    const char *bad_time =
+        "[{\"id\": 1, \"push_id\": 2, \"framework\": 1, \"repository\": \"autoland\","
+        " \"created\": \"yesterday\", \"alerts\": []}]";
+    assert_int_equal(rt_perf_summaries_parse(bad_time, strlen(bad_time), &s, NULL, errstr),
+                     RT_EPROTO);
+    assert_non_null(strstr(errstr, "created"));
+    assert_int_equal(s.count, 0);
+    rt_perf_summaries_free(&s);
+}
+
+static void test_default_options_are_the_issue_families_and_daily_limits(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(f->opts.nfamilies, 5);
+    const char *names[] = {"windows10", "windows7", "linux", "osx", "android", "other"};
+    for (size_t i = 0; i < 6; i++) assert_string_equal(rt_perf_family_name(&f->opts, i), names[i]);
+    assert_int_equal(f->opts.limit[0], 600);
+    assert_int_equal(f->opts.limit[4], 100);
+    assert_int_equal(f->opts.limit[5], 600);
+    assert_int_equal(f->opts.cost, 9); /* depth 9 x times 1 */
+    assert_int_equal(rt_perf_family_of(&f->opts, "macosx1100-64-shippable-qr"), 3);
+    assert_int_equal(rt_perf_family_of(&f->opts, "osx-1015"), 3);
+    assert_int_equal(rt_perf_family_of(&f->opts, "windows7-32-shippable-qr"), 1);
+    assert_int_equal(rt_perf_family_of(&f->opts, "windows11-64-2009-qr"), 5);
+    assert_int_equal(rt_perf_family_of(&f->opts, "android-hw-a51-11-0-aarch64"), 4);
+
+    rt_perf_options o;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_config_set(&f->cfg, "perf_platform_families",
+                                   "win=windows10/windows11, mac=", "test", errstr),
+                     RT_OK);
+    assert_int_equal(rt_perf_options_from_config(&o, &f->cfg, errstr), RT_ECONFIG);
+    assert_non_null(strstr(errstr, "perf_platform_families"));
+    assert_int_equal(
+        rt_config_set(&f->cfg, "perf_platform_families", "win=windows10/windows11", "test", errstr),
+        RT_OK);
+    assert_int_equal(rt_config_set(&f->cfg, "perf_budget_limits", "win=50, many", "test", errstr),
+                     RT_OK);
+    assert_int_equal(rt_perf_options_from_config(&o, &f->cfg, errstr), RT_ECONFIG);
+    assert_non_null(strstr(errstr, "perf_budget_limits"));
+    assert_int_equal(rt_config_set(&f->cfg, "perf_budget_limits", "win=50", "test", errstr), RT_OK);
+    assert_int_equal(rt_perf_options_from_config(&o, &f->cfg, errstr), RT_OK);
+    assert_int_equal(rt_perf_family_of(&o, "windows11-64-2009-qr"), 0);
+    assert_int_equal(o.limit[0], 50);
+    assert_int_equal(o.limit[1], 0); /* "other": no pattern, no budget */
+}
+
+static void test_by_default_only_the_large_untriaged_regression_is_picked(void **state)
+{
+    fixture *f = *state;
+    pick(f, NULL, NOW_2023);
+    assert_string_equal(picked(f), "177727");
+    const rt_perf_pick *p = &f->result.picks[0];
+    assert_int_equal(p->family, 2);
+    assert_int_equal(p->round, 1);
+    assert_non_null(strstr(p->reason, "regression, family linux"));
+    assert_string_equal(skip_reason(f, 38857, 177724), "improvement (include_improvements is off)");
+    assert_string_equal(skip_reason(f, 20239, 0), "framework 2 is not configured");
+    assert_string_equal(skip_reason(f, 20174, 69345), "improvement (include_improvements is off)");
+    /* Nothing else in 38857 and 20174 is worth a backfill: both are done. */
+    assert_true(closed(f, 38857));
+    assert_true(closed(f, 20174));
+    assert_int_equal(f->result.used[2], 9);
+}
+
+static void
+test_regressions_first_then_family_order_then_magnitude_with_rounds_per_summary(void **state)
+{
+    fixture *f = *state;
+    f->opts.include_improvements = true;
+    pick(f, NULL, NOW_2023);
+    /* Round 1: the regression, then one alert per family of each summary (osx before
+     * other, the tie of 69346/69347 by id); round 2: the second linux and osx alerts. */
+    assert_string_equal(picked(f), "177727,69346,69345,177724,69347");
+    assert_int_equal(f->result.picks[3].round, 2);
+    assert_int_equal(f->result.picks[4].round, 2);
+    assert_true(strstr(skip_reason(f, 38857, 177726), "too small (4.06% < 5.00%)") != NULL);
+    assert_true(strstr(skip_reason(f, 20174, 69344), "too small") != NULL);
+    /* 20174 gave its three: its last pick closes it. */
+    assert_true(f->result.picks[4].closes_summary);
+    assert_false(f->result.picks[1].closes_summary);
+}
+
+static void test_a_summary_gives_at_most_max_per_summary_alerts(void **state)
+{
+    fixture *f = *state;
+    f->opts.include_improvements = true;
+    f->opts.max_per_summary = 2;
+    pick(f, NULL, NOW_2023);
+    assert_string_equal(picked(f), "177727,69346,69345,177724");
+    assert_non_null(strstr(skip_reason(f, 20174, 69347), "max_per_summary"));
+    assert_true(closed(f, 20174));
+}
+
+static void test_mixed_platforms_follow_the_configured_family_order(void **state)
+{
+    fixture *f = *state;
+    f->opts.include_improvements = true;
+    /* Summary 20174 made mixed: windows10, windows7, android, osx. */
+    snprintf(alert(f, 69344)->platform, 128, "android-hw-p2-8-0-android-aarch64-shippable-qr");
+    alert(f, 69344)->amount_pct = 30;
+    snprintf(alert(f, 69345)->platform, 128, "windows7-32-shippable-qr");
+    snprintf(alert(f, 69347)->platform, 128, "windows10-64-shippable-qr");
+    alert(f, 69347)->amount_pct = 5.5;
+    pick(f, NULL, NOW_2023);
+    /* windows10 beats windows7 beats osx beats android, whatever the magnitude. */
+    assert_string_equal(picked(f), "177727,69347,69345,69346,177724");
+    assert_non_null(strstr(skip_reason(f, 20174, 69344), "max_per_summary"));
+    /* A reversed order turns it around. */
+    char errstr[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(
+        rt_config_set(&f->cfg, "perf_platform_families",
+                      "android=android, osx=macosx/osx, windows7=windows7, windows10=windows10",
+                      "test", errstr),
+        RT_OK);
+    assert_int_equal(rt_perf_options_from_config(&f->opts, &f->cfg, errstr), RT_OK);
+    f->opts.include_improvements = true;
+    pick(f, NULL, NOW_2023);
+    /* linux is "other" now, after every family, and the regression still comes first. */
+    assert_string_equal(picked(f), "177727,69344,69346,69345,177724");
+}
+
+static void test_a_family_out_of_budget_is_passed_over_and_the_summary_stays_open(void **state)
+{
+    fixture *f = *state;
+    f->opts.include_improvements = true;
+    f->opts.used[3] = 595; /* osx: 5 of 600 left, a backfill costs 9 */
+    f->opts.limit[2] = 9;  /* linux: room for exactly one backfill */
+    pick(f, NULL, NOW_2023);
+    assert_string_equal(picked(f), "177727,69345");
+    assert_non_null(strstr(skip_reason(f, 20174, 69346), "family osx out of budget (595 of 600"));
+    assert_non_null(strstr(skip_reason(f, 38857, 177724), "family linux out of budget (9 of 9"));
+    /* Both keep alerts a later day's budget can pay for. */
+    assert_false(closed(f, 20174));
+    assert_false(closed(f, 38857));
+    assert_int_equal(f->result.used[2], 9);
+    assert_int_equal(f->result.used[5], 9);
+}
+
+static void test_a_young_summary_waits_until_min_age_has_passed(void **state)
+{
+    fixture *f = *state;
+    time_t created = summary(f, 38857)->created;
+    pick(f, NULL, created + 10 * 60);
+    assert_string_equal(picked(f), "");
+    assert_non_null(
+        strstr(skip_reason(f, 38857, 0), "too young (created 10 min ago, min_age 60 min)"));
+    assert_false(closed(f, 38857));
+    pick(f, NULL, created + 60 * 60);
+    assert_string_equal(picked(f), "177727");
+}
+
+static void test_triaged_alerts_are_never_candidates(void **state)
+{
+    fixture *f = *state;
+    rt_perf_summaries_free(&f->summaries);
+    load(&f->summaries, "perfherder/alert_summary_with_different_status.json");
+    f->opts.include_improvements = true;
+    pick(f, NULL, NOW_2023);
+    assert_string_equal(picked(f), "69345");
+    assert_string_equal(skip_reason(f, 20174, 69346), "triaged (status 3)");
+    assert_string_equal(skip_reason(f, 20174, 69347), "triaged (status 4)");
+    assert_non_null(strstr(skip_reason(f, 20174, 69344), "too small"));
+    assert_true(closed(f, 20174));
+}
+
+static void test_configured_repositories_only(void **state)
+{
+    fixture *f = *state;
+    snprintf(summary(f, 38857)->repository, 64, "try");
+    pick(f, NULL, NOW_2023);
+    assert_string_equal(picked(f), "");
+    assert_string_equal(skip_reason(f, 38857, 0), "repository try is not configured");
+}
+
+static void test_history_keeps_handled_alerts_and_summaries_out(void **state)
+{
+    fixture *f = *state;
+    f->opts.include_improvements = true;
+    const long long handled[] = {177727, 69346};
+    rt_perf_taken taken[] = {{20174, 2, false}, {20239, 0, true}};
+    rt_perf_history h = {handled, 2, taken, 2};
+    f->opts.frameworks = NULL; /* any framework: 20239 is out because it is closed */
+    pick(f, &h, NOW_2023);
+    /* 20174 had given two, so one more: osx comes before other. */
+    assert_string_equal(picked(f), "177724,69347");
+    assert_string_equal(skip_reason(f, 38857, 177727), "handled before");
+    assert_string_equal(skip_reason(f, 20174, 69346), "handled before");
+    assert_non_null(strstr(skip_reason(f, 20174, 69345), "max_per_summary"));
+    assert_string_equal(skip_reason(f, 20239, 0), "summary handled before");
+    assert_true(closed(f, 20174));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_fixture_summaries_parse_with_every_field_the_picking_needs, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_page_gives_its_next_url_and_a_summary_is_never_added_twice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_summaries_without_what_the_picking_needs_are_refused,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_default_options_are_the_issue_families_and_daily_limits, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_by_default_only_the_large_untriaged_regression_is_picked, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_regressions_first_then_family_order_then_magnitude_with_rounds_per_summary, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_a_summary_gives_at_most_max_per_summary_alerts, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_mixed_platforms_follow_the_configured_family_order,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_family_out_of_budget_is_passed_over_and_the_summary_stays_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_young_summary_waits_until_min_age_has_passed, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_triaged_alerts_are_never_candidates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_configured_repositories_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_keeps_handled_alerts_and_summaries_out, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

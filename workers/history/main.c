@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* main.c - retrig-history: records the results of every resolved Taskcluster test task,
+ * on every branch, for the test history (common/history.h, migrations/0006_history.sql).
+ *
+ * It consumes its own Pulse queue queue/<user>/<pulse_queue_name>-history, bound to the
+ * task-completed and task-failed exchanges, so it never slows retrig-classify down. For
+ * each run of an allowed project in the sample: the task definition (cached) says whether
+ * it is a test (extra.treeherder.jobKind), the errorsummary artifacts give its group and
+ * failing test results, and one transaction writes the run and its rows in multi-row
+ * INSERTs. The run's unique key makes a redelivery a no-op. Invalid messages and task
+ * definitions are dead-lettered with a reason; transient upstream failures go through
+ * delay queues (<ns>.history-retry) and are dead-lettered after the last delay; a
+ * Postgres failure requeues the message. Single-threaded; run replicas for throughput. */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/amqp.h"
+#include "common/errorsummary.h"
+#include "common/history.h"
+#include "common/http.h"
+#include "common/pg.h"
+#include "common/pulse.h"
+#include "common/taskdef.h"
+#include "common/upstream.h"
+#include "common/worker.h"
+
+#define MAX_DELAYS                 16
+#define ERRORSUMMARY_MAX_ARTIFACTS 32
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    if (g_stop) _exit(128 + sig); /* second signal: exit now */
+    g_stop = 1;
+}
+
+typedef struct cached_task {
+    char task_id[23];
+    rt_taskdef def;
+} cached_task;
+
+typedef struct history {
+    rt_config *cfg;
+    rt_amqp *pulse; /* consumes the Pulse queue */
+    rt_amqp *ours;  /* retries and dead letters (== pulse when the same URL) */
+    rt_pg *pg;
+    rt_http *http;
+    char pulse_queue[300];
+    char retry_queue[300];
+    int delays[MAX_DELAYS];
+    size_t ndelays;
+    cached_task *cache;
+    size_t cache_size;
+} history;
+
+typedef enum { DONE_ACK, DONE_RETRY, DONE_DEAD, DONE_REQUEUE } outcome;
+
+typedef struct handled {
+    outcome outcome;
+    char reason[RT_ERRSTR_SIZE];
+} handled;
+
+static void fail(handled *h, outcome o, const char *fmt, ...) RT_PRINTF(3, 4);
+static void fail(handled *h, outcome o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    h->outcome = o;
+    vsnprintf(h->reason, sizeof h->reason, fmt, ap);
+    va_end(ap);
+}
+
+static void upstream_failed(handled *h, int rc, const char *what, const char *errstr)
+{
+    fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD, "upstream-error: %s: %s", what,
+         errstr);
+}
+
+/* ---- the task definition cache (direct-mapped: definitions never change) ---- */
+
+static cached_task *cache_slot(history *w, const char *task_id)
+{
+    size_t h = 5381;
+    for (const char *p = task_id; *p; p++) h = h * 33 + (unsigned char)*p;
+    return &w->cache[h % w->cache_size];
+}
+
+/* The definition of task_id: from the cache, else fetched (and cached). *owned is set
+ * when the caller must free it (no cache). */
+static int fetch_task(history *w, const char *task_id, rt_taskdef **out, bool *owned, handled *h)
+{
+    *owned = false;
+    if (w->cache_size) {
+        cached_task *c = cache_slot(w, task_id);
+        if (!strcmp(c->task_id, task_id)) {
+            *out = &c->def;
+            return RT_OK;
+        }
+    }
+    char *body = NULL, errstr[RT_ERRSTR_SIZE] = "";
+    size_t len = 0;
+    int rc = rt_tc_get_task(w->http, w->cfg->taskcluster_root_url, task_id, &body, &len, errstr);
+    if (rc != RT_OK) {
+        upstream_failed(h, rc, "task definition", errstr);
+        return rc;
+    }
+    rt_taskdef def;
+    char reason[128] = "";
+    rc = rt_taskdef_parse(body, len, (size_t)w->cfg->http_max_body_bytes, &def, reason);
+    free(body);
+    if (rc != RT_OK) {
+        fail(h, DONE_DEAD, "invalid task definition: %s", reason);
+        return rc;
+    }
+    if (w->cache_size) {
+        cached_task *c = cache_slot(w, task_id);
+        rt_taskdef_free(&c->def);
+        snprintf(c->task_id, sizeof c->task_id, "%s", task_id);
+        c->def = def;
+        *out = &c->def;
+        return RT_OK;
+    }
+    rt_taskdef *copy = malloc(sizeof *copy);
+    if (!copy) {
+        rt_taskdef_free(&def);
+        return RT_ENOMEM;
+    }
+    *copy = def;
+    *out = copy;
+    *owned = true;
+    return RT_OK;
+}
+
+static int fetch_errorsummary(history *w, const rt_pulse_task *msg, rt_errorsummary *es, handled *h)
+{
+    rt_tc_artifact_names names;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc = rt_tc_list_artifacts(w->http, w->cfg->taskcluster_root_url, msg->task_id, msg->run_id,
+                                  &names, errstr);
+    if (rc != RT_OK) {
+        upstream_failed(h, rc, "artifact list", errstr);
+        return rc;
+    }
+    size_t fetched = 0;
+    for (size_t i = 0; i < names.count && fetched < ERRORSUMMARY_MAX_ARTIFACTS; i++) {
+        if (!strstr(names.names[i], "errorsummary")) continue;
+        char *body = NULL;
+        size_t len = 0;
+        rc = rt_tc_get_artifact(w->http, w->cfg->taskcluster_root_url, msg->task_id, msg->run_id,
+                                names.names[i], &body, &len, errstr);
+        if (rc != RT_OK) {
+            upstream_failed(h, rc, "errorsummary artifact", errstr);
+            break;
+        }
+        rc = rt_errorsummary_add(es, body, len);
+        free(body);
+        if (rc != RT_OK) break;
+        fetched++;
+    }
+    rt_tc_artifact_names_free(&names);
+    return rc;
+}
+
+/* Whether a project is recorded; logs why not. */
+static bool wanted(history *w, const rt_pulse_task *msg, const char *project)
+{
+    if (!rt_history_project_allowed(&w->cfg->history_projects, project)) return false;
+    return rt_history_sampled(msg->task_id, w->cfg->history_sample_percent);
+}
+
+/* Fetches what a resolved run needs and records it. */
+static void record_run(history *w, rt_pulse_task *msg, handled *h)
+{
+    rt_taskdef *task = NULL;
+    bool task_owned = false;
+    rt_errorsummary es = {0};
+    rt_history_rows rows = {0};
+    char run[16];
+    snprintf(run, sizeof run, "%d", msg->run_id);
+
+    /* The CC route names the project: skip what is not wanted before any upstream call. */
+    if (msg->project && !wanted(w, msg, msg->project)) goto out;
+    if (fetch_task(w, msg->task_id, &task, &task_owned, h) != RT_OK) goto out;
+    if (!task->job_kind || strcmp(task->job_kind, "test") != 0) goto out; /* builds, lints, ... */
+    const char *project = msg->project ? msg->project : task->project;
+    const char *revision = msg->revision ? msg->revision : task->revision;
+    const char *push = msg->pushlog_id ? msg->pushlog_id : task->pushlog_id;
+    if (!project || !revision) {
+        rt_log_debug("test run without a push; not recorded", "task_id", msg->task_id);
+        goto out;
+    }
+    if (!msg->project && !wanted(w, msg, project)) goto out;
+    if (!push) push = revision;
+    if (fetch_errorsummary(w, msg, &es, h) != RT_OK) goto out;
+    if (rt_history_rows_from_errorsummary(&es, &rows) != RT_OK) {
+        fail(h, DONE_REQUEUE, "out of memory");
+        goto out;
+    }
+
+    char run_key[48], branch_key[300];
+    snprintf(run_key, sizeof run_key, "%s/%d", msg->task_id, msg->run_id);
+    rt_history_branch_key(project, push, branch_key, sizeof branch_key);
+    rt_history_run hr = {
+        .source = "taskcluster",
+        .run_key = run_key,
+        .repository = w->cfg->history_repository,
+        .project = project,
+        .branch = project,
+        .main = rt_history_is_main(&w->cfg->history_main_projects, project),
+        .branch_key = branch_key,
+        .push = push,
+        .revision = revision,
+        .platform = task->platform,
+        .label = task->label,
+        .run_at = msg->resolved ? msg->resolved : (msg->started ? msg->started : msg->scheduled),
+        .complete_results = false,
+    };
+    if (!hr.run_at) {
+        fail(h, DONE_DEAD, "missing-field:status.runs[].resolved");
+        goto out;
+    }
+    bool inserted = false;
+    int rc = rt_pg_begin(w->pg);
+    if (rc == RT_OK) rc = rt_history_store(w->pg, &hr, &rows, false, &inserted);
+    if (rc == RT_OK) rc = rt_pg_commit(w->pg);
+    if (rc != RT_OK) {
+        const char *state = rt_pg_sqlstate(w->pg);
+        bool bad_value = !strncmp(state, "22", 2); /* data exception: a bad time in the message */
+        char why[RT_ERRSTR_SIZE];
+        snprintf(why, sizeof why, "%s", rt_pg_errstr(w->pg));
+        if (rt_pg_in_transaction(w->pg)) {
+            int ignored = rt_pg_rollback(w->pg);
+            (void)ignored;
+        }
+        if (bad_value)
+            fail(h, DONE_DEAD, "invalid-value: %s", why);
+        else
+            fail(h, DONE_REQUEUE, "postgres: %s", why);
+        goto out;
+    }
+    char groups[24], tests[24];
+    snprintf(groups, sizeof groups, "%zu", rows.ngroups);
+    snprintf(tests, sizeof tests, "%zu", rows.ntests);
+    rt_log_debug(inserted ? "recorded" : "already recorded", "task_id", msg->task_id, "run_id", run,
+                 "project", project, "groups", groups, "failing_tests", tests);
+out:
+    rt_history_rows_free(&rows);
+    rt_errorsummary_free(&es);
+    if (task_owned) {
+        rt_taskdef_free(task);
+        free(task);
+    }
+}
+
+static void handle(history *w, const rt_amqp_message *m, handled *h)
+{
+    h->outcome = DONE_ACK;
+    h->reason[0] = '\0';
+    const char *exchange = rt_amqp_message_header(m, "x-retrig-original-exchange");
+    if (!exchange) exchange = m->exchange;
+    rt_pulse_task msg;
+    char reason[RT_PULSE_REASON_SIZE] = "";
+    if (rt_pulse_parse(m->body, m->len, exchange, (size_t)w->cfg->max_message_bytes, &msg,
+                       reason) != RT_OK) {
+        fail(h, DONE_DEAD, "%s", reason);
+        return;
+    }
+    for (size_t i = 0; i < m->cc_count; i++) (void)rt_pulse_apply_route(&msg, m->cc[i]);
+    const char *routes = rt_amqp_message_header(m, "x-retrig-routes");
+    if (routes) {
+        char *copy = strdup(routes), *save = NULL;
+        for (char *r = copy ? strtok_r(copy, ",", &save) : NULL; r; r = strtok_r(NULL, ",", &save))
+            (void)rt_pulse_apply_route(&msg, r);
+        free(copy);
+    }
+    if (msg.event == RT_TASK_EVENT_COMPLETED || msg.event == RT_TASK_EVENT_FAILED)
+        record_run(w, &msg, h);
+    rt_pulse_task_free(&msg);
+}
+
+/* The next delay queue, or the dead-letter queue after the last one. The copy carries
+ * the original exchange and routes in headers. */
+static int retry_later(history *w, rt_amqp *src, const rt_amqp_message *m, const char *reason)
+{
+    int attempt = m->attempt;
+    if ((size_t)attempt >= w->ndelays) {
+        char why[RT_ERRSTR_SIZE + 64];
+        snprintf(why, sizeof why, "%s (after %d retries)", reason, attempt);
+        return rt_amqp_dead_letter(src, m, why);
+    }
+    const char *exchange = rt_amqp_message_header(m, "x-retrig-original-exchange");
+    if (!exchange) exchange = m->exchange ? m->exchange : "";
+    char routes[4096] = "";
+    const char *old_routes = rt_amqp_message_header(m, "x-retrig-routes");
+    if (old_routes) snprintf(routes, sizeof routes, "%s", old_routes);
+    for (size_t i = 0; i < m->cc_count; i++) {
+        size_t n = strlen(routes);
+        snprintf(routes + n, sizeof routes - n, "%s%s", n ? "," : "", m->cc[i]);
+    }
+    rt_amqp_header headers[] = {{"x-retrig-original-exchange", exchange},
+                                {"x-retrig-routes", routes},
+                                {"x-retrig-last-error", reason}};
+    rt_amqp_publish_opts opts = {
+        .headers = headers, .header_count = 3, .attempt = attempt + 1, .message_id = m->message_id};
+    int rc = rt_amqp_publish_delayed(w->ours, w->retry_queue, w->delays[attempt], m->body, m->len,
+                                     &opts);
+    if (rc != RT_OK) return rc;
+    return rt_amqp_ack(src, m);
+}
+
+static void process(history *w, rt_amqp *src, rt_amqp_message *m)
+{
+    handled h;
+    handle(w, m, &h);
+    int rc = RT_OK;
+    switch (h.outcome) {
+    case DONE_ACK: rc = rt_amqp_ack(src, m); break;
+    case DONE_DEAD:
+        rt_log_warn("message dead-lettered", "reason", h.reason, "message_id", m->message_id);
+        rc = rt_amqp_dead_letter(src, m, h.reason);
+        break;
+    case DONE_RETRY:
+        rt_log_info("upstream failed, retrying later", "reason", h.reason);
+        rc = retry_later(w, src, m, h.reason);
+        break;
+    case DONE_REQUEUE:
+        rt_log_warn("storage failed, message requeued", "reason", h.reason);
+        rc = rt_amqp_nack(src, m, true);
+        usleep(500 * 1000);
+        break;
+    }
+    if (rc != RT_OK)
+        rt_log_warn("could not settle a message; the broker will redeliver it", "error",
+                    rt_amqp_errstr(src));
+}
+
+static int setup(history *w, rt_config *cfg)
+{
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc;
+    w->cfg = cfg;
+    for (size_t i = 0; i < cfg->retry_delays_ms.count && i < MAX_DELAYS; i++)
+        w->delays[w->ndelays++] = atoi(cfg->retry_delays_ms.items[i]);
+    snprintf(w->retry_queue, sizeof w->retry_queue, "%s.history-retry", cfg->amqp_namespace);
+    w->cache_size = (size_t)cfg->task_cache_size;
+    if (w->cache_size && !(w->cache = calloc(w->cache_size, sizeof *w->cache))) return RT_ENOMEM;
+
+    rt_amqp_options opts;
+    rt_amqp_options_from_config(&opts, cfg, "history");
+    if ((rc = rt_amqp_new(&w->ours, &opts, errstr)) != RT_OK ||
+        (rc = rt_amqp_ensure_connected(w->ours, 30000)) != RT_OK) {
+        rt_log_error("cannot connect to the broker", "error",
+                     w->ours ? rt_amqp_errstr(w->ours) : errstr);
+        return rc;
+    }
+    char dlx[300], dlq[300];
+    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
+    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
+    rt_amqp_work_queue queues[] = {{w->retry_queue, "history-retry", w->delays, w->ndelays}};
+    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, 1, 0};
+    if ((rc = rt_amqp_declare_topology(w->ours, &topo)) != RT_OK) {
+        rt_log_error("cannot declare the topology", "error", rt_amqp_errstr(w->ours));
+        return rc;
+    }
+
+    if (!strcmp(cfg->pulse_url, cfg->amqp_url)) {
+        w->pulse = w->ours;
+    } else {
+        rt_amqp_options popts;
+        rt_amqp_options_from_config(&popts, cfg, "history");
+        popts.url = cfg->pulse_url;
+        if ((rc = rt_amqp_new(&w->pulse, &popts, errstr)) != RT_OK ||
+            (rc = rt_amqp_ensure_connected(w->pulse, 30000)) != RT_OK) {
+            rt_log_error("cannot connect to Pulse", "error",
+                         w->pulse ? rt_amqp_errstr(w->pulse) : errstr);
+            return rc;
+        }
+    }
+    char user[128] = "guest";
+    const char *u = strstr(cfg->pulse_url, "://");
+    if (u) {
+        u += 3;
+        const char *end = u + strcspn(u, ":@/");
+        if (*end == ':' || *end == '@') snprintf(user, sizeof user, "%.*s", (int)(end - u), u);
+    }
+    snprintf(w->pulse_queue, sizeof w->pulse_queue, "queue/%s/%s-history", user,
+             cfg->pulse_queue_name);
+    if ((rc = rt_amqp_declare_queue(w->pulse, w->pulse_queue, NULL)) != RT_OK) {
+        rt_log_error("cannot declare the Pulse queue", "queue", w->pulse_queue, "error",
+                     rt_amqp_errstr(w->pulse));
+        return rc;
+    }
+    static const char *const events[] = {"task-completed", "task-failed"};
+    for (size_t i = 0; i < 2; i++) {
+        char exchange[300];
+        snprintf(exchange, sizeof exchange, "%s%s", cfg->pulse_exchange_prefix, events[i]);
+        if (cfg->pulse_declare_exchanges &&
+            (rc = rt_amqp_declare_exchange(w->pulse, exchange, "topic")) != RT_OK) {
+            rt_log_error("cannot declare the exchange", "exchange", exchange, "error",
+                         rt_amqp_errstr(w->pulse));
+            return rc;
+        }
+        for (size_t k = 0; k < cfg->pulse_routing_keys.count; k++) {
+            if ((rc = rt_amqp_bind_queue(w->pulse, w->pulse_queue, exchange,
+                                         cfg->pulse_routing_keys.items[k])) != RT_OK) {
+                rt_log_error("cannot bind the Pulse queue", "exchange", exchange, "error",
+                             rt_amqp_errstr(w->pulse));
+                return rc;
+            }
+        }
+    }
+    if ((rc = rt_amqp_consume(w->pulse, w->pulse_queue)) != RT_OK ||
+        (rc = rt_amqp_consume(w->ours, w->retry_queue)) != RT_OK) {
+        rt_log_error("cannot start consuming", "error", rt_amqp_errstr(w->pulse));
+        return rc;
+    }
+    if ((rc = rt_pg_connect(&w->pg, cfg->database_url, "history", errstr)) != RT_OK) {
+        rt_log_error("cannot connect to Postgres", "error", errstr);
+        return rc;
+    }
+    rt_http_options hopts;
+    rt_http_options_from_config(&hopts, cfg);
+    if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) {
+        rt_log_error("cannot set up HTTP", "error", errstr);
+        return rc;
+    }
+    return RT_OK;
+}
+
+static void teardown(history *w)
+{
+    if (w->pulse != w->ours) rt_amqp_free(w->pulse);
+    rt_amqp_free(w->ours);
+    rt_pg_free(w->pg);
+    rt_http_free(w->http);
+    for (size_t i = 0; i < w->cache_size; i++) rt_taskdef_free(&w->cache[i].def);
+    free(w->cache);
+}
+
+static int run(rt_config *cfg)
+{
+    history w = {0};
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    int status = 1;
+    if (setup(&w, cfg) != RT_OK) goto out;
+    rt_log_info("consuming", "queue", w.pulse_queue, "retry_queue", w.retry_queue);
+    while (!g_stop) {
+        rt_amqp_message m = {0};
+        int rc = rt_amqp_next(w.pulse, &m, w.pulse == w.ours ? 500 : 200);
+        if (rc == RT_OK) {
+            process(&w, w.pulse, &m);
+            rt_amqp_message_free(&m);
+            continue;
+        }
+        if (rc != RT_ETIMEDOUT) {
+            rt_log_warn("broker connection lost; reconnecting", "error", rt_amqp_errstr(w.pulse));
+            usleep(200 * 1000);
+        }
+        if (w.pulse != w.ours && rt_amqp_next(w.ours, &m, 50) == RT_OK) {
+            process(&w, w.ours, &m);
+            rt_amqp_message_free(&m);
+        }
+    }
+    rt_log_info("stopping: finished the message in hand");
+    status = 0;
+out:
+    teardown(&w);
+    return status;
+}
+
+static int check(rt_config *cfg)
+{
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int failures = 0;
+    rt_pg *pg = NULL;
+    rt_amqp *amqp = NULL;
+    rt_amqp_options opts;
+    rt_amqp_options_from_config(&opts, cfg, "history");
+    if (rt_amqp_new(&amqp, &opts, errstr) != RT_OK ||
+        rt_amqp_ensure_connected(amqp, 5000) != RT_OK) {
+        rt_log_error("broker unreachable", "error", amqp ? rt_amqp_errstr(amqp) : errstr);
+        failures++;
+    }
+    if (rt_pg_connect(&pg, cfg->database_url, "history", errstr) != RT_OK) {
+        rt_log_error("postgres unreachable", "error", errstr);
+        failures++;
+    }
+    rt_amqp_free(amqp);
+    rt_pg_free(pg);
+    if (!failures) rt_log_info("configuration and services ok");
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const rt_worker_def def = {
+        "history",
+        "Consumes Taskcluster task-completed/failed messages from Pulse and records the group\n"
+        "and failing test results of every test task run (errorsummary) for the test history.",
+        run,
+        check,
+    };
+    return rt_worker_main(&def, argc, argv);
+}
