@@ -76,9 +76,13 @@ class Demo:
         m = json.loads(json.dumps(self.message))
         m["status"]["taskId"] = task_id
         m["status"]["state"] = state
+        now = time.time()
         for run in m["status"]["runs"]:
             run["state"] = state
             run["reasonResolved"] = state
+            # A replay happens now: the run's times are the replay's.
+            for key, ago in (("scheduled", 900), ("started", 600), ("resolved", 0)):
+                run[key] = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(now - ago))
         if label:
             m["task"] = {"tags": {"label": label, "kind": "test"}}
         return m
