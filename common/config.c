@@ -91,6 +91,10 @@ const rt_config_key rt_config_keys[] = {
      "daily backfill budget in jobs per platform family as FAMILY-PATTERN=LIMIT, first match wins"},
     {"perf_frameworks", RT_CFG_LIST, OFF(perf_frameworks), "1, 4, 13", 0, 0, false,
      "Perfherder framework ids whose alerts are backfilled (talos 1, awsy 4, browsertime 13)"},
+    {"perf_followup_window_hours", RT_CFG_INT, OFF(perf_followup_window_hours), "48", 1, 24 * 30,
+     false,
+     "hours after a backfill's trigger within which its action task and jobs must settle; later "
+     "it is recorded failed (deadline-exceeded)"},
     {"perf_include_improvements", RT_CFG_BOOL, OFF(perf_include_improvements), "false", 0, 0, false,
      "backfill improvements too (after every regression); default regressions only"},
     {"perf_interval_s", RT_CFG_INT, OFF(perf_interval_s), "3600", 10, 86400 * 7, false,
@@ -289,9 +293,30 @@ int rt_config_parse_text(rt_config *cfg, const char *text, size_t len, const cha
         const char *vs = eq + 1;
         while (vs < e && isspace((unsigned char)*vs)) vs++;
         const char *ve = e;
-        if (ve - vs >= 2 && *vs == '"' && ve[-1] == '"') {
+        if (vs < ve && *vs == '"') {
+            /* A quoted value ends at its closing quote; a comment may follow. */
+            const char *close = memchr(vs + 1, '"', (size_t)(ve - vs - 1));
+            if (!close) {
+                rt_set_errstr(errstr, "%s: line %zu: unterminated quoted value", origin, lineno);
+                return RT_ECONFIG;
+            }
+            const char *rest = close + 1;
+            while (rest < ve && isspace((unsigned char)*rest)) rest++;
+            if (rest < ve && *rest != '#') {
+                rt_set_errstr(errstr, "%s: line %zu: text after the quoted value", origin, lineno);
+                return RT_ECONFIG;
+            }
             vs++;
-            ve--;
+            ve = close;
+        } else {
+            /* " # comment" after an unquoted value (a '#' inside a word is kept). */
+            for (const char *c = vs; c < ve; c++) {
+                if (*c == '#' && c > vs && isspace((unsigned char)c[-1])) {
+                    ve = c;
+                    break;
+                }
+            }
+            while (ve > vs && isspace((unsigned char)ve[-1])) ve--;
         }
         if (ke == s || ke - s > 64) {
             rt_set_errstr(errstr, "%s: line %zu: expected 'key = value'", origin, lineno);

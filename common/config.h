@@ -3,7 +3,7 @@
  *
  * Order: built-in defaults, then the file named by RETRIG_CONFIG (or --config), then
  * RETRIG_<KEY> environment variables. The file holds "key = value" lines; '#' starts a
- * comment; values may be double-quoted. An unknown key, an unknown RETRIG_* variable or a
+ * comment (at the start of a line, or after a space); values may be double-quoted. An unknown key, an unknown RETRIG_* variable or a
  * bad value is an error that names the key (callers exit 2). Secrets (the Taskcluster
  * access token, the Pulse password) may come from the environment or from a file named
  * by a *_file key, and are registered with the logger so they are never printed.
@@ -61,6 +61,7 @@ typedef struct rt_config {
     int perf_backfill_times;
     rt_config_list perf_budget_limits;
     rt_config_list perf_frameworks;
+    int perf_followup_window_hours;
     bool perf_include_improvements;
     int perf_interval_s;
     int perf_lookback_hours;

@@ -76,6 +76,27 @@ static void test_environment_overrides_file(void **state)
     free(path);
 }
 
+static void test_comments_after_values_and_quoted_values(void **state)
+{
+    (void)state;
+    char *path = write_temp("dry_run = true   # act later\n"
+                            "redis_url = redis://h:1/0#not-a-comment\n"
+                            "treeherder_url = \"https://th.example/#x\"  # quoted\n");
+    rt_config cfg;
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_config_load(&cfg, path, err), RT_OK);
+    assert_true(cfg.dry_run);
+    assert_string_equal(cfg.redis_url, "redis://h:1/0#not-a-comment");
+    assert_string_equal(cfg.treeherder_url, "https://th.example/#x");
+    rt_config_free(&cfg);
+    free(path);
+    path = write_temp("treeherder_url = \"https://th.example\" extra\n");
+    assert_int_equal(rt_config_load(&cfg, path, err), RT_ECONFIG);
+    assert_non_null(strstr(err, "line 1"));
+    rt_config_free(&cfg);
+    free(path);
+}
+
 static void test_config_path_from_environment(void **state)
 {
     (void)state;
@@ -218,6 +239,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_defaults_point_at_local_services, setup),
         cmocka_unit_test_setup(test_environment_overrides_file, setup),
+        cmocka_unit_test_setup(test_comments_after_values_and_quoted_values, setup),
         cmocka_unit_test_setup(test_config_path_from_environment, setup),
         cmocka_unit_test_setup(test_missing_file_names_the_file, setup),
         cmocka_unit_test_setup(test_unknown_key_names_key_and_line, setup),
