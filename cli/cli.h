@@ -16,6 +16,7 @@ int rt_cli_decide(int argc, char **argv, rt_config *cfg);
 int rt_cli_decisions(int argc, char **argv, rt_config *cfg);
 int rt_cli_explain(int argc, char **argv, rt_config *cfg);
 int rt_cli_perf_pick(int argc, char **argv, rt_config *cfg);
+int rt_cli_perf_report(int argc, char **argv, rt_config *cfg);
 int rt_cli_ingest_junit(int argc, char **argv, rt_config *cfg);
 int rt_cli_flakes(int argc, char **argv, rt_config *cfg);
 int rt_cli_report(int argc, char **argv, rt_config *cfg);

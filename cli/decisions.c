@@ -190,6 +190,33 @@ out:
     return status;
 }
 
+static long long int_of(json_t *o, const char *key)
+{
+    return (long long)json_integer_value(json_object_get(o, key));
+}
+
+/* The line's cross-branch history at decision time (lines[].history). */
+static void print_history(json_t *history)
+{
+    if (!json_is_object(history)) return;
+    printf("      history (%lld days, other pushes): failed on %lld push(es) (%lld on main, %lld "
+           "with this signature), %lld branch(es), %lld PR(s); %lld failure(s) in %lld run(s)%s\n",
+           int_of(history, "window_days"), int_of(history, "pushes"),
+           int_of(history, "main_pushes"), int_of(history, "same_signature_pushes"),
+           int_of(history, "branches"), int_of(history, "prs"), int_of(history, "failures"),
+           int_of(history, "runs"),
+           json_is_true(json_object_get(history, "flaky")) ? "; FLAKY" : "");
+    json_t *first = json_object_get(history, "first_failure");
+    if (json_is_object(first))
+        printf("      first failed %s on %s push %s (%s)\n",
+               json_string_value(json_object_get(first, "at")),
+               json_string_value(json_object_get(first, "project")),
+               json_string_value(json_object_get(first, "push")),
+               json_is_string(json_object_get(first, "revision"))
+                   ? json_string_value(json_object_get(first, "revision"))
+                   : "-");
+}
+
 static void print_lines(json_t *evidence)
 {
     size_t i;
@@ -205,6 +232,7 @@ static void print_lines(json_t *evidence)
         json_t *by;
         json_array_foreach(json_object_get(line, "reproduced_by"), k, by)
             printf("      by %s\n", json_string_value(by));
+        print_history(json_object_get(line, "history"));
     }
     json_array_foreach(json_object_get(evidence, "tracked"), i, line)
         printf("  [dropped: single tracking bug %lld] %s\n",

@@ -37,6 +37,8 @@ static void usage(FILE *out)
             "                       write the flaky-test dashboard, one self-contained HTML page\n"
             "  perf-pick --summaries F [--now ISO-8601] [--used FAMILY=N]... [--explain]\n"
             "                       the Perfherder alerts retrig-perf would backfill, offline\n"
+            "  perf-report [--day YYYY-MM-DD] [--format table|json]\n"
+            "                       retrig-perf's backfills of a day: budget, jobs, failures\n"
             "  render-action --actions F --task F --task-id ID [--action NAME] [--times N]\n"
             "                       the hook call retrig-retrigger would make, offline\n"
             "  publish --exchange X [--cc ROUTE]... FILE...\n"
@@ -133,6 +135,8 @@ int main(int argc, char **argv)
         status = rt_cli_explain(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "perf-pick"))
         status = rt_cli_perf_pick(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "perf-report"))
+        status = rt_cli_perf_report(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "ingest-junit"))
         status = rt_cli_ingest_junit(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "flakes"))

@@ -46,6 +46,9 @@ const rt_config_key rt_config_keys[] = {
      "retriggers that must reproduce a failure line of the original run to call it a regression"},
     {"dry_run", RT_CFG_BOOL, OFF(dry_run), "false", 0, 0, false,
      "record everything, including the payload that would be sent, but never call Taskcluster"},
+    {"history_batch_size", RT_CFG_INT, OFF(history_batch_size), "50", 1, 1000, false,
+     "resolved test runs retrig-history writes in one transaction (multi-row INSERT and COPY);"
+     " 1 writes each run on its own"},
     {"history_flaky_min_branches", RT_CFG_INT, OFF(history_flaky_min_branches), "3", 0, 1000, false,
      "a test failing on more than this many branches or pull requests within "
      "history_flaky_window_days is flaky"},
@@ -89,12 +92,12 @@ const rt_config_key rt_config_keys[] = {
      "runs of the job per backfilled push (input times); a backfill costs depth x times jobs"},
     {"perf_budget_limits", RT_CFG_LIST, OFF(perf_budget_limits), "android=100, *=600", 0, 0, false,
      "daily backfill budget in jobs per platform family as FAMILY-PATTERN=LIMIT, first match wins"},
-    {"perf_frameworks", RT_CFG_LIST, OFF(perf_frameworks), "1, 4, 13", 0, 0, false,
-     "Perfherder framework ids whose alerts are backfilled (talos 1, awsy 4, browsertime 13)"},
     {"perf_followup_window_hours", RT_CFG_INT, OFF(perf_followup_window_hours), "48", 1, 24 * 30,
      false,
      "hours after a backfill's trigger within which its action task and jobs must settle; later "
      "it is recorded failed (deadline-exceeded)"},
+    {"perf_frameworks", RT_CFG_LIST, OFF(perf_frameworks), "1, 4, 13", 0, 0, false,
+     "Perfherder framework ids whose alerts are backfilled (talos 1, awsy 4, browsertime 13)"},
     {"perf_include_improvements", RT_CFG_BOOL, OFF(perf_include_improvements), "false", 0, 0, false,
      "backfill improvements too (after every regression); default regressions only"},
     {"perf_interval_s", RT_CFG_INT, OFF(perf_interval_s), "3600", 10, 86400 * 7, false,

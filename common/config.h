@@ -3,11 +3,11 @@
  *
  * Order: built-in defaults, then the file named by RETRIG_CONFIG (or --config), then
  * RETRIG_<KEY> environment variables. The file holds "key = value" lines; '#' starts a
- * comment (at the start of a line, or after a space); values may be double-quoted. An unknown key, an unknown RETRIG_* variable or a
- * bad value is an error that names the key (callers exit 2). Secrets (the Taskcluster
- * access token, the Pulse password) may come from the environment or from a file named
- * by a *_file key, and are registered with the logger so they are never printed.
- * Not thread-safe while loading; read-only afterwards. */
+ * comment (at the start of a line, or after a space); values may be double-quoted. An unknown key,
+ * an unknown RETRIG_* variable or a bad value is an error that names the key (callers exit 2).
+ * Secrets (the Taskcluster access token, the Pulse password) may come from the environment or from
+ * a file named by a *_file key, and are registered with the logger so they are never printed. Not
+ * thread-safe while loading; read-only afterwards. */
 #ifndef RETRIG_COMMON_CONFIG_H
 #define RETRIG_COMMON_CONFIG_H
 
@@ -39,6 +39,7 @@ typedef struct rt_config {
     int decide_sweep_interval_s;
     int decide_threshold;
     bool dry_run;
+    int history_batch_size;
     int history_flaky_min_branches;
     int history_flaky_window_days;
     rt_config_list history_main_projects;
@@ -60,8 +61,8 @@ typedef struct rt_config {
     int perf_backfill_depth;
     int perf_backfill_times;
     rt_config_list perf_budget_limits;
-    rt_config_list perf_frameworks;
     int perf_followup_window_hours;
+    rt_config_list perf_frameworks;
     bool perf_include_improvements;
     int perf_interval_s;
     int perf_lookback_hours;

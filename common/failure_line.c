@@ -176,23 +176,36 @@ static size_t time_at(const char *s, size_t i, size_t n)
         s[j + 7] == '-' && digits_at(s, j + 8, n) == 2 && (s[j + 10] == 'T' || s[j + 10] == ' ') &&
         digits_at(s, j + 11, n) == 2 && j + 13 < n && s[j + 13] == ':' &&
         digits_at(s, j + 14, n) == 2) {
+        /* Where the match may end: after the minutes, seconds, fraction, zone. The longest
+         * one not glued to a word character wins, so "12:34:56,234ms" is a time and a
+         * duration; were it nothing, the duration's "<n>" would let a second pass see a
+         * time and normalising would not be idempotent. */
+        size_t ends[4], count = 0;
         j += 16;
+        ends[count++] = j;
         if (j < n && s[j] == ':' && digits_at(s, j + 1, n) == 2) {
             j += 3;
-            if (j < n && (s[j] == '.' || s[j] == ',') && digits_at(s, j + 1, n) > 0)
+            ends[count++] = j;
+            if (j < n && (s[j] == '.' || s[j] == ',') && digits_at(s, j + 1, n) > 0) {
                 j += 1 + digits_at(s, j + 1, n);
+                ends[count++] = j;
+            }
         }
         if (j < n && s[j] == 'Z') {
-            j++;
+            ends[count++] = j + 1;
         } else if (j < n && (s[j] == '+' || s[j] == '-') && digits_at(s, j + 1, n) == 2) {
             j += 3;
             if (j < n && s[j] == ':' && digits_at(s, j + 1, n) == 2)
                 j += 3;
             else if (digits_at(s, j, n) == 2)
                 j += 2;
+            ends[count++] = j;
         }
-        if (j < n && (is_alnum(s[j]) || s[j] == ':')) return 0;
-        return j - i;
+        while (count > 0) {
+            size_t e = ends[--count];
+            if (e >= n || (!is_alnum(s[e]) && s[e] != ':')) return e - i;
+        }
+        return 0;
     }
     size_t h = digits_at(s, j, n);
     if (h < 1 || h > 2) return 0;

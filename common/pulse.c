@@ -212,7 +212,15 @@ static int parse_tags(json_t *body, rt_pulse_task *t, char *reason)
         {"action", offsetof(rt_pulse_task, tag_action)},
     };
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
-        const char *v = json_string_value(json_object_get(tags, wanted[i].key));
+        json_t *jv = json_object_get(tags, wanted[i].key);
+        const char *v = json_string_value(jv);
+        /* The label names the task in sets, SQL rows, URLs and log lines: a hostile one
+         * (control characters, "..", non-ASCII, embedded NUL, too long) is refused. */
+        if (v && offsetof(rt_pulse_task, tag_label) == wanted[i].offset &&
+            (strlen(v) != json_string_length(jv) || !rt_valid_label(v))) {
+            snprintf(reason, RT_PULSE_REASON_SIZE, "invalid-value:task.tags.label");
+            return RT_EPROTO;
+        }
         if (!v || strlen(v) > FIELD_MAX) continue;
         char **slot = (char **)((char *)t + wanted[i].offset);
         *slot = strdup(v);

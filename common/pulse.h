@@ -38,7 +38,8 @@ typedef struct rt_pulse_task {
     char *reason_resolved;                /* runs[runId].reasonResolved, may be NULL */
     char *scheduled, *started, *resolved; /* ISO-8601 strings of the run, may be NULL */
     char *worker_group, *worker_id;       /* may be NULL (exceptions) */
-    /* task.tags in modern bodies (NULL when absent). */
+    /* task.tags in modern bodies (NULL when absent); a label that is not rt_valid_label
+     * fails the parse with "invalid-value:task.tags.label". */
     char *tag_kind, *tag_label, *tag_os, *tag_test_type, *tag_action;
     /* From the CC route tc-treeherder.v2.<project>.<revision>.<pushlogId>, when known. */
     char *project, *revision, *pushlog_id;

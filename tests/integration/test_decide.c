@@ -8,7 +8,9 @@
  * "Done when" points of issue 5: regression decided after the second reproduction, before
  * the last retrigger; intermittent; logs pending for a while; logs never parsed (undecided
  * after the cap); Treeherder 500s retried; the deadline sweeper; the decision event valid
- * against its schema; the pending retrigger cancelled when asked. */
+ * against its schema; the pending retrigger cancelled when asked. And issue 7's: the
+ * decision's lines carry their test's cross-branch history (rows inserted directly into
+ * the history tables), and `retrig explain` shows it. */
 #include "support/util.h"
 
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/bugsug.h"
 #include "support/classify_harness.h"
 #include "support/fixtures.h"
 
@@ -586,6 +589,187 @@ static void test_set_past_its_deadline_is_decided_with_what_is_there(void **stat
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
+/* ---- the test history in the decision ---- */
+
+#define HISTORY_GROUP "toolkit/components/pictureinpicture/tests/browser.ini"
+
+/* One run of the history (repository gecko) failing `test` with `signature` days_ago days
+ * ago, or, when test is NULL, a run of HISTORY_GROUP in which nothing failed. */
+static void history_run(rt_ch *h, const char *project, const char *push_id, const char *revision,
+                        bool main, double days_ago, const rt_failure_line *line,
+                        const char *signature)
+{
+    static int n;
+    char key[32], days[32], branch_key[64];
+    snprintf(key, sizeof key, "history-%d", ++n);
+    snprintf(days, sizeof days, "%.3f", days_ago);
+    snprintf(branch_key, sizeof branch_key, "%s%s%s", project, strcmp(project, "try") ? "" : ":",
+             strcmp(project, "try") ? "" : push_id);
+    const char *run[] = {key,      project, main ? "main" : "other", branch_key, push_id,
+                         revision, days};
+    char *id = rt_ch_sql_text(
+        h,
+        "INSERT INTO history_runs (source, run_key, repository, project, branch, branch_class,"
+        " branch_key, push, revision, run_at, complete_results) VALUES ('taskcluster', $1,"
+        " 'gecko', $2, $2, $3, $4, $5, $6, now() - make_interval(secs => $7::float8 * 86400),"
+        " false) RETURNING id::text",
+        7, run);
+    assert_non_null(id);
+    if (!line) {
+        const char *group[] = {id, HISTORY_GROUP};
+        assert_int_equal(rt_ch_sql_int(h,
+                                       "INSERT INTO history_groups (run_id, group_name, status,"
+                                       " failed) VALUES ($1::bigint, $2, 'OK', false) RETURNING 1",
+                                       2, group),
+                         1);
+    } else {
+        char hash[17];
+        snprintf(hash, sizeof hash, "%016llx",
+                 (unsigned long long)rt_failure_line_hash(signature, strlen(signature)));
+        const char *test[] = {id, line->test, HISTORY_GROUP, signature, hash};
+        assert_int_equal(rt_ch_sql_int(h,
+                                       "INSERT INTO history_tests (run_id, test, group_name,"
+                                       " status, failed, message, signature, signature_hash)"
+                                       " VALUES ($1::bigint, $2, $3, 'FAIL', true, 'm', $4, $5)"
+                                       " RETURNING 1",
+                                       5, test),
+                         1);
+    }
+    free(id);
+}
+
+static void test_decision_carries_the_cross_branch_history_of_each_failing_line(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    /* The original's first line, as retrig-decide reads it from bug_suggestions. */
+    size_t len = 0;
+    char *body = rt_test_read_file(rt_test_fixture(BUGSUG), &len);
+    rt_bugsug sug;
+    char err[RT_ERRSTR_SIZE] = "";
+    rt_bugsug_options opts = {.drop_single_tracking = h->cfg.decide_drop_single_tracking};
+    assert_int_equal(rt_bugsug_parse(body, len, &opts, &sug, err), RT_OK);
+    free(body);
+    assert_true(sug.nlines >= 2);
+    const rt_failure_line *line = &sug.lines[0];
+    char other_signature[512];
+    snprintf(other_signature, sizeof other_signature, "%s | %s | another message", line->status,
+             line->test);
+
+    /* The history of its test in the last 7 days, on other pushes: two try pushes and an
+     * autoland push with the same signature, a try push with another one (4 pushes, 4
+     * branches, 1 on main, 3 with this signature); a run of its group that passed; the
+     * push decided about itself (not "other"); and, 20 days ago, its first failure on
+     * mozilla-central (outside the window). */
+    history_run(h, "try", "101", "a101", false, 1, line, line->signature);
+    history_run(h, "try", "102", "a102", false, 2, line, other_signature);
+    history_run(h, "try", "104", "a104", false, 2.5, line, line->signature);
+    history_run(h, "autoland", "200", "a200", true, 3, line, line->signature);
+    history_run(h, "try", "103", "a103", false, 1.5, NULL, NULL);
+    history_run(h, "autoland", "88560", "b437ae030825a8ea9fa7a632b1fcb9becbe11f69", true, 0.01,
+                line, line->signature);
+    history_run(h, "mozilla-central", "300", "c300", true, 20, line, line->signature);
+    /* Another test's failures count for nothing. */
+    rt_failure_line other = *line;
+    other.test = "dom/base/test/browser_unrelated.js";
+    history_run(h, "try", "105", "a105", false, 1, &other, "TEST-UNEXPECTED-FAIL | x | y");
+
+    /* A set as retrig-classify and retrig-retrigger leave it: the original and two
+     * retriggers failed with the original's lines. */
+    char original[23], r1[23], r2[23];
+    rt_ch_slugid(original);
+    rt_ch_slugid(r1);
+    rt_ch_slugid(r2);
+    add_job(h, original, next_job_id(), NULL);
+    add_job(h, r1, next_job_id(), NULL);
+    add_job(h, r2, next_job_id(), NULL);
+    const char *params[] = {GWX_LABEL, original};
+    long long set_id = rt_ch_sql_int(h,
+                                     "INSERT INTO retrigger_sets (project, revision, label,"
+                                     " platform, original_task_id, original_run_id,"
+                                     " retrigger_count, status, request_published_at)"
+                                     " VALUES ('autoland',"
+                                     " 'b437ae030825a8ea9fa7a632b1fcb9becbe11f69', $1,"
+                                     " 'android-em-7-0-x86_64', $2, 0, 2, 'requested', now())"
+                                     " RETURNING id",
+                                     2, params);
+    push p = {0};
+    snprintf(p.set_id, sizeof p.set_id, "%lld", set_id);
+    const char *mparams[] = {p.set_id, r1, r2};
+    assert_int_equal(
+        rt_ch_sql_int(h,
+                      "WITH m AS (INSERT INTO retrigger_set_members (set_id, task_id, run_id,"
+                      " role, state, resolved_at) VALUES ($1::bigint, $2, 0, 'retrigger',"
+                      " 'failed', now()), ($1::bigint, $3, 0, 'retrigger', 'failed', now())"
+                      " RETURNING 1) SELECT count(*) FROM m",
+                      3, mparams),
+        2);
+    rt_ch_start_program(h, "retrig-decide", 1);
+    char request[256];
+    snprintf(request, sizeof request,
+             "{\"version\":1,\"set_id\":%s,\"project\":\"autoland\",\"attempt\":1,"
+             "\"reason\":\"member-resolved: %s\"}",
+             p.set_id, r2);
+    assert_int_equal(rt_amqp_publish(h->amqp, h->ns, "decide", request, strlen(request), NULL),
+                     RT_OK);
+    assert_true(decided(h, &p, WAIT_MS));
+    char *v = decision(h, &p);
+    assert_string_equal(v, "regression/reproduced");
+    free(v);
+
+    /* The first line's history, as counted above. */
+    assert_int_equal(evidence_int(h, &p, "{lines,0,history,window_days}"), 7);
+    assert_int_equal(evidence_int(h, &p, "{lines,0,history,failures}"), 4);
+    assert_int_equal(evidence_int(h, &p, "{lines,0,history,pushes}"), 4);
+    assert_int_equal(evidence_int(h, &p, "{lines,0,history,branches}"), 4);
+    assert_int_equal(evidence_int(h, &p, "{lines,0,history,main_pushes}"), 1);
+    assert_int_equal(evidence_int(h, &p, "{lines,0,history,same_signature_pushes}"), 3);
+    assert_int_equal(evidence_int(h, &p, "{lines,0,history,prs}"), 0);
+    assert_int_equal(evidence_int(h, &p, "{lines,0,history,runs}"), 6); /* 5 failed, 1 passed */
+    const char *sparams[] = {p.set_id};
+    char *text =
+        rt_ch_sql_text(h,
+                       "SELECT concat_ws(' ', h ->> 'flaky', h #>> '{first_failure,project}',"
+                       " h #>> '{first_failure,push}', h #>> '{first_failure,revision}')"
+                       " FROM (SELECT evidence #> '{lines,0,history}' AS h FROM decisions"
+                       " WHERE set_id = $1::bigint) d",
+                       1, sparams);
+    assert_non_null(text);
+    /* 5 branches with the push itself: try:101, try:102, try:104, autoland > 3. */
+    assert_string_equal(text, "true mozilla-central 300 c300");
+    free(text);
+    /* A line that never failed elsewhere: zeros, not flaky, no first failure. */
+    assert_int_equal(evidence_int(h, &p, "{lines,1,history,failures}"), 0);
+    text = rt_ch_sql_text(h,
+                          "SELECT concat_ws(' ', h ->> 'flaky', jsonb_typeof(h -> 'first_failure'))"
+                          " FROM (SELECT evidence #> '{lines,1,history}' AS h FROM decisions"
+                          " WHERE set_id = $1::bigint) d",
+                          1, sparams);
+    assert_non_null(text);
+    assert_string_equal(text, "false null");
+    free(text);
+    rt_bugsug_free(&sug);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+
+    /* retrig explain shows it. */
+    char cmd[1024], out[64];
+    snprintf(cmd, sizeof cmd, "RETRIG_DATABASE_URL='%s' %s/retrig explain %s 2>&1", h->database_url,
+             RT_TEST_BIN_DIR, original);
+    FILE *pipe = popen(cmd, "r");
+    assert_non_null(pipe);
+    char *all = NULL;
+    size_t size = 0;
+    FILE *mem = open_memstream(&all, &size);
+    size_t n;
+    while ((n = fread(out, 1, sizeof out, pipe)) > 0) fwrite(out, 1, n, mem);
+    fclose(mem);
+    assert_int_equal(pclose(pipe), 0);
+    if (!strstr(all, "failed on 4 push(es) (1 on main, 3 with this signature), 4 branch(es)") ||
+        !strstr(all, "FLAKY") || !strstr(all, "on mozilla-central push 300 (c300)"))
+        fail_msg("retrig explain does not show the history:\n%s", all);
+    free(all);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -602,6 +786,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_set_past_its_deadline_is_decided_with_what_is_there,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_decision_carries_the_cross_branch_history_of_each_failing_line, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -554,6 +554,226 @@ static void test_a_perfherder_error_or_a_truncated_page_marks_nothing_handled(vo
     rt_ch_free(h);
 }
 
+/* ---- follow-up of the backfills (migration 0007) ------------------------------------ */
+
+/* One regression, backfilled by a first run; returns its action task id (malloc'd). */
+static char *backfilled_alert(rt_ch *h, test_summary *s, long long id)
+{
+    *s = (test_summary){.id = id,
+                        .push_id = id + 400000,
+                        .age_minutes = 120,
+                        .nalerts = 1,
+                        .alerts = {{.id = id + 90000,
+                                    .platform = "linux1804-64-shippable-qr",
+                                    .amount_pct = 12,
+                                    .regression = true}}};
+    add_summary(h, s);
+    run_once(h, 1, 0);
+    assert_alert(h, s->alerts[0].id, "outcome", "triggered");
+    char *action = alert_field(h, s->alerts[0].id, "action_task_id");
+    assert_non_null(action);
+    return action;
+}
+
+static void set_status(rt_ch *h, const char *task_id, const char *state, const char *reason)
+{
+    json_t *run = json_pack("{s:i, s:s}", "runId", 0, "state", state);
+    if (reason) json_object_set_new(run, "reasonResolved", json_string(reason));
+    json_t *scenario =
+        json_pack("{s:{s:{s:s, s:[o]}}}", "statuses", task_id, "state", state, "runs", run);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+}
+
+/* A job the action task spawned, as gecko makes them: in the push's task group, with
+ * extra.parent naming the action task; its Treeherder job, and, when `data`, a data point
+ * of the alert's series from that job. */
+static const char *spawn_job(rt_ch *h, const char *action, const test_alert *alert,
+                             long long job_id, const char *state, const char *reason, bool data)
+{
+    static char task_id[23];
+    rt_ch_slugid(task_id);
+    json_t *scenario =
+        json_pack("{s:{s:{s:s, s:{s:s, s:{s:s}}}}, s:{s:[{s:I, s:i}]}}", "tasks", task_id,
+                  "fixture", TASK_FIX, "override", "taskGroupId", DECISION, "extra", "parent",
+                  action, "jobs", task_id, "id", (json_int_t)job_id, "retry_id", 0);
+    if (data) {
+        char hash[41];
+        snprintf(hash, sizeof hash, "%040lld", alert->id);
+        json_object_set_new(
+            scenario, "performance_data",
+            json_pack("[{s:s, s:I, s:s, s:[{s:I, s:I, s:I, s:f, s:s}]}]", "project", "autoland",
+                      "signature_id", (json_int_t)(alert->id * 10), "signature_hash", hash, "data",
+                      "id", (json_int_t)(job_id + 5000000), "job_id", (json_int_t)job_id, "push_id",
+                      (json_int_t)1200000, "value", 123.4, "revision", "0123456789abcdef"));
+    }
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    set_status(h, task_id, state, reason);
+    return task_id;
+}
+
+static void assert_followup(rt_ch *h, long long alert_id, const char *state, const char *reason)
+{
+    assert_alert(h, alert_id, "followup_state", state);
+    assert_alert(h, alert_id, "followup_reason", reason);
+}
+
+static void test_followup_waits_for_the_jobs_then_records_a_backfill_done(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    test_summary s;
+    char *action = backfilled_alert(h, &s, 900101);
+    /* The first run triggered; the action task is still pending in the fake. */
+    run_once(h, 1, 0);
+    assert_followup(h, s.alerts[0].id, "pending", NULL);
+    set_status(h, action, "completed", "completed");
+    spawn_job(h, action, &s.alerts[0], 810001, "completed", "completed", true);
+    char running[23];
+    memcpy(running, spawn_job(h, action, &s.alerts[0], 810002, "running", NULL, false), 23);
+    run_once(h, 1, 0);
+    assert_followup(h, s.alerts[0].id, "pending", NULL);
+    assert_alert(h, s.alerts[0].id, "followup_jobs", "2");
+    assert_alert(h, s.alerts[0].id, "followup_completed", "1");
+    spawn_job(h, action, &s.alerts[0], 810003, "completed", "completed", false);
+    /* A task of the same group that the action did not create is not counted. */
+    char other[23];
+    rt_ch_slugid(other);
+    json_t *scenario = json_pack("{s:{s:{s:s, s:{s:s}}}}", "tasks", other, "fixture", TASK_FIX,
+                                 "override", "taskGroupId", DECISION);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    set_status(h, other, "failed", "failed");
+    run_once(h, 1, 0);
+    assert_followup(h, s.alerts[0].id, "pending", NULL); /* 810002 still running */
+    json_t *calls = rt_fake_calls(&h->fake, "/api/queue/v1/task-group/");
+    assert_true(json_array_size(calls) >= 2);
+    json_decref(calls);
+    /* The running job completes: every job completed, one with data. */
+    set_status(h, running, "completed", "completed");
+    run_once(h, 1, 0);
+    assert_followup(h, s.alerts[0].id, "done", NULL);
+    assert_alert(h, s.alerts[0].id, "followup_jobs", "3");
+    assert_alert(h, s.alerts[0].id, "followup_completed", "3");
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM perf_alerts WHERE followup_settled_at"
+                                   " IS NOT NULL",
+                                   0, NULL),
+                     1);
+    free(action);
+    rt_ch_free(h);
+}
+
+static void test_followup_records_a_failed_action_task(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    test_summary s;
+    char *action = backfilled_alert(h, &s, 900102);
+    set_status(h, action, "failed", "failed");
+    run_once(h, 1, 0);
+    assert_followup(h, s.alerts[0].id, "failed", "action-failed");
+    char *detail = alert_field(h, s.alerts[0].id, "followup_detail");
+    assert_non_null(strstr(detail, action));
+    free(detail);
+    /* Settled: a later run does not look again. */
+    assert_int_equal(rt_fake_reset(&h->fake), 200);
+    run_once(h, 1, 0);
+    char path[96];
+    snprintf(path, sizeof path, "/api/queue/v1/task/%s/status", action);
+    json_t *calls = rt_fake_calls(&h->fake, path);
+    assert_int_equal(json_array_size(calls), 0);
+    json_decref(calls);
+    free(action);
+    rt_ch_free(h);
+}
+
+static void test_followup_records_failed_jobs(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    test_summary s;
+    char *action = backfilled_alert(h, &s, 900103);
+    set_status(h, action, "completed", "completed");
+    spawn_job(h, action, &s.alerts[0], 820001, "completed", "completed", true);
+    spawn_job(h, action, &s.alerts[0], 820002, "failed", "failed", false);
+    run_once(h, 1, 0);
+    assert_followup(h, s.alerts[0].id, "failed", "jobs-failed");
+    assert_alert(h, s.alerts[0].id, "followup_jobs", "2");
+    assert_alert(h, s.alerts[0].id, "followup_completed", "1");
+    free(action);
+    rt_ch_free(h);
+}
+
+static void test_followup_records_jobs_ending_in_an_exception(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    test_summary s;
+    char *action = backfilled_alert(h, &s, 900104);
+    set_status(h, action, "completed", "completed");
+    spawn_job(h, action, &s.alerts[0], 830001, "exception", "worker-shutdown", false);
+    run_once(h, 1, 0);
+    assert_followup(h, s.alerts[0].id, "failed", "jobs-exception");
+    free(action);
+    rt_ch_free(h);
+}
+
+static void
+test_followup_records_deadline_exceeded_past_the_window_or_from_taskcluster(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    test_summary s, t;
+    char *action = backfilled_alert(h, &s, 900105);
+    /* Still pending, within the window: pending. */
+    run_once(h, 1, 0);
+    assert_followup(h, s.alerts[0].id, "pending", NULL);
+    /* The window (perf_followup_window_hours, 48 by default) has passed. */
+    char id[32];
+    snprintf(id, sizeof id, "%lld", s.alerts[0].id);
+    const char *params[] = {id};
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "UPDATE perf_alerts SET finished_at = now() - interval '49 "
+                                   "hours' WHERE alert_id = $1::bigint RETURNING 1",
+                                   1, params),
+                     1);
+    run_once(h, 1, 0);
+    assert_followup(h, s.alerts[0].id, "failed", "deadline-exceeded");
+    /* A spawned job Taskcluster resolved deadline-exceeded, within the window. */
+    char *action2 = backfilled_alert(h, &t, 900106);
+    set_status(h, action2, "completed", "completed");
+    spawn_job(h, action2, &t.alerts[0], 840001, "exception", "deadline-exceeded", false);
+    run_once(h, 1, 0);
+    assert_followup(h, t.alerts[0].id, "failed", "deadline-exceeded");
+    free(action);
+    free(action2);
+    rt_ch_free(h);
+}
+
+static void test_followup_records_no_data_when_jobs_complete_without_a_data_point(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    test_summary s, t;
+    char *action = backfilled_alert(h, &s, 900107);
+    set_status(h, action, "completed", "completed");
+    spawn_job(h, action, &s.alerts[0], 850001, "completed", "completed", false);
+    run_once(h, 1, 0);
+    assert_followup(h, s.alerts[0].id, "failed", "no-data");
+    assert_alert(h, s.alerts[0].id, "followup_completed", "1");
+    /* An action task that spawned nothing at all produced no data either. */
+    char *action2 = backfilled_alert(h, &t, 900108);
+    set_status(h, action2, "completed", "completed");
+    run_once(h, 1, 0);
+    assert_followup(h, t.alerts[0].id, "failed", "no-data");
+    assert_alert(h, t.alerts[0].id, "followup_jobs", "0");
+    free(action);
+    free(action2);
+    rt_ch_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -564,6 +784,13 @@ int main(void)
         cmocka_unit_test(test_a_young_summary_is_picked_only_once_an_hour_has_passed),
         cmocka_unit_test(test_perfherder_5xx_is_retried),
         cmocka_unit_test(test_a_perfherder_error_or_a_truncated_page_marks_nothing_handled),
+        cmocka_unit_test(test_followup_waits_for_the_jobs_then_records_a_backfill_done),
+        cmocka_unit_test(test_followup_records_a_failed_action_task),
+        cmocka_unit_test(test_followup_records_failed_jobs),
+        cmocka_unit_test(test_followup_records_jobs_ending_in_an_exception),
+        cmocka_unit_test(
+            test_followup_records_deadline_exceeded_past_the_window_or_from_taskcluster),
+        cmocka_unit_test(test_followup_records_no_data_when_jobs_complete_without_a_data_point),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

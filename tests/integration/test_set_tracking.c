@@ -110,10 +110,11 @@ static rt_ch_message *settle_and_take_decides(tracked *t, size_t workers, size_t
     const char *params[] = {t->set_text};
     long long members = rt_ch_wait_int(h, WAIT_MS, MEMBERS, SQL_MEMBERS, 1, params);
     if (members != MEMBERS) fail_msg("%lld of %d members resolved", members, MEMBERS);
-    char *status = rt_ch_sql_text(h, "SELECT status FROM retrigger_sets WHERE id = $1", 1, params);
-    assert_non_null(status);
-    assert_string_equal(status, "complete");
-    free(status);
+    /* The last member joins in one transaction and marks the set complete in the next. */
+    long long complete = rt_ch_wait_int(
+        h, WAIT_MS, 1, "SELECT count(*) FROM retrigger_sets WHERE id = $1 AND status = 'complete'",
+        1, params);
+    if (complete != 1) fail_msg("the set did not become complete");
     rt_ch_settle(h, "retrig-classify", h->pulse_queue, workers, WAIT_MS);
     *count = rt_ch_queue_depth(h, "decide");
     rt_ch_message *decides = NULL;

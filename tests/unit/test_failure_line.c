@@ -188,6 +188,10 @@ static void test_each_rule_rewrites_its_example(void **state)
         {"test123456 and abc0x7f3a2b1c4d00", "test123456 and abc0x7f3a2b1c4d00"},
         {"value 0.1234567", "value 0.1234567"},
         {"got 3, expected 4", "got 3, expected 4"},
+        /* Found by fuzz_failure_line: an offset glued to a unit is a duration. */
+        {"[2048-05-01T12:05-01mins", "[<time>-<n>mins"},
+        {"at 2024-05-01T12:34:56-01:00x", "at <time>-01:00x"},
+        {"at 2024-05-00T12:34:56,234ms_x", "at <time>,<n>ms_x"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *got = rt_failure_line_normalise_message(cases[i].in, strlen(cases[i].in));

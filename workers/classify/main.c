@@ -587,8 +587,17 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
                     label, "platform", platform, "times", sp);
         return;
     }
-    /* The set already existed (Redis had been flushed, or a replica won the race). */
-    if (spent_now) {
+    /* The set already existed (Redis had been flushed, or a replica won the race). When a
+     * replica handling a redelivery of this very task created it, it found this claim
+     * (EXISTS, owned by this task) and spent it: the budget is then not given back. */
+    long long existing = 0;
+    char existing_original[23] = "";
+    bool existing_published = false;
+    bool ours = spent_now &&
+                find_set(w, project, revision, label, &existing, existing_original,
+                         &existing_published) == RT_OK &&
+                existing && !strcmp(existing_original, msg->task_id);
+    if (spent_now && !ours) {
         rc = rt_budget_refund(w->redis, w->cfg->redis_key_prefix, platform, day, spent);
         if (rc != RT_OK)
             rt_log_warn("budget refund failed", "task_id", msg->task_id, "error",

@@ -30,6 +30,7 @@
 #include "common/amqp.h"
 #include "common/bugsug.h"
 #include "common/hawk.h"
+#include "common/history.h"
 #include "common/http.h"
 #include "common/ids.h"
 #include "common/messages.h"
@@ -115,6 +116,9 @@ static const char SQL_MEMBER_RESULT[] =
 static const char SQL_CANCELLED[] =
     "UPDATE decisions SET evidence = jsonb_set(evidence, '{cancelled}', $2::jsonb)"
     " WHERE set_id = $1::bigint";
+static const char SQL_SECONDS_SINCE[] = "SELECT extract(epoch FROM now() - $1::timestamptz)";
+static const char SQL_SETS_IN_FLIGHT[] =
+    "SELECT count(*) FROM retrigger_sets WHERE status IN ('pending', 'requested', 'complete')";
 static const char SQL_SWEEP[] =
     "SELECT id, project FROM retrigger_sets"
     " WHERE status IN ('pending', 'requested', 'complete')"
@@ -165,12 +169,14 @@ typedef struct evidence {
     const char *wait; /* why we must look again later, NULL when nothing to wait for */
     char wait_detail[RT_ERRSTR_SIZE];
     bool deadline;
+    json_t *history; /* lines[].history: one object a line of the original, NULL: none */
 } evidence;
 
 static void evidence_free(evidence *e)
 {
     rt_bugsug_free(&e->original.lines);
     for (size_t i = 0; i < e->nruns; i++) rt_bugsug_free(&e->runs[i].lines);
+    json_decref(e->history);
 }
 
 static void utc_now(char out[40])
@@ -422,10 +428,12 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
         json_t *by = json_array();
         for (size_t k = 0; k < e->nruns; k++)
             if (run_has_line(&e->runs[k], line)) add_unique(by, e->runs[k].task_id);
-        json_array_append_new(lines,
-                              json_pack("{s:s, s:s, s:s, s:i, s:O}", "line", line->signature,
-                                        "test", line->test, "hash", line->hash_hex, "reproduced",
-                                        (int)json_array_size(by), "reproduced_by", by));
+        json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:O}", "line", line->signature, "test",
+                              line->test, "hash", line->hash_hex, "reproduced",
+                              (int)json_array_size(by), "reproduced_by", by);
+        json_t *history = json_array_get(e->history, i);
+        if (o && history) json_object_set(o, "history", history);
+        json_array_append_new(lines, o);
         json_array_append_new(
             event_lines, json_pack("{s:s, s:o}", "line", line->signature, "reproduced_by", by));
     }
@@ -490,6 +498,22 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
         return RT_ENOMEM;
     }
     return RT_OK;
+}
+
+/* The cross-branch test history of the original's lines (common/history.h), into
+ * e->history. Best effort: without it the decision is still stored. */
+static void look_up_history(decide *w, evidence *e)
+{
+    if (!e->original.have_lines || !e->original.lines.nlines) return;
+    rt_history_lookup q = {.repository = w->cfg->history_repository,
+                           .window_days = w->cfg->history_flaky_window_days,
+                           .min_branches = w->cfg->history_flaky_min_branches,
+                           .project = e->set.project,
+                           .revision = e->set.revision};
+    if (rt_history_lines_lookup(w->pg, &q, e->original.lines.lines, e->original.lines.nlines,
+                                &e->history) != RT_OK)
+        rt_log_warn("cannot read the test history; decided without it", "set_id", e->set.id_text,
+                    "error", rt_pg_errstr(w->pg));
 }
 
 /* Inserts the decision, marks the set, records each member's result and publishes the
@@ -717,6 +741,7 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, han
         }
     }
 
+    look_up_history(w, e);
     bool inserted = false;
     char decided_at[40];
     int rc = store_decision(w, e, req, &inserted, decided_at);
@@ -727,6 +752,16 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, han
     }
     if (!inserted) goto out; /* a replica decided first */
     rt_metric_inc(rt_metrics_std()->decisions, rt_verdict_name(e->result.verdict));
+    {
+        /* Decision latency: from the failure seen to the verdict stored. */
+        const char *lparams[] = {e->set.failure_seen_at};
+        PGresult *lres = NULL;
+        if (e->set.failure_seen_at[0] &&
+            rt_pg_exec(w->pg, SQL_SECONDS_SINCE, 1, lparams, &lres) == RT_OK &&
+            PQntuples(lres) == 1)
+            rt_metric_observe(rt_metrics_std()->decision_latency, atof(PQgetvalue(lres, 0, 0)));
+        PQclear(lres);
+    }
     char pending[16];
     snprintf(pending, sizeof pending, "%zu", e->result.pending);
     rt_log_info("decided", "set_id", e->set.id_text, "project", e->set.project, "label",
@@ -811,6 +846,13 @@ static void process(decide *w, rt_amqp_message *m)
  * interval each, in one transaction (replicas skip the rows another one holds). */
 static void sweep(decide *w)
 {
+    /* Sets still waiting for their verdict, for the retrig_sets_in_flight gauge. */
+    PGresult *open_sets = NULL;
+    if (rt_pg_exec(w->pg, SQL_SETS_IN_FLIGHT, 0, NULL, &open_sets) == RT_OK &&
+        PQntuples(open_sets) == 1)
+        rt_metric_set(rt_metrics_std()->sets_in_flight, atof(PQgetvalue(open_sets, 0, 0)));
+    PQclear(open_sets);
+
     char minutes[16], seconds[16];
     snprintf(minutes, sizeof minutes, "%d", w->cfg->set_deadline_minutes);
     snprintf(seconds, sizeof seconds, "%d", w->cfg->decide_sweep_interval_s);

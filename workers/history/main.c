@@ -6,8 +6,12 @@
  * task-completed and task-failed exchanges, so it never slows retrig-classify down. For
  * each run of an allowed project in the sample: the task definition (cached) says whether
  * it is a test (extra.treeherder.jobKind), the errorsummary artifacts give its group and
- * failing test results, and one transaction writes the run and its rows in multi-row
- * INSERTs. The run's unique key makes a redelivery a no-op. Invalid messages and task
+ * failing test results. Runs are written history_batch_size at a time, in one
+ * transaction (a multi-row INSERT of the runs, a COPY of their groups and of their tests;
+ * rt_history_store_batch), and their messages are acked after the commit; a batch is
+ * written when full, when no message came for BATCH_IDLE_MS, or after BATCH_MAX_AGE_MS.
+ * When a batch fails its runs are written one by one, so that a bad value dead-letters its
+ * own message only. The run's unique key makes a redelivery a no-op. Invalid messages and task
  * definitions are dead-lettered with a reason; transient upstream failures go through
  * delay queues (<ns>.history-retry) and are dead-lettered after the last delay; a
  * Postgres failure requeues the message. Single-threaded; run replicas for throughput. */
@@ -16,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/amqp.h"
@@ -30,6 +35,8 @@
 
 #define MAX_DELAYS                 16
 #define ERRORSUMMARY_MAX_ARTIFACTS 32
+#define BATCH_IDLE_MS              20   /* a batch is written when no message came this long */
+#define BATCH_MAX_AGE_MS           1000 /* or when its first run waited this long */
 
 static volatile sig_atomic_t g_stop;
 
@@ -44,6 +51,16 @@ typedef struct cached_task {
     rt_taskdef def;
 } cached_task;
 
+/* A run waiting in the batch, with its message (settled once the batch is written). */
+typedef struct held_run {
+    rt_amqp *src;
+    rt_amqp_message m;
+    rt_history_run run; /* points into the strings below */
+    char run_key[48], branch_key[300];
+    char *project, *push, *revision, *platform, *label, *run_at;
+    rt_history_rows rows;
+} held_run;
+
 typedef struct history {
     rt_config *cfg;
     rt_amqp *pulse; /* consumes the Pulse queue */
@@ -56,9 +73,16 @@ typedef struct history {
     size_t ndelays;
     cached_task *cache;
     size_t cache_size;
+    held_run *batch; /* history_batch_size entries */
+    size_t nbatch;
+    int64_t batch_since_ms; /* when the first held run came */
+    rt_history_run *batch_runs;
+    const rt_history_rows **batch_rows;
+    bool *batch_inserted;
 } history;
 
-typedef enum { DONE_ACK, DONE_RETRY, DONE_DEAD, DONE_REQUEUE } outcome;
+/* DONE_HOLD: the run waits in the batch; its message is settled when the batch is written. */
+typedef enum { DONE_ACK, DONE_RETRY, DONE_DEAD, DONE_REQUEUE, DONE_HOLD } outcome;
 
 typedef struct handled {
     outcome outcome;
@@ -166,6 +190,92 @@ static int fetch_errorsummary(history *w, const rt_pulse_task *msg, rt_errorsumm
     return rc;
 }
 
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void held_run_free(held_run *p)
+{
+    rt_amqp_message_free(&p->m);
+    rt_history_rows_free(&p->rows);
+    free(p->project);
+    free(p->push);
+    free(p->revision);
+    free(p->platform);
+    free(p->label);
+    free(p->run_at);
+    memset(p, 0, sizeof *p);
+}
+
+static bool copy_or_null(char **out, const char *s)
+{
+    *out = s ? strdup(s) : NULL;
+    return !s || *out;
+}
+
+/* Puts a run in the batch: its strings copied, its rows moved (*rows is left empty). */
+static int hold(history *w, const rt_history_run *run, rt_history_rows *rows)
+{
+    held_run *p = &w->batch[w->nbatch];
+    memset(p, 0, sizeof *p);
+    if (!copy_or_null(&p->project, run->project) || !copy_or_null(&p->push, run->push) ||
+        !copy_or_null(&p->revision, run->revision) || !copy_or_null(&p->platform, run->platform) ||
+        !copy_or_null(&p->label, run->label) || !copy_or_null(&p->run_at, run->run_at)) {
+        held_run_free(p);
+        return RT_ENOMEM;
+    }
+    snprintf(p->run_key, sizeof p->run_key, "%s", run->run_key);
+    snprintf(p->branch_key, sizeof p->branch_key, "%s", run->branch_key);
+    p->run = *run;
+    p->run.run_key = p->run_key;
+    p->run.project = p->project;
+    p->run.branch = p->project;
+    p->run.branch_key = p->branch_key;
+    p->run.push = p->push;
+    p->run.revision = p->revision;
+    p->run.platform = p->platform;
+    p->run.label = p->label;
+    p->run.run_at = p->run_at;
+    p->rows = *rows;
+    memset(rows, 0, sizeof *rows);
+    if (w->nbatch++ == 0) w->batch_since_ms = now_ms();
+    return RT_OK;
+}
+
+/* Writes one run in a transaction of its own; on failure h says what to do with its
+ * message (a bad value: dead letter; anything else: requeue). */
+static void store_one(history *w, const rt_history_run *run, const rt_history_rows *rows,
+                      handled *h)
+{
+    bool inserted = false;
+    int rc = rt_pg_begin(w->pg);
+    if (rc == RT_OK) rc = rt_history_store(w->pg, run, rows, false, &inserted);
+    if (rc == RT_OK) rc = rt_pg_commit(w->pg);
+    if (rc != RT_OK) {
+        const char *state = rt_pg_sqlstate(w->pg);
+        bool bad_value = !strncmp(state, "22", 2); /* data exception: a bad time in the message */
+        char why[RT_ERRSTR_SIZE];
+        snprintf(why, sizeof why, "%s", rt_pg_errstr(w->pg));
+        if (rt_pg_in_transaction(w->pg)) {
+            int ignored = rt_pg_rollback(w->pg);
+            (void)ignored;
+        }
+        if (bad_value)
+            fail(h, DONE_DEAD, "invalid-value: %s", why);
+        else
+            fail(h, DONE_REQUEUE, "postgres: %s", why);
+        return;
+    }
+    char groups[24], tests[24];
+    snprintf(groups, sizeof groups, "%zu", rows->ngroups);
+    snprintf(tests, sizeof tests, "%zu", rows->ntests);
+    rt_log_debug(inserted ? "recorded" : "already recorded", "run_key", run->run_key, "project",
+                 run->project, "groups", groups, "failing_tests", tests);
+}
+
 /* Whether a project is recorded; logs why not. */
 static bool wanted(history *w, const rt_pulse_task *msg, const char *project)
 {
@@ -224,30 +334,12 @@ static void record_run(history *w, rt_pulse_task *msg, handled *h)
         fail(h, DONE_DEAD, "missing-field:status.runs[].resolved");
         goto out;
     }
-    bool inserted = false;
-    int rc = rt_pg_begin(w->pg);
-    if (rc == RT_OK) rc = rt_history_store(w->pg, &hr, &rows, false, &inserted);
-    if (rc == RT_OK) rc = rt_pg_commit(w->pg);
-    if (rc != RT_OK) {
-        const char *state = rt_pg_sqlstate(w->pg);
-        bool bad_value = !strncmp(state, "22", 2); /* data exception: a bad time in the message */
-        char why[RT_ERRSTR_SIZE];
-        snprintf(why, sizeof why, "%s", rt_pg_errstr(w->pg));
-        if (rt_pg_in_transaction(w->pg)) {
-            int ignored = rt_pg_rollback(w->pg);
-            (void)ignored;
-        }
-        if (bad_value)
-            fail(h, DONE_DEAD, "invalid-value: %s", why);
-        else
-            fail(h, DONE_REQUEUE, "postgres: %s", why);
-        goto out;
-    }
-    char groups[24], tests[24];
-    snprintf(groups, sizeof groups, "%zu", rows.ngroups);
-    snprintf(tests, sizeof tests, "%zu", rows.ntests);
-    rt_log_debug(inserted ? "recorded" : "already recorded", "task_id", msg->task_id, "run_id", run,
-                 "project", project, "groups", groups, "failing_tests", tests);
+    if (w->cfg->history_batch_size <= 1)
+        store_one(w, &hr, &rows, h);
+    else if (hold(w, &hr, &rows) == RT_OK)
+        h->outcome = DONE_HOLD;
+    else
+        fail(h, DONE_REQUEUE, "out of memory");
 out:
     rt_history_rows_free(&rows);
     rt_errorsummary_free(&es);
@@ -313,30 +405,89 @@ static int retry_later(history *w, rt_amqp *src, const rt_amqp_message *m, const
     return rt_amqp_ack(src, m);
 }
 
-static void process(history *w, rt_amqp *src, rt_amqp_message *m)
+/* Acks, retries, dead-letters or requeues a message as h says. True when requeued. */
+static bool settle(history *w, rt_amqp *src, rt_amqp_message *m, const handled *h)
 {
-    handled h;
-    handle(w, m, &h);
     int rc = RT_OK;
-    switch (h.outcome) {
+    switch (h->outcome) {
+    case DONE_HOLD:
     case DONE_ACK: rc = rt_amqp_ack(src, m); break;
     case DONE_DEAD:
-        rt_log_warn("message dead-lettered", "reason", h.reason, "message_id", m->message_id);
-        rc = rt_amqp_dead_letter(src, m, h.reason);
+        rt_log_warn("message dead-lettered", "reason", h->reason, "message_id", m->message_id);
+        rc = rt_amqp_dead_letter(src, m, h->reason);
         break;
     case DONE_RETRY:
-        rt_log_info("upstream failed, retrying later", "reason", h.reason);
-        rc = retry_later(w, src, m, h.reason);
+        rt_log_info("upstream failed, retrying later", "reason", h->reason);
+        rc = retry_later(w, src, m, h->reason);
         break;
     case DONE_REQUEUE:
-        rt_log_warn("storage failed, message requeued", "reason", h.reason);
+        rt_log_warn("storage failed, message requeued", "reason", h->reason);
         rc = rt_amqp_nack(src, m, true);
-        usleep(500 * 1000);
         break;
     }
     if (rc != RT_OK)
         rt_log_warn("could not settle a message; the broker will redeliver it", "error",
                     rt_amqp_errstr(src));
+    return h->outcome == DONE_REQUEUE;
+}
+
+/* Writes the batch in one transaction and settles its messages; when that fails, writes
+ * its runs one by one and settles each message as its own write says. */
+static void flush(history *w)
+{
+    size_t n = w->nbatch;
+    if (!n) return;
+    for (size_t i = 0; i < n; i++) {
+        w->batch_runs[i] = w->batch[i].run;
+        w->batch_rows[i] = &w->batch[i].rows;
+    }
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc = rt_pg_begin(w->pg);
+    if (rc == RT_OK)
+        rc = rt_history_store_batch(w->pg, w->batch_runs, w->batch_rows, n, w->batch_inserted,
+                                    errstr);
+    if (rc == RT_OK) rc = rt_pg_commit(w->pg);
+    if (rc != RT_OK) {
+        if (rt_pg_in_transaction(w->pg)) {
+            int ignored = rt_pg_rollback(w->pg);
+            (void)ignored;
+        }
+        rt_log_warn("batch write failed; writing its runs one by one", "error",
+                    errstr[0] ? errstr : rt_pg_errstr(w->pg));
+    }
+    bool requeued = false;
+    size_t recorded = 0;
+    for (size_t i = 0; i < n; i++) {
+        held_run *p = &w->batch[i];
+        handled h = {DONE_ACK, ""};
+        if (rc != RT_OK) store_one(w, &p->run, &p->rows, &h);
+        if (rc == RT_OK && w->batch_inserted[i]) recorded++;
+        if (settle(w, p->src, &p->m, &h)) requeued = true;
+        held_run_free(p);
+    }
+    w->nbatch = 0;
+    char count[24], new_runs[24];
+    snprintf(count, sizeof count, "%zu", n);
+    snprintf(new_runs, sizeof new_runs, "%zu", recorded);
+    if (rc == RT_OK) rt_log_debug("batch recorded", "runs", count, "new", new_runs);
+    if (requeued) usleep(500 * 1000);
+}
+
+/* Handles a message; a held one is moved into the batch (*m is then left empty), which is
+ * written once full. */
+static void process(history *w, rt_amqp *src, rt_amqp_message *m)
+{
+    handled h;
+    handle(w, m, &h);
+    if (h.outcome == DONE_HOLD) {
+        held_run *p = &w->batch[w->nbatch - 1];
+        p->src = src;
+        p->m = *m;
+        memset(m, 0, sizeof *m);
+        if (w->nbatch >= (size_t)w->cfg->history_batch_size) flush(w);
+        return;
+    }
+    if (settle(w, src, m, &h)) usleep(500 * 1000);
 }
 
 static int setup(history *w, rt_config *cfg)
@@ -349,6 +500,12 @@ static int setup(history *w, rt_config *cfg)
     snprintf(w->retry_queue, sizeof w->retry_queue, "%s.history-retry", cfg->amqp_namespace);
     w->cache_size = (size_t)cfg->task_cache_size;
     if (w->cache_size && !(w->cache = calloc(w->cache_size, sizeof *w->cache))) return RT_ENOMEM;
+    size_t batch = cfg->history_batch_size > 1 ? (size_t)cfg->history_batch_size : 1;
+    w->batch = calloc(batch, sizeof *w->batch);
+    w->batch_runs = calloc(batch, sizeof *w->batch_runs);
+    w->batch_rows = calloc(batch, sizeof *w->batch_rows);
+    w->batch_inserted = calloc(batch, sizeof *w->batch_inserted);
+    if (!w->batch || !w->batch_runs || !w->batch_rows || !w->batch_inserted) return RT_ENOMEM;
 
     rt_amqp_options opts;
     rt_amqp_options_from_config(&opts, cfg, "history");
@@ -440,6 +597,11 @@ static void teardown(history *w)
     rt_http_free(w->http);
     for (size_t i = 0; i < w->cache_size; i++) rt_taskdef_free(&w->cache[i].def);
     free(w->cache);
+    for (size_t i = 0; w->batch && i < w->nbatch; i++) held_run_free(&w->batch[i]);
+    free(w->batch);
+    free(w->batch_runs);
+    free(w->batch_rows);
+    free(w->batch_inserted);
 }
 
 static int run(rt_config *cfg)
@@ -452,13 +614,21 @@ static int run(rt_config *cfg)
     if (setup(&w, cfg) != RT_OK) goto out;
     rt_log_info("consuming", "queue", w.pulse_queue, "retry_queue", w.retry_queue);
     while (!g_stop) {
+        if (w.nbatch && now_ms() - w.batch_since_ms >= BATCH_MAX_AGE_MS) flush(&w);
         rt_amqp_message m = {0};
-        int rc = rt_amqp_next(w.pulse, &m, w.pulse == w.ours ? 500 : 200);
+        /* Safe point: report readiness (no Redis here), apply a SIGHUP (only log_level
+         * concerns this worker; it is read from cfg). */
+        rt_worker_health(
+            &(rt_worker_conns){w.ours, w.pulse != w.ours ? w.pulse : NULL, NULL, w.pg});
+        (void)rt_worker_reload(cfg);
+        int wait = w.nbatch ? BATCH_IDLE_MS : w.pulse == w.ours ? 500 : 200;
+        int rc = rt_amqp_next(w.pulse, &m, wait);
         if (rc == RT_OK) {
             process(&w, w.pulse, &m);
             rt_amqp_message_free(&m);
             continue;
         }
+        flush(&w); /* nothing came for a moment: write what is held */
         if (rc != RT_ETIMEDOUT) {
             rt_log_warn("broker connection lost; reconnecting", "error", rt_amqp_errstr(w.pulse));
             usleep(200 * 1000);
@@ -468,6 +638,7 @@ static int run(rt_config *cfg)
             rt_amqp_message_free(&m);
         }
     }
+    flush(&w);
     rt_log_info("stopping: finished the message in hand");
     status = 0;
 out:

@@ -13,7 +13,8 @@
  * write the intent, the ledger entry and the summary in one transaction; only then call
  * the hook (Hawk). Alerts whose call was interrupted are resumed first: the action task
  * is looked up in the task group before any new call. Dry-run records the payload and
- * sends nothing. Single-threaded. */
+ * sends nothing. Each run starts with the follow-up of earlier backfills (followup.h):
+ * their action task and spawned jobs, failures recorded with a reason. Single-threaded. */
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -33,6 +34,7 @@
 #include "common/redis.h"
 #include "common/upstream.h"
 #include "common/worker.h"
+#include "workers/perf/followup.h"
 
 #define MAX_PAGES  100
 #define LOCK_CLASS 7273
@@ -801,7 +803,13 @@ static int run_once(perf *w)
     rt_perf_summaries summaries = {0};
     history h = {0};
     rt_perf_result result = {0};
-    int rc = RT_OK;
+    /* First the backfills of earlier runs: what became of their action tasks and jobs. */
+    int settled = 0, rc = rt_perf_followup(w->cfg, w->pg, w->http, &settled);
+    if (rc != RT_OK) {
+        rt_log_error("postgres error in the follow-up; nothing is done this run", "error",
+                     rt_pg_errstr(w->pg));
+        goto out;
+    }
     for (size_t i = 0; i < w->cfg->perf_frameworks.count && rc == RT_OK; i++)
         rc = fetch_framework(w, w->cfg->perf_frameworks.items[i],
                              now - (time_t)w->cfg->perf_lookback_hours * 3600, &summaries);
@@ -835,7 +843,11 @@ static int run_once(perf *w)
             rt_log_warn("cannot mark a summary handled", "error", rt_pg_errstr(w->pg));
         }
     }
-    for (size_t i = 0; i < result.npicks && !g_stop; i++) backfill(w, &result.picks[i]);
+    for (size_t i = 0; i < result.npicks && !g_stop; i++) {
+        /* Between two alerts: readiness only (the picks were made with the running options). */
+        rt_worker_health(&(rt_worker_conns){NULL, NULL, w->redis, w->pg});
+        backfill(w, &result.picks[i]);
+    }
 out:
     rt_perf_result_free(&result);
     rt_perf_summaries_free(&summaries);
@@ -881,6 +893,22 @@ static int setup(perf *w, rt_config *cfg)
     return rt_http_new(&w->http_post, &hopts, errstr);
 }
 
+/* Between runs: report readiness (no broker here) and apply a SIGHUP. No perf_* key is
+ * reloadable, but the options are derived again from the reloaded configuration so that
+ * nothing computed from cfg outlives a reload; a failure keeps the running options. */
+static void safe_point(perf *w)
+{
+    rt_worker_health(&(rt_worker_conns){NULL, NULL, w->redis, w->pg});
+    if (!rt_worker_reload(w->cfg)) return;
+    rt_perf_options opts;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rt_perf_options_from_config(&opts, w->cfg, errstr) != RT_OK) {
+        rt_log_error("reloaded configuration: keeping the running perf options", "error", errstr);
+        return;
+    }
+    w->opts = opts; /* used[] is read again from the budgets at the start of each run */
+}
+
 static int run(rt_config *cfg)
 {
     perf w = {0};
@@ -895,9 +923,13 @@ static int run(rt_config *cfg)
     }
     rt_log_info(g_once ? "running once" : "running", "dry_run", cfg->dry_run ? "true" : "false");
     for (;;) {
+        safe_point(&w);
         status = run_once(&w);
         if (g_once || g_stop) break;
-        for (int s = 0; s < cfg->perf_interval_s && !g_stop; s++) sleep(1);
+        for (int s = 0; s < cfg->perf_interval_s && !g_stop; s++) {
+            safe_point(&w);
+            sleep(1);
+        }
         if (g_stop) {
             status = 0;
             break;
