@@ -52,6 +52,7 @@ typedef struct pending {
 } pending;
 
 struct rt_amqp {
+    bool quorum_work_queues;
     char errstr[RT_ERRSTR_SIZE];
     char *url_copy; /* amqp_parse_url points host/user/password/vhost into it */
     struct amqp_connection_info info;
@@ -601,9 +602,10 @@ static int apply_decl(rt_amqp *h, const decl *d)
                               amqp_cstring_bytes(d->target), 0, 1, 0, 0, amqp_empty_table);
         break;
     case DECL_QUEUE: {
-        amqp_table_entry_t entries[4];
+        amqp_table_entry_t entries[5];
         int n = 0;
         const rt_amqp_queue_args *a = &d->args;
+        if (a->quorum) put_string(&entries[n++], "x-queue-type", "quorum");
         if (a->message_ttl_ms > 0) put_long(&entries[n++], "x-message-ttl", a->message_ttl_ms);
         if (a->dead_letter_exchange)
             put_string(&entries[n++], "x-dead-letter-exchange", a->dead_letter_exchange);
@@ -880,6 +882,7 @@ void rt_amqp_options_from_config(rt_amqp_options *opts, const rt_config *cfg, co
     opts->ca_file = cfg->amqp_ca_file;
     opts->prefetch = cfg->amqp_prefetch;
     opts->worker = worker;
+    opts->quorum_work_queues = cfg->amqp_quorum_queues;
 }
 
 static int positive_or(int value, int fallback) { return value > 0 ? value : fallback; }
@@ -918,6 +921,7 @@ int rt_amqp_new(rt_amqp **out, const rt_amqp_options *opts, char *errstr)
     h->dead_letter_exchange = strdup(RT_AMQP_DEAD_LETTER_EXCHANGE);
     if (!h->dead_letter_exchange) goto fail;
 
+    h->quorum_work_queues = opts->quorum_work_queues;
     h->prefetch = positive_or(opts->prefetch, 10);
     if (h->prefetch > 65535) h->prefetch = 65535;
     h->heartbeat_s = positive_or(opts->heartbeat_s, 30);
@@ -1102,7 +1106,9 @@ int rt_amqp_declare_topology(rt_amqp *h, const rt_amqp_topology *t)
             rt_set_errstr(h->errstr, "topology: work queue %zu has no name or routing key", i);
             return RT_EINVAL;
         }
-        rt_amqp_queue_args work = {.dead_letter_exchange = dlx, .expires_ms = t->expires_ms};
+        rt_amqp_queue_args work = {.dead_letter_exchange = dlx,
+                                   .expires_ms = t->expires_ms,
+                                   .quorum = h->quorum_work_queues};
         if ((rc = rt_amqp_declare_queue(h, q->name, &work)) != RT_OK) return rc;
         if ((rc = rt_amqp_bind_queue(h, q->name, exchange, q->routing_key)) != RT_OK) return rc;
         for (size_t j = 0; j < q->delay_count; j++) {

@@ -60,6 +60,7 @@ typedef struct rt_amqp_options {
     int reconnect_timeout_ms; /* how long one call may spend reconnecting; 0: 30000 */
     int backoff_base_ms;      /* first reconnect delay; 0: 200 */
     int backoff_max_ms;       /* 0: 10000 */
+    bool quorum_work_queues;  /* declare the topology's work queues as quorum queues */
 } rt_amqp_options;
 
 /* Fills options from the configuration: amqp_url, amqp_ca_file, amqp_prefetch. Pointers
@@ -111,9 +112,12 @@ typedef struct rt_amqp_queue_args {
     const char *dead_letter_exchange;    /* x-dead-letter-exchange; NULL: none */
     const char *dead_letter_routing_key; /* x-dead-letter-routing-key; NULL: none */
     long expires_ms;                     /* x-expires; 0: none */
+    bool quorum;                         /* x-queue-type quorum (durable, replicated) */
 } rt_amqp_queue_args;
 
-/* Declares the work exchange, each work queue bound to it by its routing key (with
+/* Declares the work exchange, each work queue bound to it by its routing key (a quorum
+ * queue when the handle's options say quorum_work_queues; delay and dead-letter queues stay
+ * classic, since they only hold messages for a while) (with
  * x-dead-letter-exchange = the dead-letter exchange, so a nack without requeue is kept),
  * each delay queue, and the dead-letter exchange and queue. Idempotent: the same arguments
  * every time. Remembers the dead-letter exchange for rt_amqp_dead_letter. */

@@ -21,6 +21,8 @@ const rt_config_key rt_config_keys[] = {
      "name of our work exchange and prefix of our queues (<ns>.retrigger, <ns>.dead-letter, ...)"},
     {"amqp_prefetch", RT_CFG_INT, OFF(amqp_prefetch), "100", 1, 10000, false,
      "unacknowledged messages a consumer may hold"},
+    {"amqp_quorum_queues", RT_CFG_BOOL, OFF(amqp_quorum_queues), "false", 0, 0, false,
+     "declare our work queues as quorum queues (replicated; use on a RabbitMQ cluster)"},
     {"amqp_url", RT_CFG_STRING, OFF(amqp_url), "amqp://guest:guest@127.0.0.1:5673/", 0, 0, false,
      "our RabbitMQ broker (amqp:// or amqps://)"},
     {"budget_limits", RT_CFG_LIST, OFF(budget_limits), "android*=100, *=600", 0, 0, false,

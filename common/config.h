@@ -29,6 +29,7 @@ typedef struct rt_config {
     char *amqp_ca_file;
     char *amqp_namespace;
     int amqp_prefetch;
+    bool amqp_quorum_queues;
     char *amqp_url;
     rt_config_list budget_limits;
     int budget_minimum;

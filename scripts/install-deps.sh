@@ -14,7 +14,7 @@ PACKAGES=(
     libcmocka-dev libmicrohttpd-dev libxml2-dev
     rabbitmq-server redis-server postgresql postgresql-client
     python3 python3-jsonschema python3-yaml
-    valgrind procps iproute2 netcat-openbsd curl
+    valgrind procps iproute2 netcat-openbsd curl openssl
     chromium
 )
 

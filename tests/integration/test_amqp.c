@@ -28,6 +28,9 @@ typedef struct fixture {
     rt_amqp *h;
 } fixture;
 
+/* Set by setup_quorum: the next fixture's handle declares quorum work queues. */
+static bool quorum_next;
+
 static rt_amqp *connect_as(const char *worker, const char *url, const char *ca_file,
                            int connect_timeout_ms)
 {
@@ -39,6 +42,7 @@ static rt_amqp *connect_as(const char *worker, const char *url, const char *ca_f
     if (url) opts.url = url;
     if (ca_file) opts.ca_file = ca_file;
     opts.connect_timeout_ms = connect_timeout_ms;
+    opts.quorum_work_queues = quorum_next;
     opts.confirm_timeout_ms = 5000;
     opts.reconnect_timeout_ms = 10000;
     opts.backoff_base_ms = 50;
@@ -80,6 +84,14 @@ static int setup(void **state)
     if (rc != RT_OK) fail_msg("declare topology: %s", rt_amqp_errstr(f->h));
     *state = f;
     return 0;
+}
+
+static int setup_quorum(void **state)
+{
+    quorum_next = true;
+    int rc = setup(state);
+    quorum_next = false;
+    return rc;
 }
 
 static int teardown(void **state)
@@ -336,6 +348,60 @@ static void test_reconnects_after_connection_is_lost(void **state)
     assert_int_equal(seen_after, 1);
 }
 
+static char *rabbitmqctl(const char *args);
+
+static void test_quorum_work_queue_keeps_confirms_acks_dead_letters_and_delays(void **state)
+{
+    fixture *f = *state;
+    /* The broker says the work queue is a quorum queue and its delay queue a classic one. */
+    char *queues = rabbitmqctl("list_queues -q name type");
+    if (!queues) {
+        skip(); /* rabbitmqctl unusable here; the behaviour below is still what matters */
+    }
+    char line[256];
+    snprintf(line, sizeof line, "%s\tquorum", f->queue);
+    assert_non_null(strstr(queues, line));
+    snprintf(line, sizeof line, "%s.delay.1000\tclassic", f->queue);
+    assert_non_null(strstr(queues, line));
+    free(queues);
+
+    /* Confirmed publish, redelivery after a nack, ack. */
+    publish_text(f, "{\"q\":1}", NULL);
+    assert_int_equal(rt_amqp_consume(f->h, f->queue), RT_OK);
+    rt_amqp_message msg;
+    next_or_fail(f->h, &msg, 5000);
+    assert_false(msg.redelivered);
+    assert_int_equal(rt_amqp_nack(f->h, &msg, true), RT_OK);
+    rt_amqp_message_free(&msg);
+    next_or_fail(f->h, &msg, 5000);
+    assert_true(msg.redelivered);
+    assert_int_equal(rt_amqp_ack(f->h, &msg), RT_OK);
+    rt_amqp_message_free(&msg);
+
+    /* A dead letter with its reason. */
+    publish_text(f, "{\"q\":2}", NULL);
+    next_or_fail(f->h, &msg, 5000);
+    assert_int_equal(rt_amqp_dead_letter(f->h, &msg, "quorum reason"), RT_OK);
+    rt_amqp_message_free(&msg);
+
+    /* The delay queue dead-letters back into the quorum queue. */
+    int64_t start = rt_test_now_ms();
+    assert_int_equal(rt_amqp_publish_delayed(f->h, f->queue, 1000, "{\"q\":3}", 7, NULL), RT_OK);
+    next_or_fail(f->h, &msg, 8000);
+    assert_true(rt_test_now_ms() - start >= 950);
+    assert_string_equal(msg.body, "{\"q\":3}");
+    assert_int_equal(rt_amqp_ack(f->h, &msg), RT_OK);
+    rt_amqp_message_free(&msg);
+    assert_int_equal(rt_amqp_stop_consuming(f->h), RT_OK);
+
+    assert_int_equal(rt_amqp_consume(f->h, f->dlq), RT_OK);
+    next_or_fail(f->h, &msg, 5000);
+    assert_string_equal(msg.body, "{\"q\":2}");
+    assert_string_equal(rt_amqp_message_header(&msg, "x-retrig-reason"), "quorum reason");
+    assert_int_equal(rt_amqp_ack(f->h, &msg), RT_OK);
+    rt_amqp_message_free(&msg);
+}
+
 /* Runs deploy/local/services.sh rabbitmqctl ARGS; returns its output (malloc'd) or NULL. */
 static char *rabbitmqctl(const char *args)
 {
@@ -516,6 +582,9 @@ static void test_amqps_refuses_unknown_certificate(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_quorum_work_queue_keeps_confirms_acks_dead_letters_and_delays, setup_quorum,
+            teardown),
         cmocka_unit_test_setup_teardown(test_publish_consume_round_trip_with_confirm_and_manual_ack,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_rejected_message_reaches_dead_letter_queue_with_reason,

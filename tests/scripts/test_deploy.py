@@ -287,8 +287,9 @@ for key, wanted in work.items():
     name = f"{ns}.{key}"
     q = queues.get(name)
     check(q is not None and q["durable"] and not q["auto_delete"], f"definitions: durable work queue {name}")
-    check(q is not None and q["arguments"] == {"x-dead-letter-exchange": ns + ".dlx"},
-          f"definitions: {name} has exactly the code's arguments")
+    check(q is not None and q["arguments"] == {"x-dead-letter-exchange": ns + ".dlx",
+                                               "x-queue-type": "quorum"},
+          f"definitions: {name} has exactly the code's arguments (quorum: amqp_quorum_queues)")
     check((ns, name, key) in bindings, f"definitions: {name} bound to {ns} with {key}")
     have = sorted(int(n.rsplit(".", 1)[1]) for n in queues if n.startswith(name + ".delay."))
     check(have == wanted, f"definitions: delay queues of {name} {have} == the default delays {wanted}")
@@ -300,8 +301,11 @@ declared = set(queues) | set(exchanges)
 code = (SOURCE / "common" / "amqp.c").read_text()
 for arg in ("x-message-ttl", "x-dead-letter-exchange", "x-dead-letter-routing-key"):
     check(f'"{arg}"' in code, f"common/amqp.c declares {arg} (the definitions rely on it)")
-check('"x-queue-type"' not in code or any("x-queue-type" in q["arguments"] for q in queues.values()),
-      "definitions: queue types match what common/amqp.c declares")
+check('"x-queue-type"' in code and '"quorum"' in code,
+      "common/amqp.c declares quorum work queues (the definitions rely on it)")
+for q in queues.values():
+    if q["arguments"].get("x-message-ttl") is not None:
+        check("x-queue-type" not in q["arguments"], f"definitions: delay queue {q['name']} stays classic")
 
 apply_sh = DEPLOY / "rabbitmq" / "apply.sh"
 check(apply_sh.is_file() and os.access(apply_sh, os.X_OK), "deploy/rabbitmq/apply.sh is executable")
