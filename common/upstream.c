@@ -203,18 +203,17 @@ int rt_tc_get_artifact(rt_http *h, const char *root_url, const char *task_id, in
     return rc;
 }
 
-int rt_tc_count_label_in_group(rt_http *h, const char *root_url, const char *task_group_id,
-                               const char *label, const char *exclude_task_id, int *count,
-                               char *errstr)
+int rt_tc_each_group_task(rt_http *h, const char *root_url, const char *task_group_id,
+                          rt_tc_task_fn *fn, void *ctx, char *errstr)
 {
-    *count = 0;
     if (!rt_valid_task_id(task_group_id)) {
         rt_set_errstr(errstr, "invalid task group id");
         return RT_EINVAL;
     }
     char *token = NULL;
     int rc = RT_OK;
-    for (int page = 0; page < RT_TC_MAX_GROUP_PAGES; page++) {
+    bool stop = false;
+    for (int page = 0; page < RT_TC_MAX_GROUP_PAGES && !stop; page++) {
         char path[512];
         char *escaped = token ? rt_http_url_escape(token) : NULL;
         if (token && !escaped) {
@@ -237,15 +236,12 @@ int rt_tc_count_label_in_group(rt_http *h, const char *root_url, const char *tas
         json_t *entry;
         json_array_foreach(json_object_get(doc, "tasks"), i, entry)
         {
-            json_t *task = json_object_get(entry, "task");
             const char *id =
                 json_string_value(json_object_get(json_object_get(entry, "status"), "taskId"));
-            const char *l =
-                json_string_value(json_object_get(json_object_get(task, "tags"), "label"));
-            if (!l)
-                l = json_string_value(json_object_get(json_object_get(task, "metadata"), "name"));
-            if (l && !strcmp(l, label) && !(id && exclude_task_id && !strcmp(id, exclude_task_id)))
-                (*count)++;
+            if (fn(ctx, id, json_object_get(entry, "status"), json_object_get(entry, "task"))) {
+                stop = true;
+                break;
+            }
         }
         free(token);
         token = NULL;
@@ -255,6 +251,32 @@ int rt_tc_count_label_in_group(rt_http *h, const char *root_url, const char *tas
         if (!token) break;
     }
     free(token);
+    return rc;
+}
+
+typedef struct label_count {
+    const char *label, *exclude_task_id;
+    int count;
+} label_count;
+
+static bool count_label(void *ctx, const char *id, json_t *status, json_t *task)
+{
+    (void)status;
+    label_count *c = ctx;
+    const char *l = json_string_value(json_object_get(json_object_get(task, "tags"), "label"));
+    if (!l) l = json_string_value(json_object_get(json_object_get(task, "metadata"), "name"));
+    if (l && !strcmp(l, c->label) && !(id && c->exclude_task_id && !strcmp(id, c->exclude_task_id)))
+        c->count++;
+    return false;
+}
+
+int rt_tc_count_label_in_group(rt_http *h, const char *root_url, const char *task_group_id,
+                               const char *label, const char *exclude_task_id, int *count,
+                               char *errstr)
+{
+    label_count c = {label, exclude_task_id, 0};
+    int rc = rt_tc_each_group_task(h, root_url, task_group_id, count_label, &c, errstr);
+    *count = c.count;
     return rc;
 }
 
@@ -283,58 +305,31 @@ static bool action_matches(json_t *task, const char *action_name, const char *la
     return false;
 }
 
+typedef struct action_search {
+    const char *action_name, *label, *task_id;
+    char *out;
+    bool found;
+} action_search;
+
+static bool find_action(void *ctx, const char *id, json_t *status, json_t *task)
+{
+    (void)status;
+    action_search *a = ctx;
+    if (id && rt_valid_task_id(id) && action_matches(task, a->action_name, a->label, a->task_id)) {
+        memcpy(a->out, id, 23);
+        a->found = true;
+    }
+    return a->found;
+}
+
 int rt_tc_find_action_task(rt_http *h, const char *root_url, const char *task_group_id,
                            const char *action_name, const char *label, const char *task_id,
                            char action_task_id[23], bool *found, char *errstr)
 {
-    *found = false;
     action_task_id[0] = '\0';
-    if (!rt_valid_task_id(task_group_id)) {
-        rt_set_errstr(errstr, "invalid task group id");
-        return RT_EINVAL;
-    }
-    char *token = NULL;
-    int rc = RT_OK;
-    for (int page = 0; page < RT_TC_MAX_GROUP_PAGES && !*found; page++) {
-        char path[512];
-        char *escaped = token ? rt_http_url_escape(token) : NULL;
-        if (token && !escaped) {
-            rc = RT_ENOMEM;
-            break;
-        }
-        snprintf(path, sizeof path, "/api/queue/v1/task-group/%s/list%s%s", task_group_id,
-                 escaped ? "?continuationToken=" : "", escaped ? escaped : "");
-        free(escaped);
-        char *url = join(root_url, path);
-        if (!url) {
-            rc = RT_ENOMEM;
-            break;
-        }
-        json_t *doc = NULL;
-        rc = get_json(h, url, &doc, errstr);
-        free(url);
-        if (rc != RT_OK) break;
-        size_t i;
-        json_t *entry;
-        json_array_foreach(json_object_get(doc, "tasks"), i, entry)
-        {
-            const char *id =
-                json_string_value(json_object_get(json_object_get(entry, "status"), "taskId"));
-            if (id && rt_valid_task_id(id) &&
-                action_matches(json_object_get(entry, "task"), action_name, label, task_id)) {
-                memcpy(action_task_id, id, 23);
-                *found = true;
-                break;
-            }
-        }
-        free(token);
-        token = NULL;
-        const char *next = json_string_value(json_object_get(doc, "continuationToken"));
-        if (next && *next && strlen(next) < 300) token = strdup(next);
-        json_decref(doc);
-        if (!token) break;
-    }
-    free(token);
+    action_search a = {action_name, label, task_id, action_task_id, false};
+    int rc = rt_tc_each_group_task(h, root_url, task_group_id, find_action, &a, errstr);
+    *found = a.found;
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #ifndef RETRIG_COMMON_UPSTREAM_H
 #define RETRIG_COMMON_UPSTREAM_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -40,6 +41,15 @@ void rt_tc_artifact_names_free(rt_tc_artifact_names *names);
 RT_MUSTCHECK int rt_tc_get_artifact(rt_http *h, const char *root_url, const char *task_id,
                                     int run_id, const char *name, char **body, size_t *len,
                                     char *errstr);
+
+/* Called for each task of a task group listing, with its status and definition objects
+ * (borrowed); returns true to stop. task_id may be NULL when the entry lacks one. */
+typedef bool rt_tc_task_fn(void *ctx, const char *task_id, json_t *status, json_t *task);
+
+/* Walks GET <root>/api/queue/v1/task-group/<id>/list, following continuationToken (at most
+ * RT_TC_MAX_GROUP_PAGES pages), until fn returns true. */
+RT_MUSTCHECK int rt_tc_each_group_task(rt_http *h, const char *root_url, const char *task_group_id,
+                                       rt_tc_task_fn *fn, void *ctx, char *errstr);
 
 /* Counts the tasks of a task group whose label (tags.label, else metadata.name) is
  * `label`, leaving out `exclude_task_id`: the runs of that label already present or
