@@ -211,6 +211,46 @@ static void usage(const rt_worker_def *def, const rt_worker_flag *flags, size_t 
             "Exit codes: 0 success, 1 failure, 2 usage or configuration error.\n");
 }
 
+int rt_worker_check_services(const rt_config *cfg, const char *worker, unsigned needs)
+{
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int failures = 0;
+    if (needs & RT_WORKER_NEEDS_BROKER) {
+        rt_amqp *amqp = NULL;
+        rt_amqp_options opts;
+        rt_amqp_options_from_config(&opts, cfg, worker);
+        if (rt_amqp_new(&amqp, &opts, errstr) != RT_OK ||
+            rt_amqp_ensure_connected(amqp, 5000) != RT_OK) {
+            rt_log_error("broker unreachable", "error", amqp ? rt_amqp_errstr(amqp) : errstr);
+            failures++;
+        }
+        rt_amqp_free(amqp);
+    }
+    if (needs & RT_WORKER_NEEDS_REDIS) {
+        rt_redis *redis = NULL;
+        if (rt_redis_connect(&redis, cfg->redis_url, NULL, errstr) != RT_OK) {
+            rt_log_error("redis unreachable", "error", errstr);
+            failures++;
+        }
+        rt_redis_free(redis);
+    }
+    if (needs & RT_WORKER_NEEDS_POSTGRES) {
+        rt_pg *pg = NULL;
+        if (rt_pg_connect(&pg, cfg->database_url, worker, errstr) != RT_OK) {
+            rt_log_error("postgres unreachable", "error", errstr);
+            failures++;
+        }
+        rt_pg_free(pg);
+    }
+    return failures;
+}
+
+int rt_worker_check_result(int failures)
+{
+    if (!failures) rt_log_info("configuration and services ok");
+    return failures ? 1 : 0;
+}
+
 int rt_worker_main(const rt_worker_def *def, int argc, char **argv)
 {
     return rt_worker_main_flags(def, NULL, 0, argc, argv);

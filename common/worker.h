@@ -70,4 +70,18 @@ bool rt_worker_reload(rt_config *cfg);
 /* Asks for a reload as SIGHUP does. */
 void rt_worker_request_reload(void);
 
+/* --check-config support: the services a worker needs. */
+enum {
+    RT_WORKER_NEEDS_BROKER = 1,   /* amqp_url */
+    RT_WORKER_NEEDS_REDIS = 2,    /* redis_url */
+    RT_WORKER_NEEDS_POSTGRES = 4, /* database_url */
+};
+
+/* Connects once to each service in `needs` and logs each that does not answer (never a
+ * secret). Returns how many failed. */
+int rt_worker_check_services(const rt_config *cfg, const char *worker, unsigned needs);
+/* The exit code of --check-config for that many failures (0 when none, logging that the
+ * configuration and services are ok). */
+int rt_worker_check_result(int failures);
+
 #endif

@@ -1286,31 +1286,9 @@ out:
 
 static int check(rt_config *cfg)
 {
-    char errstr[RT_ERRSTR_SIZE] = "";
-    int failures = 0;
-    rt_redis *redis = NULL;
-    rt_pg *pg = NULL;
-    rt_amqp *amqp = NULL;
-    rt_amqp_options opts;
-    rt_amqp_options_from_config(&opts, cfg, "classify");
-    if (rt_amqp_new(&amqp, &opts, errstr) != RT_OK ||
-        rt_amqp_ensure_connected(amqp, 5000) != RT_OK) {
-        rt_log_error("broker unreachable", "error", amqp ? rt_amqp_errstr(amqp) : errstr);
-        failures++;
-    }
-    if (rt_redis_connect(&redis, cfg->redis_url, NULL, errstr) != RT_OK) {
-        rt_log_error("redis unreachable", "error", errstr);
-        failures++;
-    }
-    if (rt_pg_connect(&pg, cfg->database_url, "classify", errstr) != RT_OK) {
-        rt_log_error("postgres unreachable", "error", errstr);
-        failures++;
-    }
-    rt_amqp_free(amqp);
-    rt_redis_free(redis);
-    rt_pg_free(pg);
-    if (!failures) rt_log_info("configuration and services ok");
-    return failures ? 1 : 0;
+    return rt_worker_check_result(rt_worker_check_services(
+        cfg, "classify",
+        RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_REDIS | RT_WORKER_NEEDS_POSTGRES));
 }
 
 int main(int argc, char **argv)

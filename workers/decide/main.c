@@ -977,30 +977,14 @@ out:
 
 static int check(rt_config *cfg)
 {
-    char errstr[RT_ERRSTR_SIZE] = "";
-    int failures = 0;
-    rt_amqp *amqp = NULL;
-    rt_pg *pg = NULL;
-    rt_amqp_options opts;
-    rt_amqp_options_from_config(&opts, cfg, "decide");
-    if (rt_amqp_new(&amqp, &opts, errstr) != RT_OK ||
-        rt_amqp_ensure_connected(amqp, 5000) != RT_OK) {
-        rt_log_error("broker unreachable", "error", amqp ? rt_amqp_errstr(amqp) : errstr);
-        failures++;
-    }
-    if (rt_pg_connect(&pg, cfg->database_url, "decide", errstr) != RT_OK) {
-        rt_log_error("postgres unreachable", "error", errstr);
-        failures++;
-    }
+    int failures =
+        rt_worker_check_services(cfg, "decide", RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES);
     if (cfg->decide_cancel_pending && !cfg->dry_run &&
         (!cfg->taskcluster_client_id || !cfg->taskcluster_access_token)) {
         rt_log_error("decide_cancel_pending needs taskcluster_client_id and an access token");
         failures++;
     }
-    rt_amqp_free(amqp);
-    rt_pg_free(pg);
-    if (!failures) rt_log_info("configuration and services ok");
-    return failures ? 1 : 0;
+    return rt_worker_check_result(failures);
 }
 
 int main(int argc, char **argv)

@@ -947,31 +947,19 @@ out:
 static int check(rt_config *cfg)
 {
     char errstr[RT_ERRSTR_SIZE] = "";
-    int failures = 0;
     rt_perf_options opts;
     if (rt_perf_options_from_config(&opts, cfg, errstr) != RT_OK) {
         rt_log_error("configuration error", "error", errstr);
         return 2;
     }
-    rt_redis *redis = NULL;
-    rt_pg *pg = NULL;
-    if (rt_redis_connect(&redis, cfg->redis_url, NULL, errstr) != RT_OK) {
-        rt_log_error("redis unreachable", "error", errstr);
-        failures++;
-    }
-    if (rt_pg_connect(&pg, cfg->database_url, "perf", errstr) != RT_OK) {
-        rt_log_error("postgres unreachable", "error", errstr);
-        failures++;
-    }
+    int failures =
+        rt_worker_check_services(cfg, "perf", RT_WORKER_NEEDS_REDIS | RT_WORKER_NEEDS_POSTGRES);
     if (!cfg->dry_run && (!cfg->taskcluster_client_id || !cfg->taskcluster_access_token)) {
         rt_log_error("taskcluster_client_id and a Taskcluster access token are needed unless "
                      "dry_run is true");
         failures++;
     }
-    rt_redis_free(redis);
-    rt_pg_free(pg);
-    if (!failures) rt_log_info("configuration and services ok");
-    return failures ? 1 : 0;
+    return rt_worker_check_result(failures);
 }
 
 int main(int argc, char **argv)
