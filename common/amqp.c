@@ -67,6 +67,7 @@ struct rt_amqp {
     bool consume_open, publish_open;
     int publish_close_rc; /* why the broker closed the publish channel */
     uint64_t generation;  /* bumped whenever the consume channel is (re)opened */
+    uint64_t unsettled;   /* deliveries of this generation handed out and not settled */
     uint64_t publish_seq; /* publisher-confirm sequence on the publish channel */
     uint64_t waiting_seq; /* the publish waiting for its confirm, or 0 */
     int confirm;          /* for waiting_seq: 0 none yet, 1 ack, -1 nack */
@@ -567,6 +568,7 @@ static int open_consume_channel(rt_amqp *h)
     int rc = CHECK_RPC(h, CH_CONSUME, "opening the consume channel");
     if (rc != RT_OK) return rc;
     h->generation++;
+    h->unsettled = 0;
     h->consume_open = true;
     amqp_basic_qos(h->conn, CH_CONSUME, 0, (uint16_t)h->prefetch, 0);
     rc = CHECK_RPC(h, CH_CONSUME, "setting the prefetch");
@@ -1394,6 +1396,7 @@ int rt_amqp_next(rt_amqp *h, rt_amqp_message *msg, int timeout_ms)
             h->pending_head = p->next;
             if (!h->pending_head) h->pending_tail = NULL;
             *msg = p->msg;
+            if (msg->rt__delivery->generation == h->generation) h->unsettled++;
             free(p);
             return RT_OK;
         }
@@ -1438,10 +1441,43 @@ static int settle(rt_amqp *h, const rt_amqp_message *msg, bool ack, bool requeue
         return RT_ECONN;
     }
     d->settled = true;
+    if (h->unsettled > 0) h->unsettled--;
     return RT_OK;
 }
 
 int rt_amqp_ack(rt_amqp *h, const rt_amqp_message *msg) { return settle(h, msg, true, false); }
+
+int rt_amqp_ack_many(rt_amqp *h, rt_amqp_message *const *msgs, size_t n)
+{
+    /* One basic.ack with `multiple` up to the highest tag acks every outstanding delivery
+     * up to it; that is exactly this set when every other delivery handed out on this
+     * channel has been settled (later ones, still unread, have higher tags). */
+    uint64_t max_tag = 0;
+    bool one_frame = n > 1 && h->conn && h->consume_open && h->unsettled == n;
+    for (size_t i = 0; i < n && one_frame; i++) {
+        const struct rt__amqp_delivery *d = msgs[i]->rt__delivery;
+        if (!d || d->settled || d->generation != h->generation) one_frame = false;
+        if (msgs[i]->delivery_tag > max_tag) max_tag = msgs[i]->delivery_tag;
+    }
+    if (!one_frame) {
+        int first = RT_OK;
+        for (size_t i = 0; i < n; i++) {
+            int rc = settle(h, msgs[i], true, false);
+            if (rc != RT_OK && first == RT_OK) first = rc;
+        }
+        return first;
+    }
+    int status = amqp_basic_ack(h->conn, CH_CONSUME, max_tag, 1);
+    if (status != AMQP_STATUS_OK) {
+        rt_set_errstr(h->errstr, "ack of deliveries up to %" PRIu64 " failed: %s", max_tag,
+                      amqp_error_string2(status));
+        drop_connection(h);
+        return RT_ECONN;
+    }
+    for (size_t i = 0; i < n; i++) msgs[i]->rt__delivery->settled = true;
+    h->unsettled = 0;
+    return RT_OK;
+}
 
 int rt_amqp_nack(rt_amqp *h, const rt_amqp_message *msg, bool requeue)
 {

@@ -197,6 +197,11 @@ RT_MUSTCHECK int rt_amqp_stop_consuming(rt_amqp *h);
 RT_MUSTCHECK int rt_amqp_next(rt_amqp *h, rt_amqp_message *msg, int timeout_ms);
 RT_MUSTCHECK int rt_amqp_ack(rt_amqp *h, const rt_amqp_message *msg);
 RT_MUSTCHECK int rt_amqp_nack(rt_amqp *h, const rt_amqp_message *msg, bool requeue);
+/* Acks n received messages, in one frame when they are all the deliveries of the consume
+ * channel still unsettled (the common case for a worker that settles every message before
+ * it reads on), else one by one. Returns RT_OK or the first error (RT_ECONN: the broker
+ * redelivers what was not acked). */
+RT_MUSTCHECK int rt_amqp_ack_many(rt_amqp *h, rt_amqp_message *const *msgs, size_t n);
 /* Publishes a copy (same body and properties, plus x-retrig-reason, x-retrig-source-queue,
  * x-retrig-original-exchange, x-retrig-original-routing-key, x-retrig-failed-at) to the
  * dead-letter exchange with a confirm, then acks the original. The reason is cut to

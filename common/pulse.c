@@ -2,12 +2,12 @@
 /* pulse.c - Taskcluster task-* message validation into rt_pulse_task. */
 #include "common/pulse.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/ids.h"
+#include "common/jscan.h"
 
 #define FIELD_MAX 1024
 
@@ -36,30 +36,31 @@ const char *rt_task_event_name(rt_task_event event)
 }
 
 /* Copies an optional string member; a present non-string is a type error. */
-static int opt_string(json_t *obj, const char *key, const char *path, char **out, char *reason)
+static int opt_string(const rt_jscan *js, int obj, const char *key, const char *path, char **out,
+                      char *reason)
 {
-    json_t *v = json_object_get(obj, key);
-    if (!v || json_is_null(v)) return RT_OK;
-    if (!json_is_string(v)) {
+    int v = rt_js_get(js, obj, key);
+    if (v < 0 || rt_js_type_of(js, v) == RT_JS_NULL) return RT_OK;
+    if (rt_js_type_of(js, v) != RT_JS_STRING) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "wrong-type:%s", path);
         return RT_EPROTO;
     }
-    if (json_string_length(v) > FIELD_MAX ||
-        memchr(json_string_value(v), '\0', json_string_length(v))) {
+    if (rt_js_strlen(js, v) > FIELD_MAX) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "invalid-value:%s", path);
         return RT_EPROTO;
     }
-    *out = strdup(json_string_value(v));
+    *out = rt_js_strdup(js, v);
     return *out ? RT_OK : RT_ENOMEM;
 }
 
-static int req_string(json_t *obj, const char *key, const char *path, char **out, char *reason)
+static int req_string(const rt_jscan *js, int obj, const char *key, const char *path, char **out,
+                      char *reason)
 {
-    if (!json_object_get(obj, key)) {
+    if (rt_js_get(js, obj, key) < 0) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "missing-field:%s", path);
         return RT_EPROTO;
     }
-    int rc = opt_string(obj, key, path, out, reason);
+    int rc = opt_string(js, obj, key, path, out, reason);
     if (rc == RT_OK && !*out) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "wrong-type:%s", path);
         return RT_EPROTO;
@@ -67,10 +68,11 @@ static int req_string(json_t *obj, const char *key, const char *path, char **out
     return rc;
 }
 
-static int req_slug(json_t *obj, const char *key, const char *path, char out[23], char *reason)
+static int req_slug(const rt_jscan *js, int obj, const char *key, const char *path, char out[23],
+                    char *reason)
 {
     char *s = NULL;
-    int rc = req_string(obj, key, path, &s, reason);
+    int rc = req_string(js, obj, key, path, &s, reason);
     if (rc != RT_OK) return rc;
     if (!rt_valid_task_id(s)) {
         free(s);
@@ -114,22 +116,24 @@ bool rt_pulse_apply_route(rt_pulse_task *task, const char *route)
     return true;
 }
 
-static int parse_status(json_t *status, rt_pulse_task *t, char *reason)
+static int parse_status(const rt_jscan *js, int status, rt_pulse_task *t, char *reason)
 {
     int rc;
-    if ((rc = req_slug(status, "taskId", "status.taskId", t->task_id, reason))) return rc;
-    if ((rc = req_slug(status, "taskGroupId", "status.taskGroupId", t->task_group_id, reason)))
+    if ((rc = req_slug(js, status, "taskId", "status.taskId", t->task_id, reason))) return rc;
+    if ((rc = req_slug(js, status, "taskGroupId", "status.taskGroupId", t->task_group_id, reason)))
         return rc;
-    if ((rc = req_string(status, "state", "status.state", &t->task_state, reason))) return rc;
-    if ((rc = opt_string(status, "schedulerId", "status.schedulerId", &t->scheduler_id, reason)))
+    if ((rc = req_string(js, status, "state", "status.state", &t->task_state, reason))) return rc;
+    if ((rc =
+             opt_string(js, status, "schedulerId", "status.schedulerId", &t->scheduler_id, reason)))
         return rc;
-    if ((rc = opt_string(status, "taskQueueId", "status.taskQueueId", &t->task_queue_id, reason)))
+    if ((rc = opt_string(js, status, "taskQueueId", "status.taskQueueId", &t->task_queue_id,
+                         reason)))
         return rc;
     if (!t->task_queue_id) {
         char *provisioner = NULL, *worker_type = NULL;
-        rc = req_string(status, "provisionerId", "status.taskQueueId", &provisioner, reason);
+        rc = req_string(js, status, "provisionerId", "status.taskQueueId", &provisioner, reason);
         if (rc == RT_OK)
-            rc = req_string(status, "workerType", "status.taskQueueId", &worker_type, reason);
+            rc = req_string(js, status, "workerType", "status.taskQueueId", &worker_type, reason);
         if (rc == RT_OK) {
             size_t n = strlen(provisioner) + strlen(worker_type) + 2;
             t->task_queue_id = malloc(n);
@@ -146,39 +150,37 @@ static int parse_status(json_t *status, rt_pulse_task *t, char *reason)
         snprintf(reason, RT_PULSE_REASON_SIZE, "invalid-value:status.taskQueueId");
         return RT_EPROTO;
     }
-    json_t *runs = json_object_get(status, "runs");
-    if (!runs) {
+    int runs = rt_js_get(js, status, "runs");
+    if (runs < 0) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "missing-field:status.runs");
         return RT_EPROTO;
     }
-    if (!json_is_array(runs)) {
+    if (rt_js_type_of(js, runs) != RT_JS_ARRAY) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "wrong-type:status.runs");
         return RT_EPROTO;
     }
-    size_t i;
-    json_t *run;
-    json_array_foreach(runs, i, run)
-    {
-        if (!json_is_object(run)) {
+    for (int run = rt_js_first(js, runs); run >= 0; run = rt_js_after(js, runs, run)) {
+        if (rt_js_type_of(js, run) != RT_JS_OBJECT) {
             snprintf(reason, RT_PULSE_REASON_SIZE, "wrong-type:status.runs[]");
             return RT_EPROTO;
         }
-        json_t *id = json_object_get(run, "runId");
-        if (!json_is_integer(id)) {
+        int id = rt_js_get(js, run, "runId");
+        if (rt_js_type_of(js, id) != RT_JS_INTEGER) {
             snprintf(reason, RT_PULSE_REASON_SIZE, "wrong-type:status.runs[].runId");
             return RT_EPROTO;
         }
-        if (json_integer_value(id) != t->run_id) continue;
-        if ((rc = req_string(run, "state", "status.runs[].state", &t->run_state, reason)))
+        if (rt_js_integer(js, id) != t->run_id) continue;
+        if ((rc = req_string(js, run, "state", "status.runs[].state", &t->run_state, reason)))
             return rc;
-        if ((rc = opt_string(run, "reasonResolved", "status.runs[].reasonResolved",
+        if ((rc = opt_string(js, run, "reasonResolved", "status.runs[].reasonResolved",
                              &t->reason_resolved, reason)))
             return rc;
-        if ((rc = opt_string(run, "scheduled", "status.runs[].scheduled", &t->scheduled, reason)))
+        if ((rc = opt_string(js, run, "scheduled", "status.runs[].scheduled", &t->scheduled,
+                             reason)))
             return rc;
-        if ((rc = opt_string(run, "started", "status.runs[].started", &t->started, reason)))
+        if ((rc = opt_string(js, run, "started", "status.runs[].started", &t->started, reason)))
             return rc;
-        if ((rc = opt_string(run, "resolved", "status.runs[].resolved", &t->resolved, reason)))
+        if ((rc = opt_string(js, run, "resolved", "status.runs[].resolved", &t->resolved, reason)))
             return rc;
         return RT_OK;
     }
@@ -186,17 +188,17 @@ static int parse_status(json_t *status, rt_pulse_task *t, char *reason)
     return RT_EPROTO;
 }
 
-static int parse_tags(json_t *body, rt_pulse_task *t, char *reason)
+static int parse_tags(const rt_jscan *js, int body, rt_pulse_task *t, char *reason)
 {
-    json_t *task = json_object_get(body, "task");
-    if (!task || json_is_null(task)) return RT_OK;
-    if (!json_is_object(task)) {
+    int task = rt_js_get(js, body, "task");
+    if (task < 0 || rt_js_type_of(js, task) == RT_JS_NULL) return RT_OK;
+    if (rt_js_type_of(js, task) != RT_JS_OBJECT) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "wrong-type:task");
         return RT_EPROTO;
     }
-    json_t *tags = json_object_get(task, "tags");
-    if (!tags) return RT_OK;
-    if (!json_is_object(tags)) {
+    int tags = rt_js_get(js, task, "tags");
+    if (tags < 0) return RT_OK;
+    if (rt_js_type_of(js, tags) != RT_JS_OBJECT) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "wrong-type:task.tags");
         return RT_EPROTO;
     }
@@ -212,19 +214,22 @@ static int parse_tags(json_t *body, rt_pulse_task *t, char *reason)
         {"action", offsetof(rt_pulse_task, tag_action)},
     };
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
-        json_t *jv = json_object_get(tags, wanted[i].key);
-        const char *v = json_string_value(jv);
+        int jv = rt_js_get(js, tags, wanted[i].key);
+        if (rt_js_type_of(js, jv) != RT_JS_STRING) continue;
+        bool label = offsetof(rt_pulse_task, tag_label) == wanted[i].offset;
+        if (!label && rt_js_strlen(js, jv) > FIELD_MAX) continue;
+        char *v = rt_js_strdup(js, jv);
+        if (!v) return RT_ENOMEM;
         /* The label names the task in sets, SQL rows, URLs and log lines: a hostile one
-         * (control characters, "..", non-ASCII, embedded NUL, too long) is refused. */
-        if (v && offsetof(rt_pulse_task, tag_label) == wanted[i].offset &&
-            (strlen(v) != json_string_length(jv) || !rt_valid_label(v))) {
+         * (control characters, "..", non-ASCII, too long) is refused. (The scanner has
+         * already refused \u0000.) */
+        if (label && !rt_valid_label(v)) {
+            free(v);
             snprintf(reason, RT_PULSE_REASON_SIZE, "invalid-value:task.tags.label");
             return RT_EPROTO;
         }
-        if (!v || strlen(v) > FIELD_MAX) continue;
         char **slot = (char **)((char *)t + wanted[i].offset);
-        *slot = strdup(v);
-        if (!*slot) return RT_ENOMEM;
+        *slot = v;
     }
     return RT_OK;
 }
@@ -233,7 +238,9 @@ int rt_pulse_parse(const char *body, size_t len, const char *exchange, size_t ma
                    rt_pulse_task *out, char *reason)
 {
     int rc = RT_EPROTO;
-    json_t *root = NULL;
+    rt_jscan js;
+    char *wrapper_exchange = NULL;
+    rt_jscan_init(&js);
     memset(out, 0, sizeof *out);
     reason[0] = '\0';
     if (len > max_bytes) {
@@ -241,52 +248,64 @@ int rt_pulse_parse(const char *body, size_t len, const char *exchange, size_t ma
                  max_bytes);
         return RT_ETOOBIG;
     }
-    json_error_t error;
-    root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &error);
-    if (!root || !json_is_object(root)) {
-        snprintf(reason, RT_PULSE_REASON_SIZE, root ? "wrong-type:body" : "invalid-json");
+    rc = rt_jscan_parse(&js, body, len);
+    if (rc == RT_ENOMEM) goto out;
+    rc = RT_EPROTO;
+    /* A document that is not an object or array was never valid JSON to this parser. */
+    rt_js_type top = rt_js_type_of(&js, 0);
+    if (top != RT_JS_OBJECT) {
+        snprintf(reason, RT_PULSE_REASON_SIZE,
+                 top == RT_JS_ARRAY ? "wrong-type:body" : "invalid-json");
         goto out;
     }
-    json_t *msg = root;
-    json_t *payload = json_object_get(root, "payload");
-    if (json_is_object(payload) && !json_object_get(root, "status")) {
+    int msg = 0;
+    int payload = rt_js_get(&js, 0, "payload");
+    if (rt_js_type_of(&js, payload) == RT_JS_OBJECT && rt_js_get(&js, 0, "status") < 0) {
         /* Treeherder's recorded wrapper: {root_url, exchange, payload, routes}. */
         msg = payload;
-        if (!exchange) exchange = json_string_value(json_object_get(root, "exchange"));
+        int ex = rt_js_get(&js, 0, "exchange");
+        if (!exchange && rt_js_type_of(&js, ex) == RT_JS_STRING) {
+            if (!(wrapper_exchange = rt_js_strdup(&js, ex))) {
+                rc = RT_ENOMEM;
+                goto out;
+            }
+            exchange = wrapper_exchange;
+        }
     }
-    json_t *version = json_object_get(msg, "version");
-    if (!version) {
+    int version = rt_js_get(&js, msg, "version");
+    if (version < 0) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "missing-field:version");
         goto out;
     }
-    if (!json_is_integer(version) || json_integer_value(version) != 1) {
+    if (rt_js_type_of(&js, version) != RT_JS_INTEGER || rt_js_integer(&js, version) != 1) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "invalid-value:version");
         goto out;
     }
-    json_t *status = json_object_get(msg, "status");
-    if (!status) {
+    int status = rt_js_get(&js, msg, "status");
+    if (status < 0) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "missing-field:status");
         goto out;
     }
-    if (!json_is_object(status)) {
+    if (rt_js_type_of(&js, status) != RT_JS_OBJECT) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "wrong-type:status");
         goto out;
     }
-    json_t *run_id = json_object_get(msg, "runId");
-    if (!run_id) {
+    int run_id = rt_js_get(&js, msg, "runId");
+    if (run_id < 0) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "missing-field:runId");
         goto out;
     }
-    if (!json_is_integer(run_id) || json_integer_value(run_id) < 0 ||
-        json_integer_value(run_id) > 1000) {
+    if (rt_js_type_of(&js, run_id) != RT_JS_INTEGER || rt_js_integer(&js, run_id) < 0 ||
+        rt_js_integer(&js, run_id) > 1000) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "wrong-type:runId");
         goto out;
     }
-    out->run_id = (int)json_integer_value(run_id);
-    if ((rc = parse_status(status, out, reason))) goto out;
-    if ((rc = opt_string(msg, "workerGroup", "workerGroup", &out->worker_group, reason))) goto out;
-    if ((rc = opt_string(msg, "workerId", "workerId", &out->worker_id, reason))) goto out;
-    if ((rc = parse_tags(msg, out, reason))) goto out;
+    out->run_id = (int)rt_js_integer(&js, run_id);
+    if ((rc = parse_status(&js, status, out, reason))) goto out;
+    if ((rc = opt_string(&js, msg, "workerGroup", "workerGroup", &out->worker_group, reason)))
+        goto out;
+    if ((rc = opt_string(&js, msg, "workerId", "workerId", &out->worker_id, reason))) goto out;
+    if ((rc = parse_tags(&js, msg, out, reason))) goto out;
 
     out->event = rt_task_event_from_exchange(exchange);
     if (out->event == RT_TASK_EVENT_UNKNOWN) {
@@ -319,7 +338,8 @@ int rt_pulse_parse(const char *body, size_t len, const char *exchange, size_t ma
     }
     rc = RT_OK;
 out:
-    json_decref(root);
+    rt_jscan_free(&js);
+    free(wrapper_exchange);
     if (rc != RT_OK) rt_pulse_task_free(out);
     return rc;
 }

@@ -180,6 +180,51 @@ static void test_publish_consume_round_trip_with_confirm_and_manual_ack(void **s
     rt_amqp_message_free(&msg);
 }
 
+/* rt_amqp_ack_many acks exactly the deliveries it is given: in one frame when they are all
+ * that is outstanding, and without touching a delivery that is not among them otherwise. */
+static void test_ack_many_acks_exactly_the_given_deliveries(void **state)
+{
+    fixture *f = *state;
+    char text[32];
+    for (int i = 0; i < 6; i++) {
+        snprintf(text, sizeof text, "{\"n\":%d}", i);
+        publish_text(f, text, NULL);
+    }
+    assert_int_equal(rt_amqp_consume(f->h, f->queue), RT_OK);
+    rt_amqp_message msgs[6];
+    for (int i = 0; i < 6; i++) next_or_fail(f->h, &msgs[i], 5000);
+    assert_int_equal(rt_amqp_ack(f->h, &msgs[1]), RT_OK);
+    rt_amqp_message *set[] = {&msgs[0], &msgs[2], &msgs[3], &msgs[4], &msgs[5]};
+    assert_int_equal(rt_amqp_ack_many(f->h, set, 5), RT_OK);
+    assert_int_equal(rt_amqp_ack(f->h, &msgs[4]), RT_EINVAL); /* settled by the batch */
+    for (int i = 0; i < 6; i++) rt_amqp_message_free(&msgs[i]);
+    rt_amqp_message extra;
+    assert_int_equal(rt_amqp_next(f->h, &extra, 300), RT_ETIMEDOUT);
+    assert_int_equal(rt_amqp_stop_consuming(f->h), RT_OK);
+    assert_int_equal(depth(f, f->queue), 0);
+
+    /* One delivery outside the set stays unsettled: the others are acked, it is not, and
+     * it comes back once the connection is gone. */
+    for (int i = 0; i < 4; i++) {
+        snprintf(text, sizeof text, "{\"m\":%d}", i);
+        publish_text(f, text, NULL);
+    }
+    assert_int_equal(rt_amqp_consume(f->h, f->queue), RT_OK);
+    for (int i = 0; i < 4; i++) next_or_fail(f->h, &msgs[i], 5000);
+    rt_amqp_message *some[] = {&msgs[0], &msgs[1], &msgs[3]};
+    assert_int_equal(rt_amqp_ack_many(f->h, some, 3), RT_OK);
+    for (int i = 0; i < 4; i++) rt_amqp_message_free(&msgs[i]);
+    rt_amqp_free(f->h);
+    connect_fixture(f);
+    assert_int_equal(rt_amqp_consume(f->h, f->queue), RT_OK);
+    next_or_fail(f->h, &extra, 5000);
+    assert_string_equal(extra.body, "{\"m\":2}");
+    assert_true(extra.redelivered);
+    assert_int_equal(rt_amqp_ack(f->h, &extra), RT_OK);
+    rt_amqp_message_free(&extra);
+    assert_int_equal(rt_amqp_next(f->h, &extra, 300), RT_ETIMEDOUT);
+}
+
 static void test_rejected_message_reaches_dead_letter_queue_with_reason(void **state)
 {
     fixture *f = *state;
@@ -587,6 +632,8 @@ int main(void)
             teardown),
         cmocka_unit_test_setup_teardown(test_publish_consume_round_trip_with_confirm_and_manual_ack,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ack_many_acks_exactly_the_given_deliveries, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_rejected_message_reaches_dead_letter_queue_with_reason,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_dead_letter_reason_is_bounded_and_sanitised, setup,

@@ -236,6 +236,27 @@ void rt_ch_restart_worker(rt_ch *h, size_t index, int sig)
     wait_consuming(h, index, rt_test_now_ms() + 20000);
 }
 
+size_t rt_ch_respawn_exited(rt_ch *h)
+{
+    size_t restarted = 0;
+    for (size_t i = 0; i < h->nworkers; i++) {
+        int status = 0;
+        if (h->workers[i] <= 0 || waitpid(h->workers[i], &status, WNOHANG) != h->workers[i])
+            continue;
+        fprintf(stderr,
+                "worker %d (%s) exited on its own with status %d (signal %d); its log: "
+                "%s/worker-%d.log\n",
+                (int)h->workers[i], h->programs[i], WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                WIFSIGNALED(status) ? WTERMSIG(status) : 0, h->dir, (int)h->workers[i]);
+        char **env = worker_environment(h);
+        h->workers[i] = spawn_worker(h, h->programs[i], env);
+        free(env);
+        wait_consuming(h, i, rt_test_now_ms() + 20000);
+        restarted++;
+    }
+    return restarted;
+}
+
 pid_t rt_ch_worker_pid(const rt_ch *h, size_t index)
 {
     return index < h->nworkers ? h->workers[index] : 0;

@@ -80,6 +80,9 @@ void rt_ch_start_program(rt_ch *h, const char *program, size_t n);
 /* Sends sig (SIGKILL) to worker `index`, reaps it, and starts the same program in its
  * place (new pid, environment as set now), waiting until it consumes. */
 void rt_ch_restart_worker(rt_ch *h, size_t index, int sig);
+/* Reaps every worker that exited on its own (crash, fatal error) and starts the same
+ * program in its place, waiting until it consumes. Returns how many were restarted. */
+size_t rt_ch_respawn_exited(rt_ch *h);
 /* The pid of a worker. */
 pid_t rt_ch_worker_pid(const rt_ch *h, size_t index);
 /* SIGTERM to every worker, then waits at most timeout_ms for all of them. Returns how
