@@ -197,6 +197,7 @@ int main(int argc, char **argv)
 
     double raw = raw_loop(h, completed);
     printf("raw consume+ack loop      %7d msgs  %9.0f msg/s\n", completed, raw);
+    printf("figure: classify_raw_msgs_per_s %.0f\n", raw);
     fflush(stdout);
 
     rt_ch_declare_pulse(h);
@@ -208,6 +209,8 @@ int main(int argc, char **argv)
            "   (target >= 10000 msg/s and >= 0.80)%s\n",
            done, fast, raw > 0 ? fast / raw : 0,
            done < completed ? "  [stopped at the 60 s cap]" : "");
+    printf("figure: classify_completed_msgs_per_s %.0f\nfigure: classify_ratio %.2f\n", fast,
+           raw > 0 ? fast / raw : 0);
     fflush(stdout);
 
     /* The eligible path in a clean table, budget out of the way. */
@@ -234,6 +237,10 @@ int main(int argc, char **argv)
     printf("worker peak RSS (VmHWM)   completed path %.1f MB, eligible path %.1f MB"
            "   (target < 20 MB)\n",
            hwm_completed / 1024.0, hwm_eligible / 1024.0);
+    printf("figure: classify_eligible_msgs_per_s %.0f\n"
+           "figure: rss_peak_mb.retrig-classify-completed %.1f\n"
+           "figure: rss_peak_mb.retrig-classify-eligible %.1f\n",
+           slow, hwm_completed / 1024.0, hwm_eligible / 1024.0);
     free(task_ids);
     free(groups);
 

@@ -222,6 +222,10 @@ int main(int argc, char **argv)
                "   (target p99 < 2000 ms: %s)\n",
                percentile(lat, n, 0.50), percentile(lat, n, 0.99), lat[n - 1],
                percentile(lat, n, 0.99) < 2000 ? "met" : "NOT met");
+    if (n > 0)
+        printf("figure: decide_p50_ms %.0f\nfigure: decide_p99_ms %.0f\nfigure: decide_max_ms "
+               "%.0f\nfigure: decide_sets %d\nfigure: decide_window_ms %d\n",
+               percentile(lat, n, 0.50), percentile(lat, n, 0.99), lat[n - 1], nsets, window_ms);
     int bad = rt_ch_stop_workers(h, 10000);
     /* The delay queues of the default schedule are ours to delete. */
     for (size_t i = 0; i < h->cfg.decide_delays_ms.count; i++) {

@@ -195,6 +195,20 @@ static void report_time(const char *what, double t[TRIES], long long rows)
     printf("  %-58s %8.1f ms", what, t[0] * 1000);
     if (rows >= 0) printf("  (%lld rows)", rows);
     printf("%s\n", ok ? "" : "  OVER 1 s");
+    /* For scripts/bench's report: the description up to its "(", as a key. */
+    char key[96];
+    size_t k = 0;
+    for (const char *c = what; *c && *c != '(' && k + 1 < sizeof key; c++) {
+        bool word =
+            (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9');
+        if (word)
+            key[k++] = *c >= 'A' && *c <= 'Z' ? (char)(*c - 'A' + 'a') : *c;
+        else if (k && key[k - 1] != '_')
+            key[k++] = '_';
+    }
+    while (k && key[k - 1] == '_') k--;
+    key[k] = '\0';
+    printf("figure: history_query_ms.%s %.1f\n", key, t[0] * 1000);
 }
 
 static void time_query(rt_pg *pg, const char *what, const char *sql, int nparams,
@@ -423,6 +437,9 @@ int main(int argc, char **argv)
            (double)rows2 / batch_s / copy_rate >= 0.5 ? "met" : "NOT met");
     printf("  raw COPY, one transaction          %8.0f rows/s  %7zu runs %8.1f s\n", copy_rate,
            nruns, copy_s);
+    printf("figure: history_outcomes %ld\nfigure: history_ingest_rows_per_s %.0f\n"
+           "figure: history_copy_rows_per_s %.0f\nfigure: history_ingest_ratio %.2f\n",
+           made, (double)rows2 / batch_s, copy_rate, (double)rows2 / batch_s / copy_rate);
 
     /* The queries, on the writer's tables. */
     exec_or_die(pg, "DROP SCHEMA raw CASCADE");

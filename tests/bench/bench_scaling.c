@@ -161,6 +161,10 @@ int main(int argc, char **argv)
     long long sets = rt_ch_sql_int(h, "SELECT count(*) FROM retrigger_sets", 0, NULL);
     unsigned requests = rt_ch_queue_depth(h, "retrigger");
     printf("(%lld sets, %u retrigger requests published)\n", sets, requests);
+    printf(
+        "figure: scaling_one_msgs_per_s %.1f\nfigure: scaling_many_msgs_per_s %.1f\n"
+        "figure: scaling_replicas %d\nfigure: scaling_ratio %.2f\nfigure: scaling_latency_ms %d\n",
+        one, many, replicas, one > 0 ? many / one : 0, latency_ms);
 
     /* Quiet tear-down (the fake is stopped here too). */
     saved = dup(STDERR_FILENO);

@@ -1,0 +1,201 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MPL-2.0
+"""Writes docs/BENCHMARKS.md from one run of scripts/bench.
+
+usage: bench_report.py OUTDIR OUT.md NOTES.md
+
+OUTDIR holds what scripts/bench collected: one <bench>.log per benchmark (its printed
+output, including the `figure: <key> <number>` lines the benchmarks print for this report),
+<bench>.status (its exit status), <bench>.cmd (the command line), and meta.txt
+(`key: value` lines: date, commit, build type). The page states the machine, the commands,
+a summary of every figure against its target, each benchmark's own output, and then
+NOTES.md (hand-written: what limits each figure), verbatim.
+"""
+
+import os
+import platform
+import re
+import subprocess
+import sys
+
+BENCHES = ["bench_classify", "bench_decide", "bench_scaling", "bench_history", "bench_workers"]
+
+
+def read(path, default=""):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def figures_of(text):
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"^figure: (\S+) (-?[0-9.]+)\s*$", line)
+        if m:
+            out[m.group(1)] = float(m.group(2))
+    return out
+
+
+def machine():
+    cpu = "unknown CPU"
+    for line in read("/proc/cpuinfo").splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    mem_kb = 0
+    for line in read("/proc/meminfo").splitlines():
+        if line.startswith("MemTotal:"):
+            mem_kb = int(line.split()[1])
+    debian = read("/etc/debian_version").strip() or "?"
+    packages = []
+    try:
+        res = subprocess.run(
+            ["dpkg-query", "-W", "-f", "${Package} ${Version}\n", "rabbitmq-server",
+             "redis-server", "postgresql-15", "libjansson4", "librabbitmq4", "libpq5",
+             "libhiredis0.14", "libcurl4"],
+            capture_output=True, text=True, check=False)
+        packages = [p for p in res.stdout.splitlines() if p.strip()]
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count() or 0,
+        "memory": f"{mem_kb / 1024 / 1024:.1f} GiB" if mem_kb else "?",
+        "os": f"Debian {debian}, Linux {platform.release()}",
+        "packages": packages,
+    }
+
+
+def fmt(value, unit="", decimals=0):
+    if value is None:
+        return "not measured"
+    text = f"{value:,.{decimals}f}"
+    return f"{text} {unit}".strip()
+
+
+def verdict(ok):
+    if ok is None:
+        return "?"
+    return "met" if ok else "**not met**"
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.stderr.write(__doc__)
+        return 2
+    outdir, out_path, notes_path = sys.argv[1:]
+    meta = {}
+    for line in read(os.path.join(outdir, "meta.txt")).splitlines():
+        if ": " in line:
+            k, v = line.split(": ", 1)
+            meta[k] = v
+    logs, status, cmds, fig = {}, {}, {}, {}
+    for b in BENCHES:
+        logs[b] = read(os.path.join(outdir, b + ".log"))
+        status[b] = read(os.path.join(outdir, b + ".status")).strip()
+        cmds[b] = read(os.path.join(outdir, b + ".cmd")).strip()
+        fig.update(figures_of(logs[b]))
+    g = fig.get
+    m = machine()
+
+    rows = []
+
+    def row(measure, figure, target, ok):
+        rows.append(f"| {measure} | {figure} | {target} | {verdict(ok)} |")
+
+    raw, comp, ratio = g("classify_raw_msgs_per_s"), g("classify_completed_msgs_per_s"), g(
+        "classify_ratio")
+    row("retrig-classify, completed path, against the broker's raw consume + ack",
+        f"{fmt(comp, 'msg/s')} against {fmt(raw, 'msg/s')}: ratio {fmt(ratio, '', 2)}",
+        ">= 10,000 msg/s and ratio >= 0.80",
+        None if comp is None or ratio is None else comp >= 10000 and ratio >= 0.8)
+    elig = g("classify_eligible_msgs_per_s")
+    row("retrig-classify, eligible path (fake upstream)", fmt(elig, "msg/s"), ">= 500 msg/s",
+        None if elig is None else elig >= 500)
+    p50, p99 = g("decide_p50_ms"), g("decide_p99_ms")
+    row("decision latency, last log parsed to decision row",
+        f"p50 {fmt(p50, 'ms')}, p99 {fmt(p99, 'ms')}"
+        + (f" ({fmt(g('decide_sets'))} sets, logs parsed within {fmt(g('decide_window_ms'), 'ms')})"
+           if g("decide_sets") else ""),
+        "p99 < 2,000 ms", None if p99 is None else p99 < 2000)
+    ing, cp, iratio = g("history_ingest_rows_per_s"), g("history_copy_rows_per_s"), g(
+        "history_ingest_ratio")
+    row("test history ingest against raw COPY",
+        f"{fmt(ing, 'rows/s')} against {fmt(cp, 'rows/s')}: ratio {fmt(iratio, '', 2)}"
+        + (f" ({fmt(g('history_outcomes'))} outcomes)" if g("history_outcomes") else ""),
+        "ratio >= 0.5", None if iratio is None else iratio >= 0.5)
+    queries = sorted((k[len("history_query_ms."):], v) for k, v in fig.items()
+                     if k.startswith("history_query_ms."))
+    if queries:
+        slowest = max(queries, key=lambda kv: kv[1])
+        row("dashboard queries at that volume (slowest of "
+            f"{len(queries)})", f"{fmt(slowest[1], 'ms')} (`{slowest[0]}`)", "< 1,000 ms each",
+            slowest[1] < 1000)
+    else:
+        row("dashboard queries", "not measured", "< 1,000 ms each", None)
+    rss = sorted((k[len("rss_peak_mb."):], v) for k, v in fig.items()
+                 if k.startswith("rss_peak_mb."))
+    if rss:
+        row("peak resident memory per worker (VmHWM)",
+            ", ".join(f"{name} {v:.1f} MB" for name, v in rss),
+            "retrig-classify < 20 MB",
+            all(v < 20 for name, v in rss if name.startswith("retrig-classify")))
+    else:
+        row("peak resident memory per worker", "not measured", "retrig-classify < 20 MB", None)
+    one, many, sratio = g("scaling_one_msgs_per_s"), g("scaling_many_msgs_per_s"), g(
+        "scaling_ratio")
+    n = int(g("scaling_replicas") or 3)
+    row(f"retrig-classify, 1 against {n} replicas"
+        + (f" ({fmt(g('scaling_latency_ms'), 'ms')} upstream latency)"
+           if g("scaling_latency_ms") is not None else ""),
+        f"{fmt(one, 'msg/s', 1)} against {fmt(many, 'msg/s', 1)}: ratio {fmt(sratio, '', 2)}",
+        ">= 2.5", None if sratio is None else sratio >= 2.5)
+
+    failed = [b for b in BENCHES if status.get(b) not in ("0", "")]
+    lines = [
+        "# Benchmarks",
+        "",
+        "<!-- Written by `bash scripts/bench` (scripts/bench_report.py); edit "
+        "docs/benchmark-notes.md instead. -->",
+        "",
+        f"Measured {meta.get('date', '?')} at commit `{meta.get('commit', '?')}`, "
+        f"{meta.get('build', 'RelWithDebInfo')} build, by `bash scripts/bench`. Benchmarks "
+        "are not tests: nothing in CI passes or fails on them.",
+        "",
+        "## Machine",
+        "",
+        f"- {m['cores']} cores: {m['cpu']}; {m['memory']} of memory",
+        f"- {m['os']}",
+        "- RabbitMQ, Redis and Postgres from Debian on loopback (`deploy/local/services.sh`), "
+        "the fake upstream in Python (`tests/fake-upstream/`)",
+    ]
+    if m["packages"]:
+        lines.append("- packages: " + ", ".join(f"`{p}`" for p in m["packages"]))
+    lines += ["", "## Summary", "", "| measure | figure | target | |", "| --- | --- | --- | --- |"]
+    lines += rows
+    if failed:
+        lines += ["", "Benchmarks that did not finish: " + ", ".join(failed) + "."]
+    lines += ["", "## Commands and their output", ""]
+    lines.append("`bash scripts/bench` starts the local services, builds an optimised tree "
+                 "(`build-bench`) and runs, in turn:")
+    lines.append("")
+    for b in BENCHES:
+        if not cmds.get(b):
+            continue
+        lines += [f"### `{cmds[b]}`", "", f"exit status {status.get(b) or '?'}", "", "```"]
+        shown = [l for l in logs[b].splitlines()
+                 if not l.startswith("figure: ") and not l.startswith("{\"ts\"")]
+        lines += shown[-60:]
+        lines += ["```", ""]
+    notes = read(notes_path).strip()
+    if notes:
+        lines += [notes, ""]
+    with open(out_path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines).rstrip() + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

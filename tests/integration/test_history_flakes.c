@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* test_history_flakes.c - history_flakes as migrations/0009_history_flakes_listed.sql
+ * computes it (per listed test, from the runs of its groups, not from one derived row per
+ * run) against the raw rows, on the local Postgres in a database of its own: writing the
+ * same runs again (a redelivered batch, a redelivered single run) changes neither the
+ * stored rows nor history_flakes; after a mixed ingest (the single-run writer, batches with
+ * a run twice, a JUnit run merged twice, a test known in two groups, runs on both sides of
+ * midnight) history_flakes gives each test the runs, failures, pushes and group that the
+ * per-run view history_test_runs gives, for windows of whole days, partial days, within
+ * one day, and unbounded, all branches and main only. */
+#include "support/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/history.h"
+#include "support/classify_harness.h"
+
+#define ES_FAIL "errorsummary/mochitest-browser-chrome_errorsummary.log"
+#define ES_PASS "errorsummary/mochitest-browser-chrome_pass_errorsummary.log"
+
+static int setup(void **state)
+{
+    *state = rt_ch_new();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    rt_ch_free(*state);
+    return 0;
+}
+
+static void fixture_rows(const char *fixture, rt_history_rows *rows)
+{
+    size_t len = 0;
+    char *text = rt_test_read_file(rt_test_fixture(fixture), &len);
+    rt_errorsummary es = {0};
+    memset(rows, 0, sizeof *rows);
+    assert_int_equal(rt_errorsummary_add(&es, text, len), RT_OK);
+    assert_int_equal(rt_history_rows_from_errorsummary(&es, rows), RT_OK);
+    assert_true(rows->ngroups > 0);
+    rt_errorsummary_free(&es);
+    free(text);
+}
+
+/* A test known in two groups: it fails in grp/a in one run, in grp/b in another. */
+static void two_group_rows(rt_history_rows *rows, const char *failing_group)
+{
+    memset(rows, 0, sizeof *rows);
+    assert_int_equal(rt_history_rows_add_group(rows, "grp/a", "OK", 10, false), RT_OK);
+    assert_int_equal(rt_history_rows_add_group(rows, "grp/b", "OK", 10, false), RT_OK);
+    if (failing_group)
+        assert_int_equal(rt_history_rows_add_test(rows, "grp/both.js", failing_group, "FAIL",
+                                                  "PASS", true, NULL, "boom"),
+                         RT_OK);
+}
+
+static rt_history_run a_run(const char *run_key, const char *project, const char *push,
+                            const char *run_at)
+{
+    bool try_like = !strcmp(project, "try");
+    return (rt_history_run){.source = "taskcluster",
+                            .run_key = run_key,
+                            .repository = "gecko",
+                            .project = project,
+                            .branch = project,
+                            .main = !try_like,
+                            .branch_key = try_like ? "try:x" : project,
+                            .push = push,
+                            .revision = "abc",
+                            .platform = "linux1804-64",
+                            .label = "test-linux1804-64/opt-mochitest-1",
+                            .run_at = run_at,
+                            .complete_results = false};
+}
+
+static void store_one(rt_ch *h, const rt_history_run *run, const rt_history_rows *rows, bool merge,
+                      bool want_inserted)
+{
+    bool inserted = !want_inserted;
+    assert_int_equal(rt_pg_begin(h->pg), RT_OK);
+    assert_int_equal(rt_history_store(h->pg, run, rows, merge, &inserted), RT_OK);
+    assert_int_equal(rt_pg_commit(h->pg), RT_OK);
+    assert_int_equal(inserted, want_inserted);
+}
+
+static void store_batch(rt_ch *h, const rt_history_run *runs, const rt_history_rows *const *rows,
+                        size_t n, bool *inserted)
+{
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_pg_begin(h->pg), RT_OK);
+    assert_int_equal(rt_history_store_batch(h->pg, runs, rows, n, inserted, err), RT_OK);
+    assert_int_equal(rt_pg_commit(h->pg), RT_OK);
+}
+
+/* Runs of each group per UTC day, branch class and push, from the stored rows. */
+static const char SQL_GROUP_RUNS[] =
+    "SELECT coalesce(string_agg(concat_ws(' ', x.group_name, x.day, x.branch_class, x.push,"
+    " x.runs), E'\\n' ORDER BY x.group_name, x.day, x.branch_class, x.push), '')"
+    " FROM (SELECT g.group_name, (r.run_at AT TIME ZONE 'UTC')::date AS day, r.branch_class,"
+    "              r.push, count(*) AS runs"
+    "         FROM history_groups g JOIN history_runs r ON r.id = g.run_id"
+    "        GROUP BY 1, 2, 3, 4) x";
+static const char SQL_FLAKES[] =
+    "SELECT coalesce(string_agg(f::text, E'\\n'), '') FROM history_flakes('gecko',"
+    " '2024-05-01T06:00:00Z', '2024-05-04T18:00:00Z', $1::boolean, 1, '7 days') f";
+
+/* history_flakes against the per-run view for a window ($1, $2) and scope ($3 main only):
+ * rows of one not in the other, both ways. */
+static const char SQL_FLAKES_DIFF[] =
+    "WITH f AS (SELECT test, group_name, runs, failures, pushes FROM history_flakes('gecko',"
+    "             $1::timestamptz, $2::timestamptz, $3::boolean, 3, '7 days') WHERE failures > 0),"
+    " v AS (SELECT test, min(group_name) AS group_name, count(*) AS runs,"
+    "              count(*) FILTER (WHERE failed) AS failures, count(DISTINCT push) AS pushes"
+    "         FROM history_test_runs WHERE repository = 'gecko' AND run_at >= $1::timestamptz"
+    "          AND run_at < $2::timestamptz AND (NOT $3::boolean OR branch_class = 'main')"
+    "        GROUP BY test HAVING count(*) FILTER (WHERE failed) > 0)"
+    " SELECT (SELECT count(*) FROM (SELECT * FROM f EXCEPT SELECT * FROM v) a)"
+    "      + (SELECT count(*) FROM (SELECT * FROM v EXCEPT SELECT * FROM f) b)";
+
+static void test_writing_the_same_runs_twice_leaves_the_rows_and_flakes_unchanged(void **state)
+{
+    rt_ch *h = *state;
+    rt_history_rows fail, pass;
+    fixture_rows(ES_FAIL, &fail);
+    fixture_rows(ES_PASS, &pass);
+    rt_history_run runs[] = {a_run("a/0", "try", "1", "2024-05-01T10:00:00Z"),
+                             a_run("b/0", "autoland", "2", "2024-05-01T23:59:59Z"),
+                             a_run("c/0", "autoland", "2", "2024-05-02T00:00:00Z"),
+                             a_run("d/0", "mozilla-central", "3", "2024-05-03T12:00:00Z"),
+                             a_run("e/0", "try", "4", "2024-05-04T17:00:00Z")};
+    const rt_history_rows *rows[] = {&fail, &pass, &fail, &pass, &fail};
+    bool inserted[5];
+    store_batch(h, runs, rows, 5, inserted);
+    for (int i = 0; i < 5; i++) assert_true(inserted[i]);
+    rt_history_run single = a_run("f/0", "try", "5", "2024-05-02T08:00:00Z");
+    store_one(h, &single, &fail, false, true);
+
+    char *group_runs = rt_ch_sql_text(h, SQL_GROUP_RUNS, 0, NULL);
+    char *flakes_all = rt_ch_sql_text(h, SQL_FLAKES, 1, (const char *[]){"f"});
+    char *flakes_main = rt_ch_sql_text(h, SQL_FLAKES, 1, (const char *[]){"t"});
+    assert_non_null(group_runs);
+    assert_non_null(flakes_all);
+    assert_non_null(flakes_main);
+    /* b/0 and c/0: the same push on both sides of midnight, one row per day. */
+    assert_non_null(strstr(group_runs, "2024-05-01 main 2 1"));
+    assert_non_null(strstr(group_runs, "2024-05-02 main 2 1"));
+    assert_non_null(strstr(flakes_all, "browser_fullscreen.js"));
+
+    /* The same batch again, and the single run again: nothing is new, nothing moves. */
+    store_batch(h, runs, rows, 5, inserted);
+    for (int i = 0; i < 5; i++) assert_false(inserted[i]);
+    store_one(h, &single, &fail, false, false);
+    char *group_runs2 = rt_ch_sql_text(h, SQL_GROUP_RUNS, 0, NULL);
+    char *flakes_all2 = rt_ch_sql_text(h, SQL_FLAKES, 1, (const char *[]){"f"});
+    char *flakes_main2 = rt_ch_sql_text(h, SQL_FLAKES, 1, (const char *[]){"t"});
+    assert_string_equal(group_runs2, group_runs);
+    assert_string_equal(flakes_all2, flakes_all);
+    assert_string_equal(flakes_main2, flakes_main);
+
+    free(group_runs);
+    free(group_runs2);
+    free(flakes_all);
+    free(flakes_all2);
+    free(flakes_main);
+    free(flakes_main2);
+    rt_history_rows_free(&fail);
+    rt_history_rows_free(&pass);
+}
+
+static void test_after_a_mixed_ingest_flakes_agrees_with_the_raw_rows(void **state)
+{
+    rt_ch *h = *state;
+    rt_history_rows fail, pass, in_a, in_b, neither;
+    fixture_rows(ES_FAIL, &fail);
+    fixture_rows(ES_PASS, &pass);
+    two_group_rows(&in_a, "grp/a");
+    two_group_rows(&in_b, "grp/b");
+    two_group_rows(&neither, NULL);
+
+    /* The single-run writer. */
+    rt_history_run r1 = a_run("s1/0", "autoland", "10", "2024-05-01T05:00:00Z");
+    rt_history_run r2 = a_run("s2/0", "try", "11", "2024-05-01T07:00:00Z");
+    store_one(h, &r1, &fail, false, true);
+    store_one(h, &r2, &in_a, false, true);
+
+    /* Batches: a run twice in one, and one of them again in the next. */
+    rt_history_run b1[] = {a_run("b1/0", "autoland", "10", "2024-05-01T23:30:00Z"),
+                           a_run("b2/0", "try", "12", "2024-05-02T00:30:00Z"),
+                           a_run("b3/0", "mozilla-central", "13", "2024-05-02T09:00:00Z"),
+                           a_run("b1/0", "autoland", "10", "2024-05-01T23:30:00Z"),
+                           a_run("b4/0", "try", "14", "2024-05-02T10:00:00Z"),
+                           a_run("b5/0", "autoland", "15", "2024-05-03T03:00:00Z")};
+    const rt_history_rows *rows1[] = {&pass, &fail, &pass, &pass, &in_b, &neither};
+    bool inserted[6];
+    store_batch(h, b1, rows1, 6, inserted);
+    assert_false(inserted[3]);
+    rt_history_run b2[] = {a_run("b5/0", "autoland", "15", "2024-05-03T03:00:00Z"),
+                           a_run("b6/0", "mozilla-central", "16", "2024-05-03T20:00:00Z"),
+                           a_run("b7/0", "try", "17", "2024-05-04T19:00:00Z"),
+                           a_run("b8/0", "autoland", "16", "2024-05-04T01:00:00Z")};
+    const rt_history_rows *rows2[] = {&neither, &fail, &fail, &in_a};
+    store_batch(h, b2, rows2, 4, inserted);
+    assert_false(inserted[0]);
+
+    /* A JUnit run (complete results), merged twice. */
+    rt_history_rows junit = {0};
+    assert_int_equal(rt_history_rows_add_test(&junit, "grp/junit::t", "grp/junit", "FAIL", NULL,
+                                              true, NULL, "assert 1 == 2"),
+                     RT_OK);
+    rt_history_run j = a_run("j/0", "autoland", "18", "2024-05-02T12:00:00Z");
+    j.source = "junit";
+    j.complete_results = true;
+    store_one(h, &j, &junit, true, true);
+    store_one(h, &j, &junit, true, false);
+
+    /* 2 single runs, 5 + 3 new runs of the batches, the JUnit run once. */
+    assert_int_equal(rt_ch_sql_int(h, "SELECT count(*) FROM history_runs", 0, NULL), 11);
+    /* The test known in two groups: its three recorded runs, and the run of both groups
+     * without it once per group, as history_test_runs counts it. */
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT runs FROM history_flakes('gecko', '2024-05-01',"
+                                   " '2024-05-05', false, 3, '7 days')"
+                                   " WHERE test = 'grp/both.js'",
+                                   0, NULL),
+                     5);
+
+    /* Windows of whole days, of partial days at both ends, within one day, unbounded. */
+    static const char *const windows[][2] = {
+        {"2024-05-01T00:00:00Z", "2024-05-05T00:00:00Z"},
+        {"2024-05-01T06:00:00Z", "2024-05-04T18:00:00Z"},
+        {"2024-05-01T23:00:00Z", "2024-05-02T10:00:00Z"},
+        {"2024-05-02T00:30:00Z", "2024-05-02T09:00:00Z"},
+        {"-infinity", "infinity"},
+    };
+    for (size_t w = 0; w < sizeof windows / sizeof *windows; w++) {
+        for (int main_only = 0; main_only < 2; main_only++) {
+            const char *params[] = {windows[w][0], windows[w][1], main_only ? "t" : "f"};
+            long long diff = rt_ch_sql_int(h, SQL_FLAKES_DIFF, 3, params);
+            if (diff != 0)
+                fail_msg("history_flakes differs from history_test_runs in [%s, %s), main only %d:"
+                         " %lld rows",
+                         windows[w][0], windows[w][1], main_only, diff);
+        }
+    }
+
+    rt_history_rows_free(&fail);
+    rt_history_rows_free(&pass);
+    rt_history_rows_free(&in_a);
+    rt_history_rows_free(&in_b);
+    rt_history_rows_free(&neither);
+    rt_history_rows_free(&junit);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_writing_the_same_runs_twice_leaves_the_rows_and_flakes_unchanged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_after_a_mixed_ingest_flakes_agrees_with_the_raw_rows,
+                                        setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
