@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* budget.c - atomic claim of a retrigger set and its budget in Redis (Lua). */
+/* budget.c - atomic claim of a retrigger set and its budget in Redis (Lua), and the give-back
+ * of what the Postgres backstop did not let a claim keep. */
 #include "common/budget.h"
 
 #include <fnmatch.h>
@@ -32,18 +33,44 @@ static const char claim_source[] =
     "redis.call('SET', KEYS[1], ARGV[1] .. ':' .. take, 'EX', ARGV[6])\n"
     "return {'claimed', tostring(take), ARGV[1]}\n";
 
-static const char refund_source[] = "local spent = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
-                                    "local back = math.min(spent, tonumber(ARGV[1]))\n"
-                                    "if back > 0 then redis.call('DECRBY', KEYS[1], back) end\n"
-                                    "return back\n";
+/* Gives AMOUNT (a Lua expression) back to the counter KEY, never below zero; leaves the
+ * amount given back in `back`. Shared by the refund and the settle scripts. */
+#define REFUND_LUA(KEY, AMOUNT)                                                                    \
+    "local spent = tonumber(redis.call('GET', " KEY ") or '0')\n"                                  \
+    "local back = math.max(math.min(spent, " AMOUNT "), 0)\n"                                      \
+    "if back > 0 then redis.call('DECRBY', " KEY ", back) end\n"
 
-static rt_redis_script claim_script, refund_script;
+/* KEYS: counter. ARGV: amount. Returns what was given back. */
+static const char refund_source[] = REFUND_LUA("KEYS[1]", "tonumber(ARGV[1])") "return back\n";
+
+/* KEYS: dedupe key, counter key. ARGV: owner task, claimed, kept, ledger total. Only while the
+ * dedupe key still records this claim ("owner:claimed"): it now records "owner:kept" (same
+ * TTL), or goes when kept is 0; claimed - kept goes back to the counter; then a counter that
+ * exists is raised to at least the ledger total. Returns what was given back. */
+#define SETTLE_KEY_LUA                                                                             \
+    "if redis.call('GET', KEYS[1]) ~= ARGV[1] .. ':' .. ARGV[2] then return 0 end\n"               \
+    "local kept = tonumber(ARGV[3])\n"                                                             \
+    "if kept > 0 then\n"                                                                           \
+    "  redis.call('SET', KEYS[1], ARGV[1] .. ':' .. kept, 'KEEPTTL')\n"                            \
+    "else\n"                                                                                       \
+    "  redis.call('DEL', KEYS[1])\n"                                                               \
+    "end\n"
+#define RAISE_COUNTER_LUA                                                                          \
+    "local now = redis.call('GET', KEYS[2])\n"                                                     \
+    "if now and tonumber(now) < tonumber(ARGV[4]) then\n"                                          \
+    "  redis.call('SET', KEYS[2], ARGV[4], 'KEEPTTL')\n"                                           \
+    "end\n"
+static const char settle_source[] = SETTLE_KEY_LUA REFUND_LUA("KEYS[2]", "tonumber(ARGV[2]) - kept")
+    RAISE_COUNTER_LUA "return back\n";
+
+static rt_redis_script claim_script, refund_script, settle_script;
 
 static void init_scripts(void)
 {
     if (!claim_script.source) {
         rt_redis_script_init(&claim_script, claim_source);
         rt_redis_script_init(&refund_script, refund_source);
+        rt_redis_script_init(&settle_script, settle_source);
     }
 }
 
@@ -98,6 +125,11 @@ static void counter_key(char *out, size_t size, const char *prefix, const char *
     snprintf(out, size, "%sbudget:%s:%s", prefix, platform, day);
 }
 
+static void set_key(char *out, size_t size, const rt_claim_request *req)
+{
+    snprintf(out, size, "%sset:%s:%s:%s", req->key_prefix, req->project, req->revision, req->label);
+}
+
 static int claim(rt_redis *redis, const rt_claim_request *req, const char *dedupe, rt_claim *out)
 {
     init_scripts();
@@ -143,8 +175,7 @@ out:
 int rt_budget_claim(rt_redis *redis, const rt_claim_request *req, rt_claim *out)
 {
     char dedupe[1024];
-    snprintf(dedupe, sizeof dedupe, "%sset:%s:%s:%s", req->key_prefix, req->project, req->revision,
-             req->label);
+    set_key(dedupe, sizeof dedupe, req);
     return claim(redis, req, dedupe, out);
 }
 
@@ -154,6 +185,31 @@ int rt_budget_claim_keyed(rt_redis *redis, const rt_claim_request *req, const ch
     char dedupe[1024];
     snprintf(dedupe, sizeof dedupe, "%s%s", req->key_prefix, dedupe_key);
     return claim(redis, req, dedupe, out);
+}
+
+int rt_budget_settle(rt_redis *redis, const rt_claim_request *req, int claimed, int kept,
+                     int ledger_total, int *refunded)
+{
+    init_scripts();
+    if (refunded) *refunded = 0;
+    char dedupe[1024], counter[512];
+    set_key(dedupe, sizeof dedupe, req);
+    counter_key(counter, sizeof counter, req->key_prefix, req->platform, req->day);
+    char claimed_text[16], kept_text[16], total_text[16];
+    snprintf(claimed_text, sizeof claimed_text, "%d", claimed);
+    snprintf(kept_text, sizeof kept_text, "%d", kept);
+    snprintf(total_text, sizeof total_text, "%d", ledger_total);
+    const char *keys[] = {dedupe, counter};
+    const char *args[] = {req->task_id, claimed_text, kept_text, total_text};
+    redisReply *reply = NULL;
+    int rc = rt_redis_eval(redis, &settle_script, 2, keys, 4, args, &reply);
+    if (rc != RT_OK) return rc;
+    if (reply->type != REDIS_REPLY_INTEGER)
+        rc = RT_EPROTO;
+    else if (refunded)
+        *refunded = (int)reply->integer;
+    freeReplyObject(reply);
+    return rc;
 }
 
 int rt_budget_refund(rt_redis *redis, const char *key_prefix, const char *platform, const char *day,

@@ -6,9 +6,18 @@
  * already claimed it: the value names the task that did and how much it spent), or spends
  * min(wanted, left) from the platform's counter for the UTC day and sets the dedupe key,
  * or, when fewer than `minimum` are left, spends nothing (exhausted). A counter that does
- * not exist (new day, or Redis flushed) starts from the spend the Postgres ledger already
- * records, so a flushed Redis never lets a day overspend. Limits come from glob patterns
- * ("android*=100, *=600"), first match wins. Thread-safety: per rt_redis handle. */
+ * not exist (new day, or Redis flushed or restarted) starts from the spend the Postgres
+ * ledger records at that moment.
+ *
+ * Redis is the fast path; Postgres is the budget backstop, as its unique constraint is for
+ * the dedupe. A claim Redis lost before its ledger row committed (Redis restarted in
+ * between) is missing from a counter re-created meanwhile, so Redis alone can grant more
+ * than the limit. The transaction writing a ledger row therefore serialises per (platform,
+ * day) (workers/classify: a transaction advisory lock) and checks that the ledger total plus
+ * its claim stays within the limit; it keeps what fits (at least `minimum`) or nothing
+ * (budget-exhausted), and rt_budget_settle gives the rest of the Redis claim back.
+ * Limits come from glob patterns ("android*=100, *=600"), first match wins.
+ * Thread-safety: per rt_redis handle. */
 #ifndef RETRIG_COMMON_BUDGET_H
 #define RETRIG_COMMON_BUDGET_H
 
@@ -48,6 +57,15 @@ RT_MUSTCHECK int rt_budget_claim(rt_redis *redis, const rt_claim_request *req, r
  * <key_prefix><dedupe_key> ("perf-alert:69344"); project, revision and label are unused. */
 RT_MUSTCHECK int rt_budget_claim_keyed(rt_redis *redis, const rt_claim_request *req,
                                        const char *dedupe_key, rt_claim *out);
+/* After the Postgres backstop kept only `kept` (0: nothing) of a set claim (req as claimed)
+ * that spent `claimed`: while the set's dedupe key still records this claim, it now records
+ * `kept` (or is deleted when kept is 0, so the set can be claimed later), claimed - kept goes
+ * back to the counter, and an existing counter below `ledger_total` (the ledger's total
+ * for the day, this claim's row included) is raised to it, so that Redis stops granting what
+ * Postgres refuses. Atomic, and a no-op when repeated or when the key names another claim.
+ * *refunded (may be NULL): what went back to the counter. */
+RT_MUSTCHECK int rt_budget_settle(rt_redis *redis, const rt_claim_request *req, int claimed,
+                                  int kept, int ledger_total, int *refunded);
 /* Gives `amount` back to the platform's counter for the day (never below zero). */
 RT_MUSTCHECK int rt_budget_refund(rt_redis *redis, const char *key_prefix, const char *platform,
                                   const char *day, int amount);

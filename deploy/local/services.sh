@@ -89,6 +89,28 @@ wait_exit() {
     sleep 0.2
 }
 
+# Pids of processes $@ and of all their descendants (one per line).
+proc_tree() {
+    local table todo=("$@") pid child
+    table=$(ps -eo pid=,ppid= 2>/dev/null) || table=""
+    while ((${#todo[@]})); do
+        pid=${todo[0]}
+        todo=("${todo[@]:1}")
+        [ -n "$pid" ] || continue
+        echo "$pid"
+        for child in $(awk -v p="$pid" '$2 == p { print $1 }' <<<"$table"); do todo+=("$child"); done
+    done
+}
+
+# True while some socket listens on TCP port $1 (any address, IPv4 or IPv6; /proc/net/tcp*
+# columns: local address "ADDR:PORT" in hex, state 0A = LISTEN).
+port_listening() {
+    local hex
+    hex=$(printf ':%04X' "$1")
+    awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { found = 1 }
+        END { exit !found }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
 IS_ROOT=0
 [ "$(id -u)" = 0 ] && IS_ROOT=1
 
@@ -186,10 +208,14 @@ rmq_start() {
         ) &
         disown || true
     fi
-    local deadline=$((SECONDS + TIMEOUT)) pid=""
+    local deadline=$((SECONDS + TIMEOUT)) pid="" written=""
     while ((SECONDS < deadline)); do
         pid=$(rmq_pid)
-        if [ -z "$pid" ] && [ -s "$RMQ_DIR/server.pid" ]; then
+        # The child writes server.pid just after the fork: read it once and call the server
+        # gone only when the pid it wrote is dead. (Reading it twice raced with that write: an
+        # empty or missing file, then a full one, looked like a server that had exited.)
+        [ -n "$pid" ] || written=$(read_pid "$RMQ_DIR/server.pid")
+        if [ -z "$pid" ] && [ -n "$written" ] && ! pid_alive "$written"; then
             die_with_log "rabbitmq: server exited during startup" \
                 "$RMQ_DIR/log/startup.log $RMQ_DIR/log/$RMQ_NODE.log"
         fi
@@ -210,25 +236,67 @@ rmq_start() {
     say "rabbitmq: started (pid $(rmq_pid), amqp://guest:guest@127.0.0.1:$RMQ_PORT/)"
 }
 
+# VMs of our node, found by their command line (-home is our state directory), including
+# one whose pid files are gone (an earlier start that failed half-way).
+rmq_beam_pids() {
+    local f pid
+    for f in /proc/[0-9]*/cmdline; do
+        pid=${f#/proc/}
+        pid=${pid%/cmdline}
+        case "$(tr '\0' ' ' 2>/dev/null <"$f")" in
+        *beam*" -home $RMQ_DIR "*) pid_alive "$pid" && echo "$pid" ;;
+        esac
+    done
+    return 0
+}
+
+# The ports a node of ours holds: AMQP, Erlang distribution, our private epmd.
+rmq_busy_ports() {
+    local p busy=""
+    for p in "$RMQ_PORT" "$RMQ_DIST_PORT" "$RMQ_EPMD_PORT"; do
+        port_listening "$p" && busy="$busy $p"
+    done
+    echo "${busy# }"
+}
+
+# Stops the node and returns only once the old node is completely gone: every process it ran
+# (the wrapper, the VM, erl_child_setup, inet_gethost) has exited, our epmd is gone (so the
+# node name is no longer registered) and ports $RMQ_PORT, $RMQ_DIST_PORT and $RMQ_EPMD_PORT
+# are free. A `restart` that started the new node earlier saw it exit during startup
+# (address in use, or the name still registered). Bounded by RT_SERVICES_TIMEOUT.
 rmq_stop() {
-    local pid beam
+    local pid beam tree p busy deadline
     pid=$(rmq_pid)
     beam=$(live_pid "$RMQ_DIR/rabbit.pid" beam)
-    if [ -n "$pid" ] || [ -n "$beam" ]; then
+    # shellcheck disable=SC2046 # word splitting of the pid lists is intended
+    tree=$(proc_tree $pid $beam $(rmq_beam_pids) | sort -un)
+    if [ -n "$tree" ]; then
         # The wrapper script forwards SIGTERM to the VM as a graceful stop and waits for it;
         # Erlang/OTP itself also turns SIGTERM into init:stop().
         [ -n "$pid" ] && { kill -TERM "$pid" 2>/dev/null || true; } && wait_exit "$pid" 60
-        beam=$(live_pid "$RMQ_DIR/rabbit.pid" beam)
-        [ -n "$beam" ] && { kill -TERM "$beam" 2>/dev/null || true; } && wait_exit "$beam" 30
+        for beam in $beam $(rmq_beam_pids); do
+            pid_alive "$beam" && { kill -TERM "$beam" 2>/dev/null || true; } && wait_exit "$beam" 30
+        done
+        # Helpers (erl_child_setup, inet_gethost) go when the VM closes their pipes.
+        for p in $tree; do pid_alive "$p" && wait_exit "$p" 10; done
         say "rabbitmq: stopped"
     else
         say "rabbitmq: not running"
     fi
     rm -f "$RMQ_DIR/server.pid" "$RMQ_DIR/rabbit.pid"
-    # Our private epmd (port $RMQ_EPMD_PORT) is no longer needed.
-    if command -v epmd >/dev/null 2>&1; then
+    # Our private epmd (port $RMQ_EPMD_PORT) is no longer needed; a new node must not register
+    # with one that is on its way out.
+    if command -v epmd >/dev/null 2>&1 && port_listening "$RMQ_EPMD_PORT"; then
         ERL_EPMD_PORT="$RMQ_EPMD_PORT" epmd -kill >/dev/null 2>&1 || true
     fi
+    deadline=$((SECONDS + TIMEOUT))
+    while busy=$(rmq_busy_ports) && [ -n "$busy" ]; do
+        if ((SECONDS >= deadline)); then
+            err "rabbitmq: port(s) $busy still in use ${TIMEOUT}s after the stop"
+            return 1
+        fi
+        sleep 0.1
+    done
 }
 
 rmq_status() {

@@ -2,8 +2,9 @@
 /* test_classify.c - retrig-classify end to end: real worker processes on the local
  * RabbitMQ, Redis and Postgres, the fake upstream serving the recorded fixtures. Pins the
  * "Done when" points of issue 3: verdicts of the fixtures, exactly-once retrigger sets
- * under duplicates, replicas and a flushed Redis, budgets under concurrency, dead letters
- * with reasons, retries through delay queues, and a clean SIGTERM. Each test has its own
+ * under duplicates, replicas and a flushed Redis, budgets under concurrency and the Postgres
+ * budget backstop after Redis lost a claim, dead letters with reasons, retries through
+ * delay queues, and a clean SIGTERM. Each test has its own
  * database, Redis prefix, AMQP namespace and Pulse exchanges (support/classify_harness.h). */
 #include "support/util.h"
 
@@ -385,6 +386,131 @@ static void test_platform_budget_is_never_exceeded_by_concurrent_workers(void **
     assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 2);
 }
 
+/* The budget backstop. Worker A claims in Redis, Redis restarts before A's Postgres
+ * transaction commits, worker B re-creates the counter from the ledger without A's claim,
+ * A commits: the ledger now holds spend the Redis counter does not count. These tests set
+ * up exactly that state (a counter lower than the ledger total) and show that Postgres,
+ * not Redis, has the last word. */
+
+#define GWX_REVISION "b437ae030825a8ea9fa7a632b1fcb9becbe11f69"
+
+static void lost_claim_state(rt_ch *h, int ledger, int counter)
+{
+    char amount[16], value[16], key[512];
+    snprintf(amount, sizeof amount, "%d", ledger);
+    const char *params[] = {GWX_PLATFORM, rt_ch_today(), amount};
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "WITH i AS (INSERT INTO budget_ledger (platform, day, amount,"
+                                   " idempotency_key, reason) VALUES ($1, $2::date, $3::integer,"
+                                   " 'test:committed-while-redis-restarted', 'retrigger')"
+                                   " RETURNING amount) SELECT amount FROM i",
+                                   3, params),
+                     ledger);
+    snprintf(value, sizeof value, "%d", counter);
+    snprintf(key, sizeof key, "%sbudget:%s:%s", h->redis_prefix, GWX_PLATFORM, rt_ch_today());
+    const char *argv[] = {"SET", key, value};
+    redisReply *reply = NULL;
+    assert_int_equal(rt_redis_command_argv(h->redis, 3, argv, NULL, &reply), RT_OK);
+    freeReplyObject(reply);
+    assert_int_equal(rt_ch_budget_counter(h, GWX_PLATFORM), counter);
+}
+
+/* The value of the Redis dedupe key of a variant's set, malloc'd; NULL when absent. */
+static char *set_key_value(rt_ch *h, const variant *v)
+{
+    char key[768];
+    snprintf(key, sizeof key, "%sset:autoland:%s:%s", h->redis_prefix, GWX_REVISION, v->label);
+    const char *argv[] = {"GET", key};
+    redisReply *reply = NULL;
+    assert_int_equal(rt_redis_command_argv(h->redis, 2, argv, NULL, &reply), RT_OK);
+    char *value = reply->type == REDIS_REPLY_STRING ? strdup(reply->str) : NULL;
+    freeReplyObject(reply);
+    return value;
+}
+
+/* Polls the Redis counter until it equals want (the give-back follows the commit). */
+static int wait_counter(rt_ch *h, int want)
+{
+    int64_t deadline = rt_test_now_ms() + WAIT_MS;
+    int c = rt_ch_budget_counter(h, GWX_PLATFORM);
+    while (c != want && rt_test_now_ms() < deadline) {
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+        c = rt_ch_budget_counter(h, GWX_PLATFORM);
+    }
+    return c;
+}
+
+static void test_a_claim_redis_lost_is_cut_to_what_the_postgres_ledger_leaves(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_setenv(h, "BUDGET_LIMITS", "android*=10, *=600");
+    json_t *scenario = scenario_new();
+    variant v;
+    add_variant(scenario, &v, "backstop-cut", ES_FAIL, 0);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    lost_claim_state(h, 8, 0); /* Redis would grant all 5: only 2 are left */
+    rt_ch_start_workers(h, 1);
+    publish_variant(h, &v, NULL);
+
+    assert_string_equal(rt_ch_wait_verdict(h, v.task_id, 0, WAIT_MS), "retrigger/eligible");
+    assert_int_equal(rt_ch_sql_int(h, SQL_LEDGER, 0, NULL), 10);
+    assert_int_equal(rt_ch_sql_int(h, SQL_SETS, 0, NULL), 1);
+    assert_int_equal(rt_ch_sql_int(h, "SELECT retrigger_count FROM retrigger_sets", 0, NULL), 2);
+    rt_ch_message *request = NULL;
+    rt_ch_take(h, "retrigger", 1, WAIT_MS, &request);
+    json_t *doc = json_loads(request[0].body, 0, NULL);
+    assert_non_null(doc);
+    assert_int_equal(json_integer_value(json_object_get(doc, "times")), 2);
+    json_decref(doc);
+    rt_ch_messages_free(request, 1);
+    /* Redis gave back the 3 Postgres did not keep and now counts the ledger's 10; the set's
+     * key records what was kept. */
+    assert_int_equal(wait_counter(h, 10), 10);
+    char *value = set_key_value(h, &v);
+    char want[64];
+    snprintf(want, sizeof want, "%s:2", v.task_id);
+    assert_non_null(value);
+    assert_string_equal(value, want);
+    free(value);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+static void test_a_claim_the_postgres_ledger_cannot_cover_is_budget_exhausted(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_setenv(h, "BUDGET_LIMITS", "android*=10, *=600");
+    json_t *scenario = scenario_new();
+    variant v[2];
+    add_variant(scenario, &v[0], "backstop-refused", ES_FAIL, 0);
+    add_variant(scenario, &v[1], "backstop-after", ES_FAIL, 0);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    lost_claim_state(h, 9, 1); /* Redis would grant 5: 1 is left, under the minimum of 2 */
+    rt_ch_start_workers(h, 1);
+    publish_variant(h, &v[0], NULL);
+
+    assert_string_equal(rt_ch_wait_verdict(h, v[0].task_id, 0, WAIT_MS), "skip/budget-exhausted");
+    assert_int_equal(rt_ch_sql_int(h, SQL_LEDGER, 0, NULL), 9);
+    assert_int_equal(rt_ch_sql_int(h, SQL_SETS, 0, NULL), 0);
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
+    /* The claim went back: no set key left to block the label, the counter raised to the
+     * ledger's 9 (the verdict is written after the give-back). */
+    char *value = set_key_value(h, &v[0]);
+    assert_null(value);
+    assert_int_equal(rt_ch_budget_counter(h, GWX_PLATFORM), 9);
+
+    /* Redis itself now refuses the next failure on the platform. */
+    publish_variant(h, &v[1], NULL);
+    assert_string_equal(rt_ch_wait_verdict(h, v[1].task_id, 0, WAIT_MS), "skip/budget-exhausted");
+    assert_int_equal(rt_ch_sql_int(h, SQL_LEDGER, 0, NULL), 9);
+    assert_int_equal(rt_ch_sql_int(h, SQL_SETS, 0, NULL), 0);
+    assert_int_equal(rt_ch_budget_counter(h, GWX_PLATFORM), 9);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
+}
+
 /* ---- 4. malformed messages ---- */
 
 static void
@@ -623,6 +749,10 @@ int main(void)
             test_duplicated_failure_requests_one_set_even_after_redis_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_platform_budget_is_never_exceeded_by_concurrent_workers, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_claim_redis_lost_is_cut_to_what_the_postgres_ledger_leaves, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_claim_the_postgres_ledger_cannot_cover_is_budget_exhausted, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_malformed_messages_are_dead_lettered_with_reasons_and_consumption_goes_on, setup,
             teardown),

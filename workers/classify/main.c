@@ -105,6 +105,11 @@ static const char SQL_CREATE_SET[] =
     " VALUES ($1, $2, $3, $4, $5, $6::integer, $7::integer, $8::jsonb, $9::jsonb, $10, $11)"
     " ON CONFLICT ON CONSTRAINT retrigger_sets_project_revision_label_key DO NOTHING"
     " RETURNING id";
+/* The budget backstop's lock: one per (platform, UTC day), held until the transaction ends. */
+static const char SQL_BUDGET_LOCK[] =
+    "SELECT pg_advisory_xact_lock(7274, hashtext($1 || '/' || $2))";
+static const char SQL_SET_COUNT[] =
+    "UPDATE retrigger_sets SET retrigger_count = $2::integer WHERE id = $1::bigint";
 static const char SQL_LEDGER_SPEND[] =
     "INSERT INTO budget_ledger (platform, day, amount, idempotency_key, set_id, reason)"
     " VALUES ($1, $2::date, $3::integer, 'set:' || $4, $4::bigint, 'retrigger')";
@@ -444,6 +449,35 @@ static void report_budget(classify *w, const char *platform, const char *day, in
     rt_metric_set(m->budget_left, limit > total ? limit - total : 0, platform);
 }
 
+/* The Postgres backstop of the budget, in the transaction that creates set `set_id` and
+ * writes its ledger row: under the (platform, day) lock that every such transaction takes,
+ * the ledger total plus this claim must stay within the limit. Redis normally ensures it;
+ * after Redis lost a claim whose ledger row had not committed yet (a restart in between),
+ * its re-created counter is too low, and only this check holds. *kept: the claim when it
+ * fits, else what fits when that is at least the minimum (the set's count lowered to it),
+ * else 0 (budget-exhausted). *total: the ledger total before this claim. */
+static int budget_backstop(classify *w, const char *platform, const char *day, int limit,
+                           int claimed, const char *set_id, int *kept, int *total)
+{
+    const char *params[] = {platform, day};
+    int rc = rt_pg_exec(w->pg, SQL_BUDGET_LOCK, 2, params, NULL);
+    if (rc != RT_OK) return rc;
+    /* A statement of its own, after the lock: under READ COMMITTED its snapshot holds every
+     * ledger row committed before the lock was granted. */
+    PGresult *res = NULL;
+    rc = rt_pg_exec(w->pg, SQL_LEDGER_SPENT, 2, params, &res);
+    if (rc != RT_OK) return rc;
+    *total = atoi(PQgetvalue(res, 0, 0));
+    PQclear(res);
+    int left = limit - *total;
+    *kept = claimed <= left ? claimed : left >= w->cfg->budget_minimum ? left : 0;
+    if (*kept == claimed || *kept == 0) return RT_OK;
+    char count[16];
+    snprintf(count, sizeof count, "%d", *kept);
+    const char *uparams[] = {set_id, count};
+    return rt_pg_exec(w->pg, SQL_SET_COUNT, 2, uparams, NULL);
+}
+
 /* Claims budget and set, creates the set, publishes the request. */
 static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_taskdef *task,
                                const rt_errorsummary *es, int wanted, handled *h)
@@ -528,6 +562,8 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     const char *queue = msg->task_queue_id ? msg->task_queue_id : task->task_queue_id;
 
     bool created = false;
+    int kept = spent, ledger_total = 0;
+    bool refused = false; /* by the backstop: nothing fits */
     rc = rt_pg_begin(w->pg);
     if (rc == RT_OK) {
         const char *params[] = {project,
@@ -547,13 +583,19 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
             created = true;
             char set_id[32];
             snprintf(set_id, sizeof set_id, "%s", PQgetvalue(res, 0, 0));
-            const char *ledger_params[] = {platform, day, count, set_id};
-            rc = rt_pg_exec(w->pg, SQL_LEDGER_SPEND, 4, ledger_params, NULL);
-            if (rc == RT_OK) {
+            rc = budget_backstop(w, platform, day, limit, spent, set_id, &kept, &ledger_total);
+            char kept_text[16];
+            snprintf(kept_text, sizeof kept_text, "%d", kept);
+            const char *ledger_params[] = {platform, day, kept_text, set_id};
+            /* Refused: the transaction is rolled back below; nothing is written. */
+            refused = rc == RT_OK && kept == 0 && spent > 0;
+            bool spend = rc == RT_OK && !refused;
+            if (spend) rc = rt_pg_exec(w->pg, SQL_LEDGER_SPEND, 4, ledger_params, NULL);
+            if (spend && rc == RT_OK) {
                 const char *vparams[] = {msg->task_id, run, "retrigger", "eligible"};
                 rc = rt_pg_exec(w->pg, SQL_RUN_VERDICT, 4, vparams, NULL);
             }
-            if (rc == RT_OK) {
+            if (spend && rc == RT_OK) {
                 set_row s;
                 bool found = false;
                 rc = lock_set(w, project, revision, label, &s, &found);
@@ -562,7 +604,7 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
             }
         }
         PQclear(res);
-        if (rc == RT_OK)
+        if (rc == RT_OK && !refused)
             rc = rt_pg_commit(w->pg);
         else {
             int ignored = rt_pg_rollback(w->pg);
@@ -571,6 +613,37 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     }
     free(groups_text);
     free(failures_text);
+    if (rc == RT_OK && created && kept < spent) {
+        /* The backstop kept less than Redis granted: give the rest of the claim back. */
+        char claimed_text[16], kept_text[16], total_text[16];
+        snprintf(claimed_text, sizeof claimed_text, "%d", spent);
+        snprintf(kept_text, sizeof kept_text, "%d", kept);
+        snprintf(total_text, sizeof total_text, "%d", ledger_total);
+        rt_log_warn("budget backstop: the ledger leaves less than Redis granted", "task_id",
+                    msg->task_id, "platform", platform, "day", day, "claimed", claimed_text, "kept",
+                    kept_text, "ledger", total_text);
+        rc = rt_budget_settle(w->redis, &req, spent, kept, ledger_total + kept, NULL);
+        if (rc != RT_OK && kept > 0) {
+            /* The set is committed; the counter only stays high, which can only underspend. */
+            rt_log_warn("budget give-back failed", "task_id", msg->task_id, "error",
+                        rt_redis_errstr(w->redis));
+            rc = RT_OK;
+        } else if (rc != RT_OK) {
+            /* Nothing was written; the dedupe key still names this task, so the redelivery
+             * meets the backstop again and gives the claim back then. */
+            fail(h, DONE_REQUEUE, "redis: %s", rt_redis_errstr(w->redis));
+            return;
+        }
+        if (kept == 0) {
+            snprintf(h->reason, sizeof h->reason, "budget-exhausted");
+            rt_metric_set(rt_metrics_std()->budget_left, 0, platform);
+            rt_metric_set(rt_metrics_std()->budget_spent, ledger_total, platform);
+            if (record_verdict(w, msg, "skip", "budget-exhausted") != RT_OK)
+                fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+            return;
+        }
+        spent = kept;
+    }
     if (rc != RT_OK) {
         /* Nothing durable happened in Postgres; the Redis claim names this task, so the
          * redelivery continues with the budget already spent. */
@@ -1091,7 +1164,8 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
     char *sql = NULL;
     const char **params = NULL;
     char(*runs)[16] = calloc(n, sizeof *runs);
-    if (!msgs || !fast || !keys || !runs) goto fallback;
+    rt_amqp_message **acks = calloc(n, sizeof *acks);
+    if (!msgs || !fast || !keys || !runs || !acks) goto fallback;
 
     size_t nkeys = 0, ntagged = 0;
     for (size_t i = 0; i < n; i++) {
@@ -1208,30 +1282,38 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
                 if (msgs[i].event != RT_TASK_EVENT_OTHER) fast[i] = false;
         }
     }
-    for (size_t i = 0; i < n; i++) {
-        if (fast[i] && rt_amqp_ack(src, &batch[i]) != RT_OK)
-            rt_log_warn("could not ack; the broker will redeliver", "error", rt_amqp_errstr(src));
-        if (fast[i])
-            rt_metric_inc(rt_metrics_std()->messages, "acked",
-                          msgs[i].event == RT_TASK_EVENT_COMPLETED   ? "not-failed"
-                          : msgs[i].event == RT_TASK_EVENT_EXCEPTION ? "exception"
-                                                                     : "other-event");
-    }
-    rt_metric_observe(rt_metrics_std()->processing_seconds, rt_metrics_now() - started, "batch");
     goto slow;
 fallback:
     /* Something failed before the batch was written: every message takes the full path. */
     for (size_t i = 0; fast && i < n; i++) fast[i] = false;
 slow:
-    for (size_t i = 0; i < n; i++) {
+    /* The others first, each settled on its own, so that the fast ones, whose rows are
+     * written, can then be acked together in one frame. */
+    for (size_t i = 0; i < n; i++)
         if (!fast || !fast[i]) process(w, src, &batch[i]);
-        if (msgs) rt_pulse_task_free(&msgs[i]);
+    if (fast) {
+        size_t nfast = 0;
+        for (size_t i = 0; i < n; i++)
+            if (fast[i]) acks[nfast++] = &batch[i];
+        if (nfast && rt_amqp_ack_many(src, acks, nfast) != RT_OK)
+            rt_log_warn("could not ack; the broker will redeliver", "error", rt_amqp_errstr(src));
+        for (size_t i = 0; i < n; i++)
+            if (fast[i])
+                rt_metric_inc(rt_metrics_std()->messages, "acked",
+                              msgs[i].event == RT_TASK_EVENT_COMPLETED   ? "not-failed"
+                              : msgs[i].event == RT_TASK_EVENT_EXCEPTION ? "exception"
+                                                                         : "other-event");
+        if (nfast)
+            rt_metric_observe(rt_metrics_std()->processing_seconds, rt_metrics_now() - started,
+                              "batch");
     }
+    for (size_t i = 0; msgs && i < n; i++) rt_pulse_task_free(&msgs[i]);
     for (size_t k = 0; keys && keys[k]; k++) free(keys[k]);
     free(keys);
     free(msgs);
     free(fast);
     free(runs);
+    free(acks);
     free(params);
     free(sql);
 }
