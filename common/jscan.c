@@ -116,6 +116,10 @@ static int parse_string(parser *p)
     bool escaped = false;
     while (p->pos < p->len) {
         unsigned char c = p->s[p->pos];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            p->pos++; /* the common case: plain ASCII */
+            continue;
+        }
         if (c == '"') {
             rt_js_token *t = &p->js->tok[idx];
             t->len = (uint32_t)(p->pos - open - 1);
@@ -303,8 +307,8 @@ static int check_duplicates(parser *p, long obj)
     rt_jscan *js = p->js;
     uint32_t count = js->tok[obj].count;
     if (count < 2) return RT_OK;
-    if (count <= 8) {
-        int keys[8], n = 0;
+    if (count <= 16) {
+        int keys[16], n = 0;
         for (int k = (int)obj + 1; n < (int)count; k = (int)js->tok[k + 1].next) keys[n++] = k;
         for (int i = 0; i < n; i++)
             for (int j = i + 1; j < n; j++)
