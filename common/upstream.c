@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* upstream.c - Taskcluster queue and Treeherder REST calls. */
+/* upstream.c - Taskcluster queue, index and Treeherder REST calls. */
 #include "common/upstream.h"
 
+#include <ctype.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,8 +221,11 @@ int rt_tc_each_group_task(rt_http *h, const char *root_url, const char *task_gro
             rc = RT_ENOMEM;
             break;
         }
-        snprintf(path, sizeof path, "/api/queue/v1/task-group/%s/list%s%s", task_group_id,
-                 escaped ? "?continuationToken=" : "", escaped ? escaped : "");
+        /* Small pages: a page of full task definitions is parsed whole, and Mozilla's task
+         * groups hold tens of thousands; this bounds a worker's peak memory. */
+        snprintf(path, sizeof path, "/api/queue/v1/task-group/%s/list?limit=%d%s%s", task_group_id,
+                 RT_TC_GROUP_PAGE_LIMIT, escaped ? "&continuationToken=" : "",
+                 escaped ? escaped : "");
         free(escaped);
         char *url = join(root_url, path);
         if (!url) {
@@ -239,6 +243,85 @@ int rt_tc_each_group_task(rt_http *h, const char *root_url, const char *task_gro
             const char *id =
                 json_string_value(json_object_get(json_object_get(entry, "status"), "taskId"));
             if (fn(ctx, id, json_object_get(entry, "status"), json_object_get(entry, "task"))) {
+                stop = true;
+                break;
+            }
+        }
+        free(token);
+        token = NULL;
+        const char *next = json_string_value(json_object_get(doc, "continuationToken"));
+        if (next && *next && strlen(next) < 300) token = strdup(next);
+        json_decref(doc);
+        if (!token) break;
+    }
+    free(token);
+    return rc;
+}
+
+bool rt_tc_valid_namespace(const char *ns)
+{
+    if (!ns || !*ns || strlen(ns) > RT_TC_MAX_NAMESPACE) return false;
+    bool segment_empty = true;
+    for (const char *p = ns; *p; p++) {
+        if (*p == '.') {
+            if (segment_empty) return false;
+            segment_empty = true;
+        } else if (isalnum((unsigned char)*p) || *p == '_' || *p == '-') {
+            segment_empty = false;
+        } else {
+            return false;
+        }
+    }
+    return !segment_empty;
+}
+
+int rt_tc_index_each_task(rt_http *h, const char *root_url, const char *ns, rt_tc_indexed_fn *fn,
+                          void *ctx, char *errstr)
+{
+    if (!rt_tc_valid_namespace(ns)) {
+        rt_set_errstr(errstr, "invalid index namespace");
+        return RT_EINVAL;
+    }
+    char *token = NULL;
+    int rc = RT_OK;
+    bool stop = false;
+    for (int page = 0; page < RT_TC_MAX_INDEX_PAGES && !stop; page++) {
+        char *escaped = token ? rt_http_url_escape(token) : NULL;
+        if (token && !escaped) {
+            rc = RT_ENOMEM;
+            break;
+        }
+        char path[RT_TC_MAX_NAMESPACE + 1024];
+        snprintf(path, sizeof path, "/api/index/v1/tasks/%s?limit=1000%s%s", ns,
+                 escaped ? "&continuationToken=" : "", escaped ? escaped : "");
+        free(escaped);
+        char *url = join(root_url, path);
+        if (!url) {
+            rc = RT_ENOMEM;
+            break;
+        }
+        json_t *doc = NULL;
+        rc = get_json(h, url, &doc, errstr);
+        free(url);
+        if (rc == RT_ENOTFOUND) {
+            rc = RT_OK; /* an unknown namespace holds no task */
+            break;
+        }
+        if (rc != RT_OK) break;
+        json_t *tasks = json_object_get(doc, "tasks");
+        if (!json_is_array(tasks)) {
+            rt_set_errstr(errstr, "index listing of %s has no 'tasks' array", ns);
+            json_decref(doc);
+            rc = RT_EPROTO;
+            break;
+        }
+        size_t i;
+        json_t *entry;
+        json_array_foreach(tasks, i, entry)
+        {
+            const char *id = json_string_value(json_object_get(entry, "taskId"));
+            if (!id || !rt_valid_task_id(id)) continue;
+            if (fn(ctx, id, entry)) {
                 stop = true;
                 break;
             }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* upstream.h - the Taskcluster queue and Treeherder calls retrig makes, over rt_http.
+/* upstream.h - the Taskcluster queue, index and Treeherder calls retrig makes, over rt_http.
  *
  * Each call validates the identifiers it puts in a URL, parses the answer once into a
  * small struct and maps HTTP outcomes to codes: 404 -> RT_ENOTFOUND; other 4xx ->
@@ -17,11 +17,31 @@
 #include "common/errors.h"
 #include "common/http.h"
 
-#define RT_TC_MAX_ARTIFACTS   10000
-#define RT_TC_MAX_GROUP_PAGES 200
+#define RT_TC_MAX_ARTIFACTS    10000
+#define RT_TC_MAX_GROUP_PAGES  1000
+#define RT_TC_GROUP_PAGE_LIMIT 200 /* tasks per task-group page asked for */
+#define RT_TC_MAX_INDEX_PAGES  20
+#define RT_TC_MAX_NAMESPACE    255
 
 /* True for codes worth retrying later (429/5xx, timeouts, connection failures). */
 bool rt_upstream_transient(int rc);
+
+/* True for an index namespace that may go into a URL: dot-separated non-empty segments of
+ * A-Z a-z 0-9 _ -, at most RT_TC_MAX_NAMESPACE characters. */
+bool rt_tc_valid_namespace(const char *ns);
+
+/* Called for each task listed under an index namespace: its taskId (validated) and the
+ * entry ({namespace, taskId, rank, data, expires}, borrowed); returns true to stop. */
+typedef bool rt_tc_indexed_fn(void *ctx, const char *task_id, json_t *entry);
+
+/* The index's listTasks: GET <root>/api/index/v1/tasks/<namespace>?limit=N (the tasks
+ * indexed immediately under the namespace; the POST form is deprecated), following
+ * continuationToken (at most RT_TC_MAX_INDEX_PAGES pages) until fn returns true. Entries
+ * without a valid taskId are skipped. A namespace the index does not know (404) lists
+ * nothing. RT_EINVAL for a namespace rt_tc_valid_namespace refuses; RT_EPROTO when the
+ * answer has no 'tasks' array. GET, so 429/5xx are retried by the client. */
+RT_MUSTCHECK int rt_tc_index_each_task(rt_http *h, const char *root_url, const char *ns,
+                                       rt_tc_indexed_fn *fn, void *ctx, char *errstr);
 
 /* GET <root>/api/queue/v1/task/<taskId>: the raw definition (malloc'd, NUL-terminated). */
 RT_MUSTCHECK int rt_tc_get_task(rt_http *h, const char *root_url, const char *task_id, char **body,

@@ -27,6 +27,7 @@ HAWK_SKEW_S = 60
 STALL_DEFAULT_MS = 60000
 ARTIFACT_PAGE_DEFAULT = 1000
 TASK_GROUP_PAGE_DEFAULT = 1000
+INDEX_PAGE_DEFAULT = 1000
 ALERT_PAGE_DEFAULT = 10
 SLUG_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 FIXED_JOB_DETAIL_KEYS = ("build_architecture", "build_os", "build_system_type",
@@ -129,6 +130,7 @@ class Store:
             self.hooks = set()
             self.alert_summaries = []
             self.performance_data = []  # datums in the API's shape, plus "project"
+            self.index = {}  # namespace -> {name: entry}, from the scenario's "index"
             self.default_bug_suggestions = self.fixture_json("treeherder/bug_suggestions.json")
             self.failure_classifications = [
                 {"id": row["pk"], "name": row["fields"]["name"]}
@@ -173,7 +175,8 @@ class Store:
         if not isinstance(scenario, dict):
             raise ValueError("a scenario is a JSON object")
         known = {"tasks", "statuses", "artifacts", "jobs", "job_logs", "bug_suggestions",
-                 "hook_clients", "hooks", "alert_summaries", "performance_data", "faults"}
+                 "hook_clients", "hooks", "alert_summaries", "performance_data", "faults",
+                 "index"}
         unknown = set(scenario) - known
         if unknown:
             raise ValueError("unknown scenario keys: %s" % ", ".join(sorted(unknown)))
@@ -218,8 +221,46 @@ class Store:
                 self.alert_summaries.append(summary)
             for series in scenario.get("performance_data", []):
                 self.add_performance_series(series)
+            for namespace, entries in scenario.get("index", {}).items():
+                for entry in entries:
+                    self.add_index_entry(namespace, entry)
             if "faults" in scenario:
                 self.add_faults(scenario["faults"])
+
+    def add_index_entry(self, namespace, entry):
+        """{"taskId", "name"?, "rank"?, "data"?, "expires"?} indexed under namespace (name
+        defaults to the taskId, as gecko's `...actions.<taskId>` routes do)."""
+        if not isinstance(entry, dict) or not entry.get("taskId"):
+            raise ValueError("an index entry needs a taskId")
+        name = entry.get("name", entry["taskId"])
+        self.index.setdefault(namespace, {})[name] = {
+            "namespace": "%s.%s" % (namespace, name), "taskId": entry["taskId"],
+            "rank": entry.get("rank", 0), "data": entry.get("data", {}),
+            "expires": entry.get("expires", now_iso(365 * 86400))}
+
+    def indexed(self, namespace):
+        """The entries immediately under namespace: the scenario's, then those of completed
+        tasks with a route index.<namespace>.<name> (the index service indexes a task's
+        routes when it completes), ordered by name."""
+        with self.lock:
+            entries = dict(self.index.get(namespace, {}))
+            prefix = "index.%s." % namespace
+            for task_id, task in self.tasks.items():
+                if not isinstance(task, dict):
+                    continue
+                for route in task.get("routes", []):
+                    if not isinstance(route, str) or not route.startswith(prefix):
+                        continue
+                    name = route[len(prefix):]
+                    if not name or "." in name or name in entries:
+                        continue
+                    status = self.task_status(task_id) or {}
+                    if status.get("state") != "completed":
+                        continue
+                    entries[name] = {"namespace": "%s.%s" % (namespace, name), "taskId": task_id,
+                                     "rank": 0, "data": {},
+                                     "expires": task.get("expires", now_iso(365 * 86400))}
+            return [copy.deepcopy(entries[n]) for n in sorted(entries)]
 
     def add_performance_series(self, series):
         """{"project", "signature_id", "signature_hash", "data": [...] or {"fixture": ...}}:
@@ -365,10 +406,19 @@ class Store:
         created = now_iso()
         action_input = user.get("input") if isinstance(user, dict) else None
         target = user.get("taskId") if isinstance(user, dict) else None
+        push = decision.get("push", {}) if isinstance(decision, dict) else {}
+        repository = decision.get("repository", {}) if isinstance(decision, dict) else {}
+        routes = []  # as gecko's .taskcluster.yml gives action tasks
+        if isinstance(push, dict) and isinstance(repository, dict) and repository.get("project") \
+                and push.get("revision") and push.get("pushlog_id"):
+            routes = ["tc-treeherder.v2.%s.%s.%s" % (repository["project"], push["revision"],
+                                                     push["pushlog_id"]),
+                      "index.gecko.v2.%s.pushlog-id.%s.actions.%s" % (
+                          repository["project"], push["pushlog_id"], task_id)]
         task = {
             "provisionerId": "gecko-3", "workerType": "decision", "taskQueueId": "gecko-3/decision",
             "schedulerId": "gecko-level-3", "projectId": "none", "taskGroupId": group,
-            "dependencies": [], "requires": "all-completed", "routes": [], "priority": "lowest",
+            "dependencies": [], "requires": "all-completed", "routes": routes, "priority": "lowest",
             "retries": 5, "created": created, "deadline": now_iso(86400),
             "expires": now_iso(365 * 86400), "scopes": [],
             "payload": {"env": {"ACTION_CALLBACK": action.get("cb_name"),
@@ -381,8 +431,13 @@ class Store:
                          "owner": client_id, "source": "fake-upstream"},
             "tags": {"kind": "action-callback", "action": action.get("name", ""),
                      "createdForUser": client_id},
-            "extra": {"action": {"name": action.get("name"), "input": action_input,
-                                 "taskId": target, "taskGroupId": group}},
+            "extra": {"parent": group,
+                      "action": {"name": action.get("name"), "input": action_input,
+                                 "taskId": target, "taskGroupId": group,
+                                 "context": {"taskGroupId": group, "taskId": target,
+                                             "input": action_input,
+                                             "parameters": decision.get("parameters")
+                                             if isinstance(decision, dict) else None}}},
         }
         status = {
             "taskId": task_id, "provisionerId": "gecko-3", "workerType": "decision",
@@ -659,6 +714,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.queue(method, seg[3:], raw[3:], query, record)
         if seg[:3] == ["api", "hooks", "v1"]:
             return self.hooks(method, seg[3:], query, body, target, record)
+        if seg[:3] == ["api", "index", "v1"]:
+            return self.index(method, seg[3:], query)
         if seg[:1] == ["api"] and method == "GET":
             return self.treeherder(seg[1:], query)
         raise HttpError(404, {"detail": "Not found."})
@@ -781,6 +838,26 @@ class Handler(BaseHTTPRequestHandler):
         if start + limit < len(tasks):
             result["continuationToken"] = encode_token(start + limit)
         return 200, result, None
+
+    def index(self, method, seg, query):
+        """listTasks (GET, and the deprecated POST) and findTask of the index service."""
+        store = self.store
+        if len(seg) == 2 and seg[0] == "tasks" and method in ("GET", "POST"):
+            entries = store.indexed(seg[1])
+            limit = page_limit(query, INDEX_PAGE_DEFAULT)
+            token = query.get("continuationToken", [None])[0]
+            start = decode_token(token) if token else 0
+            result = {"tasks": entries[start:start + limit]}
+            if start + limit < len(entries):
+                result["continuationToken"] = encode_token(start + limit)
+            return 200, result, None
+        if len(seg) == 2 and seg[0] == "task" and method == "GET" and "." in seg[1]:
+            namespace = seg[1].rsplit(".", 1)[0]
+            for entry in store.indexed(namespace):
+                if entry["namespace"] == seg[1]:
+                    return 200, entry, None
+            raise tc_error(404, "ResourceNotFound", "Indexed task not found")
+        raise tc_error(404, "ResourceNotFound", "no such index endpoint")
 
     def authenticate(self, record):
         body = self.raw_body

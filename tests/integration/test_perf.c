@@ -588,15 +588,16 @@ static void set_status(rt_ch *h, const char *task_id, const char *state, const c
 /* A job the action task spawned, as gecko makes them: in the push's task group, with
  * extra.parent naming the action task; its Treeherder job, and, when `data`, a data point
  * of the alert's series from that job. */
-static const char *spawn_job(rt_ch *h, const char *action, const test_alert *alert,
-                             long long job_id, const char *state, const char *reason, bool data)
+static const char *spawn_job_in(rt_ch *h, const char *group, const char *action,
+                                const test_alert *alert, long long job_id, const char *state,
+                                const char *reason, bool data)
 {
     static char task_id[23];
     rt_ch_slugid(task_id);
     json_t *scenario =
         json_pack("{s:{s:{s:s, s:{s:s, s:{s:s}}}}, s:{s:[{s:I, s:i}]}}", "tasks", task_id,
-                  "fixture", TASK_FIX, "override", "taskGroupId", DECISION, "extra", "parent",
-                  action, "jobs", task_id, "id", (json_int_t)job_id, "retry_id", 0);
+                  "fixture", TASK_FIX, "override", "taskGroupId", group, "extra", "parent", action,
+                  "jobs", task_id, "id", (json_int_t)job_id, "retry_id", 0);
     if (data) {
         char hash[41];
         snprintf(hash, sizeof hash, "%040lld", alert->id);
@@ -611,6 +612,38 @@ static const char *spawn_job(rt_ch *h, const char *action, const test_alert *ale
     json_decref(scenario);
     set_status(h, task_id, state, reason);
     return task_id;
+}
+
+static const char *spawn_job(rt_ch *h, const char *action, const test_alert *alert,
+                             long long job_id, const char *state, const char *reason, bool data)
+{
+    return spawn_job_in(h, DECISION, action, alert, job_id, state, reason, data);
+}
+
+/* The public/label-to-taskid.json an action task wrote (run 0); `map` is stolen. */
+static void label_to_taskid(rt_ch *h, const char *task_id, json_t *map)
+{
+    json_t *scenario = json_pack("{s:{s:{s:[{s:s, s:o}]}}}", "artifacts", task_id, "0", "name",
+                                 "public/label-to-taskid.json", "json", map);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+}
+
+/* A backfill-task action task on an earlier push, as gecko's backfill action triggers one
+ * through the hooks: in that push's decision task group (a new slugid in group_out). */
+static void push_action(rt_ch *h, char task_id[23], char group_out[23], const char *state)
+{
+    rt_ch_slugid(task_id);
+    rt_ch_slugid(group_out);
+    json_t *scenario = json_pack(
+        "{s:{s:{s:s, s:{s:s}, s:{s:s, s:{s:s, s:{s:s, s:n, s:{s:s, s:i}}}}, s:{s:s}}}}", "tasks",
+        task_id, "taskGroupId", group_out, "tags", "kind", "action-callback", "extra", "parent",
+        group_out, "action", "name", "backfill-task", "context", "taskGroupId", group_out, "taskId",
+        "input", "label", "test-linux1804-64-shippable-qr/opt-talos", "times", 1, "metadata",
+        "name", "Action: Backfill task on a push.");
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    set_status(h, task_id, state, state);
 }
 
 static void assert_followup(rt_ch *h, long long alert_id, const char *state, const char *reason)
@@ -774,6 +807,224 @@ static void test_followup_records_no_data_when_jobs_complete_without_a_data_poin
     rt_ch_free(h);
 }
 
+/* gecko's backfill action triggers a backfill-task action per earlier push, in that push's
+ * decision task group, and each creates the job there: the follow-up reaches them through
+ * the label-to-taskid artifacts, counts only the tasks an action created (not a reused
+ * build), and an artifact it cannot fetch leaves the alert pending. */
+static void test_followup_finds_the_jobs_on_earlier_pushes_through_the_artifacts(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    test_summary s, t, u;
+    /* Done: two earlier pushes, one job each, one with a data point. */
+    char *action = backfilled_alert(h, &s, 900109);
+    set_status(h, action, "completed", "completed");
+    char n1[23], g1[23], n2[23], g2[23], build[23], j1[23], j2[23];
+    push_action(h, n1, g1, "completed");
+    push_action(h, n2, g2, "completed");
+    label_to_taskid(h, action, json_pack("{s:s, s:s}", "a", n1, "b", n2));
+    memcpy(j1, spawn_job_in(h, g1, n1, &s.alerts[0], 860001, "completed", "completed", true), 23);
+    memcpy(j2, spawn_job_in(h, g2, n2, &s.alerts[0], 860002, "running", NULL, false), 23);
+    /* The build the job depends on, reused from the push's decision: listed, not counted. */
+    memcpy(build, spawn_job_in(h, g1, g1, &s.alerts[0], 860003, "failed", "failed", false), 23);
+    label_to_taskid(h, n1,
+                    json_pack("{s:s, s:s}", "test-linux1804-64-shippable-qr/opt-talos", j1,
+                              "build-linux64-shippable/opt", build));
+    label_to_taskid(h, n2, json_pack("{s:s}", "test-linux1804-64-shippable-qr/opt-talos", j2));
+    run_once(h, 1, 0);
+    assert_followup(h, s.alerts[0].id, "pending", NULL);
+    assert_alert(h, s.alerts[0].id, "followup_jobs", "2");
+    assert_alert(h, s.alerts[0].id, "followup_completed", "1");
+    set_status(h, j2, "completed", "completed");
+    run_once(h, 1, 0);
+    assert_followup(h, s.alerts[0].id, "done", NULL);
+    assert_alert(h, s.alerts[0].id, "followup_jobs", "2");
+    assert_alert(h, s.alerts[0].id, "followup_completed", "2");
+
+    /* Failed: the job on the earlier push failed; the detail names it. */
+    char *action2 = backfilled_alert(h, &t, 900110);
+    set_status(h, action2, "completed", "completed");
+    char n3[23], g3[23], j3[23];
+    push_action(h, n3, g3, "completed");
+    label_to_taskid(h, action2, json_pack("{s:s}", "a", n3));
+    memcpy(j3, spawn_job_in(h, g3, n3, &t.alerts[0], 860004, "failed", "failed", false), 23);
+    label_to_taskid(h, n3, json_pack("{s:s}", "test-linux1804-64-shippable-qr/opt-talos", j3));
+    run_once(h, 1, 0);
+    assert_followup(h, t.alerts[0].id, "failed", "jobs-failed");
+    char *detail = alert_field(h, t.alerts[0].id, "followup_detail");
+    assert_non_null(detail);
+    assert_non_null(strstr(detail, j3));
+    free(detail);
+
+    /* The artifact of the earlier push's action answers 503: left unsettled, then done. */
+    char *action3 = backfilled_alert(h, &u, 900111);
+    set_status(h, action3, "completed", "completed");
+    char n4[23], g4[23], j4[23];
+    push_action(h, n4, g4, "completed");
+    label_to_taskid(h, action3, json_pack("{s:s}", "a", n4));
+    memcpy(j4, spawn_job_in(h, g4, n4, &u.alerts[0], 860005, "completed", "completed", true), 23);
+    label_to_taskid(h, n4, json_pack("{s:s}", "test-linux1804-64-shippable-qr/opt-talos", j4));
+    char fault[256];
+    snprintf(fault, sizeof fault,
+             "{\"kind\": \"status\", \"status\": 503, \"path_prefix\": "
+             "\"/api/queue/v1/task/%s/runs/0/artifacts/\"}",
+             n4);
+    assert_int_equal(rt_fake_add_fault(&h->fake, fault), 200);
+    run_once(h, 1, 0);
+    assert_followup(h, u.alerts[0].id, NULL, NULL); /* unsettled: looked at again next run */
+    char path[96];
+    snprintf(path, sizeof path, "/api/queue/v1/task/%s/runs/0/artifacts/", n4);
+    json_t *calls = rt_fake_calls(&h->fake, path);
+    assert_true(json_array_size(calls) >= 1);
+    json_decref(calls);
+    assert_int_equal(rt_fake_reset(&h->fake), 200); /* the fault is gone */
+    run_once(h, 1, 0);
+    assert_followup(h, u.alerts[0].id, "done", NULL);
+    assert_alert(h, u.alerts[0].id, "followup_jobs", "1");
+    free(action);
+    free(action2);
+    free(action3);
+    rt_ch_free(h);
+}
+
+/* ---- a real gecko backfill, reached through the index ------------------------------- */
+
+#define ALERT_LABEL "test-macosx1014-64-shippable/opt-raptor-tp6-7-firefox-e10s"
+#define ALERT_REV   "c7766d0b4a121985a8b07e6721d66ccab57bbf76" /* actions.json's push */
+#define ALERT_PUSH  109591                                     /* its pushlog id */
+
+static void iso_now_ms(char out[40])
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char secs[32];
+    strftime(secs, sizeof secs, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out, 40, "%.20s.%03dZ", secs, (int)(ts.tv_nsec / 1000000) % 1000);
+}
+
+/* A backfill-task action task as gecko's backfill action triggers one on an earlier push:
+ * in that push's decision task group, extra.parent = that decision task, the label and
+ * the alert push's revision in extra.action.context.input, indexed (once completed) under
+ * gecko.v2.autoland.pushlog-id.<push>.actions.<taskId> only. */
+static void gecko_backfill_task(rt_ch *h, char task_id[23], char group_out[23], long push,
+                                const char *label, const char *created, const char *state)
+{
+    rt_ch_slugid(task_id);
+    rt_ch_slugid(group_out);
+    char route[160], now[40];
+    snprintf(route, sizeof route, "index.gecko.v2.autoland.pushlog-id.%ld.actions.%s", push,
+             task_id);
+    if (!created) {
+        iso_now_ms(now);
+        created = now;
+    }
+    json_t *scenario = json_pack(
+        "{s:{s:{s:s, s:s, s:[s], s:{s:s, s:s}, s:{s:s, s:{s:s, s:{s:s, s:n, s:{s:s, s:s, s:i, "
+        "s:s, s:b}}}}, s:{s:s}}}}",
+        "tasks", task_id, "taskGroupId", group_out, "created", created, "routes", route, "tags",
+        "kind", "action-callback", "action", "backfill-task", "extra", "parent", group_out,
+        "action", "name", "backfill-task", "context", "taskGroupId", group_out, "taskId", "input",
+        "label", label, "revision", ALERT_REV, "times", 1, "symbol", "tp6-7", "retrigger", 1,
+        "metadata", "name", "Action: Backfill task on a push.");
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    set_status(h, task_id, state, state);
+}
+
+static size_t index_calls(rt_ch *h, long push)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/api/index/v1/tasks/gecko.v2.autoland.pushlog-id.%ld.actions",
+             push);
+    json_t *calls = rt_fake_calls(&h->fake, path);
+    size_t n = json_array_size(calls);
+    json_decref(calls);
+    return n;
+}
+
+/* gecko's backfill action creates no job and writes no artifact: it fires a backfill-task
+ * hook per earlier push; those action tasks sit in the earlier pushes' groups and name
+ * neither our action task nor its group. The follow-up finds them through the index
+ * (the action tasks of each earlier push, depth from the action's input), keeps those for
+ * the alert's label and push created after our action task, and follows their artifacts.
+ * An index 5xx leaves the alert unsettled; none indexed yet within the grace: pending. */
+static void test_followup_finds_a_gecko_backfill_through_the_index(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    test_summary s, t;
+    char *action = backfilled_alert(h, &s, 900112);
+    set_status(h, action, "completed", "completed");
+    char n1[23], g1[23], n2[23], g2[23], other[23], go[23], old[23], gold[23], j1[23], j2[23];
+    gecko_backfill_task(h, n1, g1, ALERT_PUSH - 1, ALERT_LABEL, NULL, "completed");
+    gecko_backfill_task(h, n2, g2, ALERT_PUSH - 3, ALERT_LABEL, NULL, "completed");
+    memcpy(j1, spawn_job_in(h, g1, n1, &s.alerts[0], 870001, "completed", "completed", true), 23);
+    memcpy(j2, spawn_job_in(h, g2, n2, &s.alerts[0], 870002, "completed", "completed", false), 23);
+    label_to_taskid(h, n1, json_pack("{s:s}", ALERT_LABEL, j1));
+    label_to_taskid(h, n2, json_pack("{s:s}", ALERT_LABEL, j2));
+    /* Another label's backfill on the same push, and an earlier backfill of our label made
+     * before our action task: their failed jobs must not count. */
+    gecko_backfill_task(h, other, go, ALERT_PUSH - 1, "test-linux1804-64-shippable-qr/opt-talos",
+                        NULL, "completed");
+    label_to_taskid(
+        h, other,
+        json_pack("{s:s}", "test-linux1804-64-shippable-qr/opt-talos",
+                  spawn_job_in(h, go, other, &s.alerts[0], 870003, "failed", "failed", false)));
+    gecko_backfill_task(h, old, gold, ALERT_PUSH - 2, ALERT_LABEL, "2020-01-01T00:00:00.000Z",
+                        "completed");
+    label_to_taskid(
+        h, old,
+        json_pack("{s:s}", ALERT_LABEL,
+                  spawn_job_in(h, gold, old, &s.alerts[0], 870004, "failed", "failed", false)));
+    run_once(h, 1, 0);
+    assert_followup(h, s.alerts[0].id, "done", NULL);
+    assert_alert(h, s.alerts[0].id, "followup_jobs", "2");
+    assert_alert(h, s.alerts[0].id, "followup_completed", "2");
+    /* Depth 9 (perf_backfill_depth): pushes 109590 down to 109582, not ours, not beyond. */
+    assert_true(index_calls(h, ALERT_PUSH - 1) >= 1);
+    assert_true(index_calls(h, ALERT_PUSH - 9) >= 1);
+    assert_int_equal(index_calls(h, ALERT_PUSH), 0);
+    assert_int_equal(index_calls(h, ALERT_PUSH - 10), 0);
+
+    /* The index answers 500: unsettled, never failed. */
+    char *action2 = backfilled_alert(h, &t, 900113);
+    char resolved[40];
+    iso_now_ms(resolved);
+    json_t *scenario =
+        json_pack("{s:{s:{s:s, s:[{s:i, s:s, s:s}]}}}", "statuses", action2, "state", "completed",
+                  "runs", "runId", 0, "state", "completed", "resolved", resolved);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    assert_int_equal(rt_fake_add_fault(&h->fake, "{\"kind\": \"status\", \"status\": 500, "
+                                                 "\"path_prefix\": \"/api/index/v1/tasks/\"}"),
+                     200);
+    run_once(h, 1, 0);
+    assert_followup(h, t.alerts[0].id, NULL, NULL);
+    assert_true(index_calls(h, ALERT_PUSH - 1) >= 1);
+    /* The index answers again, but the backfill-tasks of the first alert predate this
+     * action task and none of its own is indexed yet: pending, within the grace. */
+    assert_int_equal(rt_fake_reset(&h->fake), 200);
+    run_once(h, 1, 0);
+    assert_followup(h, t.alerts[0].id, "pending", NULL);
+    char *detail = alert_field(h, t.alerts[0].id, "followup_detail");
+    assert_non_null(detail);
+    assert_non_null(strstr(detail, "109582-109590"));
+    free(detail);
+    /* Its backfill-task completes on push 109586 with a job that produced data: done. */
+    char n3[23], g3[23], j3[23];
+    gecko_backfill_task(h, n3, g3, ALERT_PUSH - 5, ALERT_LABEL, NULL, "completed");
+    memcpy(j3, spawn_job_in(h, g3, n3, &t.alerts[0], 870005, "completed", "completed", true), 23);
+    label_to_taskid(h, n3, json_pack("{s:s}", ALERT_LABEL, j3));
+    run_once(h, 1, 0);
+    assert_followup(h, t.alerts[0].id, "done", NULL);
+    assert_alert(h, t.alerts[0].id, "followup_jobs", "1");
+    free(action);
+    free(action2);
+    rt_ch_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -791,6 +1042,8 @@ int main(void)
         cmocka_unit_test(
             test_followup_records_deadline_exceeded_past_the_window_or_from_taskcluster),
         cmocka_unit_test(test_followup_records_no_data_when_jobs_complete_without_a_data_point),
+        cmocka_unit_test(test_followup_finds_the_jobs_on_earlier_pushes_through_the_artifacts),
+        cmocka_unit_test(test_followup_finds_a_gecko_backfill_through_the_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,14 +149,16 @@ static char **worker_environment(const rt_ch *h)
     return env;
 }
 
-static bool log_says_consuming(const char *path)
+/* Whether the log has a line with the JSON string "<message>" ("consuming"). */
+static bool log_says(const char *path, const char *message)
 {
     FILE *f = fopen(path, "r");
     if (!f) return false;
-    char line[4096];
+    char line[4096], quoted[64];
+    snprintf(quoted, sizeof quoted, "\"%s\"", message);
     bool found = false;
     while (!found && fgets(line, sizeof line, f))
-        if (strstr(line, "\"consuming\"")) found = true;
+        if (strstr(line, quoted)) found = true;
     fclose(f);
     return found;
 }
@@ -188,12 +190,13 @@ static pid_t spawn_worker(rt_ch *h, const char *program, char **env)
     return pid;
 }
 
-/* Waits until worker `index` logs "consuming"; fails the test when it exits or is late. */
+/* Waits until worker `index` logs its ready message ("consuming"); fails the test when it
+ * exits or is late. */
 static void wait_consuming(rt_ch *h, size_t index, int64_t deadline)
 {
     char log[256];
     snprintf(log, sizeof log, "%s/worker-%d.log", h->dir, (int)h->workers[index]);
-    while (!log_says_consuming(log)) {
+    while (!log_says(log, h->ready[index])) {
         int status;
         if (waitpid(h->workers[index], &status, WNOHANG) == h->workers[index]) {
             h->workers[index] = 0;
@@ -209,12 +212,19 @@ void rt_ch_start_workers(rt_ch *h, size_t n) { rt_ch_start_program(h, "retrig-cl
 
 void rt_ch_start_program(rt_ch *h, const char *program, size_t n)
 {
+    rt_ch_start_program_ready(h, program, n, "consuming");
+}
+
+void rt_ch_start_program_ready(rt_ch *h, const char *program, size_t n, const char *ready)
+{
     assert_true(h->nworkers + n <= RT_CH_MAX_WORKERS);
     assert_true(strlen(program) < sizeof h->programs[0]);
+    assert_true(strlen(ready) < sizeof h->ready[0]);
     char **env = worker_environment(h);
     size_t first = h->nworkers;
     for (size_t i = 0; i < n; i++) {
         snprintf(h->programs[h->nworkers], sizeof h->programs[0], "%s", program);
+        snprintf(h->ready[h->nworkers], sizeof h->ready[0], "%s", ready);
         h->workers[h->nworkers] = spawn_worker(h, program, env);
         h->nworkers++;
     }

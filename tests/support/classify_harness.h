@@ -49,6 +49,7 @@ typedef struct rt_ch {
     bool consuming[4]; /* queues the amqp handle consumes: retrigger, dead-letter, decide */
     pid_t workers[RT_CH_MAX_WORKERS];
     char programs[RT_CH_MAX_WORKERS][32]; /* what each worker runs: "retrig-classify" */
+    char ready[RT_CH_MAX_WORKERS][32];    /* the log message it gives once ready: "consuming" */
     size_t nworkers;
     char *env[RT_CH_MAX_ENV]; /* "RETRIG_KEY=value" for workers started from now on */
     size_t nenv;
@@ -77,6 +78,9 @@ void rt_ch_start_workers(rt_ch *h, size_t n);
 /* The same for another worker program of RT_TEST_BIN_DIR ("retrig-retrigger"); it gets
  * the same environment and must log "consuming" once ready. */
 void rt_ch_start_program(rt_ch *h, const char *program, size_t n);
+/* The same for a program that logs another message once ready ("running" for retrig-perf
+ * without --once); a restart or respawn of its workers waits for that message too. */
+void rt_ch_start_program_ready(rt_ch *h, const char *program, size_t n, const char *ready);
 /* Sends sig (SIGKILL) to worker `index`, reaps it, and starts the same program in its
  * place (new pid, environment as set now), waiting until it consumes. */
 void rt_ch_restart_worker(rt_ch *h, size_t index, int sig);
