@@ -63,6 +63,55 @@ static char *join(const char *root, const char *path)
     return url;
 }
 
+/* Called with each page of a Taskcluster listing; returns RT_OK to go on, RT_OK with
+ * *stop set to end early, or an error (which ends the walk with it). */
+typedef int page_fn(void *ctx, json_t *doc, bool *stop, char *errstr);
+
+/* Walks a paginated Taskcluster listing: GET <root><path>[?&]continuationToken=... for at
+ * most max_pages pages, calling fn with each. `path` already holds its query string, if
+ * any. A 404 on the first page is RT_ENOTFOUND. */
+static int each_page(rt_http *h, const char *root_url, const char *path, int max_pages, page_fn *fn,
+                     void *ctx, char *errstr)
+{
+    char *token = NULL;
+    int rc = RT_OK;
+    bool stop = false;
+    const char *sep = strchr(path, '?') ? "&" : "?";
+    for (int page = 0; page < max_pages && !stop; page++) {
+        char *escaped = token ? rt_http_url_escape(token) : NULL;
+        if (token && !escaped) {
+            rc = RT_ENOMEM;
+            break;
+        }
+        size_t size = strlen(path) + (escaped ? strlen(escaped) + 32 : 1);
+        char *full = malloc(size);
+        if (full)
+            snprintf(full, size, "%s%s%s%s", path, escaped ? sep : "",
+                     escaped ? "continuationToken=" : "", escaped ? escaped : "");
+        free(escaped);
+        char *url = full ? join(root_url, full) : NULL;
+        free(full);
+        if (!url) {
+            rc = RT_ENOMEM;
+            break;
+        }
+        json_t *doc = NULL;
+        rc = get_json(h, url, &doc, errstr);
+        free(url);
+        if (rc != RT_OK) break;
+        rc = fn(ctx, doc, &stop, errstr);
+        free(token);
+        token = NULL;
+        const char *next = json_string_value(json_object_get(doc, "continuationToken"));
+        if (rc == RT_OK && next && *next && strlen(next) < 300 && !(token = strdup(next)))
+            rc = RT_ENOMEM;
+        json_decref(doc);
+        if (rc != RT_OK || !token) break;
+    }
+    free(token);
+    return rc;
+}
+
 int rt_tc_get_task(rt_http *h, const char *root_url, const char *task_id, char **body, size_t *len,
                    char *errstr)
 {
@@ -88,6 +137,37 @@ void rt_tc_artifact_names_free(rt_tc_artifact_names *names)
     names->count = 0;
 }
 
+typedef struct artifact_walk {
+    rt_tc_artifact_names *out;
+    const char *task_id;
+    int run_id;
+} artifact_walk;
+
+static int artifact_page(void *ctx, json_t *doc, bool *stop, char *errstr)
+{
+    artifact_walk *w = ctx;
+    (void)stop;
+    json_t *artifacts = json_object_get(doc, "artifacts");
+    if (!json_is_array(artifacts)) {
+        rt_set_errstr(errstr, "artifact list of %s run %d has no 'artifacts' array", w->task_id,
+                      w->run_id);
+        return RT_EPROTO;
+    }
+    size_t i;
+    json_t *a;
+    json_array_foreach(artifacts, i, a)
+    {
+        const char *name = json_string_value(json_object_get(a, "name"));
+        if (!name || w->out->count >= RT_TC_MAX_ARTIFACTS) continue;
+        char **grown = realloc(w->out->names, (w->out->count + 1) * sizeof *grown);
+        if (!grown) return RT_ENOMEM;
+        w->out->names = grown;
+        if (!(grown[w->out->count] = strdup(name))) return RT_ENOMEM;
+        w->out->count++;
+    }
+    return RT_OK;
+}
+
 int rt_tc_list_artifacts(rt_http *h, const char *root_url, const char *task_id, int run_id,
                          rt_tc_artifact_names *out, char *errstr)
 {
@@ -96,58 +176,10 @@ int rt_tc_list_artifacts(rt_http *h, const char *root_url, const char *task_id, 
         rt_set_errstr(errstr, "invalid task id or run id");
         return RT_EINVAL;
     }
-    char *token = NULL;
-    int rc = RT_OK;
-    for (int page = 0; page < 1000; page++) {
-        char path[512];
-        char *escaped = token ? rt_http_url_escape(token) : NULL;
-        if (token && !escaped) {
-            rc = RT_ENOMEM;
-            break;
-        }
-        snprintf(path, sizeof path, "/api/queue/v1/task/%s/runs/%d/artifacts%s%s", task_id, run_id,
-                 escaped ? "?continuationToken=" : "", escaped ? escaped : "");
-        free(escaped);
-        char *url = join(root_url, path);
-        if (!url) {
-            rc = RT_ENOMEM;
-            break;
-        }
-        json_t *doc = NULL;
-        rc = get_json(h, url, &doc, errstr);
-        free(url);
-        if (rc != RT_OK) break;
-        json_t *artifacts = json_object_get(doc, "artifacts");
-        if (!json_is_array(artifacts)) {
-            rt_set_errstr(errstr, "artifact list of %s run %d has no 'artifacts' array", task_id,
-                          run_id);
-            json_decref(doc);
-            rc = RT_EPROTO;
-            break;
-        }
-        size_t i;
-        json_t *a;
-        json_array_foreach(artifacts, i, a)
-        {
-            const char *name = json_string_value(json_object_get(a, "name"));
-            if (!name || out->count >= RT_TC_MAX_ARTIFACTS) continue;
-            char **grown = realloc(out->names, (out->count + 1) * sizeof *grown);
-            if (!grown || !(grown[out->count] = strdup(name))) {
-                if (grown) out->names = grown;
-                rc = RT_ENOMEM;
-                break;
-            }
-            out->names = grown;
-            out->count++;
-        }
-        free(token);
-        token = NULL;
-        const char *next = json_string_value(json_object_get(doc, "continuationToken"));
-        if (next && *next && strlen(next) < 300) token = strdup(next);
-        json_decref(doc);
-        if (rc != RT_OK || !token) break;
-    }
-    free(token);
+    char path[128];
+    snprintf(path, sizeof path, "/api/queue/v1/task/%s/runs/%d/artifacts", task_id, run_id);
+    artifact_walk w = {out, task_id, run_id};
+    int rc = each_page(h, root_url, path, 1000, artifact_page, &w, errstr);
     if (rc != RT_OK) rt_tc_artifact_names_free(out);
     return rc;
 }
@@ -204,6 +236,32 @@ int rt_tc_get_artifact(rt_http *h, const char *root_url, const char *task_id, in
     return rc;
 }
 
+typedef struct callback_walk {
+    rt_tc_task_fn *task_fn;       /* task-group listings */
+    rt_tc_indexed_fn *indexed_fn; /* index listings */
+    void *ctx;
+    const char *what;
+} callback_walk;
+
+static int group_page(void *ctx, json_t *doc, bool *stop, char *errstr)
+{
+    callback_walk *w = ctx;
+    rt_tc_task_fn *fn = w->task_fn;
+    (void)errstr;
+    size_t i;
+    json_t *entry;
+    json_array_foreach(json_object_get(doc, "tasks"), i, entry)
+    {
+        json_t *status = json_object_get(entry, "status");
+        const char *id = json_string_value(json_object_get(status, "taskId"));
+        if (fn(w->ctx, id, status, json_object_get(entry, "task"))) {
+            *stop = true;
+            break;
+        }
+    }
+    return RT_OK;
+}
+
 int rt_tc_each_group_task(rt_http *h, const char *root_url, const char *task_group_id,
                           rt_tc_task_fn *fn, void *ctx, char *errstr)
 {
@@ -211,51 +269,13 @@ int rt_tc_each_group_task(rt_http *h, const char *root_url, const char *task_gro
         rt_set_errstr(errstr, "invalid task group id");
         return RT_EINVAL;
     }
-    char *token = NULL;
-    int rc = RT_OK;
-    bool stop = false;
-    for (int page = 0; page < RT_TC_MAX_GROUP_PAGES && !stop; page++) {
-        char path[512];
-        char *escaped = token ? rt_http_url_escape(token) : NULL;
-        if (token && !escaped) {
-            rc = RT_ENOMEM;
-            break;
-        }
-        /* Small pages: a page of full task definitions is parsed whole, and Mozilla's task
-         * groups hold tens of thousands; this bounds a worker's peak memory. */
-        snprintf(path, sizeof path, "/api/queue/v1/task-group/%s/list?limit=%d%s%s", task_group_id,
-                 RT_TC_GROUP_PAGE_LIMIT, escaped ? "&continuationToken=" : "",
-                 escaped ? escaped : "");
-        free(escaped);
-        char *url = join(root_url, path);
-        if (!url) {
-            rc = RT_ENOMEM;
-            break;
-        }
-        json_t *doc = NULL;
-        rc = get_json(h, url, &doc, errstr);
-        free(url);
-        if (rc != RT_OK) break;
-        size_t i;
-        json_t *entry;
-        json_array_foreach(json_object_get(doc, "tasks"), i, entry)
-        {
-            const char *id =
-                json_string_value(json_object_get(json_object_get(entry, "status"), "taskId"));
-            if (fn(ctx, id, json_object_get(entry, "status"), json_object_get(entry, "task"))) {
-                stop = true;
-                break;
-            }
-        }
-        free(token);
-        token = NULL;
-        const char *next = json_string_value(json_object_get(doc, "continuationToken"));
-        if (next && *next && strlen(next) < 300) token = strdup(next);
-        json_decref(doc);
-        if (!token) break;
-    }
-    free(token);
-    return rc;
+    /* Small pages: a page of full task definitions is parsed whole, and Mozilla's task
+     * groups hold tens of thousands; this bounds a worker's peak memory. */
+    char path[128];
+    snprintf(path, sizeof path, "/api/queue/v1/task-group/%s/list?limit=%d", task_group_id,
+             RT_TC_GROUP_PAGE_LIMIT);
+    callback_walk w = {.task_fn = fn, .ctx = ctx, .what = task_group_id};
+    return each_page(h, root_url, path, RT_TC_MAX_GROUP_PAGES, group_page, &w, errstr);
 }
 
 bool rt_tc_valid_namespace(const char *ns)
@@ -275,6 +295,29 @@ bool rt_tc_valid_namespace(const char *ns)
     return !segment_empty;
 }
 
+static int index_page(void *ctx, json_t *doc, bool *stop, char *errstr)
+{
+    callback_walk *w = ctx;
+    rt_tc_indexed_fn *fn = w->indexed_fn;
+    json_t *tasks = json_object_get(doc, "tasks");
+    if (!json_is_array(tasks)) {
+        rt_set_errstr(errstr, "index listing of %s has no 'tasks' array", w->what);
+        return RT_EPROTO;
+    }
+    size_t i;
+    json_t *entry;
+    json_array_foreach(tasks, i, entry)
+    {
+        const char *id = json_string_value(json_object_get(entry, "taskId"));
+        if (!id || !rt_valid_task_id(id)) continue;
+        if (fn(w->ctx, id, entry)) {
+            *stop = true;
+            break;
+        }
+    }
+    return RT_OK;
+}
+
 int rt_tc_index_each_task(rt_http *h, const char *root_url, const char *ns, rt_tc_indexed_fn *fn,
                           void *ctx, char *errstr)
 {
@@ -282,59 +325,11 @@ int rt_tc_index_each_task(rt_http *h, const char *root_url, const char *ns, rt_t
         rt_set_errstr(errstr, "invalid index namespace");
         return RT_EINVAL;
     }
-    char *token = NULL;
-    int rc = RT_OK;
-    bool stop = false;
-    for (int page = 0; page < RT_TC_MAX_INDEX_PAGES && !stop; page++) {
-        char *escaped = token ? rt_http_url_escape(token) : NULL;
-        if (token && !escaped) {
-            rc = RT_ENOMEM;
-            break;
-        }
-        char path[RT_TC_MAX_NAMESPACE + 1024];
-        snprintf(path, sizeof path, "/api/index/v1/tasks/%s?limit=1000%s%s", ns,
-                 escaped ? "&continuationToken=" : "", escaped ? escaped : "");
-        free(escaped);
-        char *url = join(root_url, path);
-        if (!url) {
-            rc = RT_ENOMEM;
-            break;
-        }
-        json_t *doc = NULL;
-        rc = get_json(h, url, &doc, errstr);
-        free(url);
-        if (rc == RT_ENOTFOUND) {
-            rc = RT_OK; /* an unknown namespace holds no task */
-            break;
-        }
-        if (rc != RT_OK) break;
-        json_t *tasks = json_object_get(doc, "tasks");
-        if (!json_is_array(tasks)) {
-            rt_set_errstr(errstr, "index listing of %s has no 'tasks' array", ns);
-            json_decref(doc);
-            rc = RT_EPROTO;
-            break;
-        }
-        size_t i;
-        json_t *entry;
-        json_array_foreach(tasks, i, entry)
-        {
-            const char *id = json_string_value(json_object_get(entry, "taskId"));
-            if (!id || !rt_valid_task_id(id)) continue;
-            if (fn(ctx, id, entry)) {
-                stop = true;
-                break;
-            }
-        }
-        free(token);
-        token = NULL;
-        const char *next = json_string_value(json_object_get(doc, "continuationToken"));
-        if (next && *next && strlen(next) < 300) token = strdup(next);
-        json_decref(doc);
-        if (!token) break;
-    }
-    free(token);
-    return rc;
+    char path[RT_TC_MAX_NAMESPACE + 64];
+    snprintf(path, sizeof path, "/api/index/v1/tasks/%s?limit=1000", ns);
+    callback_walk w = {.indexed_fn = fn, .ctx = ctx, .what = ns};
+    int rc = each_page(h, root_url, path, RT_TC_MAX_INDEX_PAGES, index_page, &w, errstr);
+    return rc == RT_ENOTFOUND ? RT_OK : rc; /* an unknown namespace holds no task */
 }
 
 typedef struct label_count {
