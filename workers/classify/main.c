@@ -25,6 +25,7 @@
 #include "common/errorsummary.h"
 #include "common/http.h"
 #include "common/ids.h"
+#include "common/ledger.h"
 #include "common/messages.h"
 #include "common/metrics.h"
 #include "common/pg.h"
@@ -97,17 +98,12 @@ static const char SQL_ADD_MEMBER[] =
     " VALUES ($1::bigint, $2, $3::integer, $4, $5, $6::timestamptz)"
     " ON CONFLICT (set_id, task_id, run_id) DO UPDATE SET state = EXCLUDED.state,"
     " resolved_at = EXCLUDED.resolved_at";
-static const char SQL_LEDGER_SPENT[] =
-    "SELECT coalesce(sum(amount), 0) FROM budget_ledger WHERE platform = $1 AND day = $2::date";
 static const char SQL_CREATE_SET[] =
     "INSERT INTO retrigger_sets (project, revision, label, platform, original_task_id,"
     " original_run_id, retrigger_count, failing_groups, failures, task_group_id, task_queue_id)"
     " VALUES ($1, $2, $3, $4, $5, $6::integer, $7::integer, $8::jsonb, $9::jsonb, $10, $11)"
     " ON CONFLICT ON CONSTRAINT retrigger_sets_project_revision_label_key DO NOTHING"
     " RETURNING id";
-/* The budget backstop's lock: one per (platform, UTC day), held until the transaction ends. */
-static const char SQL_BUDGET_LOCK[] =
-    "SELECT pg_advisory_xact_lock(7274, hashtext($1 || '/' || $2))";
 static const char SQL_SET_COUNT[] =
     "UPDATE retrigger_sets SET retrigger_count = $2::integer WHERE id = $1::bigint";
 static const char SQL_LEDGER_SPEND[] =
@@ -420,8 +416,9 @@ static int publish_request(classify *w, const char *project, const char *revisio
     return rt_pg_exec(w->pg, SQL_MARK_PUBLISHED, 1, params, NULL);
 }
 
-/* The set exists already: publish its request if nobody did (a crash between commit and
- * publish cannot happen in this design, but an older row or a manual insert can). */
+/* Publishes the set's request unless somebody did: right after the set's transaction
+ * commits, and again on a redelivery when a crash or an error came in between. Under the
+ * set's row lock, so that replicas racing here publish it once. */
 static int ensure_published(classify *w, const char *project, const char *revision,
                             const char *label)
 {
@@ -449,29 +446,19 @@ static void report_budget(classify *w, const char *platform, const char *day, in
     rt_metric_set(m->budget_left, limit > total ? limit - total : 0, platform);
 }
 
-/* The Postgres backstop of the budget, in the transaction that creates set `set_id` and
- * writes its ledger row: under the (platform, day) lock that every such transaction takes,
- * the ledger total plus this claim must stay within the limit. Redis normally ensures it;
- * after Redis lost a claim whose ledger row had not committed yet (a restart in between),
- * its re-created counter is too low, and only this check holds. *kept: the claim when it
- * fits, else what fits when that is at least the minimum (the set's count lowered to it),
- * else 0 (budget-exhausted). *total: the ledger total before this claim. */
+/* The Postgres backstop of the budget (common/ledger.h), in the transaction that creates set
+ * `set_id` and writes its ledger row: the ledger total plus this claim must stay within the
+ * limit. Redis normally ensures it; after Redis lost a claim whose ledger row had not
+ * committed yet (a restart in between), its re-created counter is too low, and only this
+ * check holds. *kept: the claim when it fits, else what fits when that is at least the
+ * minimum (the set's count lowered to it), else 0 (budget-exhausted). *total: the ledger
+ * total before this claim. */
 static int budget_backstop(classify *w, const char *platform, const char *day, int limit,
                            int claimed, const char *set_id, int *kept, int *total)
 {
-    const char *params[] = {platform, day};
-    int rc = rt_pg_exec(w->pg, SQL_BUDGET_LOCK, 2, params, NULL);
-    if (rc != RT_OK) return rc;
-    /* A statement of its own, after the lock: under READ COMMITTED its snapshot holds every
-     * ledger row committed before the lock was granted. */
-    PGresult *res = NULL;
-    rc = rt_pg_exec(w->pg, SQL_LEDGER_SPENT, 2, params, &res);
-    if (rc != RT_OK) return rc;
-    *total = atoi(PQgetvalue(res, 0, 0));
-    PQclear(res);
-    int left = limit - *total;
-    *kept = claimed <= left ? claimed : left >= w->cfg->budget_minimum ? left : 0;
-    if (*kept == claimed || *kept == 0) return RT_OK;
+    int rc = rt_ledger_backstop(w->pg, platform, day, limit, claimed, w->cfg->budget_minimum, kept,
+                                total);
+    if (rc != RT_OK || *kept == claimed || *kept == 0) return rc;
     char count[16];
     snprintf(count, sizeof count, "%d", *kept);
     const char *uparams[] = {set_id, count};
@@ -490,15 +477,12 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     if (rt_budget_limit_for(&w->cfg->budget_limits, platform, 600, &limit) != RT_OK) limit = 0;
 
     /* What the durable ledger says was spent today: the floor of the Redis counter. */
-    const char *lparams[] = {platform, day};
-    PGresult *res = NULL;
-    int rc = rt_pg_exec(w->pg, SQL_LEDGER_SPENT, 2, lparams, &res);
+    int ledger = 0;
+    int rc = rt_ledger_spent(w->pg, platform, day, &ledger);
     if (rc != RT_OK) {
         fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return;
     }
-    int ledger = atoi(PQgetvalue(res, 0, 0));
-    PQclear(res);
 
     rt_claim_request req = {.key_prefix = w->cfg->redis_key_prefix,
                             .project = project,
@@ -577,7 +561,7 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
                                 failures_text ? failures_text : "[]",
                                 msg->task_group_id,
                                 queue};
-        res = NULL;
+        PGresult *res = NULL;
         rc = rt_pg_exec(w->pg, SQL_CREATE_SET, 11, params, &res);
         if (rc == RT_OK && PQntuples(res) == 1) {
             created = true;
@@ -595,13 +579,8 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
                 const char *vparams[] = {msg->task_id, run, "retrigger", "eligible"};
                 rc = rt_pg_exec(w->pg, SQL_RUN_VERDICT, 4, vparams, NULL);
             }
-            if (spend && rc == RT_OK) {
-                set_row s;
-                bool found = false;
-                rc = lock_set(w, project, revision, label, &s, &found);
-                if (rc == RT_OK && found) rc = publish_request(w, project, revision, label, &s);
-                set_row_free(&s);
-            }
+            /* The request is published after the commit (below), so it never names a set
+             * that a crash or a lost connection rolled back. */
         }
         PQclear(res);
         if (rc == RT_OK && !refused)
@@ -648,6 +627,12 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
         /* Nothing durable happened in Postgres; the Redis claim names this task, so the
          * redelivery continues with the budget already spent. */
         fail(h, DONE_REQUEUE, "creating the set: %s", rt_pg_errstr(w->pg));
+        return;
+    }
+    if (created && ensure_published(w, project, revision, label) != RT_OK) {
+        /* The set is committed; the redelivery finds it and publishes its request. */
+        fail(h, DONE_REQUEUE, "publishing the retrigger request: %s / %s", rt_pg_errstr(w->pg),
+             rt_amqp_errstr(w->ours));
         return;
     }
     if (created) {

@@ -427,9 +427,11 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
     if (c != 0 && c != 1 && c != 6) {
         char why[64];
         snprintf(why, sizeof why, "classified-before-trigger (classification %d)", c);
-        if (record_outcome(w, &s, action_name, "classified-before-trigger", NULL, why, "failed") !=
-                RT_OK ||
-            refund(w, &s, "classified-before-trigger") != RT_OK)
+        /* The refund first (it happens once, whatever the redeliveries): once the outcome is
+         * recorded, the set's budget is back. */
+        if (refund(w, &s, "classified-before-trigger") != RT_OK ||
+            record_outcome(w, &s, action_name, "classified-before-trigger", NULL, why, "failed") !=
+                RT_OK)
             fail(h, DONE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
         else
             rt_log_info("classified before trigger; budget returned", "set_id", s.id_text);
@@ -462,9 +464,9 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
             *h = lookup;
             goto out;
         } /* transient or broken upstream */
-        if (record_outcome(w, &s, action_name, "no-retrigger-action", NULL, lookup.reason,
-                           "failed") != RT_OK ||
-            refund(w, &s, "no-retrigger-action") != RT_OK)
+        if (refund(w, &s, "no-retrigger-action") != RT_OK ||
+            record_outcome(w, &s, action_name, "no-retrigger-action", NULL, lookup.reason,
+                           "failed") != RT_OK)
             fail(h, DONE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
         else
             rt_log_warn("no retrigger action", "set_id", s.id_text, "reason", lookup.reason);
