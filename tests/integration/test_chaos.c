@@ -15,27 +15,41 @@
  *   - 100 failures that are not eligible: a build task, a tier-3 test, a test on another
  *     worker pool, an infra errorsummary, an errorsummary without test failures;
  *   - the rest: recorded task-completed (GWxTc8p, B3EheQ, fuzzmanager) and task-exception
- *     messages with new task ids.
- * 3 retrig-classify, 2 retrig-retrigger and 2 retrig-decide replicas handle it. The test
- * plays Taskcluster's part (as test_scaling.c does): for each hook trigger the fake upstream
- * saw, it publishes the retriggered runs (reproducing, or passing on the second retrigger
- * of every third failure). Meanwhile every 2 s a random worker gets SIGKILL and is
- * restarted, workers that exit on their own are restarted too, and RabbitMQ, Redis (which
- * loses every key: no persistence) and Postgres are restarted once each with
- * deploy/local/services.sh. The Redis budget counter of the limited platform is sampled on
- * every round. When every eligible failure has its verdict and every set its decision, the
- * kills stop, the queues are drained and the workers stopped (each must exit 0).
+ *     messages with new task ids; the fake serves their definitions (GWxTc8p: a test with
+ *     the passing errorsummary; B3EheQ: a test without an errorsummary; fuzzmanager: a
+ *     build), as every real task has one (retrig-history dead-letters a definition's 404).
+ * 3 retrig-classify, 2 retrig-retrigger, 2 retrig-decide and 2 retrig-history replicas
+ * handle it; retrig-history consumes its own Pulse queue (queue/<user>/<name>-history,
+ * declared and bound by the test before the first message) with the defaults for
+ * history_projects (*) and history_sample_percent (100), so it records every resolved
+ * test run: the eligible failures, the failures that are not eligible but for the build,
+ * the GWxTc8p and B3EheQ completed runs and the retriggered runs; both Pulse consumers
+ * dead-letter each malformed message. The test plays Taskcluster's part (as
+ * test_scaling.c does): for each hook trigger the fake upstream saw, it publishes the
+ * retriggered runs (reproducing with the failing errorsummary, or passing with the passing
+ * one on the second retrigger of every third failure). Meanwhile every 2 s a random worker
+ * (any of the nine) gets SIGKILL and is restarted, workers that exit on their own are
+ * restarted too, and RabbitMQ, Redis (which loses every key: no persistence) and Postgres
+ * are restarted once each with deploy/local/services.sh. The Redis budget counter of the
+ * limited platform is sampled on every round. When every eligible failure has its verdict and every
+ * set its decision, the kills stop, the queues are drained and the workers stopped (each must exit
+ * 0).
  *
  * It prints one line to stdout, `chaos: N messages, K kills, L lost, D duplicated`:
  *   N  Pulse messages published (the 2,000 of the stream and the retriggered runs played);
  *   K  workers killed with SIGKILL;
  *   L  eligible failures with neither a set nor the verdict skip/budget-exhausted (only on
  *      the limited platform), sets without a hook trigger, sets without a decision (or an
- *      undecided one without a reason), valid messages whose run was not recorded, and
- *      malformed messages missing from the dead-letter queue (or there without a reason);
+ *      undecided one without a reason), valid messages whose run was not recorded, test
+ *      runs without a history run, history runs with fewer groups or failing tests than
+ *      their errorsummary has, and malformed messages missing from the dead-letter queue
+ *      from either Pulse queue (x-retrig-source-queue), or there without a reason;
  *   D  sets beyond the first of a failure (and sets of non-eligible tasks), hook triggers
  *      beyond the first of a set (and triggers of unknown labels), decisions beyond one per
- *      set, and dead letters that are not malformed messages or are second copies.
+ *      set, history runs beyond the first of a test run (and of runs that are no test
+ *      run), history runs with more groups or failing tests than their errorsummary has,
+ *      and dead letters that are not malformed messages or are second copies from a
+ *      queue.
  * The test fails unless L and D are 0, when a sampled counter or the ledger of a platform
  * exceeds its limit, or when the limit was never reached. Bounded by RUN_MS. */
 #include "support/util.h"
@@ -47,6 +61,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/errorsummary.h"
+#include "common/history.h"
 #include "support/classify_harness.h"
 #include "support/fixtures.h"
 
@@ -56,6 +72,7 @@
 #define GWX_LABEL   "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"
 #define B3E_PULSE   "pulse/treeherder_task-completed_B3EheQ-IQ5aPzw34KS_a6g.json"
 #define B3E_ROUTE   "tc-treeherder.v2.autoland.918d7c84da371bda26460fb4b50f161d32107880.88554"
+#define B3E_DEF     "taskcluster/task_definition_B3EheQ-IQ5aPzw34KS_a6g.json"
 #define FUZZ_DONE   "pulse/fuzzmanager_task-completed_Z1kaoRtHRRWyyuMDqadYPA.json"
 #define FUZZ_EXC    "pulse/fuzzmanager_task-exception_f8fRfedPSp2-A7M9Zhxe-Q.json"
 #define DEC_FIX     "taskcluster/task_definition_build-android-api-16-debug.json"
@@ -78,6 +95,7 @@
 #define N_CLASSIFY  3
 #define N_RETRIGGER 2
 #define N_DECIDE    2
+#define N_HISTORY   2
 #define KILL_MS     2000
 #define RUN_MS      240000
 #define CHUNK       8 /* stream messages published per round (about 30 s for the stream) */
@@ -94,7 +112,10 @@ typedef struct entry {
     char *body;
     size_t len;
     const char *reason_prefix; /* malformed: the dead-letter reason expected */
-    int dead_letters;          /* malformed: copies found in the dead-letter queue */
+    int dead_letters[2];       /* malformed: copies dead-lettered from each Pulse queue */
+    bool history;              /* a test run retrig-history must record */
+    const char *history_es;    /* its errorsummary fixture (NULL: it has none) */
+    int history_runs;          /* history_runs rows found for it */
 } entry;
 
 typedef struct failure {
@@ -115,6 +136,8 @@ typedef struct fixture {
     entry stream[NMESSAGES];
     size_t published;
     char played_ids[MAX_PLAYED][23];
+    const char *played_es[MAX_PLAYED]; /* the errorsummary each played run serves */
+    int played_history[MAX_PLAYED];    /* history_runs rows found for each */
     size_t nplayed;
     size_t triggers_played;
     long kills;
@@ -173,6 +196,14 @@ static int teardown(void **state)
     }
     snprintf(q, sizeof q, "%s.decisions", f->h->ns);
     if (rt_amqp_delete_exchange(f->h->amqp, q) != RT_OK) {}
+    snprintf(q, sizeof q, "%s-history", f->h->pulse_queue);
+    if (rt_amqp_delete_queue(f->h->amqp, q) != RT_OK) {}
+    const char *history_queues[] = {"history-retry", "history-retry.delay.300",
+                                    "history-retry.delay.600"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(q, sizeof q, "%s.%s", f->h->ns, history_queues[i]);
+        if (rt_amqp_delete_queue(f->h->amqp, q) != RT_OK) {}
+    }
     for (size_t i = 0; i < NMESSAGES; i++) free(f->stream[i].body);
     rt_ch_free(f->h);
     free(f);
@@ -342,6 +373,8 @@ static void build_stream(fixture *f)
         add_artifacts(s, x->task_id, ES_FAIL);
         add_job(s, x->task_id);
         failed_body(e, x->group);
+        e->history = true;
+        e->history_es = ES_FAIL;
         if (i % 20 == 19) load(h, &s);
     }
     load(h, &s);
@@ -375,6 +408,8 @@ static void build_stream(fixture *f)
         json_object_set_new(json_object_get(s, "tasks"), e->task_id, def);
         add_artifacts(s, e->task_id, errorsummary);
         failed_body(e, group);
+        e->history = i % 5 != 0; /* every test run, whatever its eligibility */
+        e->history_es = errorsummary;
         if (i % 5 == 2) {
             json_t *doc = json_loads(e->body, 0, NULL);
             free(e->body);
@@ -386,8 +421,9 @@ static void build_stream(fixture *f)
         if (i % 20 == 19) load(h, &s);
     }
     load(h, &s);
-    json_decref(s);
-    /* Completed and exception runs of the recordings. */
+    /* Completed and exception runs of the recordings, with what retrig-history reads: a
+     * GWxTc8p run is a test with a passing errorsummary, a B3EheQ run a test without one
+     * (recorded with no groups), a fuzzmanager run a build (not recorded). */
     json_t *bodies[4] = {json_fixture_body(GWX_PULSE), json_fixture_body(B3E_PULSE),
                          json_fixture_body(FUZZ_DONE), json_fixture_body(FUZZ_EXC)};
     const char *routes[4] = {GWX_ROUTE, B3E_ROUTE, NULL, NULL};
@@ -401,7 +437,17 @@ static void build_stream(fixture *f)
         json_object_set_new(json_object_get(bodies[which], "status"), "taskId",
                             json_string(e->task_id));
         set_body(e, json_incref(bodies[which]));
+        if (which == 3) continue;
+        static const char *const defs[3] = {GWX_DEF, B3E_DEF, DEC_FIX};
+        json_object_set_new(json_object_get(s, "tasks"), e->task_id,
+                            json_pack("{s:s}", "fixture", defs[which]));
+        add_artifacts(s, e->task_id, which == 0 ? ES_PASS : NULL);
+        e->history = which != 2;
+        e->history_es = which == 0 ? ES_PASS : NULL;
+        if (i % 100 == 99) load(h, &s);
     }
+    load(h, &s);
+    json_decref(s);
     for (int i = 0; i < 4; i++) json_decref(bodies[i]);
     /* Shuffled, then named. */
     for (size_t i = NMESSAGES - 1; i > 0; i--) {
@@ -457,6 +503,8 @@ static void resolve_retrigger(fixture *f, const failure *x, bool reproduces)
     json_t *s = scenario_new();
     json_object_set_new(json_object_get(s, "tasks"), task_id,
                         test_definition(x->group, x->label, x->limited ? LIMITED : UNLIMITED, 0));
+    f->played_es[f->nplayed - 1] = reproduces ? ES_FAIL : ES_PASS;
+    add_artifacts(s, task_id, f->played_es[f->nplayed - 1]);
     if (reproduces) add_job(s, task_id);
     rt_ch_scenario(h, s);
     json_decref(s);
@@ -509,6 +557,24 @@ static void start_replicas(rt_ch *h)
     rt_ch_start_workers(h, N_CLASSIFY);
     rt_ch_start_program(h, "retrig-retrigger", N_RETRIGGER);
     rt_ch_start_program(h, "retrig-decide", N_DECIDE);
+    rt_ch_start_program(h, "retrig-history", N_HISTORY);
+}
+
+/* retrig-history's Pulse queue, bound as the worker binds it, so that it gets the whole
+ * stream even before a history worker runs. */
+static void declare_history_queue(rt_ch *h)
+{
+    char q[256];
+    snprintf(q, sizeof q, "%s-history", h->pulse_queue);
+    if (rt_amqp_declare_queue(h->amqp, q, NULL) != RT_OK)
+        fail_msg("declare %s: %s", q, rt_amqp_errstr(h->amqp));
+    static const char *const events[] = {"task-completed", "task-failed"};
+    for (size_t i = 0; i < 2; i++) {
+        char exchange[256];
+        snprintf(exchange, sizeof exchange, "%s%s", h->exchange_prefix, events[i]);
+        if (rt_amqp_bind_queue(h->amqp, q, exchange, "#") != RT_OK)
+            fail_msg("bind %s: %s", q, rt_amqp_errstr(h->amqp));
+    }
 }
 
 static void restart_service(const char *service)
@@ -600,8 +666,13 @@ static unsigned pending(rt_ch *h)
                                            "decide.delay.200",
                                            "decide.delay.400",
                                            "decide.delay.800",
-                                           "decide.delay.1600"};
-    unsigned total = depth_or_zero(h, h->pulse_queue);
+                                           "decide.delay.1600",
+                                           "history-retry",
+                                           "history-retry.delay.300",
+                                           "history-retry.delay.600"};
+    char history_queue[256];
+    snprintf(history_queue, sizeof history_queue, "%s-history", h->pulse_queue);
+    unsigned total = depth_or_zero(h, h->pulse_queue) + depth_or_zero(h, history_queue);
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
         char q[256];
         snprintf(q, sizeof q, "%s.%s", h->ns, suffixes[i]);
@@ -698,41 +769,155 @@ static void check_decisions(fixture *f, tally *t)
     t->lost += not_decided;
 }
 
+/* Takes every dead letter (with its source queue, which rt_ch_take does not keep). */
 static void check_dead_letters(fixture *f, tally *t)
 {
     rt_ch *h = f->h;
     unsigned n = rt_ch_queue_depth(h, "dead-letter");
-    rt_ch_message *dead = NULL;
-    if (n) rt_ch_take(h, "dead-letter", n, 10000, &dead);
-    for (unsigned i = 0; i < n; i++) {
+    char dlq[256], history_queue[256];
+    snprintf(dlq, sizeof dlq, "%s.dead-letter", h->ns);
+    snprintf(history_queue, sizeof history_queue, "%s-history", h->pulse_queue);
+    if (n && !h->consuming[1]) {
+        if (rt_amqp_consume(h->amqp, dlq) != RT_OK)
+            fail_msg("consume %s: %s", dlq, rt_amqp_errstr(h->amqp));
+        h->consuming[1] = true;
+    }
+    int64_t deadline = rt_test_now_ms() + 10000;
+    unsigned got = 0;
+    while (got < n && rt_test_now_ms() < deadline) {
+        rt_amqp_message m = {0};
+        if (rt_amqp_next(h->amqp, &m, 100) != RT_OK) continue;
+        if (strcmp(m.queue, dlq) != 0)
+            fail_msg("a message from %s while taking dead letters", m.queue);
+        got++;
+        const char *reason = rt_amqp_message_header(&m, "x-retrig-reason");
+        const char *source = rt_amqp_message_header(&m, "x-retrig-source-queue");
+        int consumer = !source                           ? -1
+                       : !strcmp(source, h->pulse_queue) ? 0
+                       : !strcmp(source, history_queue)  ? 1
+                                                         : -1;
         entry *e = NULL;
-        for (size_t k = 0; dead[i].message_id && k < NMESSAGES; k++)
-            if (!strcmp(f->stream[k].message_id, dead[i].message_id)) e = &f->stream[k];
-        if (!e || e->kind != K_MALFORMED) {
+        for (size_t k = 0; m.message_id && k < NMESSAGES; k++)
+            if (!strcmp(f->stream[k].message_id, m.message_id)) e = &f->stream[k];
+        if (!e || e->kind != K_MALFORMED || consumer < 0) {
             t->duplicated++;
-            fprintf(stderr, "chaos: dead letter %s (%s) is not a malformed message\n",
-                    dead[i].message_id ? dead[i].message_id : "(no id)",
-                    dead[i].reason ? dead[i].reason : "no reason");
+            fprintf(stderr, "chaos: dead letter %s from %s (%s) is not a malformed message\n",
+                    m.message_id ? m.message_id : "(no id)", source ? source : "(no source)",
+                    reason ? reason : "no reason");
+        } else if (!reason || strncmp(reason, e->reason_prefix, strlen(e->reason_prefix))) {
+            fprintf(stderr, "chaos: dead letter %s from %s: reason '%s', expected '%s...'\n",
+                    e->message_id, source, reason ? reason : "", e->reason_prefix);
+            /* not counted as found: lost below */
+        } else if (++e->dead_letters[consumer] > 1) {
+            t->duplicated++;
+            fprintf(stderr, "chaos: a second copy of %s from %s in the dead-letter queue\n",
+                    e->message_id, source);
+        }
+        if (rt_amqp_ack(h->amqp, &m) != RT_OK) fail_msg("ack: %s", rt_amqp_errstr(h->amqp));
+        rt_amqp_message_free(&m);
+    }
+    if (got < n) fail_msg("only %u of %u dead letters arrived", got, n);
+    fprintf(stderr, "chaos: %u dead letters\n", n);
+    for (size_t k = 0; k < NMESSAGES; k++) {
+        for (int c = 0; f->stream[k].kind == K_MALFORMED && c < 2; c++) {
+            if (f->stream[k].dead_letters[c] == 0) {
+                t->lost++;
+                fprintf(stderr, "chaos: %s is not in the dead-letter queue from %s\n",
+                        f->stream[k].message_id, c ? history_queue : h->pulse_queue);
+            }
+        }
+    }
+}
+
+/* The groups and failing tests retrig-history records for an errorsummary fixture. */
+static void history_rows_of(const char *errorsummary, long long *groups, long long *tests)
+{
+    *groups = *tests = 0;
+    if (!errorsummary) return;
+    size_t len = 0;
+    char *text = rt_test_read_file(rt_test_fixture(errorsummary), &len);
+    assert_non_null(text);
+    rt_errorsummary es = {0};
+    rt_history_rows rows = {0};
+    assert_int_equal(rt_errorsummary_add(&es, text, len), RT_OK);
+    assert_int_equal(rt_history_rows_from_errorsummary(&es, &rows), RT_OK);
+    *groups = (long long)rows.ngroups;
+    *tests = (long long)rows.ntests;
+    rt_history_rows_free(&rows);
+    rt_errorsummary_free(&es);
+    free(text);
+}
+
+/* Every test run of the stream and every played run has one history run with the groups
+ * and failing tests of its errorsummary; nothing else is recorded. */
+static void check_history(fixture *f, tally *t)
+{
+    rt_ch *h = f->h;
+    PGresult *res = NULL;
+    if (rt_pg_exec(h->pg,
+                   "SELECT split_part(r.run_key, '/', 1),"
+                   " (SELECT count(*) FROM history_groups g WHERE g.run_id = r.id),"
+                   " (SELECT count(*) FROM history_tests x WHERE x.run_id = r.id)"
+                   " FROM history_runs r",
+                   0, NULL, &res) != RT_OK)
+        fail_msg("history runs: %s", rt_pg_errstr(h->pg));
+    static const char *const fixtures[] = {ES_FAIL, ES_PASS, ES_INFRA, NULL};
+    long long groups[4], tests[4];
+    for (int i = 0; i < 4; i++) history_rows_of(fixtures[i], &groups[i], &tests[i]);
+    for (int r = 0; r < PQntuples(res); r++) {
+        const char *task_id = PQgetvalue(res, r, 0);
+        const char *es = NULL;
+        int *found = NULL;
+        for (size_t k = 0; !found && k < NMESSAGES; k++) {
+            if (f->stream[k].history && !strcmp(f->stream[k].task_id, task_id)) {
+                found = &f->stream[k].history_runs;
+                es = f->stream[k].history_es;
+            }
+        }
+        for (size_t k = 0; !found && k < f->nplayed; k++) {
+            if (!strcmp(f->played_ids[k], task_id)) {
+                found = &f->played_history[k];
+                es = f->played_es[k];
+            }
+        }
+        if (!found) {
+            t->duplicated++;
+            fprintf(stderr, "chaos: history recorded %s, which is no test run\n", task_id);
             continue;
         }
-        if (!dead[i].reason ||
-            strncmp(dead[i].reason, e->reason_prefix, strlen(e->reason_prefix))) {
-            fprintf(stderr, "chaos: dead letter %s: reason '%s', expected '%s...'\n", e->message_id,
-                    dead[i].reason ? dead[i].reason : "", e->reason_prefix);
-            continue; /* not counted as found: lost below */
-        }
-        if (++e->dead_letters > 1) {
+        if (++*found > 1) {
             t->duplicated++;
-            fprintf(stderr, "chaos: a second copy of %s in the dead-letter queue\n", e->message_id);
+            fprintf(stderr, "chaos: history recorded %s %d times\n", task_id, *found);
+        }
+        int which = 0;
+        while (fixtures[which] && (!es || strcmp(fixtures[which], es))) which++;
+        long long ng = atoll(PQgetvalue(res, r, 1)), nt = atoll(PQgetvalue(res, r, 2));
+        if (ng != groups[which] || nt != tests[which]) {
+            fprintf(stderr,
+                    "chaos: history run of %s has %lld groups and %lld tests, expected %lld and"
+                    " %lld\n",
+                    task_id, ng, nt, groups[which], tests[which]);
+            if (ng < groups[which] || nt < tests[which])
+                t->lost++;
+            else
+                t->duplicated++;
         }
     }
-    rt_ch_messages_free(dead, n);
-    for (size_t k = 0; k < NMESSAGES; k++) {
-        if (f->stream[k].kind == K_MALFORMED && f->stream[k].dead_letters == 0) {
-            t->lost++;
-            fprintf(stderr, "chaos: %s is not in the dead-letter queue\n", f->stream[k].message_id);
-        }
-    }
+    PQclear(res);
+    long long missing = 0;
+    for (size_t k = 0; k < NMESSAGES; k++)
+        if (f->stream[k].history && f->stream[k].history_runs == 0) missing++;
+    for (size_t k = 0; k < f->nplayed; k++)
+        if (f->played_history[k] == 0) missing++;
+    if (missing) fprintf(stderr, "chaos: %lld test runs missing from the history\n", missing);
+    t->lost += missing;
+    fprintf(stderr,
+            "chaos: history: %lld runs, %lld groups, %lld failing tests recorded (groups per"
+            " errorsummary: fail %lld, pass %lld, infra %lld)\n",
+            rt_ch_sql_int(h, "SELECT count(*) FROM history_runs", 0, NULL),
+            rt_ch_sql_int(h, "SELECT count(*) FROM history_groups", 0, NULL),
+            rt_ch_sql_int(h, "SELECT count(*) FROM history_tests", 0, NULL), groups[0], groups[1],
+            groups[2]);
 }
 
 static void check_runs(fixture *f, tally *t)
@@ -765,6 +950,7 @@ test_killed_workers_and_restarted_servers_lose_nothing_and_duplicate_nothing(voi
     srandom((unsigned)(started ^ getpid()));
     build_stream(f);
     rt_ch_declare_pulse(h);
+    declare_history_queue(h);
     start_replicas(h);
     char *eligible_ids = id_array(f->stream, NMESSAGES, K_ELIGIBLE, false, NULL, 0);
 
@@ -821,6 +1007,7 @@ test_killed_workers_and_restarted_servers_lose_nothing_and_duplicate_nothing(voi
     check_decisions(f, &t);
     check_dead_letters(f, &t);
     check_runs(f, &t);
+    check_history(f, &t);
     free(eligible_ids);
     size_t messages = NMESSAGES + f->nplayed;
     printf("chaos: %zu messages, %ld kills, %ld lost, %ld duplicated\n", messages, f->kills, t.lost,

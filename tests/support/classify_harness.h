@@ -24,7 +24,7 @@
 #include "common/redis.h"
 #include "support/fake_upstream.h"
 
-#define RT_CH_MAX_WORKERS 8
+#define RT_CH_MAX_WORKERS 12
 #define RT_CH_MAX_ENV     24
 
 /* The worker pools of the recorded fixtures' tasks. */
