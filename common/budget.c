@@ -187,13 +187,12 @@ int rt_budget_claim_keyed(rt_redis *redis, const rt_claim_request *req, const ch
     return claim(redis, req, dedupe, out);
 }
 
-int rt_budget_settle(rt_redis *redis, const rt_claim_request *req, int claimed, int kept,
-                     int ledger_total, int *refunded)
+static int settle(rt_redis *redis, const rt_claim_request *req, const char *dedupe, int claimed,
+                  int kept, int ledger_total, int *refunded)
 {
     init_scripts();
     if (refunded) *refunded = 0;
-    char dedupe[1024], counter[512];
-    set_key(dedupe, sizeof dedupe, req);
+    char counter[512];
     counter_key(counter, sizeof counter, req->key_prefix, req->platform, req->day);
     char claimed_text[16], kept_text[16], total_text[16];
     snprintf(claimed_text, sizeof claimed_text, "%d", claimed);
@@ -210,6 +209,22 @@ int rt_budget_settle(rt_redis *redis, const rt_claim_request *req, int claimed, 
         *refunded = (int)reply->integer;
     freeReplyObject(reply);
     return rc;
+}
+
+int rt_budget_settle(rt_redis *redis, const rt_claim_request *req, int claimed, int kept,
+                     int ledger_total, int *refunded)
+{
+    char dedupe[1024];
+    set_key(dedupe, sizeof dedupe, req);
+    return settle(redis, req, dedupe, claimed, kept, ledger_total, refunded);
+}
+
+int rt_budget_settle_keyed(rt_redis *redis, const rt_claim_request *req, const char *dedupe_key,
+                           int claimed, int kept, int ledger_total, int *refunded)
+{
+    char dedupe[1024];
+    snprintf(dedupe, sizeof dedupe, "%s%s", req->key_prefix, dedupe_key);
+    return settle(redis, req, dedupe, claimed, kept, ledger_total, refunded);
 }
 
 int rt_budget_refund(rt_redis *redis, const char *key_prefix, const char *platform, const char *day,

@@ -13,9 +13,10 @@
  * the dedupe. A claim Redis lost before its ledger row committed (Redis restarted in
  * between) is missing from a counter re-created meanwhile, so Redis alone can grant more
  * than the limit. The transaction writing a ledger row therefore serialises per (platform,
- * day) (workers/classify: a transaction advisory lock) and checks that the ledger total plus
- * its claim stays within the limit; it keeps what fits (at least `minimum`) or nothing
- * (budget-exhausted), and rt_budget_settle gives the rest of the Redis claim back.
+ * day) and checks that the ledger total plus its claim stays within the limit
+ * (rt_ledger_backstop, common/ledger.h; retrig-classify and retrig-perf); it keeps what fits
+ * (at least `minimum`) or nothing, and rt_budget_settle (rt_budget_settle_keyed for a keyed
+ * claim) gives the rest of the Redis claim back.
  * Limits come from glob patterns ("android*=100, *=600"), first match wins.
  * Thread-safety: per rt_redis handle. */
 #ifndef RETRIG_COMMON_BUDGET_H
@@ -66,6 +67,10 @@ RT_MUSTCHECK int rt_budget_claim_keyed(rt_redis *redis, const rt_claim_request *
  * *refunded (may be NULL): what went back to the counter. */
 RT_MUSTCHECK int rt_budget_settle(rt_redis *redis, const rt_claim_request *req, int claimed,
                                   int kept, int ledger_total, int *refunded);
+/* The same for a claim made with rt_budget_claim_keyed (the same dedupe_key). */
+RT_MUSTCHECK int rt_budget_settle_keyed(rt_redis *redis, const rt_claim_request *req,
+                                        const char *dedupe_key, int claimed, int kept,
+                                        int ledger_total, int *refunded);
 /* Gives `amount` back to the platform's counter for the day (never below zero). */
 RT_MUSTCHECK int rt_budget_refund(rt_redis *redis, const char *key_prefix, const char *platform,
                                   const char *day, int amount);

@@ -6,8 +6,9 @@
  * within family limits (a family out of budget passes to the next), never twice (a second
  * run, two runners at once), an existing backfill recorded as already-backfilled, dry-run
  * sends nothing, a young summary waits, Perfherder 5xx retried, and a Perfherder error or
- * a truncated page marks nothing handled. Each test has its own database, Redis prefix and
- * fake (support/classify_harness.h). */
+ * a truncated page marks nothing handled. And the budget backstop: a Redis counter below
+ * the ledger cannot push a family's ledger past its limit. Each test has its own database,
+ * Redis prefix and fake (support/classify_harness.h). */
 #include "support/util.h"
 
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/ledger.h"
 #include "support/classify_harness.h"
 
 #define DECISION   "HkX-TbGXQaSX4ucqGMQNBA"
@@ -171,25 +173,35 @@ static char **run_environment(const rt_ch *h)
     return env;
 }
 
-/* Runs `n` retrig-perf --once at the same time; each must exit with `want` within 40 s. */
-static void run_once(rt_ch *h, size_t n, int want)
+/* retrig-perf --once processes started together. */
+typedef struct runs {
+    size_t n;
+    pid_t pids[4];
+    bool done[4];
+    int codes[4]; /* exit status (128 + signal) once done */
+    char logs[4][256];
+} runs;
+
+/* Starts `n` retrig-perf --once at the same time, each logging to a file of its own. */
+static void start_runs(rt_ch *h, size_t n, runs *r)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/retrig-perf", RT_TEST_BIN_DIR);
     char **env = run_environment(h);
-    pid_t pids[4];
-    char logs[4][256];
     assert_true(n <= 4);
+    memset(r, 0, sizeof *r);
+    r->n = n;
     for (size_t i = 0; i < n; i++) {
         static int counter;
-        snprintf(logs[i], sizeof logs[i], "%s/perf-%d-%d.log", h->dir, (int)getpid(), counter++);
+        snprintf(r->logs[i], sizeof r->logs[i], "%s/perf-%d-%d.log", h->dir, (int)getpid(),
+                 counter++);
         pid_t parent = getpid();
-        pids[i] = fork();
-        if (pids[i] < 0) fail_msg("fork: %s", strerror(errno));
-        if (pids[i] == 0) {
+        r->pids[i] = fork();
+        if (r->pids[i] < 0) fail_msg("fork: %s", strerror(errno));
+        if (r->pids[i] == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() != parent) _exit(127);
-            int fd = open(logs[i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            int fd = open(r->logs[i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
             if (fd >= 0) {
                 dup2(fd, STDERR_FILENO);
                 dup2(fd, STDOUT_FILENO);
@@ -201,25 +213,53 @@ static void run_once(rt_ch *h, size_t n, int want)
         }
     }
     free(env);
-    int64_t deadline = rt_test_now_ms() + 40000;
-    for (size_t i = 0; i < n; i++) {
+}
+
+/* Reaps the runs that have exited; true when all have. */
+static bool runs_poll(runs *r)
+{
+    bool all = true;
+    for (size_t i = 0; i < r->n; i++) {
         int status = 0;
-        pid_t got;
-        while ((got = waitpid(pids[i], &status, WNOHANG)) == 0 && rt_test_now_ms() < deadline) {
-            struct timespec ts = {0, 20 * 1000000L};
-            nanosleep(&ts, NULL);
+        if (!r->done[i] && waitpid(r->pids[i], &status, WNOHANG) == r->pids[i]) {
+            r->done[i] = true;
+            r->codes[i] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         }
-        if (got == 0) {
-            kill(pids[i], SIGKILL);
-            waitpid(pids[i], &status, 0);
+        all = all && r->done[i];
+    }
+    return all;
+}
+
+/* Each run must exit with `want` within 40 s (killed after that). */
+static void wait_runs(runs *r, int want)
+{
+    int64_t deadline = rt_test_now_ms() + 40000;
+    while (!runs_poll(r) && rt_test_now_ms() < deadline) {
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        bool killed = !r->done[i];
+        if (killed) {
+            int status = 0;
+            kill(r->pids[i], SIGKILL);
+            waitpid(r->pids[i], &status, 0);
+            r->codes[i] = 128 + SIGKILL;
         }
-        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        if (got == 0 || code != want) {
-            char *text = rt_test_read_file(logs[i], NULL);
-            fail_msg("retrig-perf --once exited %d (want %d)%s:\n%s", code, want,
-                     got ? "" : " (killed)", text);
+        if (killed || r->codes[i] != want) {
+            char *text = rt_test_read_file(r->logs[i], NULL);
+            fail_msg("retrig-perf --once exited %d (want %d)%s:\n%s", r->codes[i], want,
+                     killed ? " (killed)" : "", text);
         }
     }
+}
+
+/* Runs `n` retrig-perf --once at the same time; each must exit with `want` within 40 s. */
+static void run_once(rt_ch *h, size_t n, int want)
+{
+    runs r;
+    start_runs(h, n, &r);
+    wait_runs(&r, want);
 }
 
 /* The hook triggers of the fake, per alert task (how many times each was backfilled). */
@@ -381,6 +421,94 @@ static void test_once_backfills_picks_and_a_family_limit_passes_to_the_next_fami
     run_once(h, 1, 0);
     assert_int_equal(trigger_count(h), 4);
     assert_int_equal(ledger_sum(h, "perf:windows10"), 9);
+    rt_ch_free(h);
+}
+
+/* The budget backstop. Redis lost a claim (it restarted and re-created the family's
+ * counter below the ledger) while another runner's transaction, still open, writes the
+ * family's last 9 jobs of the day and holds the backstop lock. retrig-perf picks the alert
+ * (the ledger it reads at the start leaves room for one backfill), Redis grants the claim
+ * from its low counter, and only the ledger, read under the lock once the other runner has
+ * committed, says the family is out of budget: nothing is written or sent, the claim goes
+ * back to Redis (the counter raised to the ledger) and the alert waits for a later run. */
+static void test_the_ledger_backstop_refuses_a_claim_redis_granted_past_the_limit(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    rt_ch_setenv(h, "PERF_BUDGET_LIMITS", "windows10=18, *=600"); /* two backfills of 9 */
+    test_summary s = {.id = 900011,
+                      .push_id = 1300011,
+                      .age_minutes = 120,
+                      .nalerts = 1,
+                      .alerts = {{.id = 990111,
+                                  .platform = "windows10-64-shippable-qr",
+                                  .amount_pct = 10,
+                                  .regression = true}}};
+    add_summary(h, &s);
+    const char *family = "perf:windows10";
+    const char *insert =
+        "INSERT INTO budget_ledger (platform, day, amount, idempotency_key, reason)"
+        " VALUES ($1, $2::date, 9, $3, 'test') RETURNING amount";
+    const char *committed[] = {family, rt_ch_today(), "perf-alert:1"};
+    assert_int_equal(rt_ch_sql_int(h, insert, 3, committed), 9);
+    char key[512];
+    snprintf(key, sizeof key, "%sbudget:%s:%s", h->redis_prefix, family, rt_ch_today());
+    const char *set[] = {"SET", key, "0"};
+    assert_int_equal(rt_redis_command_argv(h->redis, 3, set, NULL, NULL), RT_OK);
+
+    /* The other runner: the lock as every ledger-writing transaction takes it, then its row. */
+    rt_pg *other = NULL;
+    char errstr[RT_ERRSTR_SIZE] = "", lock[128];
+    assert_int_equal(rt_pg_connect(&other, h->database_url, "test-perf", errstr), RT_OK);
+    assert_int_equal(rt_pg_begin(other), RT_OK);
+    snprintf(lock, sizeof lock, "SELECT pg_advisory_xact_lock(%d, hashtext($1 || '/' || $2))",
+             RT_LEDGER_LOCK_CLASS);
+    const char *lparams[] = {family, rt_ch_today()};
+    assert_int_equal(rt_pg_exec(other, lock, 2, lparams, NULL), RT_OK);
+    const char *in_flight[] = {family, rt_ch_today(), "perf-alert:2"};
+    assert_int_equal(rt_pg_exec(other, insert, 3, in_flight, NULL), RT_OK);
+
+    runs r;
+    start_runs(h, 1, &r);
+    /* retrig-perf reaches the lock (or, were there no backstop, finishes without it). */
+    const char *waiting =
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+        " AND classid = $1::integer AND database = (SELECT oid FROM pg_database"
+        " WHERE datname = current_database())";
+    char lock_class[16];
+    snprintf(lock_class, sizeof lock_class, "%d", RT_LEDGER_LOCK_CLASS);
+    const char *wparams[] = {lock_class};
+    int64_t deadline = rt_test_now_ms() + 30000;
+    while (!runs_poll(&r) && rt_ch_sql_int(h, waiting, 1, wparams) == 0 &&
+           rt_test_now_ms() < deadline) {
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(rt_pg_commit(other), RT_OK);
+    rt_pg_free(other);
+    wait_runs(&r, 0);
+
+    assert_int_equal(ledger_sum(h, family), 18);
+    assert_int_equal(trigger_count(h), 0);
+    assert_int_equal(rows(h, "perf_alerts"), 0);
+    assert_int_equal(summary_handled(h, 900011), 0);
+    assert_int_equal(rt_ch_budget_counter(h, family), 18);
+    snprintf(key, sizeof key, "%sperf-alert:990111", h->redis_prefix);
+    const char *exists[] = {"EXISTS", key};
+    redisReply *reply = NULL;
+    assert_int_equal(rt_redis_command_argv(h->redis, 2, exists, NULL, &reply), RT_OK);
+    assert_int_equal(reply->integer, 0);
+    freeReplyObject(reply);
+    char *log = rt_test_read_file(r.logs[0], NULL);
+    assert_non_null(log);
+    assert_non_null(strstr(log, "budget backstop: the ledger leaves less than Redis granted"));
+    free(log);
+
+    /* The next run finds the family out of budget in Redis and the ledger alike. */
+    run_once(h, 1, 0);
+    assert_int_equal(trigger_count(h), 0);
+    assert_int_equal(ledger_sum(h, family), 18);
+    assert_int_equal(rows(h, "perf_alerts"), 0);
     rt_ch_free(h);
 }
 
@@ -1029,6 +1157,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_once_backfills_picks_and_a_family_limit_passes_to_the_next_family),
+        cmocka_unit_test(test_the_ledger_backstop_refuses_a_claim_redis_granted_past_the_limit),
         cmocka_unit_test(test_two_runners_at_once_backfill_every_alert_exactly_once),
         cmocka_unit_test(test_an_existing_backfill_of_the_job_is_recorded_already_backfilled),
         cmocka_unit_test(test_dry_run_records_the_payload_and_sends_nothing),

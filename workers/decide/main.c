@@ -617,9 +617,37 @@ static bool is_member(const evidence *e, const char *task_id)
     return false;
 }
 
+typedef struct cancel_walk {
+    decide *w;
+    const evidence *e;
+    json_t *cancelled; /* task ids cancelled so far */
+} cancel_walk;
+
+/* One task of the push's task group: cancelled when it is a pending, unscheduled or running
+ * task with the set's label that is not a member yet. Never stops the walk. */
+static bool cancel_if_pending(void *ctx, const char *id, json_t *status, json_t *task)
+{
+    cancel_walk *c = ctx;
+    const char *state = json_string_value(json_object_get(status, "state"));
+    const char *label = json_string_value(json_object_get(json_object_get(task, "tags"), "label"));
+    if (!label)
+        label = json_string_value(json_object_get(json_object_get(task, "metadata"), "name"));
+    if (!id || !state || !label || !rt_valid_task_id(id) || strcmp(label, c->e->set.label) ||
+        is_member(c->e, id))
+        return false;
+    if (strcmp(state, "pending") && strcmp(state, "running") && strcmp(state, "unscheduled"))
+        return false;
+    if (cancel_task(c->w, id) == RT_OK)
+        json_array_append_new(c->cancelled, json_string(id));
+    else
+        rt_log_warn("cancel failed", "task_id", id, "error", rt_http_errstr(c->w->http_post));
+    return false;
+}
+
 /* Cancels the set's retriggers still pending or running: the tasks of the push's task
- * group with the set's label that are not members yet. Best effort; records the count,
- * the task ids and an estimate of the task time saved (the original run's duration each). */
+ * group with the set's label that are not members yet. Best effort (a listing that fails
+ * part way keeps what was cancelled until then); records the count, the task ids and an
+ * estimate of the task time saved (the original run's duration each). */
 static void cancel_pending(decide *w, const evidence *e)
 {
     const set_info *s = &e->set;
@@ -630,53 +658,12 @@ static void cancel_pending(decide *w, const evidence *e)
         return;
     }
     json_t *cancelled = json_array();
-    char *token = NULL;
-    for (int page = 0; page < RT_TC_MAX_GROUP_PAGES; page++) {
-        char url[1024];
-        snprintf(url, sizeof url, "%s/api/queue/v1/task-group/%s/list?limit=1000%s%s",
-                 w->cfg->taskcluster_root_url, s->task_group_id, token ? "&continuationToken=" : "",
-                 token ? token : "");
-        free(token);
-        token = NULL;
-        rt_http_response resp;
-        int rc = rt_http_get(w->http, url, &resp);
-        json_t *doc = rc == RT_OK ? json_loadb(resp.body, resp.len, 0, NULL) : NULL;
-        rt_http_response_free(&resp);
-        if (!doc) {
-            rt_log_warn("cannot list the task group to cancel retriggers", "set_id", s->id_text,
-                        "error", rt_http_errstr(w->http));
-            break;
-        }
-        size_t i;
-        json_t *t;
-        json_array_foreach(json_object_get(doc, "tasks"), i, t)
-        {
-            json_t *status = json_object_get(t, "status"), *task = json_object_get(t, "task");
-            const char *id = json_string_value(json_object_get(status, "taskId"));
-            const char *state = json_string_value(json_object_get(status, "state"));
-            const char *label =
-                json_string_value(json_object_get(json_object_get(task, "tags"), "label"));
-            if (!label)
-                label =
-                    json_string_value(json_object_get(json_object_get(task, "metadata"), "name"));
-            if (!id || !state || !label || !rt_valid_task_id(id) || strcmp(label, s->label) ||
-                is_member(e, id))
-                continue;
-            if (strcmp(state, "pending") && strcmp(state, "running") &&
-                strcmp(state, "unscheduled"))
-                continue;
-            int crc = cancel_task(w, id);
-            if (crc == RT_OK)
-                json_array_append_new(cancelled, json_string(id));
-            else
-                rt_log_warn("cancel failed", "task_id", id, "error", rt_http_errstr(w->http_post));
-        }
-        const char *next = json_string_value(json_object_get(doc, "continuationToken"));
-        if (next && *next && strlen(next) < 300) token = rt_http_url_escape(next);
-        json_decref(doc);
-        if (!token) break;
-    }
-    free(token);
+    cancel_walk walk = {w, e, cancelled};
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rt_tc_each_group_task(w->http, w->cfg->taskcluster_root_url, s->task_group_id,
+                              cancel_if_pending, &walk, errstr) != RT_OK)
+        rt_log_warn("cannot list the task group to cancel retriggers", "set_id", s->id_text,
+                    "error", errstr);
     size_t n = json_array_size(cancelled);
     json_t *record =
         json_pack("{s:i, s:o, s:I}", "count", (int)n, "task_ids", cancelled,

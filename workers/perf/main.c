@@ -10,11 +10,14 @@
  * point of its series at its push, then the job's task), look in the push's task group
  * for a backfill of that task already there ("already-backfilled"), render the push's
  * `backfill` action, claim the family's budget in Redis (atomic, deduped by alert), and
- * write the intent, the ledger entry and the summary in one transaction; only then call
- * the hook (Hawk). Alerts whose call was interrupted are resumed first: the action task
- * is looked up in the task group before any new call. Dry-run records the payload and
- * sends nothing. Each run starts with the follow-up of earlier backfills (followup.h):
- * their action task and spawned jobs, failures recorded with a reason. Single-threaded. */
+ * write the intent, the ledger entry and the summary in one transaction, which first
+ * checks the family's ledger total under the budget backstop's lock (common/ledger.h: a
+ * Redis counter re-created below the ledger cannot push it past the limit; a refused claim
+ * goes back to Redis and the alert is left for a later run); only then call the hook
+ * (Hawk). Alerts whose call was interrupted are resumed first: the action task is looked up
+ * in the task group before any new call. Dry-run records the payload and sends nothing.
+ * Each run starts with the follow-up of earlier backfills (followup.h): their action task
+ * and spawned jobs, failures recorded with a reason. Single-threaded. */
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -29,6 +32,7 @@
 #include "common/hawk.h"
 #include "common/http.h"
 #include "common/ids.h"
+#include "common/ledger.h"
 #include "common/perf_pick.h"
 #include "common/pg.h"
 #include "common/redis.h"
@@ -70,8 +74,6 @@ static const char SQL_TAKEN[] =
     " WHERE a.summary_id = s.summary_id AND (a.outcome IS NULL OR a.outcome IN"
     " ('triggered', 'dry-run', 'found-existing', 'already-backfilled')))"
     " FROM perf_summaries s WHERE s.summary_id = ANY($1::bigint[])";
-static const char SQL_LEDGER_SUM[] =
-    "SELECT coalesce(sum(amount), 0) FROM budget_ledger WHERE platform = $1 AND day = $2::date";
 static const char SQL_ALERT[] = "SELECT outcome IS NOT NULL, dry_run, attempts, (extract(epoch "
                                 "FROM now() - intent_at) * 1000)::bigint,"
                                 " task_id, decision_task_id, hook_group_id, hook_id, payload::text"
@@ -228,11 +230,8 @@ static int load_budgets(perf *w)
         int counter = 0,
             rc = rt_budget_spent(w->redis, w->cfg->redis_key_prefix, name, w->day, &counter);
         if (rc != RT_OK) return rc;
-        const char *params[] = {name, w->day};
-        PGresult *res = NULL;
-        if ((rc = rt_pg_exec(w->pg, SQL_LEDGER_SUM, 2, params, &res)) != RT_OK) return rc;
-        int ledger = atoi(PQgetvalue(res, 0, 0));
-        PQclear(res);
+        int ledger = 0;
+        if ((rc = rt_ledger_spent(w->pg, name, w->day, &ledger)) != RT_OK) return rc;
         w->opts.used[f] = counter > ledger ? counter : ledger;
     }
     return RT_OK;
@@ -584,8 +583,11 @@ typedef struct intent {
     const char *action_task_id, *error;
 } intent;
 
-/* The alert's row, its ledger entry (when it cost budget) and its summary, together. */
-static int record_alert(perf *w, const rt_perf_pick *p, const intent *in, bool close)
+/* The alert's row, its ledger entry (when it cost budget) and its summary, together. When it
+ * costs budget, the backstop (common/ledger.h) comes first: if the family's ledger total
+ * (*ledger_total) leaves less than the cost, nothing is written and *refused is set. */
+static int record_alert(perf *w, const rt_perf_pick *p, const intent *in, bool close, bool *refused,
+                        int *ledger_total)
 {
     char alert[32], summary[32], sig[32], pct[32], job[32], cost[16], family[64];
     snprintf(alert, sizeof alert, "%lld", p->alert->id);
@@ -616,7 +618,20 @@ static int record_alert(perf *w, const rt_perf_pick *p, const intent *in, bool c
         in->outcome,
         in->action_task_id,
         in->error};
+    *refused = false;
+    *ledger_total = 0;
     int rc = rt_pg_begin(w->pg);
+    if (rc == RT_OK && in->cost) {
+        int kept = 0;
+        rc = rt_ledger_backstop(w->pg, family, w->day, w->opts.limit[p->family], in->cost, in->cost,
+                                &kept, ledger_total);
+        if (rc == RT_OK && kept < in->cost) {
+            *refused = true;
+            if ((rc = rt_pg_rollback(w->pg)) != RT_OK)
+                rt_log_warn("rollback failed", "error", rt_pg_errstr(w->pg));
+            return rc;
+        }
+    }
     if (rc == RT_OK) rc = upsert_summary(w, p->summary, close);
     if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_INTENT, 19, params, NULL);
     if (rc == RT_OK && in->cost) {
@@ -642,12 +657,41 @@ static void finish_without_call(perf *w, const rt_perf_pick *p, const target *t,
 {
     intent in = {.outcome = outcome, .target = t, .action_task_id = action_task_id, .error = why};
     char alert[32];
+    bool refused = false; /* never: no budget is spent */
+    int ledger = 0;
     snprintf(alert, sizeof alert, "%lld", p->alert->id);
-    if (record_alert(w, p, &in, close) != RT_OK)
+    if (record_alert(w, p, &in, close, &refused, &ledger) != RT_OK)
         w->failures++;
     else
         rt_log_info("alert handled without a backfill", "alert_id", alert, "outcome", outcome,
                     "reason", why ? why : "");
+}
+
+/* The backstop refused a claim Redis granted (the family's ledger total, `ledger`, leaves
+ * less than the cost): the claim goes back to the Redis counter, which is raised to the
+ * ledger total, and the alert's dedupe key goes, so the alert is left for a later run as when
+ * Redis itself finds the family out of budget. A claim found (EXISTS) is given back under the
+ * name of the runner that made it, which the dedupe key records. A give-back that fails
+ * leaves the dedupe key: the next run meets the backstop again and gives the claim back then. */
+static void give_back_claim(perf *w, const rt_claim_request *claimed, const char *dedupe,
+                            const rt_claim *claim, const char *alert, int ledger)
+{
+    rt_claim_request req = *claimed;
+    if (claim->status == RT_CLAIM_EXISTS) req.task_id = claim->owner_task_id;
+    char cost[16], total[16];
+    snprintf(cost, sizeof cost, "%d", claim->spent);
+    snprintf(total, sizeof total, "%d", ledger);
+    rt_log_warn("budget backstop: the ledger leaves less than Redis granted", "alert_id", alert,
+                "family", req.platform, "day", req.day, "claimed", cost, "kept", "0", "ledger",
+                total);
+    if (rt_budget_settle_keyed(w->redis, &req, dedupe, claim->spent, 0, ledger, NULL) != RT_OK) {
+        w->failures++;
+        rt_log_warn("redis: cannot give the budget back; alert left for the next run", "alert_id",
+                    alert, "error", rt_redis_errstr(w->redis));
+        return;
+    }
+    rt_log_info("family out of budget; alert left for a later run", "alert_id", alert, "family",
+                req.platform);
 }
 
 static void backfill(perf *w, const rt_perf_pick *p)
@@ -705,11 +749,7 @@ static void backfill(perf *w, const rt_perf_pick *p)
     if (rc != RT_OK) goto upstream;
 
     int ledger = 0;
-    const char *lparams[] = {family, w->day};
-    PQclear(res);
-    res = NULL;
-    if (rt_pg_exec(w->pg, SQL_LEDGER_SUM, 2, lparams, &res) != RT_OK) goto storage;
-    ledger = atoi(PQgetvalue(res, 0, 0));
+    if (rt_ledger_spent(w->pg, family, w->day, &ledger) != RT_OK) goto storage;
     rt_claim_request req = {.key_prefix = w->cfg->redis_key_prefix,
                             .platform = family,
                             .task_id = w->owner,
@@ -739,12 +779,17 @@ static void backfill(perf *w, const rt_perf_pick *p)
                  .hook_id = hook_id,
                  .payload = payload,
                  .cost = claim.spent};
-    if (record_alert(w, p, &in, p->closes_summary) != RT_OK) {
+    bool refused = false;
+    if (record_alert(w, p, &in, p->closes_summary, &refused, &ledger) != RT_OK) {
         w->failures++;
         if (claim.status == RT_CLAIM_CLAIMED &&
             rt_budget_refund(w->redis, w->cfg->redis_key_prefix, family, w->day, claim.spent) !=
                 RT_OK)
             rt_log_warn("cannot give the budget back", "alert_id", alert);
+        goto out;
+    }
+    if (refused) {
+        give_back_claim(w, &req, dedupe, &claim, alert, ledger);
         goto out;
     }
     if (w->cfg->dry_run) {
