@@ -208,7 +208,8 @@ static void report_time(const char *what, double t[TRIES], long long rows)
     }
     while (k && key[k - 1] == '_') k--;
     key[k] = '\0';
-    printf("figure: history_query_ms.%s %.1f\n", key, t[0] * 1000);
+    printf("figure: history_%s_ms.%s %.1f\n", strstr(what, "(command") ? "command" : "query", key,
+           t[0] * 1000);
 }
 
 static void time_query(rt_pg *pg, const char *what, const char *sql, int nparams,
