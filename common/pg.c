@@ -298,3 +298,55 @@ int rt_pg_rollback(rt_pg *h)
     if (PQstatus(h->conn) != CONNECTION_OK) return reset(h);
     return rt_pg_exec(h, "ROLLBACK", 0, NULL, NULL);
 }
+
+static int array_reserve(rt_pg_array *a, size_t more)
+{
+    if (a->len + more + 2 <= a->cap) return RT_OK;
+    size_t cap = a->cap ? a->cap : 256;
+    while (a->len + more + 2 > cap) cap *= 2;
+    char *text = realloc(a->text, cap);
+    if (!text) return RT_ENOMEM;
+    a->text = text;
+    a->cap = cap;
+    return RT_OK;
+}
+
+int rt_pg_array_add(rt_pg_array *a, const char *value)
+{
+    size_t n = value ? strlen(value) : 0;
+    /* "{" or ",", then NULL or the quoted value with " and \ escaped (at most 2n + 2). */
+    if (array_reserve(a, 2 * n + 8) != RT_OK) return RT_ENOMEM;
+    a->text[a->len++] = a->count ? ',' : '{';
+    if (!value) {
+        memcpy(a->text + a->len, "NULL", 4);
+        a->len += 4;
+    } else {
+        a->text[a->len++] = '"';
+        for (const char *c = value; *c; c++) {
+            if (*c == '"' || *c == '\\') a->text[a->len++] = '\\';
+            a->text[a->len++] = *c;
+        }
+        a->text[a->len++] = '"';
+    }
+    a->count++;
+    return RT_OK;
+}
+
+const char *rt_pg_array_text(rt_pg_array *a)
+{
+    if (array_reserve(a, 2) != RT_OK) return NULL;
+    if (!a->count) {
+        memcpy(a->text, "{}", 3);
+    } else {
+        a->text[a->len] = '}';
+        a->text[a->len + 1] = '\0';
+    }
+    return a->text;
+}
+
+void rt_pg_array_free(rt_pg_array *a)
+{
+    if (!a) return;
+    free(a->text);
+    memset(a, 0, sizeof *a);
+}

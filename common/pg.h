@@ -65,6 +65,19 @@ RT_MUSTCHECK int rt_pg_exec(rt_pg *h, const char *sql, int nparams, const char *
 /* Runs a whole SQL script (several statements, no parameters). Only for migration files. */
 RT_MUSTCHECK int rt_pg_exec_script(rt_pg *h, const char *sql);
 
+/* A one-dimensional array parameter in Postgres's text form ({"a",NULL,"b\\"c"}), built
+ * element by element: rows sent as one array per column (unnest) make a short statement. */
+typedef struct rt_pg_array {
+    char *text;
+    size_t len, cap;
+    size_t count;
+} rt_pg_array;
+/* Appends an element; NULL is SQL NULL. RT_OK or RT_ENOMEM. */
+RT_MUSTCHECK int rt_pg_array_add(rt_pg_array *a, const char *value);
+/* The parameter text ("{}" when empty); owned by a, NULL on ENOMEM. */
+const char *rt_pg_array_text(rt_pg_array *a);
+void rt_pg_array_free(rt_pg_array *a);
+
 RT_MUSTCHECK int rt_pg_begin(rt_pg *h);
 RT_MUSTCHECK int rt_pg_commit(rt_pg *h);
 /* Rolls back; when the connection is broken the transaction is gone anyway, so this resets

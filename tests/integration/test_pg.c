@@ -73,6 +73,42 @@ static void test_parameters_are_sent_apart_from_sql(void **state)
     free(v);
 }
 
+/* rt_pg_array: every element comes back from Postgres as it went in, NULLs included. */
+static void test_array_parameter_round_trips_quotes_backslashes_and_nulls(void **state)
+{
+    fixture *f = *state;
+    static const char *const values[] = {"plain", "with \"quotes\"",         "back\\slash\\",
+                                         NULL,    "{braces},commas",         "",
+                                         "NULL",  "caf\xc3\xa9 \xe2\x9c\x93"};
+    size_t n = sizeof values / sizeof values[0];
+    rt_pg_array a = {0};
+    for (size_t i = 0; i < n; i++) assert_int_equal(rt_pg_array_add(&a, values[i]), RT_OK);
+    const char *params[] = {rt_pg_array_text(&a)};
+    PGresult *res = NULL;
+    assert_int_equal(rt_pg_exec(f->pg,
+                                "SELECT v FROM unnest($1::text[]) WITH ORDINALITY AS t(v, i)"
+                                " ORDER BY i",
+                                1, params, &res),
+                     RT_OK);
+    assert_int_equal(PQntuples(res), (int)n);
+    for (size_t i = 0; i < n; i++) {
+        if (!values[i]) {
+            assert_true(PQgetisnull(res, (int)i, 0));
+        } else {
+            assert_false(PQgetisnull(res, (int)i, 0));
+            assert_string_equal(PQgetvalue(res, (int)i, 0), values[i]);
+        }
+    }
+    PQclear(res);
+    rt_pg_array_free(&a);
+    rt_pg_array empty = {0};
+    const char *eparams[] = {rt_pg_array_text(&empty)};
+    char *count = value_of(f->pg, "SELECT cardinality($1::text[])", 1, eparams);
+    assert_string_equal(count, "0");
+    free(count);
+    rt_pg_array_free(&empty);
+}
+
 static void test_sql_error_carries_sqlstate(void **state)
 {
     fixture *f = *state;
@@ -164,6 +200,7 @@ int main(void)
 #define PG_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
     const struct CMUnitTest tests[] = {
         PG_TEST(test_parameters_are_sent_apart_from_sql),
+        PG_TEST(test_array_parameter_round_trips_quotes_backslashes_and_nulls),
         PG_TEST(test_sql_error_carries_sqlstate),
         PG_TEST(test_commit_after_failed_statement_reports_rollback),
         PG_TEST(test_idle_connection_dropped_by_server_is_reset_before_next_statement),

@@ -1118,6 +1118,17 @@ static void process(classify *w, rt_amqp *src, rt_amqp_message *m)
 
 #define BATCH_MAX    256
 #define FAST_COLUMNS 14
+static const char SQL_FAST_SETS[] =
+    "SELECT v.i FROM retrigger_sets s JOIN unnest($1::bigint[], $2::text[], $3::text[],"
+    " $4::text[]) AS v(i, p, r, l) ON s.project = v.p AND s.revision = v.r AND s.label = v.l";
+static const char SQL_FAST_RUNS[] =
+    "INSERT INTO runs (task_id, run_id, state, reason_resolved, task_queue_id, task_group_id,"
+    " project, revision, label, scheduled_at, started_at, resolved_at, verdict, verdict_reason,"
+    " classified_at)"
+    " SELECT t.*, now() FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[],"
+    " $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[],"
+    " $11::timestamptz[], $12::timestamptz[], $13::text[], $14::text[]) AS t"
+    " ON CONFLICT (task_id, run_id) DO NOTHING";
 
 /* Parses a delivery for the fast path. True when it needs nothing but a runs row with its
  * verdict (or nothing at all); false when it must take the full path (failed runs,
@@ -1146,8 +1157,6 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
     rt_pulse_task *msgs = calloc(n, sizeof *msgs);
     bool *fast = calloc(n, sizeof *fast);
     char **keys = calloc(n + 1, sizeof *keys);
-    char *sql = NULL;
-    const char **params = NULL;
     char(*runs)[16] = calloc(n, sizeof *runs);
     rt_amqp_message **acks = calloc(n, sizeof *acks);
     if (!msgs || !fast || !keys || !runs || !acks) goto fallback;
@@ -1191,52 +1200,40 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
     /* Messages that name their label and push: one lookup of their sets in Postgres, the
      * source of truth (Redis marks may have been flushed). */
     if (ntagged) {
-        params = calloc(ntagged * 3, sizeof *params);
-        sql = malloc(256 + ntagged * 40);
-        if (!params || !sql) goto fallback;
-        size_t len = (size_t)sprintf(sql, "SELECT v.i FROM retrigger_sets s JOIN (VALUES ");
-        size_t t = 0;
-        for (size_t i = 0; i < n; i++) {
+        rt_pg_array cols[4] = {{0}}; /* batch index, project, revision, label */
+        bool ok = true;
+        for (size_t i = 0; i < n && ok; i++) {
             if (!fast[i] || msgs[i].event == RT_TASK_EVENT_OTHER || !msgs[i].tag_label ||
                 !msgs[i].project || !msgs[i].revision)
                 continue;
-            params[t * 3] = msgs[i].project;
-            params[t * 3 + 1] = msgs[i].revision;
-            params[t * 3 + 2] = msgs[i].tag_label;
-            len += (size_t)sprintf(sql + len, "%s(%zu, $%zu, $%zu, $%zu)", t ? ", " : "", i,
-                                   t * 3 + 1, t * 3 + 2, t * 3 + 3);
-            t++;
+            char index[24];
+            snprintf(index, sizeof index, "%zu", i);
+            const char *row[] = {index, msgs[i].project, msgs[i].revision, msgs[i].tag_label};
+            for (size_t c = 0; c < 4 && ok; c++) ok = rt_pg_array_add(&cols[c], row[c]) == RT_OK;
         }
-        sprintf(sql + len,
-                ") AS v(i, p, r, l) ON s.project = v.p AND s.revision = v.r AND s.label = v.l");
+        const char *aparams[4];
+        for (size_t c = 0; c < 4 && ok; c++) ok = (aparams[c] = rt_pg_array_text(&cols[c])) != NULL;
         PGresult *res = NULL;
-        if (rt_pg_exec(w->pg, sql, (int)(ntagged * 3), params, &res) != RT_OK) goto fallback;
+        int rc = ok ? rt_pg_exec(w->pg, SQL_FAST_SETS, 4, aparams, &res) : RT_ENOMEM;
+        for (size_t c = 0; c < 4; c++) rt_pg_array_free(&cols[c]);
+        if (rc != RT_OK) goto fallback;
         for (int row = 0; row < PQntuples(res); row++) {
             size_t i = (size_t)atoll(PQgetvalue(res, row, 0));
             if (i < n) fast[i] = false; /* a member of a set: the full path records it */
         }
         PQclear(res);
-        free(params);
-        free(sql);
-        params = NULL;
-        sql = NULL;
     }
 
-    /* One INSERT for every fast run with its verdict. */
+    /* One INSERT for every fast run with its verdict: one array per column, so the
+     * statement is short and the same for every batch (Postgres parses and plans a short
+     * text, not a VALUES list of a thousand parameters). */
     size_t rows = 0;
     for (size_t i = 0; i < n; i++)
         if (fast[i] && msgs[i].event != RT_TASK_EVENT_OTHER) rows++;
     if (rows) {
-        params = calloc(rows * FAST_COLUMNS, sizeof *params);
-        sql = malloc(512 + rows * FAST_COLUMNS * 24);
-        if (!params || !sql) goto fallback;
-        size_t len =
-            (size_t)sprintf(sql, "INSERT INTO runs (task_id, run_id, state, reason_resolved,"
-                                 " task_queue_id, task_group_id, project, revision, label,"
-                                 " scheduled_at, started_at, resolved_at, verdict,"
-                                 " verdict_reason, classified_at) VALUES ");
-        size_t r = 0;
-        for (size_t i = 0; i < n; i++) {
+        rt_pg_array cols[FAST_COLUMNS] = {0};
+        bool ok = true;
+        for (size_t i = 0; i < n && ok; i++) {
             if (!fast[i] || msgs[i].event == RT_TASK_EVENT_OTHER) continue;
             rt_pulse_task *t = &msgs[i];
             bool completed = t->event == RT_TASK_EVENT_COMPLETED;
@@ -1249,18 +1246,15 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
                 t->tag_label,     t->scheduled,
                 t->started,       t->resolved,
                 "skip",           completed ? "not-failed" : "exception"};
-            memcpy(&params[r * FAST_COLUMNS], row, sizeof row);
-            size_t b = r * FAST_COLUMNS;
-            len += (size_t)sprintf(
-                sql + len,
-                "%s($%zu, $%zu::integer, $%zu, $%zu, $%zu, $%zu, $%zu, $%zu, $%zu,"
-                " $%zu::timestamptz, $%zu::timestamptz, $%zu::timestamptz, $%zu, $%zu, now())",
-                r ? ", " : "", b + 1, b + 2, b + 3, b + 4, b + 5, b + 6, b + 7, b + 8, b + 9,
-                b + 10, b + 11, b + 12, b + 13, b + 14);
-            r++;
+            for (size_t c = 0; c < FAST_COLUMNS && ok; c++)
+                ok = rt_pg_array_add(&cols[c], row[c]) == RT_OK;
         }
-        sprintf(sql + len, " ON CONFLICT (task_id, run_id) DO NOTHING");
-        if (rt_pg_exec(w->pg, sql, (int)(rows * FAST_COLUMNS), params, NULL) != RT_OK) {
+        const char *aparams[FAST_COLUMNS];
+        for (size_t c = 0; c < FAST_COLUMNS && ok; c++)
+            ok = (aparams[c] = rt_pg_array_text(&cols[c])) != NULL;
+        int rc = ok ? rt_pg_exec(w->pg, SQL_FAST_RUNS, FAST_COLUMNS, aparams, NULL) : RT_ENOMEM;
+        for (size_t c = 0; c < FAST_COLUMNS; c++) rt_pg_array_free(&cols[c]);
+        if (rc != RT_OK) {
             /* A bad value in one row (or Postgres down): let the full path sort them out. */
             rt_log_debug("batch insert failed; handling one by one", "error", rt_pg_errstr(w->pg));
             for (size_t i = 0; i < n; i++)
@@ -1299,8 +1293,6 @@ slow:
     free(fast);
     free(runs);
     free(acks);
-    free(params);
-    free(sql);
 }
 
 static int run(rt_config *cfg)
