@@ -167,10 +167,20 @@ static int record_outcome(retrigger *w, const set_info *s, const char *action_na
                             outcome_name,
                             action_task_id,
                             error};
-    int rc = rt_pg_exec(w->pg, SQL_OUTCOME, 7, params, NULL);
+    /* The outcome and the set's status in one transaction: a crash between them must not
+     * leave an outcome whose set still says pending (its redelivery finds the outcome and
+     * goes no further). */
+    bool own = set_status && !rt_pg_in_transaction(w->pg);
+    int rc = own ? rt_pg_begin(w->pg) : RT_OK;
+    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_OUTCOME, 7, params, NULL);
     if (rc == RT_OK && set_status) {
         const char *sparams[] = {s->id_text, set_status, action_task_id};
         rc = rt_pg_exec(w->pg, SQL_SET_STATUS, 3, sparams, NULL);
+    }
+    if (own && rc == RT_OK) rc = rt_pg_commit(w->pg);
+    if (own && rc != RT_OK && rt_pg_in_transaction(w->pg)) {
+        int ignored = rt_pg_rollback(w->pg);
+        (void)ignored;
     }
     if (rc == RT_OK) rt_metric_inc(rt_metrics_std()->retrigger_actions, outcome_name);
     return rc;
