@@ -139,33 +139,6 @@ static double run_worker(rt_ch *h, int n, int timeout_ms, long long *done, long 
     return seconds > 0 && *done > 1 ? (double)(*done - 1) / seconds : 0;
 }
 
-static void eligible_scenario(rt_ch *h, int n, char (*task_ids)[23], char (*groups)[23])
-{
-    json_error_t error;
-    json_t *def = json_load_file(rt_test_fixture(GWX_DEF), 0, &error);
-    json_t *tags = json_object_get(def, "tags");
-    const char *label = json_string_value(json_object_get(tags, "label"));
-    json_t *scenario = json_pack("{s:{}, s:{}}", "tasks", "artifacts");
-    for (int i = 0; i < n; i++) {
-        rt_ch_slugid(task_ids[i]);
-        rt_ch_slugid(groups[i]);
-        char l[256];
-        snprintf(l, sizeof l, "%s-bench-%d", label, i);
-        json_t *t = json_deep_copy(tags);
-        json_object_set_new(t, "label", json_string(l));
-        json_object_set_new(json_object_get(scenario, "tasks"), task_ids[i],
-                            json_pack("{s:s, s:{s:s, s:o}}", "fixture", GWX_DEF, "override",
-                                      "taskGroupId", groups[i], "tags", t));
-        json_object_set_new(json_object_get(scenario, "artifacts"), task_ids[i],
-                            json_pack("{s:[{s:s, s:s}]}", "0", "name",
-                                      "public/test_info/mochitest_errorsummary.log", "fixture",
-                                      ES_FAIL));
-    }
-    rt_ch_scenario(h, scenario);
-    json_decref(scenario);
-    json_decref(def);
-}
-
 int main(int argc, char **argv)
 {
     int completed = 20000, eligible = 2000;
@@ -231,7 +204,7 @@ int main(int argc, char **argv)
     char(*task_ids)[23] = calloc((size_t)eligible, sizeof *task_ids);
     char(*groups)[23] = calloc((size_t)eligible, sizeof *groups);
     if (!task_ids || !groups) return 1;
-    eligible_scenario(h, eligible, task_ids, groups);
+    rt_ch_eligible_scenario(h, eligible, "bench", task_ids, groups);
     for (int i = 0; i < eligible; i++) {
         char *body = rt_ch_failed_message(GWX_PULSE, task_ids[i], groups[i]);
         rt_ch_publish(h, "task-failed", body, strlen(body), GWX_ROUTE, NULL);

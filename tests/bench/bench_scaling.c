@@ -32,38 +32,6 @@ static const char SQL_CLASSIFIED[] = "SELECT count(*) FROM runs WHERE verdict IS
 static const char SQL_SPAN[] =
     "SELECT extract(epoch FROM max(classified_at) - min(classified_at)) FROM runs";
 
-/* n failed test tasks in the fake (distinct ids, groups and labels), round `round`. */
-static void eligible_scenario(rt_ch *h, int round, int n, char (*task_ids)[23], char (*groups)[23])
-{
-    json_error_t error;
-    json_t *def = json_load_file(rt_test_fixture(GWX_DEF), 0, &error);
-    if (!def) {
-        fprintf(stderr, "bench_scaling: %s: %s\n", GWX_DEF, error.text);
-        exit(1);
-    }
-    json_t *tags = json_object_get(def, "tags");
-    const char *label = json_string_value(json_object_get(tags, "label"));
-    json_t *scenario = json_pack("{s:{}, s:{}}", "tasks", "artifacts");
-    for (int i = 0; i < n; i++) {
-        rt_ch_slugid(task_ids[i]);
-        rt_ch_slugid(groups[i]);
-        char l[256];
-        snprintf(l, sizeof l, "%s-scaling-%d-%d", label, round, i);
-        json_t *t = json_deep_copy(tags);
-        json_object_set_new(t, "label", json_string(l));
-        json_object_set_new(json_object_get(scenario, "tasks"), task_ids[i],
-                            json_pack("{s:s, s:{s:s, s:o}}", "fixture", GWX_DEF, "override",
-                                      "taskGroupId", groups[i], "tags", t));
-        json_object_set_new(json_object_get(scenario, "artifacts"), task_ids[i],
-                            json_pack("{s:[{s:s, s:s}]}", "0", "name",
-                                      "public/test_info/mochitest_errorsummary.log", "fixture",
-                                      ES_FAIL));
-    }
-    rt_ch_scenario(h, scenario);
-    json_decref(scenario);
-    json_decref(def);
-}
-
 /* One round: `replicas` workers, then n eligible messages; the rate over what they
  * classified within timeout_ms (*done of n). */
 static double round_rate(rt_ch *h, int round, int replicas, int n, int timeout_ms, long long *done)
@@ -74,7 +42,9 @@ static double round_rate(rt_ch *h, int round, int replicas, int n, int timeout_m
     char(*task_ids)[23] = calloc((size_t)n, sizeof *task_ids);
     char(*groups)[23] = calloc((size_t)n, sizeof *groups);
     if (!task_ids || !groups) exit(1);
-    eligible_scenario(h, round, n, task_ids, groups);
+    char tag[32];
+    snprintf(tag, sizeof tag, "scaling-%d", round);
+    rt_ch_eligible_scenario(h, n, tag, task_ids, groups);
     rt_ch_start_workers(h, (size_t)replicas);
     for (int i = 0; i < n; i++) {
         char *body = rt_ch_failed_message(GWX_PULSE, task_ids[i], groups[i]);

@@ -687,3 +687,33 @@ int rt_ch_validate_schema(const char *schema_path, const char *json_text, char *
     free(dir);
     return status == 0 ? 0 : 1;
 }
+
+void rt_ch_eligible_scenario(rt_ch *h, int n, const char *tag, char (*task_ids)[23],
+                             char (*groups)[23])
+{
+    static const char def_fixture[] = "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json";
+    json_error_t error;
+    json_t *def = json_load_file(rt_test_fixture(def_fixture), 0, &error);
+    if (!def) fail_msg("%s: %s", def_fixture, error.text);
+    json_t *tags = json_object_get(def, "tags");
+    const char *label = json_string_value(json_object_get(tags, "label"));
+    json_t *scenario = json_pack("{s:{}, s:{}}", "tasks", "artifacts");
+    for (int i = 0; i < n; i++) {
+        rt_ch_slugid(task_ids[i]);
+        rt_ch_slugid(groups[i]);
+        char l[256];
+        snprintf(l, sizeof l, "%s-%s-%d", label, tag, i);
+        json_t *t = json_deep_copy(tags);
+        json_object_set_new(t, "label", json_string(l));
+        json_object_set_new(json_object_get(scenario, "tasks"), task_ids[i],
+                            json_pack("{s:s, s:{s:s, s:o}}", "fixture", def_fixture, "override",
+                                      "taskGroupId", groups[i], "tags", t));
+        json_object_set_new(json_object_get(scenario, "artifacts"), task_ids[i],
+                            json_pack("{s:[{s:s, s:s}]}", "0", "name",
+                                      "public/test_info/mochitest_errorsummary.log", "fixture",
+                                      "errorsummary/mochitest-browser-chrome_errorsummary.log"));
+    }
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    json_decref(def);
+}

@@ -147,6 +147,11 @@ void rt_ch_slugid(char out[23]);
  * status.taskId and status.taskGroupId replaced (NULL keeps the recorded value). */
 char *rt_ch_failed_message(const char *pulse_fixture, const char *task_id,
                            const char *task_group_id);
+/* Registers n eligible failures with the fake upstream: each a new task id and task group
+ * (written to task_ids[i], groups[i]) with the recorded GWxTc8p definition, its label
+ * "<recorded label>-<tag>-<i>", and the recorded failing mochitest errorsummary. */
+void rt_ch_eligible_scenario(rt_ch *h, int n, const char *tag, char (*task_ids)[23],
+                             char (*groups)[23]);
 /* A recorded task definition (taskcluster/task_definition_<name>.json) with taskGroupId
  * and tags.label replaced (NULL keeps the recorded value). */
 json_t *rt_ch_task_definition(const char *fixture, const char *task_group_id, const char *label);
