@@ -16,6 +16,8 @@ struct rt_pg {
     char *password; /* from database_url, only to scrub it out of messages; NULL: none */
     char errstr[RT_ERRSTR_SIZE];
     char sqlstate[6];
+    unsigned long long *prepared; /* ids of the rt_pg_stmt this session has prepared */
+    size_t nprepared, prepared_cap;
 };
 
 /* Replaces every occurrence of secret in s (in place) by "***". */
@@ -144,6 +146,7 @@ void rt_pg_free(rt_pg *h)
 {
     if (!h) return;
     if (h->conn) PQfinish(h->conn);
+    free(h->prepared);
     if (h->password) {
         explicit_bzero(h->password, strlen(h->password));
         free(h->password);
@@ -177,6 +180,7 @@ static int reset(rt_pg *h)
     rt_log_warn("postgres connection lost; reconnecting", "host", PQhost(h->conn), "port",
                 PQport(h->conn));
     PQreset(h->conn);
+    h->nprepared = 0; /* a new session: statements prepared on the old one are gone */
     if (PQstatus(h->conn) != CONNECTION_OK) {
         set_message(h, true, "cannot reconnect to Postgres: ", PQerrorMessage(h->conn));
         return RT_ECONN;
@@ -251,6 +255,56 @@ int rt_pg_exec(rt_pg *h, const char *sql, int nparams, const char *const *params
     if (rc != RT_OK) return rc;
     PGresult *res = PQexecParams(h->conn, sql, nparams, NULL, params, NULL, NULL, 0);
     return finish(h, res, out);
+}
+
+static bool is_prepared(const rt_pg *h, unsigned long long id)
+{
+    for (size_t i = 0; i < h->nprepared; i++)
+        if (h->prepared[i] == id) return true;
+    return false;
+}
+
+static void forget_prepared(rt_pg *h, unsigned long long id)
+{
+    for (size_t i = 0; i < h->nprepared; i++)
+        if (h->prepared[i] == id) h->prepared[i] = h->prepared[--h->nprepared];
+}
+
+int rt_pg_exec_stmt(rt_pg *h, rt_pg_stmt *stmt, int nparams, const char *const *params,
+                    PGresult **out)
+{
+    static unsigned long long last_id; /* names are never reused in the process */
+    if (out) *out = NULL;
+    if (!stmt->id) stmt->id = __atomic_add_fetch(&last_id, 1, __ATOMIC_RELAXED);
+    char name[32];
+    snprintf(name, sizeof name, "retrig_%llu", stmt->id);
+    for (int attempt = 0;; attempt++) {
+        int rc = prepare(h);
+        if (rc != RT_OK) return rc;
+        if (!is_prepared(h, stmt->id)) {
+            if (h->nprepared == h->prepared_cap) {
+                size_t cap = h->prepared_cap ? 2 * h->prepared_cap : 16;
+                unsigned long long *ids = realloc(h->prepared, cap * sizeof *ids);
+                if (!ids) {
+                    rt_set_errstr(h->errstr, "out of memory");
+                    return RT_ENOMEM;
+                }
+                h->prepared = ids;
+                h->prepared_cap = cap;
+            }
+            rc = finish(h, PQprepare(h->conn, name, stmt->sql, nparams, NULL), NULL);
+            if (rc != RT_OK) return rc;
+            h->prepared[h->nprepared++] = stmt->id;
+        }
+        rc = finish(h, PQexecPrepared(h->conn, name, nparams, params, NULL, NULL, 0), out);
+        /* 26000: the session lost it (DISCARD ALL from a pooler): prepare it again, once,
+         * unless a transaction is open (the failure has aborted it). */
+        if (rc == RT_EDB && !strcmp(h->sqlstate, "26000")) {
+            forget_prepared(h, stmt->id);
+            if (attempt == 0 && !h->in_transaction) continue;
+        }
+        return rc;
+    }
 }
 
 int rt_pg_exec_script(rt_pg *h, const char *sql)

@@ -169,6 +169,72 @@ static void test_connection_lost_inside_transaction_is_an_error_and_rollback_rec
     free(v);
 }
 
+/* How many statements this session has prepared (pg_prepared_statements). */
+static int prepared_count(rt_pg *pg)
+{
+    char *v = value_of(pg, "SELECT count(*) FROM pg_prepared_statements", 0, NULL);
+    int n = atoi(v);
+    free(v);
+    return n;
+}
+
+static char *stmt_value(rt_pg *pg, rt_pg_stmt *stmt, const char *param)
+{
+    PGresult *res = NULL;
+    const char *params[] = {param};
+    int rc = rt_pg_exec_stmt(pg, stmt, 1, params, &res);
+    if (rc != RT_OK) fail_msg("%s: %s: %s", stmt->sql, rt_strerror(rc), rt_pg_errstr(pg));
+    char *value = strdup(PQgetvalue(res, 0, 0));
+    PQclear(res);
+    return value;
+}
+
+static void test_prepared_statement_is_prepared_once_per_session(void **state)
+{
+    fixture *f = *state;
+    static rt_pg_stmt upper = RT_PG_STMT("SELECT upper($1::text)");
+    assert_int_equal(prepared_count(f->pg), 0);
+    for (int i = 0; i < 3; i++) {
+        char *v = stmt_value(f->pg, &upper, "a'b");
+        assert_string_equal(v, "A'B");
+        free(v);
+    }
+    assert_int_equal(prepared_count(f->pg), 1);
+
+    /* another session (same statement object): prepared there too, still once */
+    char *v = stmt_value(f->admin, &upper, "x");
+    assert_string_equal(v, "X");
+    free(v);
+    assert_int_equal(prepared_count(f->admin), 1);
+    v = stmt_value(f->pg, &upper, "y");
+    assert_string_equal(v, "Y");
+    free(v);
+    assert_int_equal(prepared_count(f->pg), 1);
+
+    /* the server ended the session: the new one prepares it again */
+    kill_backend(f);
+    v = stmt_value(f->pg, &upper, "z");
+    assert_string_equal(v, "Z");
+    free(v);
+    assert_int_equal(prepared_count(f->pg), 1);
+
+    /* a pooler's DISCARD ALL dropped it behind our back: prepared again, no error */
+    assert_int_equal(rt_pg_exec(f->pg, "DISCARD ALL", 0, NULL, NULL), RT_OK);
+    assert_int_equal(prepared_count(f->pg), 0);
+    v = stmt_value(f->pg, &upper, "w");
+    assert_string_equal(v, "W");
+    free(v);
+
+    /* errors are reported as for rt_pg_exec, with the SQLSTATE */
+    static rt_pg_stmt bad = RT_PG_STMT("SELECT 1/$1::int");
+    const char *zero[] = {"0"};
+    assert_int_equal(rt_pg_exec_stmt(f->pg, &bad, 1, zero, NULL), RT_EDB);
+    assert_string_equal(rt_pg_sqlstate(f->pg), "22012");
+    static rt_pg_stmt unparsable = RT_PG_STMT("SELEKT $1");
+    assert_int_equal(rt_pg_exec_stmt(f->pg, &unparsable, 1, zero, NULL), RT_EDB);
+    assert_string_equal(rt_pg_sqlstate(f->pg), "42601");
+}
+
 static void test_wrong_password_error_names_server_but_not_password(void **state)
 {
     (void)state;
@@ -205,6 +271,7 @@ int main(void)
         PG_TEST(test_commit_after_failed_statement_reports_rollback),
         PG_TEST(test_idle_connection_dropped_by_server_is_reset_before_next_statement),
         PG_TEST(test_connection_lost_inside_transaction_is_an_error_and_rollback_recovers),
+        PG_TEST(test_prepared_statement_is_prepared_once_per_session),
         cmocka_unit_test(test_wrong_password_error_names_server_but_not_password),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -291,30 +291,18 @@ static int join_set(classify *w, long long set_id, const rt_pulse_task *msg)
     return rc;
 }
 
-/* Whether the task group has (or had recently) a retrigger set: a cheap Redis check that
- * lets old-format messages without tags skip the task definition. */
+/* Whether the task group has a retrigger set: lets old-format messages without tags skip
+ * the task definition. Postgres answers (an index on task_group_id); when it cannot, look. */
+static rt_pg_stmt SQL_GROUP_HAS_SETS =
+    RT_PG_STMT("SELECT EXISTS (SELECT 1 FROM retrigger_sets WHERE task_group_id = $1)");
 static bool group_has_sets(classify *w, const char *task_group_id)
 {
-    char key[256];
-    snprintf(key, sizeof key, "%sgroup:%s", w->cfg->redis_key_prefix, task_group_id);
-    const char *argv[] = {"EXISTS", key};
-    redisReply *reply = NULL;
-    if (rt_redis_command_argv(w->redis, 2, argv, NULL, &reply) != RT_OK) return true; /* look */
-    bool exists = reply->type == REDIS_REPLY_INTEGER && reply->integer > 0;
-    freeReplyObject(reply);
+    const char *params[] = {task_group_id};
+    PGresult *res = NULL;
+    if (rt_pg_exec_stmt(w->pg, &SQL_GROUP_HAS_SETS, 1, params, &res) != RT_OK) return true;
+    bool exists = !strcmp(PQgetvalue(res, 0, 0), "t");
+    PQclear(res);
     return exists;
-}
-
-static void mark_group(classify *w, const char *task_group_id)
-{
-    char key[256];
-    snprintf(key, sizeof key, "%sgroup:%s", w->cfg->redis_key_prefix, task_group_id);
-    const char *argv[] = {"SET", key, "1", "EX", "1209600"};
-    redisReply *reply = NULL;
-    if (rt_redis_command_argv(w->redis, 5, argv, NULL, &reply) != RT_OK)
-        rt_log_warn("cannot mark the task group", "task_group_id", task_group_id, "error",
-                    rt_redis_errstr(w->redis));
-    freeReplyObject(reply);
 }
 
 /* ---- the retrigger request ---- */
@@ -636,7 +624,6 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
         return;
     }
     if (created) {
-        mark_group(w, msg->task_group_id);
         snprintf(h->reason, sizeof h->reason, "retriggers-requested");
         report_budget(w, platform, day, limit, spent);
         char sp[16];
@@ -1116,19 +1103,38 @@ static void process(classify *w, rt_amqp *src, rt_amqp_message *m)
 
 /* ---- the fast path: completed and exception runs, many at a time ---- */
 
-#define BATCH_MAX    256
-#define FAST_COLUMNS 14
-static const char SQL_FAST_SETS[] =
-    "SELECT v.i FROM retrigger_sets s JOIN unnest($1::bigint[], $2::text[], $3::text[],"
-    " $4::text[]) AS v(i, p, r, l) ON s.project = v.p AND s.revision = v.r AND s.label = v.l";
-static const char SQL_FAST_RUNS[] =
-    "INSERT INTO runs (task_id, run_id, state, reason_resolved, task_queue_id, task_group_id,"
-    " project, revision, label, scheduled_at, started_at, resolved_at, verdict, verdict_reason,"
-    " classified_at)"
-    " SELECT t.*, now() FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[],"
-    " $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[],"
-    " $11::timestamptz[], $12::timestamptz[], $13::text[], $14::text[]) AS t"
-    " ON CONFLICT (task_id, run_id) DO NOTHING";
+#define BATCH_MAX 256
+/* One statement per batch (prepared once per connection): picks out the runs that may be
+ * members of a retrigger set, for the full path to record, and inserts every other run with
+ * its verdict. A run may be a member when its push and label have a set, or, when it names
+ * no push or label (older messages), when its task group has a set. Postgres is the
+ * source of truth for both, so a flushed Redis changes nothing. One array per column, so
+ * the statement is short and the same for every batch. Returns the batch indexes of the
+ * runs left for the full path. */
+static rt_pg_stmt SQL_FAST_BATCH = RT_PG_STMT(
+    "WITH v AS ("
+    "  SELECT * FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[], $5::text[],"
+    "   $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::timestamptz[],"
+    "   $12::timestamptz[], $13::timestamptz[], $14::text[], $15::text[])"
+    "   AS v(i, task_id, run_id, state, reason_resolved, task_queue_id, task_group_id, project,"
+    "   revision, label, scheduled_at, started_at, resolved_at, verdict, verdict_reason)),"
+    " member AS ("
+    "  SELECT v.i FROM v WHERE CASE"
+    "   WHEN v.project IS NOT NULL AND v.revision IS NOT NULL AND v.label IS NOT NULL"
+    "   THEN EXISTS (SELECT 1 FROM retrigger_sets s WHERE s.project = v.project"
+    "    AND s.revision = v.revision AND s.label = v.label)"
+    "   ELSE EXISTS (SELECT 1 FROM retrigger_sets s WHERE s.task_group_id = v.task_group_id)"
+    "   END),"
+    " ins AS ("
+    "  INSERT INTO runs (task_id, run_id, state, reason_resolved, task_queue_id, task_group_id,"
+    "   project, revision, label, scheduled_at, started_at, resolved_at, verdict,"
+    "   verdict_reason, classified_at)"
+    "  SELECT task_id, run_id, state, reason_resolved, task_queue_id, task_group_id, project,"
+    "   revision, label, scheduled_at, started_at, resolved_at, verdict, verdict_reason, now()"
+    "  FROM v WHERE v.i NOT IN (SELECT i FROM member)"
+    "  ON CONFLICT (task_id, run_id) DO NOTHING)"
+    " SELECT i FROM member");
+#define FAST_COLUMNS 15
 
 /* Parses a delivery for the fast path. True when it needs nothing but a runs row with its
  * verdict (or nothing at all); false when it must take the full path (failed runs,
@@ -1156,77 +1162,11 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
     double started = rt_metrics_now();
     rt_pulse_task *msgs = calloc(n, sizeof *msgs);
     bool *fast = calloc(n, sizeof *fast);
-    char **keys = calloc(n + 1, sizeof *keys);
     char(*runs)[16] = calloc(n, sizeof *runs);
     rt_amqp_message **acks = calloc(n, sizeof *acks);
-    if (!msgs || !fast || !keys || !runs || !acks) goto fallback;
+    if (!msgs || !fast || !runs || !acks) goto fallback;
 
-    size_t nkeys = 0, ntagged = 0;
-    for (size_t i = 0; i < n; i++) {
-        fast[i] = fast_candidate(w, &batch[i], &msgs[i]);
-        if (fast[i] && msgs[i].event != RT_TASK_EVENT_OTHER && msgs[i].tag_label &&
-            msgs[i].project && msgs[i].revision) {
-            ntagged++; /* Postgres says whether its set exists (below) */
-        } else if (fast[i] && msgs[i].event != RT_TASK_EVENT_OTHER) {
-            size_t size = strlen(w->cfg->redis_key_prefix) + 32;
-            keys[nkeys] = malloc(size);
-            if (!keys[nkeys]) goto fallback;
-            snprintf(keys[nkeys++], size, "%sgroup:%s", w->cfg->redis_key_prefix,
-                     msgs[i].task_group_id);
-        }
-    }
-    /* Which task groups have sets: one MGET for the whole batch. */
-    if (nkeys) {
-        const char **argv = calloc(nkeys + 1, sizeof *argv);
-        if (!argv) goto fallback;
-        argv[0] = "MGET";
-        for (size_t k = 0; k < nkeys; k++) argv[k + 1] = keys[k];
-        redisReply *reply = NULL;
-        int rc = rt_redis_command_argv(w->redis, (int)nkeys + 1, argv, NULL, &reply);
-        free(argv);
-        if (rc != RT_OK || reply->type != REDIS_REPLY_ARRAY || reply->elements != nkeys) {
-            freeReplyObject(reply);
-            goto fallback;
-        }
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (!fast[i] || msgs[i].event == RT_TASK_EVENT_OTHER ||
-                (msgs[i].tag_label && msgs[i].project && msgs[i].revision))
-                continue;
-            if (reply->element[k++]->type != REDIS_REPLY_NIL) fast[i] = false; /* may be a member */
-        }
-        freeReplyObject(reply);
-    }
-    /* Messages that name their label and push: one lookup of their sets in Postgres, the
-     * source of truth (Redis marks may have been flushed). */
-    if (ntagged) {
-        rt_pg_array cols[4] = {{0}}; /* batch index, project, revision, label */
-        bool ok = true;
-        for (size_t i = 0; i < n && ok; i++) {
-            if (!fast[i] || msgs[i].event == RT_TASK_EVENT_OTHER || !msgs[i].tag_label ||
-                !msgs[i].project || !msgs[i].revision)
-                continue;
-            char index[24];
-            snprintf(index, sizeof index, "%zu", i);
-            const char *row[] = {index, msgs[i].project, msgs[i].revision, msgs[i].tag_label};
-            for (size_t c = 0; c < 4 && ok; c++) ok = rt_pg_array_add(&cols[c], row[c]) == RT_OK;
-        }
-        const char *aparams[4];
-        for (size_t c = 0; c < 4 && ok; c++) ok = (aparams[c] = rt_pg_array_text(&cols[c])) != NULL;
-        PGresult *res = NULL;
-        int rc = ok ? rt_pg_exec(w->pg, SQL_FAST_SETS, 4, aparams, &res) : RT_ENOMEM;
-        for (size_t c = 0; c < 4; c++) rt_pg_array_free(&cols[c]);
-        if (rc != RT_OK) goto fallback;
-        for (int row = 0; row < PQntuples(res); row++) {
-            size_t i = (size_t)atoll(PQgetvalue(res, row, 0));
-            if (i < n) fast[i] = false; /* a member of a set: the full path records it */
-        }
-        PQclear(res);
-    }
-
-    /* One INSERT for every fast run with its verdict: one array per column, so the
-     * statement is short and the same for every batch (Postgres parses and plans a short
-     * text, not a VALUES list of a thousand parameters). */
+    for (size_t i = 0; i < n; i++) fast[i] = fast_candidate(w, &batch[i], &msgs[i]);
     size_t rows = 0;
     for (size_t i = 0; i < n; i++)
         if (fast[i] && msgs[i].event != RT_TASK_EVENT_OTHER) rows++;
@@ -1237,29 +1177,46 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
             if (!fast[i] || msgs[i].event == RT_TASK_EVENT_OTHER) continue;
             rt_pulse_task *t = &msgs[i];
             bool completed = t->event == RT_TASK_EVENT_COMPLETED;
+            char index[24];
+            snprintf(index, sizeof index, "%zu", i);
             snprintf(runs[i], sizeof runs[i], "%d", t->run_id);
-            const char *row[FAST_COLUMNS] = {
-                t->task_id,       runs[i],
-                member_state(t),  t->reason_resolved,
-                t->task_queue_id, t->task_group_id,
-                t->project,       t->revision,
-                t->tag_label,     t->scheduled,
-                t->started,       t->resolved,
-                "skip",           completed ? "not-failed" : "exception"};
+            const char *row[FAST_COLUMNS] = {index,
+                                             t->task_id,
+                                             runs[i],
+                                             member_state(t),
+                                             t->reason_resolved,
+                                             t->task_queue_id,
+                                             t->task_group_id,
+                                             t->project,
+                                             t->revision,
+                                             t->tag_label,
+                                             t->scheduled,
+                                             t->started,
+                                             t->resolved,
+                                             "skip",
+                                             completed ? "not-failed" : "exception"};
             for (size_t c = 0; c < FAST_COLUMNS && ok; c++)
                 ok = rt_pg_array_add(&cols[c], row[c]) == RT_OK;
         }
         const char *aparams[FAST_COLUMNS];
         for (size_t c = 0; c < FAST_COLUMNS && ok; c++)
             ok = (aparams[c] = rt_pg_array_text(&cols[c])) != NULL;
-        int rc = ok ? rt_pg_exec(w->pg, SQL_FAST_RUNS, FAST_COLUMNS, aparams, NULL) : RT_ENOMEM;
+        PGresult *res = NULL;
+        int rc =
+            ok ? rt_pg_exec_stmt(w->pg, &SQL_FAST_BATCH, FAST_COLUMNS, aparams, &res) : RT_ENOMEM;
         for (size_t c = 0; c < FAST_COLUMNS; c++) rt_pg_array_free(&cols[c]);
         if (rc != RT_OK) {
             /* A bad value in one row (or Postgres down): let the full path sort them out. */
             rt_log_debug("batch insert failed; handling one by one", "error", rt_pg_errstr(w->pg));
             for (size_t i = 0; i < n; i++)
                 if (msgs[i].event != RT_TASK_EVENT_OTHER) fast[i] = false;
+        } else {
+            for (int row = 0; row < PQntuples(res); row++) {
+                size_t i = (size_t)atoll(PQgetvalue(res, row, 0));
+                if (i < n) fast[i] = false; /* may be a member of a set: the full path says */
+            }
         }
+        PQclear(res);
     }
     goto slow;
 fallback:
@@ -1287,8 +1244,6 @@ slow:
                               "batch");
     }
     for (size_t i = 0; msgs && i < n; i++) rt_pulse_task_free(&msgs[i]);
-    for (size_t k = 0; keys && keys[k]; k++) free(keys[k]);
-    free(keys);
     free(msgs);
     free(fast);
     free(runs);
