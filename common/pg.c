@@ -5,8 +5,10 @@
 
 #include <poll.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/log.h"
 
@@ -16,9 +18,20 @@ struct rt_pg {
     char *password; /* from database_url, only to scrub it out of messages; NULL: none */
     char errstr[RT_ERRSTR_SIZE];
     char sqlstate[6];
-    unsigned long long *prepared; /* ids of the rt_pg_stmt this session has prepared */
-    size_t nprepared, prepared_cap;
+    struct statement *stmts; /* texts run through rt_pg_exec: see "Prepared statements" */
+    size_t nstmts, stmts_cap;
 };
+
+/* A statement text this handle has run: prepared (as rt_<index>) from its second use. */
+struct statement {
+    char *sql;
+    size_t len;
+    uint64_t hash;
+    unsigned uses;
+    unsigned version; /* part of its name: a new one each time it must be prepared afresh */
+    bool prepared;    /* on the current session */
+};
+#define PREPARE_AT_USE 2
 
 /* Replaces every occurrence of secret in s (in place) by "***". */
 static void scrub(char *s, const char *secret)
@@ -146,7 +159,8 @@ void rt_pg_free(rt_pg *h)
 {
     if (!h) return;
     if (h->conn) PQfinish(h->conn);
-    free(h->prepared);
+    for (size_t i = 0; i < h->nstmts; i++) free(h->stmts[i].sql);
+    free(h->stmts);
     if (h->password) {
         explicit_bzero(h->password, strlen(h->password));
         free(h->password);
@@ -180,7 +194,8 @@ static int reset(rt_pg *h)
     rt_log_warn("postgres connection lost; reconnecting", "host", PQhost(h->conn), "port",
                 PQport(h->conn));
     PQreset(h->conn);
-    h->nprepared = 0; /* a new session: statements prepared on the old one are gone */
+    /* A new session: the statements prepared on the old one are gone. */
+    for (size_t i = 0; i < h->nstmts; i++) h->stmts[i].prepared = false;
     if (PQstatus(h->conn) != CONNECTION_OK) {
         set_message(h, true, "cannot reconnect to Postgres: ", PQerrorMessage(h->conn));
         return RT_ECONN;
@@ -248,63 +263,78 @@ static int finish(rt_pg *h, PGresult *res, PGresult **out)
     return rc;
 }
 
+static uint64_t fnv1a(const char *s, size_t len)
+{
+    uint64_t hash = 1469598103934665603ULL;
+    for (size_t i = 0; i < len; i++) hash = (hash ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return hash;
+}
+
+/* Whether a text is worth preparing: statements that plan (or carry parameters), not
+ * transaction control. */
+static bool preparable(const char *sql, int nparams)
+{
+    if (nparams > 0) return true;
+    while (*sql == ' ' || *sql == '\n' || *sql == '\t' || *sql == '(') sql++;
+    static const char *const verbs[] = {"SELECT", "INSERT", "UPDATE", "DELETE", "WITH"};
+    for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
+        if (!strncasecmp(sql, verbs[i], strlen(verbs[i]))) return true;
+    return false;
+}
+
+/* The handle's entry for sql, added if there is room; NULL when it is not kept. */
+static struct statement *statement_for(rt_pg *h, const char *sql, int nparams)
+{
+    size_t len = strlen(sql);
+    uint64_t hash = fnv1a(sql, len);
+    for (size_t i = 0; i < h->nstmts; i++) {
+        struct statement *e = &h->stmts[i];
+        if (e->hash == hash && e->len == len && !memcmp(e->sql, sql, len)) return e;
+    }
+    if (h->nstmts >= RT_PG_PREPARED_MAX || !preparable(sql, nparams)) return NULL;
+    if (h->nstmts == h->stmts_cap) {
+        size_t cap = h->stmts_cap ? 2 * h->stmts_cap : 16;
+        struct statement *stmts = realloc(h->stmts, cap * sizeof *stmts);
+        if (!stmts) return NULL; /* run it unprepared */
+        h->stmts = stmts;
+        h->stmts_cap = cap;
+    }
+    char *copy = strdup(sql);
+    if (!copy) return NULL;
+    h->stmts[h->nstmts] = (struct statement){.sql = copy, .len = len, .hash = hash};
+    return &h->stmts[h->nstmts++];
+}
+
 int rt_pg_exec(rt_pg *h, const char *sql, int nparams, const char *const *params, PGresult **out)
 {
     if (out) *out = NULL;
     int rc = prepare(h);
     if (rc != RT_OK) return rc;
-    PGresult *res = PQexecParams(h->conn, sql, nparams, NULL, params, NULL, NULL, 0);
-    return finish(h, res, out);
-}
-
-static bool is_prepared(const rt_pg *h, unsigned long long id)
-{
-    for (size_t i = 0; i < h->nprepared; i++)
-        if (h->prepared[i] == id) return true;
-    return false;
-}
-
-static void forget_prepared(rt_pg *h, unsigned long long id)
-{
-    for (size_t i = 0; i < h->nprepared; i++)
-        if (h->prepared[i] == id) h->prepared[i] = h->prepared[--h->nprepared];
-}
-
-int rt_pg_exec_stmt(rt_pg *h, rt_pg_stmt *stmt, int nparams, const char *const *params,
-                    PGresult **out)
-{
-    static unsigned long long last_id; /* names are never reused in the process */
-    if (out) *out = NULL;
-    if (!stmt->id) stmt->id = __atomic_add_fetch(&last_id, 1, __ATOMIC_RELAXED);
-    char name[32];
-    snprintf(name, sizeof name, "retrig_%llu", stmt->id);
-    for (int attempt = 0;; attempt++) {
-        int rc = prepare(h);
+    struct statement *e = statement_for(h, sql, nparams);
+    char name[48] = "";
+    if (e) snprintf(name, sizeof name, "rt_%zu_%u", (size_t)(e - h->stmts), e->version);
+    if (e && !e->prepared && ++e->uses >= PREPARE_AT_USE) {
+        rc = finish(h, PQprepare(h->conn, name, sql, nparams, NULL), NULL);
         if (rc != RT_OK) return rc;
-        if (!is_prepared(h, stmt->id)) {
-            if (h->nprepared == h->prepared_cap) {
-                size_t cap = h->prepared_cap ? 2 * h->prepared_cap : 16;
-                unsigned long long *ids = realloc(h->prepared, cap * sizeof *ids);
-                if (!ids) {
-                    rt_set_errstr(h->errstr, "out of memory");
-                    return RT_ENOMEM;
-                }
-                h->prepared = ids;
-                h->prepared_cap = cap;
-            }
-            rc = finish(h, PQprepare(h->conn, name, stmt->sql, nparams, NULL), NULL);
-            if (rc != RT_OK) return rc;
-            h->prepared[h->nprepared++] = stmt->id;
-        }
-        rc = finish(h, PQexecPrepared(h->conn, name, nparams, params, NULL, NULL, 0), out);
-        /* 26000: the session lost it (DISCARD ALL from a pooler): prepare it again, once,
-         * unless a transaction is open (the failure has aborted it). */
-        if (rc == RT_EDB && !strcmp(h->sqlstate, "26000")) {
-            forget_prepared(h, stmt->id);
-            if (attempt == 0 && !h->in_transaction) continue;
-        }
-        return rc;
+        e->prepared = true;
     }
+    if (!e || !e->prepared)
+        return finish(h, PQexecParams(h->conn, sql, nparams, NULL, params, NULL, NULL, 0), out);
+
+    rc = finish(h, PQexecPrepared(h->conn, name, nparams, params, NULL, NULL, 0), out);
+    if (rc == RT_EDB && (!strcmp(h->sqlstate, "26000") ||
+                         (!strcmp(h->sqlstate, "0A000") && strstr(h->errstr, "cached plan")))) {
+        /* The session lost it (26000: DISCARD ALL from a pooler), or a migration changed
+         * the columns it returns (0A000): it is prepared afresh, under a new name, at its
+         * next use. Outside a transaction it runs now, unprepared; inside, the failure has
+         * aborted the transaction and the caller runs it again. */
+        e->prepared = false;
+        e->uses = PREPARE_AT_USE - 1;
+        e->version++;
+        if (!h->in_transaction)
+            return finish(h, PQexecParams(h->conn, sql, nparams, NULL, params, NULL, NULL, 0), out);
+    }
+    return rc;
 }
 
 int rt_pg_exec_script(rt_pg *h, const char *sql)

@@ -4,8 +4,15 @@
  * A handle connects from database_url (a libpq conninfo string or a postgresql:// URI)
  * with application_name=retrig-<program>, so a DBA can tell the workers apart in
  * pg_stat_activity. Statements always travel with separate text parameters
- * (PQexecParams, or PQexecPrepared for rt_pg_stmt); only migration files are run as whole
- * scripts.
+ * (PQexecParams); only migration files are run as whole scripts.
+ *
+ * Prepared statements: the second time a handle runs the same SELECT, INSERT, UPDATE,
+ * DELETE or WITH text (or any text with parameters), it prepares it (PQprepare) and from
+ * then on only executes it: the server parses and plans it once per session, not once per
+ * call. Up to RT_PG_PREPARED_MAX texts per handle; a reset connection prepares them again,
+ * and a statement the session lost (DISCARD ALL from a pooler) is prepared again too. So
+ * a pooler in front of Postgres must keep sessions (PgBouncer pool_mode=session), as for
+ * the advisory locks.
  *
  * Errors: RT_EDB with the server's message and SQLSTATE (rt_pg_sqlstate); two SQLSTATEs
  * callers act on get their own codes: a unique violation (23505) is RT_ECONFLICT, a
@@ -58,24 +65,13 @@ const char *rt_pg_sqlstate(const rt_pg *h);
 PGconn *rt_pg_conn(rt_pg *h);
 bool rt_pg_in_transaction(const rt_pg *h);
 
+#define RT_PG_PREPARED_MAX 256
+
 /* Runs one statement with nparams text parameters ($1..$n; a NULL entry is SQL NULL).
  * When out is not NULL it receives the result (PGRES_TUPLES_OK or PGRES_COMMAND_OK) for
  * the caller to PQclear; on failure *out is NULL. */
 RT_MUSTCHECK int rt_pg_exec(rt_pg *h, const char *sql, int nparams, const char *const *params,
                             PGresult **out);
-/* A statement run often: parsed and planned once per connection (PQprepare), then only
- * executed. Declare one per statement with static storage:
- *     static rt_pg_stmt insert_run = RT_PG_STMT("INSERT ...");
- * Each handle remembers which statements its session has prepared, so a reset connection
- * (or another handle) prepares them again. */
-typedef struct rt_pg_stmt {
-    const char *sql;
-    unsigned long long id; /* its name on the server, retrig_<id>; 0 until first used */
-} rt_pg_stmt;
-#define RT_PG_STMT(text) {.sql = (text)}
-/* rt_pg_exec for a prepared statement: same parameters, results and errors. */
-RT_MUSTCHECK int rt_pg_exec_stmt(rt_pg *h, rt_pg_stmt *stmt, int nparams,
-                                 const char *const *params, PGresult **out);
 /* Runs a whole SQL script (several statements, no parameters). Only for migration files. */
 RT_MUSTCHECK int rt_pg_exec_script(rt_pg *h, const char *sql);
 

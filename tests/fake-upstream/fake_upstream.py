@@ -122,8 +122,14 @@ class Store:
         with self.lock:
             self.tasks = {}
             self.statuses = {}
+            # task group -> {task id: None} (insertion order), for the task-group listing
+            self.group_tasks = {}
+            self.group_statuses = {}
+            self.job_property_names = self.fixture_json(
+                "treeherder/jobs_list_with_property_names.json")["job_property_names"]
             self.artifacts = {}
             self.jobs = {}  # job id -> job dict (with task_id)
+            self.task_jobs = {}  # task id -> {job id: None}
             self.job_logs = {}
             self.bug_suggestions = {}
             self.hook_clients = {}
@@ -145,14 +151,14 @@ class Store:
         for name in sorted(os.listdir(tc_dir)):
             m = re.fullmatch(r"task_definition_(.+)\.json", name)
             if m:
-                self.tasks[m.group(1)] = self.fixture_json("taskcluster/" + name)
+                self.put_task(m.group(1), self.fixture_json("taskcluster/" + name))
         pulse_dir = self.fixture_path("pulse/x")[:-2]
         for name in sorted(os.listdir(pulse_dir)):
             body = self.fixture_json("pulse/" + name)
             body = body.get("payload", body)
             status = body.get("status") if isinstance(body, dict) else None
             if isinstance(status, dict) and status.get("taskId"):
-                self.statuses[status["taskId"]] = status
+                self.put_status(status["taskId"], status)
         actions = self.fixture_json("taskcluster/actions.json")
         for action in actions.get("actions", []):
             if action.get("kind") == "hook":
@@ -161,15 +167,42 @@ class Store:
         names = listing["job_property_names"]
         for row in listing["results"]:
             job = dict(zip(names, row))
-            self.jobs[int(job["id"])] = job
+            self.put_job(job)
         detail = self.fixture_json("treeherder/job_detail.json")
         detail["project"] = detail["resource_uri"].split("/")[3]
-        self.jobs[int(detail["id"])] = detail
+        self.put_job(detail)
         for log in self.fixture_json("treeherder/job_log_urls.json"):
             self.job_logs.setdefault(int(log["job_id"]), []).append(log)
         summaries = self.fixture_json("perfherder/alert_summaries.json")
         summaries.append(self.fixture_json("perfherder/alert_summary_with_different_status.json"))
         self.alert_summaries = summaries
+
+    # ---- writing (with the lock held): the indexes follow ----------------------------
+    @staticmethod
+    def group_of(value):
+        return value.get("taskGroupId") if isinstance(value, dict) else None
+
+    def put_indexed(self, table, index, task_id, value):
+        old = self.group_of(table.get(task_id))
+        if old is not None and old != self.group_of(value):
+            index.get(old, {}).pop(task_id, None)
+        table[task_id] = value
+        if self.group_of(value) is not None:
+            index.setdefault(self.group_of(value), {})[task_id] = None
+
+    def put_task(self, task_id, definition):
+        self.put_indexed(self.tasks, self.group_tasks, task_id, definition)
+
+    def put_status(self, task_id, status):
+        self.put_indexed(self.statuses, self.group_statuses, task_id, status)
+
+    def put_job(self, job):
+        job_id = int(job["id"])
+        old = self.jobs.get(job_id)
+        if old is not None:
+            self.task_jobs.get(old.get("task_id"), {}).pop(job_id, None)
+        self.jobs[job_id] = job
+        self.task_jobs.setdefault(job.get("task_id"), {})[job_id] = None
 
     def load_scenario(self, scenario):
         if not isinstance(scenario, dict):
@@ -182,7 +215,7 @@ class Store:
             raise ValueError("unknown scenario keys: %s" % ", ".join(sorted(unknown)))
         with self.lock:
             for task_id, value in scenario.get("tasks", {}).items():
-                self.tasks[task_id] = self.resolve(value)
+                self.put_task(task_id, self.resolve(value))
             for task_id, value in scenario.get("statuses", {}).items():
                 status = self.resolve(value)
                 if isinstance(status, dict) and "payload" in status:  # a pulse fixture
@@ -192,7 +225,7 @@ class Store:
                 base = self.task_status(task_id) or {}
                 base.update(status)
                 base["taskId"] = task_id
-                self.statuses[task_id] = base
+                self.put_status(task_id, base)
             for task_id, runs in scenario.get("artifacts", {}).items():
                 for run_id, entries in runs.items():
                     self.artifacts.setdefault(task_id, {})[int(run_id)] = [
@@ -205,7 +238,7 @@ class Store:
                     job["task_id"] = task_id
                     if "run" in job and "retry_id" not in job:
                         job["retry_id"] = job.pop("run")
-                    self.jobs[int(job["id"])] = job
+                    self.put_job(job)
             for job_id, value in scenario.get("job_logs", {}).items():
                 self.job_logs[int(job_id)] = value if isinstance(value, str) else self.resolve(value)
             for job_id, value in scenario.get("bug_suggestions", {}).items():
@@ -448,8 +481,8 @@ class Store:
                       "scheduled": created}],
         }
         with self.lock:
-            self.tasks[task_id] = task
-            self.statuses[task_id] = status
+            self.put_task(task_id, task)
+            self.put_status(task_id, status)
             self.triggers.append({"hookGroupId": hook_group, "hookId": hook_id,
                                   "clientId": client_id, "payload": payload,
                                   "taskId": task_id, "taskGroupId": group,
@@ -765,11 +798,12 @@ class Handler(BaseHTTPRequestHandler):
                            "exists.\nAre you sure this task exists?" % task_id)
         rest = seg[2:]
         if not rest and method == "GET":
-            with store.lock:
-                task = copy.deepcopy(store.tasks.get(task_id))
-            if task is None:
+            with store.lock:  # definitions are replaced (put_task), never changed in place
+                task = store.tasks.get(task_id)
+                body = json.dumps(task).encode() if task is not None else None
+            if body is None:
                 raise tc_error(404, "ResourceNotFound", "no definition for %s" % task_id)
-            return 200, task, None
+            return 200, body, {"Content-Type": "application/json; charset=utf-8"}
         if rest == ["status"] and method == "GET":
             return 200, {"status": store.task_status(task_id)}, None
         if rest == ["cancel"] and method == "POST":
@@ -823,10 +857,9 @@ class Handler(BaseHTTPRequestHandler):
     def task_group(self, group, query):
         store = self.store
         with store.lock:
-            ids = [t for t, d in store.tasks.items() if isinstance(d, dict)
-                   and d.get("taskGroupId") == group]
-            ids += [t for t, s in store.statuses.items()
-                    if s.get("taskGroupId") == group and t not in ids]
+            ids = list(store.group_tasks.get(group, {}))
+            listed = set(ids)
+            ids += [t for t in store.group_statuses.get(group, {}) if t not in listed]
             tasks = [{"status": store.task_status(t), "task": copy.deepcopy(store.tasks.get(t))}
                      for t in ids]
         if not tasks:
@@ -880,7 +913,7 @@ class Handler(BaseHTTPRequestHandler):
                     run.update(state="exception", reasonResolved="canceled", resolved=now_iso())
             if status["state"] in ("unscheduled", "pending", "running"):
                 status["state"] = "exception"
-            self.store.statuses[task_id] = status
+            self.store.put_status(task_id, status)
         return 200, {"status": copy.deepcopy(status)}, None
 
     def hooks(self, method, seg, query, body, target, record):
@@ -904,10 +937,12 @@ class Handler(BaseHTTPRequestHandler):
         if seg == ["jobs", ""]:
             task_ids = query.get("task_id", [])
             with store.lock:
-                jobs = [store.job_view(j) for j in store.jobs.values()
-                        if not task_ids or j.get("task_id") in task_ids]
-            names = json.loads(store.fixture_bytes(
-                "treeherder/jobs_list_with_property_names.json"))["job_property_names"]
+                if task_ids:
+                    wanted = {i: None for t in task_ids for i in store.task_jobs.get(t, {})}
+                    jobs = [store.job_view(store.jobs[i]) for i in wanted]
+                else:
+                    jobs = [store.job_view(j) for j in store.jobs.values()]
+            names = store.job_property_names
             return 200, {"count": len(jobs), "next": None, "previous": None,
                          "results": [[j.get(n) for n in names] for j in jobs],
                          "job_property_names": names}, None

@@ -169,70 +169,80 @@ static void test_connection_lost_inside_transaction_is_an_error_and_rollback_rec
     free(v);
 }
 
-/* How many statements this session has prepared (pg_prepared_statements). */
+/* How many statements this session has prepared (pg_prepared_statements), asked with
+ * libpq directly: through rt_pg_exec the question would be prepared too. */
 static int prepared_count(rt_pg *pg)
 {
-    char *v = value_of(pg, "SELECT count(*) FROM pg_prepared_statements", 0, NULL);
-    int n = atoi(v);
-    free(v);
+    PGresult *res = PQexec(rt_pg_conn(pg), "SELECT count(*) FROM pg_prepared_statements");
+    assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+    int n = atoi(PQgetvalue(res, 0, 0));
+    PQclear(res);
     return n;
 }
 
-static char *stmt_value(rt_pg *pg, rt_pg_stmt *stmt, const char *param)
+static void expect_upper(rt_pg *pg, const char *sql, const char *param, const char *want)
 {
-    PGresult *res = NULL;
     const char *params[] = {param};
-    int rc = rt_pg_exec_stmt(pg, stmt, 1, params, &res);
-    if (rc != RT_OK) fail_msg("%s: %s: %s", stmt->sql, rt_strerror(rc), rt_pg_errstr(pg));
-    char *value = strdup(PQgetvalue(res, 0, 0));
-    PQclear(res);
-    return value;
+    char *v = value_of(pg, sql, 1, params);
+    assert_string_equal(v, want);
+    free(v);
 }
 
-static void test_prepared_statement_is_prepared_once_per_session(void **state)
+static void test_statements_run_again_are_prepared_once_per_session(void **state)
 {
     fixture *f = *state;
-    static rt_pg_stmt upper = RT_PG_STMT("SELECT upper($1::text)");
+    static const char upper[] = "SELECT upper($1::text)";
+    /* first use: unprepared; second: prepared; later ones reuse it */
+    expect_upper(f->pg, upper, "a'b", "A'B");
     assert_int_equal(prepared_count(f->pg), 0);
-    for (int i = 0; i < 3; i++) {
-        char *v = stmt_value(f->pg, &upper, "a'b");
-        assert_string_equal(v, "A'B");
-        free(v);
+    expect_upper(f->pg, upper, "c", "C");
+    assert_int_equal(prepared_count(f->pg), 1);
+    for (int i = 0; i < 3; i++) expect_upper(f->pg, upper, "d", "D");
+    assert_int_equal(prepared_count(f->pg), 1);
+    /* another text is another statement; transaction control is never prepared */
+    expect_upper(f->pg, "SELECT lower($1::text)", "E", "e");
+    expect_upper(f->pg, "SELECT lower($1::text)", "F", "f");
+    assert_int_equal(prepared_count(f->pg), 2);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(rt_pg_begin(f->pg), RT_OK);
+        assert_int_equal(rt_pg_commit(f->pg), RT_OK);
     }
-    assert_int_equal(prepared_count(f->pg), 1);
+    assert_int_equal(prepared_count(f->pg), 2);
 
-    /* another session (same statement object): prepared there too, still once */
-    char *v = stmt_value(f->admin, &upper, "x");
-    assert_string_equal(v, "X");
-    free(v);
-    assert_int_equal(prepared_count(f->admin), 1);
-    v = stmt_value(f->pg, &upper, "y");
-    assert_string_equal(v, "Y");
-    free(v);
-    assert_int_equal(prepared_count(f->pg), 1);
-
-    /* the server ended the session: the new one prepares it again */
+    /* the server ended the session: the new one prepares them again */
     kill_backend(f);
-    v = stmt_value(f->pg, &upper, "z");
-    assert_string_equal(v, "Z");
-    free(v);
+    expect_upper(f->pg, upper, "g", "G");
     assert_int_equal(prepared_count(f->pg), 1);
 
-    /* a pooler's DISCARD ALL dropped it behind our back: prepared again, no error */
+    /* a pooler's DISCARD ALL dropped it behind our back: no error, prepared again later */
     assert_int_equal(rt_pg_exec(f->pg, "DISCARD ALL", 0, NULL, NULL), RT_OK);
     assert_int_equal(prepared_count(f->pg), 0);
-    v = stmt_value(f->pg, &upper, "w");
-    assert_string_equal(v, "W");
-    free(v);
+    expect_upper(f->pg, upper, "h", "H");
+    expect_upper(f->pg, upper, "i", "I");
+    assert_int_equal(prepared_count(f->pg), 1);
 
-    /* errors are reported as for rt_pg_exec, with the SQLSTATE */
-    static rt_pg_stmt bad = RT_PG_STMT("SELECT 1/$1::int");
+    /* a migration changed the columns a prepared statement returns */
+    assert_int_equal(rt_pg_exec(f->pg, "CREATE TEMP TABLE t3 (a int)", 0, NULL, NULL), RT_OK);
+    static const char star[] = "SELECT * FROM t3 WHERE $1::int IS NOT NULL";
+    const char *one[] = {"1"};
+    for (int i = 0; i < 2; i++) assert_int_equal(rt_pg_exec(f->pg, star, 1, one, NULL), RT_OK);
+    assert_int_equal(rt_pg_exec(f->pg, "ALTER TABLE t3 ADD COLUMN b int", 0, NULL, NULL), RT_OK);
+    PGresult *res = NULL;
+    assert_int_equal(rt_pg_exec(f->pg, star, 1, one, &res), RT_OK);
+    assert_int_equal(PQnfields(res), 2);
+    PQclear(res);
+
+    /* errors are reported as unprepared ones are, with the SQLSTATE, every time */
+    static const char divide[] = "SELECT 1/$1::int";
     const char *zero[] = {"0"};
-    assert_int_equal(rt_pg_exec_stmt(f->pg, &bad, 1, zero, NULL), RT_EDB);
-    assert_string_equal(rt_pg_sqlstate(f->pg), "22012");
-    static rt_pg_stmt unparsable = RT_PG_STMT("SELEKT $1");
-    assert_int_equal(rt_pg_exec_stmt(f->pg, &unparsable, 1, zero, NULL), RT_EDB);
-    assert_string_equal(rt_pg_sqlstate(f->pg), "42601");
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(rt_pg_exec(f->pg, divide, 1, zero, NULL), RT_EDB);
+        assert_string_equal(rt_pg_sqlstate(f->pg), "22012");
+    }
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(rt_pg_exec(f->pg, "SELEKT $1", 1, zero, NULL), RT_EDB);
+        assert_string_equal(rt_pg_sqlstate(f->pg), "42601");
+    }
 }
 
 static void test_wrong_password_error_names_server_but_not_password(void **state)
@@ -271,7 +281,7 @@ int main(void)
         PG_TEST(test_commit_after_failed_statement_reports_rollback),
         PG_TEST(test_idle_connection_dropped_by_server_is_reset_before_next_statement),
         PG_TEST(test_connection_lost_inside_transaction_is_an_error_and_rollback_recovers),
-        PG_TEST(test_prepared_statement_is_prepared_once_per_session),
+        PG_TEST(test_statements_run_again_are_prepared_once_per_session),
         cmocka_unit_test(test_wrong_password_error_names_server_but_not_password),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

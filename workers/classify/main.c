@@ -293,13 +293,13 @@ static int join_set(classify *w, long long set_id, const rt_pulse_task *msg)
 
 /* Whether the task group has a retrigger set: lets old-format messages without tags skip
  * the task definition. Postgres answers (an index on task_group_id); when it cannot, look. */
-static rt_pg_stmt SQL_GROUP_HAS_SETS =
-    RT_PG_STMT("SELECT EXISTS (SELECT 1 FROM retrigger_sets WHERE task_group_id = $1)");
+static const char SQL_GROUP_HAS_SETS[] =
+    "SELECT EXISTS (SELECT 1 FROM retrigger_sets WHERE task_group_id = $1)";
 static bool group_has_sets(classify *w, const char *task_group_id)
 {
     const char *params[] = {task_group_id};
     PGresult *res = NULL;
-    if (rt_pg_exec_stmt(w->pg, &SQL_GROUP_HAS_SETS, 1, params, &res) != RT_OK) return true;
+    if (rt_pg_exec(w->pg, SQL_GROUP_HAS_SETS, 1, params, &res) != RT_OK) return true;
     bool exists = !strcmp(PQgetvalue(res, 0, 0), "t");
     PQclear(res);
     return exists;
@@ -1104,14 +1104,13 @@ static void process(classify *w, rt_amqp *src, rt_amqp_message *m)
 /* ---- the fast path: completed and exception runs, many at a time ---- */
 
 #define BATCH_MAX 256
-/* One statement per batch (prepared once per connection): picks out the runs that may be
- * members of a retrigger set, for the full path to record, and inserts every other run with
- * its verdict. A run may be a member when its push and label have a set, or, when it names
- * no push or label (older messages), when its task group has a set. Postgres is the
- * source of truth for both, so a flushed Redis changes nothing. One array per column, so
- * the statement is short and the same for every batch. Returns the batch indexes of the
- * runs left for the full path. */
-static rt_pg_stmt SQL_FAST_BATCH = RT_PG_STMT(
+/* One statement per batch (prepared by rt_pg_exec at its second use): picks out the runs that may
+ * be members of a retrigger set, for the full path to record, and inserts every other run with its
+ * verdict. A run may be a member when its push and label have a set, or, when it names no push or
+ * label (older messages), when its task group has a set. Postgres is the source of truth for both,
+ * so a flushed Redis changes nothing. One array per column, so the statement is short and the same
+ * for every batch. Returns the batch indexes of the runs left for the full path. */
+static const char SQL_FAST_BATCH[] =
     "WITH v AS ("
     "  SELECT * FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[], $5::text[],"
     "   $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::timestamptz[],"
@@ -1133,7 +1132,7 @@ static rt_pg_stmt SQL_FAST_BATCH = RT_PG_STMT(
     "   revision, label, scheduled_at, started_at, resolved_at, verdict, verdict_reason, now()"
     "  FROM v WHERE v.i NOT IN (SELECT i FROM member)"
     "  ON CONFLICT (task_id, run_id) DO NOTHING)"
-    " SELECT i FROM member");
+    " SELECT i FROM member";
 #define FAST_COLUMNS 15
 
 /* Parses a delivery for the fast path. True when it needs nothing but a runs row with its
@@ -1202,8 +1201,7 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
         for (size_t c = 0; c < FAST_COLUMNS && ok; c++)
             ok = (aparams[c] = rt_pg_array_text(&cols[c])) != NULL;
         PGresult *res = NULL;
-        int rc =
-            ok ? rt_pg_exec_stmt(w->pg, &SQL_FAST_BATCH, FAST_COLUMNS, aparams, &res) : RT_ENOMEM;
+        int rc = ok ? rt_pg_exec(w->pg, SQL_FAST_BATCH, FAST_COLUMNS, aparams, &res) : RT_ENOMEM;
         for (size_t c = 0; c < FAST_COLUMNS; c++) rt_pg_array_free(&cols[c]);
         if (rc != RT_OK) {
             /* A bad value in one row (or Postgres down): let the full path sort them out. */
