@@ -4,6 +4,7 @@
 #include "common/budget.h"
 
 #include <fnmatch.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,15 +65,16 @@ static const char settle_source[] = SETTLE_KEY_LUA REFUND_LUA("KEYS[2]", "tonumb
     RAISE_COUNTER_LUA "return back\n";
 
 static rt_redis_script claim_script, refund_script, settle_script;
+static pthread_once_t scripts_once = PTHREAD_ONCE_INIT;
 
-static void init_scripts(void)
+static void fill_scripts(void)
 {
-    if (!claim_script.source) {
-        rt_redis_script_init(&claim_script, claim_source);
-        rt_redis_script_init(&refund_script, refund_source);
-        rt_redis_script_init(&settle_script, settle_source);
-    }
+    rt_redis_script_init(&claim_script, claim_source);
+    rt_redis_script_init(&refund_script, refund_source);
+    rt_redis_script_init(&settle_script, settle_source);
 }
+
+static void init_scripts(void) { pthread_once(&scripts_once, fill_scripts); }
 
 static int parse_item(const char *item, char *pattern, size_t size, int *limit)
 {

@@ -29,6 +29,9 @@ const rt_config_key rt_config_keys[] = {
      "daily retrigger budget per platform as PATTERN=LIMIT globs, first match wins"},
     {"budget_minimum", RT_CFG_INT, OFF(budget_minimum), "2", 1, 20, false,
      "fewest retriggers worth requesting; below it the failure is budget-exhausted"},
+    {"classify_concurrency", RT_CFG_INT, OFF(classify_concurrency), "4", 1, 64, false,
+     "messages one retrig-classify process handles at once (lanes, each with its own "
+     "connections)"},
     {"database_url", RT_CFG_STRING, OFF(database_url),
      "postgresql://retrig:retrig@127.0.0.1:5433/retrig", 0, 0, false,
      "Postgres, as a libpq conninfo string or URI"},

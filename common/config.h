@@ -33,6 +33,7 @@ typedef struct rt_config {
     char *amqp_url;
     rt_config_list budget_limits;
     int budget_minimum;
+    int classify_concurrency;
     char *database_url;
     bool decide_cancel_pending;
     rt_config_list decide_delays_ms;

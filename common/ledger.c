@@ -7,8 +7,9 @@
 #define STR_(x) #x
 #define STR(x)  STR_(x)
 
-static const char SQL_SPENT[] =
-    "SELECT coalesce(sum(amount), 0) FROM budget_ledger WHERE platform = $1 AND day = $2::date";
+/* budget_daily is the ledger's total per platform and day (migration 0011, a trigger). */
+static const char SQL_SPENT[] = "SELECT coalesce((SELECT spent FROM budget_daily"
+                                " WHERE platform = $1 AND day = $2::date), 0)";
 static const char SQL_LOCK[] =
     "SELECT pg_advisory_xact_lock(" STR(RT_LEDGER_LOCK_CLASS) ", hashtext($1 || '/' || $2))";
 

@@ -25,6 +25,8 @@
 #define B3E_PULSE "pulse/treeherder_task-completed_B3EheQ-IQ5aPzw34KS_a6g.json"
 #define B3E_ROUTE "tc-treeherder.v2.autoland.918d7c84da371bda26460fb4b50f161d32107880.88554"
 #define WAIT_MS   15000
+#define GWX_PULSE "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
+#define GWX_ROUTE "tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"
 
 static int free_port(void)
 {
@@ -265,6 +267,22 @@ static void test_sighup_reloads_the_file_and_the_worker_keeps_consuming(void **s
     assert_non_null(
         strstr(text, "needs a restart; keeping the running value\",\"key\":\"task_cache_size\""));
     free(text);
+
+    /* The reload reaches every lane (classify_concurrency, 4 by default): failures spread
+     * over them by the broker all see the new tiers. */
+    rt_test_write_file(path, "tiers = 3\n");
+    assert_int_equal(kill(rt_ch_worker_pid(h, 0), SIGHUP), 0);
+    assert_true(wait_sample(port, "retrig_config_reloads_total{result=\"ok\"}", 2, WAIT_MS) == 2);
+    enum { NFAILED = 12 };
+    char task_ids[NFAILED][23], groups[NFAILED][23];
+    rt_ch_eligible_scenario(h, NFAILED, "reload", task_ids, groups);
+    for (int i = 0; i < NFAILED; i++) {
+        char *body = rt_ch_failed_message(GWX_PULSE, task_ids[i], groups[i]);
+        rt_ch_publish(h, "task-failed", body, strlen(body), GWX_ROUTE, NULL);
+        free(body);
+    }
+    for (int i = 0; i < NFAILED; i++)
+        assert_string_equal(rt_ch_wait_verdict(h, task_ids[i], 0, WAIT_MS), "skip/tier");
 
     /* A file that no longer loads keeps the running configuration. */
     rt_test_write_file(path, "tiers = 7\n");

@@ -338,6 +338,59 @@ typedef struct migrator {
     char errstr[RT_ERRSTR_SIZE];
 } migrator;
 
+static void ledger_row(rt_pg *pg, const char *key, const char *platform, const char *day,
+                       int amount)
+{
+    char amount_text[16];
+    snprintf(amount_text, sizeof amount_text, "%d", amount);
+    const char *params[] = {platform, day, amount_text, key};
+    assert_int_equal(rt_pg_exec(pg,
+                                "INSERT INTO budget_ledger (platform, day, amount, idempotency_key,"
+                                " reason) VALUES ($1, $2::date, $3::integer, $4, 'test')",
+                                4, params, NULL),
+                     RT_OK);
+}
+
+static void test_budget_daily_is_the_ledger_total_per_platform_and_day(void **state)
+{
+    test_db *t = *state;
+    /* Rows written before 0011 are counted by the migration itself. */
+    char *dir = strdup(copy_migrations(t));
+    char path[1024];
+    snprintf(path, sizeof path, "%s/0011_budget_daily.sql", dir);
+    char *later = rt_test_read_file(path, NULL);
+    assert_int_equal(unlink(path), 0);
+    migrate_ok(t, dir, NULL);
+    ledger_row(t->pg, "a", "linux64", "2026-11-30", 5);
+    ledger_row(t->pg, "b", "linux64", "2026-11-30", 3);
+    write_in(dir, "0011_budget_daily.sql", later);
+    free(later);
+    migrate_ok(t, dir, NULL);
+    free(dir);
+    static const char total[] = "SELECT coalesce(string_agg(platform || ' ' || day || ' ' || spent,"
+                                " ', ' ORDER BY platform, day), '') FROM budget_daily";
+    assert_query(t->pg, total, "linux64 2026-11-30 8");
+
+    /* Then the trigger follows every change: refunds (negative rows), other platforms and
+     * days, updates, deletes and TRUNCATE. */
+    ledger_row(t->pg, "c", "linux64", "2026-11-30", -2);
+    ledger_row(t->pg, "d", "android-hw", "2026-11-30", 4);
+    ledger_row(t->pg, "e", "linux64", "2026-12-01", 5);
+    assert_query(t->pg, total,
+                 "android-hw 2026-11-30 4, linux64 2026-11-30 6, linux64 2026-12-01 5");
+    exec_ok(t->pg,
+            "UPDATE budget_ledger SET amount = 1, day = '2026-12-01' WHERE idempotency_key = 'a'");
+    exec_ok(t->pg, "DELETE FROM budget_ledger WHERE idempotency_key = 'd'");
+    assert_query(t->pg, total,
+                 "android-hw 2026-11-30 0, linux64 2026-11-30 1, linux64 2026-12-01 6");
+    assert_query(t->pg,
+                 "SELECT count(*) FROM (SELECT platform, day, sum(amount) FROM budget_ledger"
+                 " GROUP BY 1, 2 EXCEPT SELECT platform, day, spent FROM budget_daily) d",
+                 "0");
+    exec_ok(t->pg, "TRUNCATE budget_ledger");
+    assert_query(t->pg, "SELECT count(*) FROM budget_daily", "0");
+}
+
 static void *run_migrator(void *arg)
 {
     migrator *m = arg;
@@ -377,6 +430,7 @@ int main(void)
 {
 #define DB_TEST(f) cmocka_unit_test_setup_teardown(f, setup_db, teardown_db)
     const struct CMUnitTest tests[] = {
+        DB_TEST(test_budget_daily_is_the_ledger_total_per_platform_and_day),
         DB_TEST(test_migrate_applies_all_then_second_run_is_noop),
         DB_TEST(test_status_of_new_database_lists_everything_pending),
         DB_TEST(test_changed_applied_migration_is_refused),

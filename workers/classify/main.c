@@ -9,10 +9,14 @@
  * constraint is the backstop when Redis was flushed), writes the ledger, publishes the
  * retrigger request with a confirm and marks it published. The Pulse message is acked only
  * after that. Transient upstream failures go through delay queues; after the last delay the
- * message is dead-lettered. Single-threaded; run replicas for more throughput. */
+ * message is dead-lettered. classify_concurrency lanes (threads) in one process each run
+ * this whole loop with their own connections, like replicas; run replicas for more. */
 #include <jansson.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -933,7 +937,7 @@ static int retry_later(classify *w, rt_amqp *src, const rt_amqp_message *m, cons
     return rt_amqp_ack(src, m);
 }
 
-static int setup(classify *w, rt_config *cfg)
+static int setup(classify *w, rt_config *cfg, int cache_size)
 {
     char errstr[RT_ERRSTR_SIZE] = "";
     int rc;
@@ -944,7 +948,7 @@ static int setup(classify *w, rt_config *cfg)
     snprintf(w->retry_queue, sizeof w->retry_queue, "%s.classify-retry", cfg->amqp_namespace);
     snprintf(w->request_queue, sizeof w->request_queue, "%s.retrigger", cfg->amqp_namespace);
     snprintf(w->request_key, sizeof w->request_key, "retrigger");
-    w->cache_size = (size_t)cfg->task_cache_size;
+    w->cache_size = (size_t)cache_size;
     if (w->cache_size && !(w->cache = calloc(w->cache_size, sizeof *w->cache))) return RT_ENOMEM;
 
     /* Our broker and its topology. */
@@ -1248,51 +1252,127 @@ slow:
     free(acks);
 }
 
-static int run(rt_config *cfg)
+/* ---- lanes: classify_concurrency loops in one process ---- */
+
+/* Each lane is a whole classifier (its own broker, Redis, Postgres and HTTP connections and
+ * task cache) consuming the same queues, like replicas sharing a process: a lane waiting
+ * on Taskcluster does not hold up the others. They share the configuration, which SIGHUP
+ * changes under g_config (lanes read it while handling messages; lane 0 writes it), and
+ * g_config_generation tells the other lanes to refresh their eligibility policy. */
+static pthread_rwlock_t g_config = PTHREAD_RWLOCK_INITIALIZER;
+static atomic_uint g_config_generation;
+
+typedef struct lane {
+    classify w;
+    size_t index;
+    pthread_t thread;
+    bool started; /* its thread runs */
+    bool ready;   /* setup succeeded */
+} lane;
+
+static void lane_loop(lane *l)
 {
-    classify w = {0};
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    int status = 1;
-    if (setup(&w, cfg) != RT_OK) goto out;
-    rt_log_info("consuming", "queue", w.pulse_queue, "retry_queue", w.retry_queue);
+    classify *w = &l->w;
     rt_amqp_message *batch = calloc(BATCH_MAX, sizeof *batch);
-    if (!batch) goto out;
+    if (!batch) {
+        rt_log_error("out of memory");
+        g_stop = 1;
+        return;
+    }
+    unsigned generation = atomic_load(&g_config_generation);
     while (!g_stop) {
         rt_amqp_message m = {0};
-        /* Safe point: report readiness, apply a SIGHUP. */
-        rt_worker_health(
-            &(rt_worker_conns){w.ours, w.pulse != w.ours ? w.pulse : NULL, w.redis, w.pg});
-        if (rt_worker_reload(cfg)) rt_elig_policy_from_config(cfg, &w.policy);
+        if (l->index == 0) {
+            /* Safe point: report readiness (lane 0's connections), apply a SIGHUP. */
+            rt_worker_health(&(rt_worker_conns){w->ours, w->pulse != w->ours ? w->pulse : NULL,
+                                                w->redis, w->pg});
+            pthread_rwlock_wrlock(&g_config);
+            if (rt_worker_reload(w->cfg)) atomic_fetch_add(&g_config_generation, 1);
+            pthread_rwlock_unlock(&g_config);
+        }
+        if (atomic_load(&g_config_generation) != generation) {
+            pthread_rwlock_rdlock(&g_config);
+            generation = atomic_load(&g_config_generation);
+            rt_elig_policy_from_config(w->cfg, &w->policy);
+            pthread_rwlock_unlock(&g_config);
+        }
         /* Take what has arrived, up to BATCH_MAX, waiting only for the first. With one
          * connection, deliveries of both queues arrive here. */
         size_t n = 0;
-        int rc = rt_amqp_next(w.pulse, &batch[0], w.pulse == w.ours ? 500 : 200);
+        int rc = rt_amqp_next(w->pulse, &batch[0], w->pulse == w->ours ? 500 : 200);
         if (rc == RT_OK) {
             n = 1;
-            while (n < BATCH_MAX && rt_amqp_next(w.pulse, &batch[n], 0) == RT_OK) n++;
-            process_batch(&w, w.pulse, batch, n);
+            while (n < BATCH_MAX && rt_amqp_next(w->pulse, &batch[n], 0) == RT_OK) n++;
+            pthread_rwlock_rdlock(&g_config);
+            process_batch(w, w->pulse, batch, n);
+            pthread_rwlock_unlock(&g_config);
             for (size_t i = 0; i < n; i++) rt_amqp_message_free(&batch[i]);
             continue;
         }
         if (rc != RT_ETIMEDOUT) {
-            rt_log_warn("broker connection lost; reconnecting", "error", rt_amqp_errstr(w.pulse));
+            rt_log_warn("broker connection lost; reconnecting", "error", rt_amqp_errstr(w->pulse));
             usleep(200 * 1000);
         }
-        if (w.pulse != w.ours) {
-            rc = rt_amqp_next(w.ours, &m, 50);
+        if (w->pulse != w->ours) {
+            rc = rt_amqp_next(w->ours, &m, 50);
             if (rc == RT_OK) {
-                process(&w, w.ours, &m);
+                pthread_rwlock_rdlock(&g_config);
+                process(w, w->ours, &m);
+                pthread_rwlock_unlock(&g_config);
                 rt_amqp_message_free(&m);
             }
         }
     }
+    free(batch);
+}
+
+static void *lane_thread(void *arg)
+{
+    lane_loop(arg);
+    return NULL;
+}
+
+static int run(rt_config *cfg)
+{
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    size_t nlanes = (size_t)cfg->classify_concurrency;
+    /* One malloc arena for every lane: an arena per thread costs each lane its own peak of
+     * parsed documents in resident memory, and the lanes spend their time waiting. */
+    if (nlanes > 1) mallopt(M_ARENA_MAX, 1);
+    lane *lanes = calloc(nlanes, sizeof *lanes);
+    if (!lanes) return 1;
+    int status = 1;
+    /* The task cache is shared out between the lanes: the process keeps task_cache_size. */
+    int cache_size = cfg->task_cache_size;
+    for (size_t i = 0; i < nlanes; i++) {
+        lanes[i].index = i;
+        int share = cache_size / (int)nlanes + (i < (size_t)cache_size % nlanes ? 1 : 0);
+        if (setup(&lanes[i].w, cfg, share) != RT_OK) goto out;
+        lanes[i].ready = true;
+    }
+    char count[16];
+    snprintf(count, sizeof count, "%zu", nlanes);
+    rt_log_info("consuming", "queue", lanes[0].w.pulse_queue, "retry_queue", lanes[0].w.retry_queue,
+                "lanes", count);
+    for (size_t i = 1; i < nlanes; i++) {
+        if (pthread_create(&lanes[i].thread, NULL, lane_thread, &lanes[i]) != 0) {
+            rt_log_error("cannot start a lane; stopping");
+            g_stop = 1;
+            break;
+        }
+        lanes[i].started = true;
+    }
+    if (!g_stop) lane_loop(&lanes[0]);
+    for (size_t i = 1; i < nlanes; i++)
+        if (lanes[i].started) pthread_join(lanes[i].thread, NULL);
     rt_log_info("stopping: finished the messages in hand");
     status = 0;
-    free(batch);
 out:
-    teardown(&w);
+    for (size_t i = 0; i < nlanes; i++)
+        if (lanes[i].ready || lanes[i].w.cfg) teardown(&lanes[i].w);
+    free(lanes);
     return status;
 }
 
