@@ -19,7 +19,7 @@
 
 #define RT_TC_MAX_ARTIFACTS    10000
 #define RT_TC_MAX_GROUP_PAGES  1000
-#define RT_TC_GROUP_PAGE_LIMIT 200 /* tasks per task-group page asked for */
+#define RT_TC_GROUP_PAGE_LIMIT 50 /* tasks per task-group page asked for */
 #define RT_TC_MAX_INDEX_PAGES  20
 #define RT_TC_MAX_NAMESPACE    255
 

@@ -43,6 +43,7 @@
 #define ERRORSUMMARY_MAX_ARTIFACTS 32
 
 static volatile sig_atomic_t g_stop;
+static pthread_mutex_t g_group_listing = PTHREAD_MUTEX_INITIALIZER; /* see RT_NEED_EXISTING_... */
 
 static void on_signal(int sig)
 {
@@ -816,9 +817,14 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
             case RT_NEED_EXISTING_RETRIGGERS: {
                 char errstr[RT_ERRSTR_SIZE] = "";
                 int count = 0;
+                /* One lane at a time: a parsed page of full task definitions is the largest
+                 * thing a lane holds, so the process's peak memory does not grow with the
+                 * number of lanes. */
+                pthread_mutex_lock(&g_group_listing);
                 int rc = rt_tc_count_label_in_group(w->http, w->cfg->taskcluster_root_url,
                                                     msg->task_group_id, task->label, msg->task_id,
                                                     &count, errstr);
+                pthread_mutex_unlock(&g_group_listing);
                 if (rc != RT_OK) {
                     upstream_failed(h, rc, "task group", errstr);
                     goto out;

@@ -62,7 +62,10 @@ typedef struct retrigger {
     size_t cache_next;
 } retrigger;
 
-typedef enum { DONE_ACK, DONE_RETRY, DONE_DEAD, DONE_REQUEUE } outcome;
+/* DONE_WAIT: nothing failed, the set is busy elsewhere (another worker holds it, or a
+ * killed worker's call may still create its task): look again after a delay, without
+ * spending an attempt, so it is never dead-lettered for waiting. */
+typedef enum { DONE_ACK, DONE_RETRY, DONE_DEAD, DONE_REQUEUE, DONE_WAIT } outcome;
 
 typedef struct handled {
     outcome outcome;
@@ -369,7 +372,7 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
     bool locked = PQgetvalue(res, 0, 0)[0] == 't';
     PQclear(res);
     if (!locked) {
-        fail(h, DONE_RETRY, "set-busy: another worker holds set %lld", s.id);
+        fail(h, DONE_WAIT, "set-busy: another worker holds set %lld", s.id);
         return;
     }
 
@@ -392,7 +395,7 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
      * timed out. */
     long long call_ms = (long long)w->cfg->http_connect_timeout_ms + w->cfg->http_timeout_ms;
     if (attempts > 0 && since_call_ms < call_ms) {
-        fail(h, DONE_RETRY, "call-in-flight: the hook call for set %lld started %lld ms ago", s.id,
+        fail(h, DONE_WAIT, "call-in-flight: the hook call for set %lld started %lld ms ago", s.id,
              since_call_ms);
         goto out;
     }
@@ -589,6 +592,22 @@ static void process(retrigger *w, rt_amqp_message *m)
             if (rc == RT_OK) rc = rt_amqp_ack(w->amqp, m);
         }
         break;
+    case DONE_WAIT:
+        if (w->ndelays == 0) {
+            rc = rt_amqp_nack(w->amqp, m, true);
+            usleep(500 * 1000);
+        } else {
+            rt_log_info("set busy; looking again later", "reason", h.reason);
+            rt_amqp_header headers[] = {{"x-retrig-last-error", h.reason}};
+            rt_amqp_publish_opts opts = {.headers = headers,
+                                         .header_count = 1,
+                                         .attempt = m->attempt,
+                                         .message_id = m->message_id};
+            size_t d = (size_t)m->attempt < w->ndelays ? (size_t)m->attempt : w->ndelays - 1;
+            rc = rt_amqp_publish_delayed(w->amqp, w->queue, w->delays[d], m->body, m->len, &opts);
+            if (rc == RT_OK) rc = rt_amqp_ack(w->amqp, m);
+        }
+        break;
     case DONE_REQUEUE:
         rt_log_warn("storage failed, request requeued", "reason", h.reason);
         rc = rt_amqp_nack(w->amqp, m, true);
@@ -599,7 +618,7 @@ static void process(retrigger *w, rt_amqp_message *m)
         rt_log_warn("could not settle a request; the broker will redeliver it", "error",
                     rt_amqp_errstr(w->amqp));
     /* retrig_messages_total, retrig_dead_lettered_total and the processing time */
-    static const char *const names[] = {"acked", "retried", "dead-lettered", "requeued"};
+    static const char *const names[] = {"acked", "retried", "dead-lettered", "requeued", "retried"};
     const rt_std_metrics *metrics = rt_metrics_std();
     bool dead =
         h.outcome == DONE_DEAD || (h.outcome == DONE_RETRY && (size_t)m->attempt >= w->ndelays);
