@@ -2,16 +2,15 @@
 /* ledger.c - the budget ledger's daily total and the per-(platform, day) budget backstop. */
 #include "common/ledger.h"
 
+#include <stdio.h>
 #include <stdlib.h>
-
-#define STR_(x) #x
-#define STR(x)  STR_(x)
 
 /* budget_daily is the ledger's total per platform and day (migration 0011, a trigger). */
 static const char SQL_SPENT[] = "SELECT coalesce((SELECT spent FROM budget_daily"
                                 " WHERE platform = $1 AND day = $2::date), 0)";
-static const char SQL_LOCK[] =
-    "SELECT pg_advisory_xact_lock(" STR(RT_LEDGER_LOCK_CLASS) ", hashtext($1 || '/' || $2))";
+/* The lock and the read after it, in one call (migration 0012). */
+static const char SQL_BACKSTOP[] =
+    "SELECT kept, total FROM budget_backstop($1, $2, $3::integer, $4::integer, $5::integer)";
 
 int rt_ledger_spent(rt_pg *pg, const char *platform, const char *day, int *spent)
 {
@@ -29,13 +28,16 @@ int rt_ledger_backstop(rt_pg *pg, const char *platform, const char *day, int lim
 {
     *kept = 0;
     *total = 0;
-    const char *params[] = {platform, day};
-    int rc = rt_pg_exec(pg, SQL_LOCK, 2, params, NULL);
-    /* A statement of its own, after the lock: its snapshot holds every ledger row committed
-     * before the lock was granted. */
-    if (rc == RT_OK) rc = rt_ledger_spent(pg, platform, day, total);
+    char limit_text[16], claimed_text[16], minimum_text[16];
+    snprintf(limit_text, sizeof limit_text, "%d", limit);
+    snprintf(claimed_text, sizeof claimed_text, "%d", claimed);
+    snprintf(minimum_text, sizeof minimum_text, "%d", minimum);
+    const char *params[] = {platform, day, limit_text, claimed_text, minimum_text};
+    PGresult *res = NULL;
+    int rc = rt_pg_exec(pg, SQL_BACKSTOP, 5, params, &res);
     if (rc != RT_OK) return rc;
-    int left = limit - *total;
-    *kept = claimed <= left ? claimed : left > 0 && left >= minimum ? left : 0;
+    *kept = atoi(PQgetvalue(res, 0, 0));
+    *total = atoi(PQgetvalue(res, 0, 1));
+    PQclear(res);
     return RT_OK;
 }

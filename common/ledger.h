@@ -10,7 +10,8 @@
  * hashtext(platform || '/' || day), held until the transaction ends, so such transactions
  * of one pair commit one at a time) and reads the ledger total in a statement of its own
  * after the lock (under READ COMMITTED its snapshot holds every row committed before the
- * lock was granted). Used by retrig-classify (platform: the task's platform) and retrig-perf
+ * lock was granted). Both are the SQL function budget_backstop (migration 0012): one round
+ * trip. Used by retrig-classify (platform: the task's platform) and retrig-perf
  * ("perf:<family>"). Thread-safety: per rt_pg handle. */
 #ifndef RETRIG_COMMON_LEDGER_H
 #define RETRIG_COMMON_LEDGER_H
@@ -18,7 +19,9 @@
 #include "common/errors.h"
 #include "common/pg.h"
 
-#define RT_LEDGER_LOCK_CLASS 7274 /* first key of the backstop's pg_advisory_xact_lock */
+/* First key of the backstop's pg_advisory_xact_lock. The lock is taken by the SQL function
+ * budget_backstop (migration 0012), which spells the number out: change both or neither. */
+#define RT_LEDGER_LOCK_CLASS 7274
 
 /* What the ledger records for (platform, day "YYYY-MM-DD"). */
 RT_MUSTCHECK int rt_ledger_spent(rt_pg *pg, const char *platform, const char *day, int *spent);

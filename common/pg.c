@@ -375,6 +375,160 @@ int rt_pg_commit(rt_pg *h)
     return rc;
 }
 
+/* Sends [BEGIN], sql, [COMMIT] and one Sync, then reads the results in order: one round trip.
+ * The statement is prepared (or named) as rt_pg_exec would. Returns the first failure; the
+ * statement's result goes to *out when everything succeeded. *commit_ok: COMMIT answered
+ * COMMIT (not ROLLBACK, as it does for a transaction an earlier statement aborted). */
+static int exec_pipelined(rt_pg *h, bool begin, const char *sql, int nparams,
+                          const char *const *params, bool commit, PGresult **out, bool *commit_ok)
+{
+    PGconn *c = h->conn;
+    struct statement *e = statement_for(h, sql, nparams);
+    char name[48] = "";
+    bool do_prepare = false;
+    if (e) {
+        snprintf(name, sizeof name, "rt_%zu_%u", (size_t)(e - h->stmts), e->version);
+        do_prepare = !e->prepared && e->uses + 1 >= PREPARE_AT_USE;
+        e->uses++;
+    }
+    bool named = e && (e->prepared || do_prepare);
+    if (!PQenterPipelineMode(c)) {
+        set_message(h, false, "Postgres: ", PQerrorMessage(c));
+        return RT_EDB;
+    }
+    bool sent = !begin || PQsendQueryParams(c, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
+    if (sent && do_prepare) sent = PQsendPrepare(c, name, sql, nparams, NULL);
+    if (sent)
+        sent = named ? PQsendQueryPrepared(c, name, nparams, params, NULL, NULL, 0)
+                     : PQsendQueryParams(c, sql, nparams, NULL, params, NULL, NULL, 0);
+    if (sent && commit) sent = PQsendQueryParams(c, "COMMIT", 0, NULL, NULL, NULL, NULL, 0);
+    if (sent) sent = PQpipelineSync(c);
+
+    /* The results in the order sent, each followed by NULL, then the Sync. */
+    enum { BEGIN_R, PREPARE_R, STATEMENT_R, COMMIT_R, NRESULTS };
+    bool wanted[NRESULTS] = {begin, do_prepare, true, commit};
+    PGresult *results[NRESULTS] = {0};
+    bool complete = sent;
+    for (int i = 0; complete && i < NRESULTS; i++) {
+        if (!wanted[i]) continue;
+        results[i] = PQgetResult(c);
+        if (!results[i]) complete = false;
+        PGresult *extra;
+        while (complete && (extra = PQgetResult(c)) != NULL) PQclear(extra);
+    }
+    if (complete) {
+        PGresult *sync = PQgetResult(c);
+        complete = sync && PQresultStatus(sync) == PGRES_PIPELINE_SYNC;
+        PQclear(sync);
+    }
+    if (!complete || !PQexitPipelineMode(c)) {
+        /* A broken connection: PQreset (rt_pg_rollback, or prepare() outside a transaction)
+         * leaves pipeline mode. */
+        for (int i = 0; i < NRESULTS; i++) PQclear(results[i]);
+        if (PQstatus(c) == CONNECTION_OK) {
+            set_message(h, false, "Postgres pipeline: ", PQerrorMessage(c));
+            return RT_EDB;
+        }
+        set_message(h, false, "Postgres connection lost: ", PQerrorMessage(c));
+        return RT_ECONN;
+    }
+
+    int rc = RT_OK;
+    if (begin) {
+        rc = finish(h, results[BEGIN_R], NULL);
+        results[BEGIN_R] = NULL;
+        if (rc == RT_OK) h->in_transaction = true;
+    }
+    if (do_prepare) {
+        int prc = finish(h, results[PREPARE_R], NULL);
+        results[PREPARE_R] = NULL;
+        if (prc == RT_OK) e->prepared = true;
+        if (rc == RT_OK) rc = prc;
+    }
+    PGresult *statement = results[STATEMENT_R];
+    results[STATEMENT_R] = NULL;
+    if (rc == RT_OK) {
+        rc = finish(h, statement, out);
+        if (rc == RT_EDB && named &&
+            (!strcmp(h->sqlstate, "26000") ||
+             (!strcmp(h->sqlstate, "0A000") && strstr(h->errstr, "cached plan")))) {
+            /* As in rt_pg_exec: prepared afresh, under a new name, at its next use. */
+            e->prepared = false;
+            e->uses = PREPARE_AT_USE - 1;
+            e->version++;
+        }
+    } else {
+        PQclear(statement);
+    }
+    if (commit && rc != RT_OK) {
+        /* The server skipped COMMIT (the pipeline was aborted): the transaction is still
+         * open, aborted, for the caller to roll back. */
+        PQclear(results[COMMIT_R]);
+        *commit_ok = false;
+    } else if (commit) {
+        PGresult *res = results[COMMIT_R];
+        int crc = finish(h, res, &res);
+        *commit_ok = crc == RT_OK && !strcmp(PQcmdStatus(res), "COMMIT");
+        if (crc == RT_OK) PQclear(res);
+        rc = crc;
+        h->in_transaction = false; /* committed, rolled back or lost */
+    }
+    if (rc != RT_OK && out && *out) {
+        PQclear(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int rt_pg_begin_exec(rt_pg *h, const char *sql, int nparams, const char *const *params,
+                     PGresult **out)
+{
+    if (out) *out = NULL;
+    if (h->in_transaction) {
+        rt_set_errstr(h->errstr, "a transaction is already open");
+        return RT_EINVAL;
+    }
+    int rc = prepare(h);
+    if (rc != RT_OK) return rc;
+    return exec_pipelined(h, true, sql, nparams, params, false, out, NULL);
+}
+
+int rt_pg_exec_commit(rt_pg *h, const char *sql, int nparams, const char *const *params,
+                      PGresult **out)
+{
+    if (out) *out = NULL;
+    if (!h->in_transaction) {
+        rt_set_errstr(h->errstr, "no transaction is open");
+        return RT_EINVAL;
+    }
+    int rc = prepare(h);
+    if (rc != RT_OK) {
+        h->in_transaction = false; /* the connection is gone, and the transaction with it */
+        return rc;
+    }
+    bool committed = false;
+    rc = exec_pipelined(h, false, sql, nparams, params, true, out, &committed);
+    if (rc != RT_OK && h->in_transaction) {
+        /* The statement failed: roll back here, keeping its error for the caller. */
+        char errstr[RT_ERRSTR_SIZE], sqlstate[6];
+        memcpy(errstr, h->errstr, sizeof errstr);
+        memcpy(sqlstate, h->sqlstate, sizeof sqlstate);
+        int ignored = rt_pg_rollback(h);
+        (void)ignored;
+        memcpy(h->errstr, errstr, sizeof errstr);
+        memcpy(h->sqlstate, sqlstate, sizeof sqlstate);
+    } else if (rc == RT_OK && !committed) {
+        rt_set_errstr(h->errstr, "the transaction was rolled back: an earlier statement in it "
+                                 "failed");
+        if (out && *out) {
+            PQclear(*out);
+            *out = NULL;
+        }
+        rc = RT_EDB;
+    }
+    return rc;
+}
+
 int rt_pg_rollback(rt_pg *h)
 {
     if (!h->in_transaction) return RT_OK;

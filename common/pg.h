@@ -90,6 +90,15 @@ void rt_pg_array_free(rt_pg_array *a);
 
 RT_MUSTCHECK int rt_pg_begin(rt_pg *h);
 RT_MUSTCHECK int rt_pg_commit(rt_pg *h);
+/* One round trip each (libpq pipeline mode), otherwise as the calls they stand for:
+ * rt_pg_begin_exec is rt_pg_begin then rt_pg_exec (when BEGIN fails nothing is open; when
+ * the statement fails the transaction is open and the caller rolls back), rt_pg_exec_commit
+ * is rt_pg_exec then rt_pg_commit (inside an open transaction; when the statement fails the
+ * transaction is rolled back and over, *out NULL). */
+RT_MUSTCHECK int rt_pg_begin_exec(rt_pg *h, const char *sql, int nparams, const char *const *params,
+                                  PGresult **out);
+RT_MUSTCHECK int rt_pg_exec_commit(rt_pg *h, const char *sql, int nparams,
+                                   const char *const *params, PGresult **out);
 /* Rolls back; when the connection is broken the transaction is gone anyway, so this resets
  * the connection and returns RT_OK if that works. */
 RT_MUSTCHECK int rt_pg_rollback(rt_pg *h);

@@ -31,6 +31,8 @@ static void on_sighup(int sig)
 
 void rt_worker_request_reload(void) { g_reload = 1; }
 
+bool rt_worker_reload_pending(void) { return g_reload != 0; }
+
 /* /healthz, from the endpoint's thread. */
 static bool worker_ready(void *ctx, char *why, size_t size)
 {

@@ -69,6 +69,9 @@ void rt_worker_health(const rt_worker_conns *conns);
 bool rt_worker_reload(rt_config *cfg);
 /* Asks for a reload as SIGHUP does. */
 void rt_worker_request_reload(void);
+/* Whether a reload was asked for and not applied yet: a cheap test, so that a threaded
+ * worker takes its configuration's write lock only when there is something to apply. */
+bool rt_worker_reload_pending(void);
 
 /* --check-config support: the services a worker needs. */
 enum {

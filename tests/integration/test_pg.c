@@ -169,6 +169,86 @@ static void test_connection_lost_inside_transaction_is_an_error_and_rollback_rec
     free(v);
 }
 
+/* rt_pg_begin_exec and rt_pg_exec_commit: the same outcomes as the calls they stand for,
+ * run three times so that the third goes through the prepared statement. */
+static void test_begin_exec_and_exec_commit_commit_or_roll_back_as_separate_calls(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(rt_pg_exec(f->pg, "CREATE TEMP TABLE t3 (k int PRIMARY KEY)", 0, NULL, NULL),
+                     RT_OK);
+    for (int round = 0; round < 3; round++) {
+        char k[16], k2[16];
+        snprintf(k, sizeof k, "%d", 10 * round + 1);
+        snprintf(k2, sizeof k2, "%d", 10 * round + 2);
+        const char *p1[] = {k}, *p2[] = {k2};
+        PGresult *res = NULL;
+        assert_int_equal(
+            rt_pg_begin_exec(f->pg, "INSERT INTO t3 VALUES ($1::int) RETURNING k", 1, p1, &res),
+            RT_OK);
+        assert_true(rt_pg_in_transaction(f->pg));
+        assert_string_equal(PQgetvalue(res, 0, 0), k);
+        PQclear(res);
+        /* The insert did not commit on its own: its session holds a transaction id. */
+        char pid[16];
+        snprintf(pid, sizeof pid, "%d", PQbackendPID(rt_pg_conn(f->pg)));
+        const char *pp[] = {pid};
+        char *open = value_of(f->admin,
+                              "SELECT count(*) FROM pg_locks WHERE pid = $1::int"
+                              " AND locktype = 'transactionid' AND granted",
+                              1, pp);
+        assert_string_equal(open, "1");
+        free(open);
+        assert_int_equal(
+            rt_pg_exec_commit(f->pg, "INSERT INTO t3 VALUES ($1::int) RETURNING k", 1, p2, &res),
+            RT_OK);
+        assert_false(rt_pg_in_transaction(f->pg));
+        assert_string_equal(PQgetvalue(res, 0, 0), k2);
+        PQclear(res);
+    }
+    char *v = value_of(f->pg, "SELECT string_agg(k::text, ',' ORDER BY k) FROM t3", 0, NULL);
+    assert_string_equal(v, "1,2,11,12,21,22");
+    free(v);
+
+    /* The committing statement fails: nothing of the transaction stays, none is left open,
+     * and the error is the statement's. */
+    const char *dup[] = {"1"}, *fresh[] = {"99"};
+    assert_int_equal(
+        rt_pg_begin_exec(f->pg, "INSERT INTO t3 VALUES ($1::int) RETURNING k", 1, fresh, NULL),
+        RT_OK);
+    PGresult *res = (PGresult *)1;
+    assert_int_equal(
+        rt_pg_exec_commit(f->pg, "INSERT INTO t3 VALUES ($1::int) RETURNING k", 1, dup, &res),
+        RT_ECONFLICT);
+    assert_null(res);
+    assert_string_equal(rt_pg_sqlstate(f->pg), "23505");
+    assert_false(rt_pg_in_transaction(f->pg));
+    v = value_of(f->pg, "SELECT count(*) FROM t3 WHERE k = 99", 0, NULL);
+    assert_string_equal(v, "0");
+    free(v);
+
+    /* The opening statement fails: the transaction is open and aborted; rollback ends it. */
+    assert_int_equal(rt_pg_begin_exec(f->pg, "SELECT 1/0", 0, NULL, NULL), RT_EDB);
+    assert_string_equal(rt_pg_sqlstate(f->pg), "22012");
+    assert_true(rt_pg_in_transaction(f->pg));
+    assert_int_equal(rt_pg_exec_commit(f->pg, "SELECT 1", 0, NULL, NULL), RT_EDB);
+    assert_false(rt_pg_in_transaction(f->pg));
+
+    /* Misuse is refused without touching the session. */
+    assert_int_equal(rt_pg_exec_commit(f->pg, "SELECT 1", 0, NULL, NULL), RT_EINVAL);
+    assert_int_equal(rt_pg_begin(f->pg), RT_OK);
+    assert_int_equal(rt_pg_begin_exec(f->pg, "SELECT 1", 0, NULL, NULL), RT_EINVAL);
+    assert_int_equal(rt_pg_rollback(f->pg), RT_OK);
+
+    /* A connection lost before the commit: an error, and the handle works again after. */
+    assert_int_equal(rt_pg_begin_exec(f->pg, "SELECT 1", 0, NULL, NULL), RT_OK);
+    kill_backend(f);
+    assert_int_equal(rt_pg_exec_commit(f->pg, "SELECT 2", 0, NULL, NULL), RT_ECONN);
+    assert_false(rt_pg_in_transaction(f->pg));
+    v = value_of(f->pg, "SELECT 'back'", 0, NULL);
+    assert_string_equal(v, "back");
+    free(v);
+}
+
 /* How many statements this session has prepared (pg_prepared_statements), asked with
  * libpq directly: through rt_pg_exec the question would be prepared too. */
 static int prepared_count(rt_pg *pg)
@@ -282,6 +362,7 @@ int main(void)
         PG_TEST(test_idle_connection_dropped_by_server_is_reset_before_next_statement),
         PG_TEST(test_connection_lost_inside_transaction_is_an_error_and_rollback_recovers),
         PG_TEST(test_statements_run_again_are_prepared_once_per_session),
+        PG_TEST(test_begin_exec_and_exec_commit_commit_or_roll_back_as_separate_calls),
         cmocka_unit_test(test_wrong_password_error_names_server_but_not_password),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,10 +5,11 @@
  * record the run, then run the pure eligibility checks (common/eligibility.h), fetching
  * only what the next check needs (task definition, set lookup, Treeherder classification,
  * errorsummary artifacts, existing retriggers). An eligible failure claims its set and its
- * budget atomically in Redis, then in one Postgres transaction creates the set (the unique
- * constraint is the backstop when Redis was flushed), writes the ledger, publishes the
- * retrigger request with a confirm and marks it published. The Pulse message is acked only
- * after that. Transient upstream failures go through delay queues; after the last delay the
+ * budget atomically in Redis, then in one Postgres call (classify_create_set, migration
+ * 0012) creates the set (the unique constraint is the backstop when Redis was flushed), runs
+ * the ledger backstop and writes the ledger row; then, under the set's row lock, publishes
+ * the retrigger request with a confirm and marks it published. The Pulse message is acked
+ * only after that. Transient upstream failures go through delay queues; after the last delay the
  * message is dead-lettered. classify_concurrency lanes (threads) in one process each run
  * this whole loop with their own connections, like replicas; run replicas for more. */
 #include <jansson.h>
@@ -88,10 +89,18 @@ static const char SQL_RECORD_RUN[] =
     " VALUES ($1, $2::integer, $3, $4, $5, $6, $7, $8, $9, $10::timestamptz, $11::timestamptz,"
     " $12::timestamptz)"
     " ON CONFLICT (task_id, run_id) DO NOTHING";
-static const char SQL_RUN_DETAILS[] =
-    "UPDATE runs SET project = coalesce(project, $3), revision = coalesce(revision, $4),"
-    " label = coalesce(label, $5), platform = coalesce(platform, $6)"
-    " WHERE task_id = $1 AND run_id = $2::integer";
+/* Once the task definition is known, one statement: completes the run's row, looks up the
+ * set of its (project, revision, label) and reads the ledger's total for its platform today
+ * (the floor of the Redis counter when the run turns out eligible). */
+static const char SQL_RUN_FACTS[] =
+    "WITH details AS ("
+    "  UPDATE runs SET project = coalesce(project, $3), revision = coalesce(revision, $4),"
+    "   label = coalesce(label, $5), platform = coalesce(platform, $6)"
+    "  WHERE task_id = $1 AND run_id = $2::integer)"
+    " SELECT s.id, s.original_task_id, s.request_published_at IS NOT NULL,"
+    "  coalesce((SELECT spent FROM budget_daily WHERE platform = $10 AND day = $11::date), 0)"
+    " FROM (SELECT 1) AS one LEFT JOIN retrigger_sets s"
+    "  ON s.project = $7 AND s.revision = $8 AND s.label = $9";
 static const char SQL_RUN_VERDICT[] =
     "UPDATE runs SET verdict = $3, verdict_reason = $4, classified_at = now()"
     " WHERE task_id = $1 AND run_id = $2::integer AND verdict IS NULL";
@@ -104,16 +113,8 @@ static const char SQL_ADD_MEMBER[] =
     " ON CONFLICT (set_id, task_id, run_id) DO UPDATE SET state = EXCLUDED.state,"
     " resolved_at = EXCLUDED.resolved_at";
 static const char SQL_CREATE_SET[] =
-    "INSERT INTO retrigger_sets (project, revision, label, platform, original_task_id,"
-    " original_run_id, retrigger_count, failing_groups, failures, task_group_id, task_queue_id)"
-    " VALUES ($1, $2, $3, $4, $5, $6::integer, $7::integer, $8::jsonb, $9::jsonb, $10, $11)"
-    " ON CONFLICT ON CONSTRAINT retrigger_sets_project_revision_label_key DO NOTHING"
-    " RETURNING id";
-static const char SQL_SET_COUNT[] =
-    "UPDATE retrigger_sets SET retrigger_count = $2::integer WHERE id = $1::bigint";
-static const char SQL_LEDGER_SPEND[] =
-    "INSERT INTO budget_ledger (platform, day, amount, idempotency_key, set_id, reason)"
-    " VALUES ($1, $2::date, $3::integer, 'set:' || $4, $4::bigint, 'retrigger')";
+    "SELECT set_id, kept, total, refused FROM classify_create_set($1, $2, $3, $4, $5,"
+    " $6::integer, $7::integer, $8::jsonb, $9::jsonb, $10, $11, $12, $13::integer, $14::integer)";
 static const char SQL_LOCK_SET[] =
     "SELECT id, original_task_id, original_run_id, request_published_at IS NOT NULL,"
     " retrigger_count, platform, task_group_id, task_queue_id, failing_groups::text, failures::text"
@@ -210,6 +211,45 @@ static const char *member_state(const rt_pulse_task *msg)
     case RT_TASK_EVENT_EXCEPTION: return "exception";
     default: return "pending";
     }
+}
+
+/* What SQL_RUN_FACTS read along with the run's details. */
+typedef struct run_facts {
+    bool known;
+    long long set_id; /* 0: no set */
+    char original[23];
+    bool published;
+    char day[11]; /* the UTC day ledger_spent is for */
+    int ledger_spent;
+} run_facts;
+
+static int read_run_facts(classify *w, const rt_pulse_task *msg, const rt_taskdef *task,
+                          run_facts *f)
+{
+    char run[16];
+    snprintf(run, sizeof run, "%d", msg->run_id);
+    utc_day(f->day);
+    const char *params[] = {msg->task_id,
+                            run,
+                            task->project ? task->project : msg->project,
+                            task->revision ? task->revision : msg->revision,
+                            task->label,
+                            task->platform,
+                            task->project,
+                            task->revision,
+                            task->label,
+                            task->platform ? task->platform : "unknown",
+                            f->day};
+    PGresult *res = NULL;
+    int rc = rt_pg_exec(w->pg, SQL_RUN_FACTS, 11, params, &res);
+    if (rc != RT_OK) return rc;
+    f->set_id = PQgetisnull(res, 0, 0) ? 0 : atoll(PQgetvalue(res, 0, 0));
+    snprintf(f->original, sizeof f->original, "%s", f->set_id ? PQgetvalue(res, 0, 1) : "");
+    f->published = f->set_id && PQgetvalue(res, 0, 2)[0] == 't';
+    f->ledger_spent = atoi(PQgetvalue(res, 0, 3));
+    f->known = true;
+    PQclear(res);
+    return RT_OK;
 }
 
 /* Looks up the set of (project, revision, label). *set_id 0 when none. */
@@ -349,15 +389,17 @@ static void set_row_free(set_row *s)
     s->failing_groups = s->failures = NULL;
 }
 
-/* Inside the caller's transaction: locks the set row and reads it. found false: no set. */
+/* Opens a transaction that locks the set row and reads it, in one round trip. found false:
+ * no set. On failure the caller rolls back (when rt_pg_in_transaction says it is open). */
 static int lock_set(classify *w, const char *project, const char *revision, const char *label,
                     set_row *s, bool *found)
 {
     const char *params[] = {project, revision, label};
     PGresult *res = NULL;
-    int rc = rt_pg_exec(w->pg, SQL_LOCK_SET, 3, params, &res);
-    if (rc != RT_OK) return rc;
     memset(s, 0, sizeof *s);
+    *found = false;
+    int rc = rt_pg_begin_exec(w->pg, SQL_LOCK_SET, 3, params, &res);
+    if (rc != RT_OK) return rc;
     *found = PQntuples(res) == 1;
     if (*found) {
         s->id = atoll(PQgetvalue(res, 0, 0));
@@ -376,8 +418,9 @@ static int lock_set(classify *w, const char *project, const char *revision, cons
     return rc;
 }
 
-/* Publishes the retrigger request of a locked set and marks it published (in the caller's
- * transaction, so a concurrent replica waits for the mark and never publishes twice). */
+/* Publishes the retrigger request of a locked set and marks it published, committing the
+ * caller's transaction with the mark (one round trip): a concurrent replica waits on the
+ * row lock for the mark and never publishes twice. */
 static int publish_request(classify *w, const char *project, const char *revision,
                            const char *label, const set_row *s)
 {
@@ -406,7 +449,7 @@ static int publish_request(classify *w, const char *project, const char *revisio
     char id[32];
     snprintf(id, sizeof id, "%lld", s->id);
     const char *params[] = {id};
-    return rt_pg_exec(w->pg, SQL_MARK_PUBLISHED, 1, params, NULL);
+    return rt_pg_exec_commit(w->pg, SQL_MARK_PUBLISHED, 1, params, NULL);
 }
 
 /* Publishes the set's request unless somebody did: right after the set's transaction
@@ -415,16 +458,17 @@ static int publish_request(classify *w, const char *project, const char *revisio
 static int ensure_published(classify *w, const char *project, const char *revision,
                             const char *label)
 {
-    int rc = rt_pg_begin(w->pg);
-    if (rc != RT_OK) return rc;
     set_row s;
     bool found = false;
-    rc = lock_set(w, project, revision, label, &s, &found);
-    if (rc == RT_OK && found && !s.published) rc = publish_request(w, project, revision, label, &s);
+    int rc = lock_set(w, project, revision, label, &s, &found);
+    bool publish = rc == RT_OK && found && !s.published;
+    if (publish) rc = publish_request(w, project, revision, label, &s); /* commits */
     set_row_free(&s);
-    if (rc == RT_OK) return rt_pg_commit(w->pg);
-    int ignored = rt_pg_rollback(w->pg);
-    (void)ignored;
+    if (rc == RT_OK && !publish) return rt_pg_commit(w->pg);
+    if (rc != RT_OK && rt_pg_in_transaction(w->pg)) {
+        int ignored = rt_pg_rollback(w->pg);
+        (void)ignored;
+    }
     return rc;
 }
 
@@ -439,28 +483,10 @@ static void report_budget(classify *w, const char *platform, const char *day, in
     rt_metric_set(m->budget_left, limit > total ? limit - total : 0, platform);
 }
 
-/* The Postgres backstop of the budget (common/ledger.h), in the transaction that creates set
- * `set_id` and writes its ledger row: the ledger total plus this claim must stay within the
- * limit. Redis normally ensures it; after Redis lost a claim whose ledger row had not
- * committed yet (a restart in between), its re-created counter is too low, and only this
- * check holds. *kept: the claim when it fits, else what fits when that is at least the
- * minimum (the set's count lowered to it), else 0 (budget-exhausted). *total: the ledger
- * total before this claim. */
-static int budget_backstop(classify *w, const char *platform, const char *day, int limit,
-                           int claimed, const char *set_id, int *kept, int *total)
-{
-    int rc = rt_ledger_backstop(w->pg, platform, day, limit, claimed, w->cfg->budget_minimum, kept,
-                                total);
-    if (rc != RT_OK || *kept == claimed || *kept == 0) return rc;
-    char count[16];
-    snprintf(count, sizeof count, "%d", *kept);
-    const char *uparams[] = {set_id, count};
-    return rt_pg_exec(w->pg, SQL_SET_COUNT, 2, uparams, NULL);
-}
-
 /* Claims budget and set, creates the set, publishes the request. */
 static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_taskdef *task,
-                               const rt_errorsummary *es, int wanted, handled *h)
+                               const rt_errorsummary *es, int wanted, const run_facts *facts,
+                               handled *h)
 {
     const char *project = task->project, *revision = task->revision, *label = task->label;
     const char *platform = task->platform ? task->platform : "unknown";
@@ -469,10 +495,12 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     int limit = 0;
     if (rt_budget_limit_for(&w->cfg->budget_limits, platform, 600, &limit) != RT_OK) limit = 0;
 
-    /* What the durable ledger says was spent today: the floor of the Redis counter. */
-    int ledger = 0;
-    int rc = rt_ledger_spent(w->pg, platform, day, &ledger);
-    if (rc != RT_OK) {
+    /* What the durable ledger says was spent today: the floor of the Redis counter. Read
+     * with the run's facts, unless the day has turned since. */
+    int ledger = facts->ledger_spent;
+    int rc = RT_OK;
+    if ((!facts->known || strcmp(facts->day, day) != 0) &&
+        (rc = rt_ledger_spent(w->pg, platform, day, &ledger)) != RT_OK) {
         fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return;
     }
@@ -538,51 +566,40 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     snprintf(count, sizeof count, "%d", spent);
     const char *queue = msg->task_queue_id ? msg->task_queue_id : task->task_queue_id;
 
-    bool created = false;
+    /* One call (migration 0012): the set, the backstop under the (platform, day) lock, the
+     * ledger row and the run's verdict commit together, or nothing is written (the set
+     * exists, or the backstop refused). The request is published after it (below), so it
+     * never names a set that a crash or a lost connection rolled back. */
+    bool created = false; /* this call inserted the set (refused included) */
     int kept = spent, ledger_total = 0;
-    bool refused = false; /* by the backstop: nothing fits */
-    rc = rt_pg_begin(w->pg);
+    char limit_text[16], minimum_text[16];
+    snprintf(limit_text, sizeof limit_text, "%d", limit);
+    snprintf(minimum_text, sizeof minimum_text, "%d", w->cfg->budget_minimum);
+    const char *params[] = {project,
+                            revision,
+                            label,
+                            platform,
+                            msg->task_id,
+                            run,
+                            count,
+                            groups_text ? groups_text : "[]",
+                            failures_text ? failures_text : "[]",
+                            msg->task_group_id,
+                            queue,
+                            day,
+                            limit_text,
+                            minimum_text};
+    PGresult *res = NULL;
+    rc = rt_pg_exec(w->pg, SQL_CREATE_SET, 14, params, &res);
     if (rc == RT_OK) {
-        const char *params[] = {project,
-                                revision,
-                                label,
-                                platform,
-                                msg->task_id,
-                                run,
-                                count,
-                                groups_text ? groups_text : "[]",
-                                failures_text ? failures_text : "[]",
-                                msg->task_group_id,
-                                queue};
-        PGresult *res = NULL;
-        rc = rt_pg_exec(w->pg, SQL_CREATE_SET, 11, params, &res);
-        if (rc == RT_OK && PQntuples(res) == 1) {
-            created = true;
-            char set_id[32];
-            snprintf(set_id, sizeof set_id, "%s", PQgetvalue(res, 0, 0));
-            rc = budget_backstop(w, platform, day, limit, spent, set_id, &kept, &ledger_total);
-            char kept_text[16];
-            snprintf(kept_text, sizeof kept_text, "%d", kept);
-            const char *ledger_params[] = {platform, day, kept_text, set_id};
-            /* Refused: the transaction is rolled back below; nothing is written. */
-            refused = rc == RT_OK && kept == 0 && spent > 0;
-            bool spend = rc == RT_OK && !refused;
-            if (spend) rc = rt_pg_exec(w->pg, SQL_LEDGER_SPEND, 4, ledger_params, NULL);
-            if (spend && rc == RT_OK) {
-                const char *vparams[] = {msg->task_id, run, "retrigger", "eligible"};
-                rc = rt_pg_exec(w->pg, SQL_RUN_VERDICT, 4, vparams, NULL);
-            }
-            /* The request is published after the commit (below), so it never names a set
-             * that a crash or a lost connection rolled back. */
-        }
-        PQclear(res);
-        if (rc == RT_OK && !refused)
-            rc = rt_pg_commit(w->pg);
-        else {
-            int ignored = rt_pg_rollback(w->pg);
-            (void)ignored;
+        bool refused = PQgetvalue(res, 0, 3)[0] == 't';
+        created = !PQgetisnull(res, 0, 0) || refused;
+        if (created) {
+            kept = atoi(PQgetvalue(res, 0, 1));
+            ledger_total = atoi(PQgetvalue(res, 0, 2));
         }
     }
+    PQclear(res);
     free(groups_text);
     free(failures_text);
     if (rc == RT_OK && created && kept < spent) {
@@ -735,6 +752,7 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
     char original[23] = "";
     long long set_id = 0;
     bool published = false;
+    run_facts pre = {0};
     char run[16];
     snprintf(run, sizeof run, "%d", msg->run_id);
 
@@ -774,16 +792,15 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
                 if (fetch_task(w, msg->task_id, &task, h) != RT_OK) goto out;
                 task_heap = cache_get(w, msg->task_id) != task;
                 facts.task = task;
-                const char *params[] = {msg->task_id,
-                                        run,
-                                        task->project ? task->project : msg->project,
-                                        task->revision ? task->revision : msg->revision,
-                                        task->label,
-                                        task->platform};
-                if (rt_pg_exec(w->pg, SQL_RUN_DETAILS, 6, params, NULL) != RT_OK) {
+                if (read_run_facts(w, msg, task, &pre) != RT_OK) {
                     fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
                     goto out;
                 }
+                set_id = pre.set_id;
+                snprintf(original, sizeof original, "%s", pre.original);
+                published = pre.published;
+                facts.set_known = true;
+                facts.set_original_task_id = set_id ? original : NULL;
                 break;
             }
             case RT_NEED_SET_LOOKUP:
@@ -840,7 +857,7 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
 
         const char *verdict = rt_elig_verdict_name(r.verdict);
         if (r.verdict == RT_ELIG_RETRIGGER) {
-            request_retriggers(w, msg, task, &es, r.retriggers, h);
+            request_retriggers(w, msg, task, &es, r.retriggers, &pre, h);
         } else {
             int rc = RT_OK;
             if (!strcmp(r.reason, "is-retrigger") && task) {
@@ -1265,7 +1282,9 @@ slow:
  * on Taskcluster does not hold up the others. They share the configuration, which SIGHUP
  * changes under g_config (lanes read it while handling messages; lane 0 writes it), and
  * g_config_generation tells the other lanes to refresh their eligibility policy. */
-static pthread_rwlock_t g_config = PTHREAD_RWLOCK_INITIALIZER;
+/* Writer-preferring: with glibc's default (readers first) a pending reload could wait for as
+ * long as the other lanes keep overlapping read locks, which under load is forever. */
+static pthread_rwlock_t g_config = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 static atomic_uint g_config_generation;
 
 typedef struct lane {
@@ -1292,9 +1311,13 @@ static void lane_loop(lane *l)
             /* Safe point: report readiness (lane 0's connections), apply a SIGHUP. */
             rt_worker_health(&(rt_worker_conns){w->ours, w->pulse != w->ours ? w->pulse : NULL,
                                                 w->redis, w->pg});
-            pthread_rwlock_wrlock(&g_config);
-            if (rt_worker_reload(w->cfg)) atomic_fetch_add(&g_config_generation, 1);
-            pthread_rwlock_unlock(&g_config);
+            /* The write lock only when a SIGHUP waits: taken on every pass, it queued lane 0
+             * behind the other lanes' read locks, so lane 0 consumed nothing under load. */
+            if (rt_worker_reload_pending()) {
+                pthread_rwlock_wrlock(&g_config);
+                if (rt_worker_reload(w->cfg)) atomic_fetch_add(&g_config_generation, 1);
+                pthread_rwlock_unlock(&g_config);
+            }
         }
         if (atomic_load(&g_config_generation) != generation) {
             pthread_rwlock_rdlock(&g_config);
