@@ -13,7 +13,7 @@
 #define COUNTER_TTL_SECONDS "259200"  /* 3 days */
 
 /* KEYS: dedupe key, counter key. ARGV: owner task, wanted, minimum, limit, ledger spent,
- * dedupe ttl, counter ttl. Returns {status, number, owner}. */
+ * dedupe ttl, counter ttl. Returns {status, number, owner[, the counter after a claim]}. */
 static const char claim_source[] =
     "local existing = redis.call('GET', KEYS[1])\n"
     "if existing then\n"
@@ -30,9 +30,9 @@ static const char claim_source[] =
     "if take < tonumber(ARGV[3]) then\n"
     "  return {'exhausted', tostring(math.max(left, 0)), ''}\n"
     "end\n"
-    "redis.call('INCRBY', KEYS[2], take)\n"
+    "local total = redis.call('INCRBY', KEYS[2], take)\n"
     "redis.call('SET', KEYS[1], ARGV[1] .. ':' .. take, 'EX', ARGV[6])\n"
-    "return {'claimed', tostring(take), ARGV[1]}\n";
+    "return {'claimed', tostring(take), ARGV[1], tostring(total)}\n";
 
 /* Gives AMOUNT (a Lua expression) back to the counter KEY, never below zero; leaves the
  * amount given back in `back`. Shared by the refund and the settle scripts. */
@@ -150,14 +150,15 @@ static int claim(rt_redis *redis, const rt_claim_request *req, const char *dedup
     int rc = rt_redis_eval(redis, &claim_script, 2, keys, 7, args, &reply);
     if (rc != RT_OK) return rc;
     rc = RT_EPROTO;
-    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3) goto out;
-    for (size_t i = 0; i < 3; i++)
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 3 || reply->elements > 4) goto out;
+    for (size_t i = 0; i < reply->elements; i++)
         if (reply->element[i]->type != REDIS_REPLY_STRING) goto out;
     const char *status = reply->element[0]->str;
     int number = atoi(reply->element[1]->str);
     if (!strcmp(status, "claimed")) {
         out->status = RT_CLAIM_CLAIMED;
         out->spent = number;
+        out->total = reply->elements == 4 ? atoi(reply->element[3]->str) : -1;
     } else if (!strcmp(status, "exists")) {
         out->status = RT_CLAIM_EXISTS;
         out->spent = number;

@@ -34,6 +34,7 @@ typedef struct rt_claim {
     rt_claim_status status;
     int spent;              /* CLAIMED: spent now; EXISTS: what the claimant spent */
     int left;               /* EXHAUSTED: what was left */
+    int total;              /* CLAIMED: the day's counter with this claim in it */
     char owner_task_id[64]; /* EXISTS: the task that claimed the set */
 } rt_claim;
 

@@ -21,6 +21,7 @@ typedef struct rt_taskdef {
     char *action;        /* tags.action (set on tasks made by actions), may be NULL */
     char *project, *revision, *pushlog_id; /* from the tc-treeherder.v2 route, may be NULL */
     char *created;                         /* ISO-8601, may be NULL */
+    char *storage; /* a parsed definition keeps every string above in this one block */
 } rt_taskdef;
 
 /* Returns RT_OK, RT_EPROTO (reason like "wrong-type:extra.treeherder.tier"), RT_ETOOBIG,

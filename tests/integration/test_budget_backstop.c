@@ -104,6 +104,7 @@ static void claim_five(fixture *f)
     assert_int_equal(c.status, RT_CLAIM_CLAIMED);
     assert_int_equal(c.spent, 5);
     assert_int_equal(counter(f), 5);
+    assert_int_equal(c.total, 5); /* the counter the claim left, without asking again */
 }
 
 static void test_a_partly_kept_claim_gives_the_rest_back_once(void **state)
@@ -153,6 +154,7 @@ static void test_a_refused_claim_frees_its_set_key_and_all_its_budget(void **sta
     assert_int_equal(c.status, RT_CLAIM_CLAIMED);
     assert_int_equal(c.spent, 5);
     assert_int_equal(counter(f), 8);
+    assert_int_equal(c.total, 8);
 }
 
 static void test_another_claimants_key_and_spend_are_left_alone(void **state)

@@ -51,7 +51,7 @@ static void test_defaults_point_at_local_services(void **state)
     assert_int_equal(rt_config_load(&cfg, NULL, err), RT_OK);
     assert_string_equal(cfg.redis_url, "redis://127.0.0.1:6380/0");
     assert_string_equal(cfg.pulse_url, cfg.amqp_url); /* pulse_url defaults to amqp_url */
-    assert_int_equal(cfg.amqp_prefetch, 100);
+    assert_int_equal(cfg.amqp_prefetch, 64);
     assert_int_equal(cfg.log_level, RT_LOG_INFO);
     assert_null(cfg.taskcluster_access_token);
     rt_config_free(&cfg);

@@ -472,13 +472,16 @@ static int ensure_published(classify *w, const char *project, const char *revisi
     return rc;
 }
 
-/* retrig_retriggers_requested_total and today's budget gauges after a spend. */
-static void report_budget(classify *w, const char *platform, const char *day, int limit, int spent)
+/* retrig_retriggers_requested_total and today's budget gauges after a spend. total: the
+ * counter the claim left (< 0: ask Redis, as after the backstop gave some back). */
+static void report_budget(classify *w, const char *platform, const char *day, int limit, int spent,
+                          int total)
 {
     const rt_std_metrics *m = rt_metrics_std();
-    int total = 0;
     rt_metric_add(m->retriggers_requested, spent, platform);
-    if (rt_budget_spent(w->redis, w->cfg->redis_key_prefix, platform, day, &total) != RT_OK) return;
+    if (total < 0 &&
+        rt_budget_spent(w->redis, w->cfg->redis_key_prefix, platform, day, &total) != RT_OK)
+        return;
     rt_metric_set(m->budget_spent, total, platform);
     rt_metric_set(m->budget_left, limit > total ? limit - total : 0, platform);
 }
@@ -647,7 +650,8 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     }
     if (created) {
         snprintf(h->reason, sizeof h->reason, "retriggers-requested");
-        report_budget(w, platform, day, limit, spent);
+        report_budget(w, platform, day, limit, spent,
+                      spent_now && spent == claim.spent ? claim.total : -1);
         char sp[16];
         snprintf(sp, sizeof sp, "%d", spent);
         rt_log_info("retriggers requested", "task_id", msg->task_id, "project", project, "label",
@@ -888,10 +892,16 @@ out:
     }
 }
 
-static void handle(classify *w, const rt_amqp_message *m, handled *h)
+/* pre: the delivery already parsed (routes applied) and its run recorded, by the batch
+ * (process_batch); NULL: parse and record it here. */
+static void handle(classify *w, const rt_amqp_message *m, rt_pulse_task *pre, handled *h)
 {
     h->outcome = DONE_ACK;
     h->reason[0] = '\0';
+    if (pre) {
+        classify_run(w, pre, h);
+        return;
+    }
     const char *exchange = rt_amqp_message_header(m, "x-retrig-original-exchange");
     if (!exchange) exchange = m->exchange;
     rt_pulse_task msg;
@@ -1099,11 +1109,11 @@ static void count_message(classify *w, const rt_amqp_message *m, const handled *
 }
 
 /* Handles one delivery from src and settles it (ack, retry, dead letter or requeue). */
-static void process(classify *w, rt_amqp *src, rt_amqp_message *m)
+static void process(classify *w, rt_amqp *src, rt_amqp_message *m, rt_pulse_task *pre)
 {
     handled h;
     double started = rt_metrics_now();
-    handle(w, m, &h);
+    handle(w, m, pre, &h);
     int rc = RT_OK;
     switch (h.outcome) {
     case DONE_ACK: rc = rt_amqp_ack(src, m); break;
@@ -1131,12 +1141,14 @@ static void process(classify *w, rt_amqp *src, rt_amqp_message *m)
 /* ---- the fast path: completed and exception runs, many at a time ---- */
 
 #define BATCH_MAX 256
-/* One statement per batch (prepared by rt_pg_exec at its second use): picks out the runs that may
- * be members of a retrigger set, for the full path to record, and inserts every other run with its
- * verdict. A run may be a member when its push and label have a set, or, when it names no push or
- * label (older messages), when its task group has a set. Postgres is the source of truth for both,
- * so a flushed Redis changes nothing. One array per column, so the statement is short and the same
- * for every batch. Returns the batch indexes of the runs left for the full path. */
+/* One statement per batch (prepared by rt_pg_exec at its second use): picks out the completed and
+ * exception runs that may be members of a retrigger set, for the full path to record, and inserts
+ * every other run with its verdict, and the failed runs without one (the full path classifies
+ * them, without recording them again). A run may be a member when its push and label have a set,
+ * or, when it names no push or label (older messages), when its task group has a set. Postgres is
+ * the source of truth for both, so a flushed Redis changes nothing. One array per column, so the
+ * statement is short and the same for every batch. Returns the batch indexes of the runs left for
+ * the full path. */
 static const char SQL_FAST_BATCH[] =
     "WITH v AS ("
     "  SELECT * FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[], $5::text[],"
@@ -1145,7 +1157,7 @@ static const char SQL_FAST_BATCH[] =
     "   AS v(i, task_id, run_id, state, reason_resolved, task_queue_id, task_group_id, project,"
     "   revision, label, scheduled_at, started_at, resolved_at, verdict, verdict_reason)),"
     " member AS ("
-    "  SELECT v.i FROM v WHERE CASE"
+    "  SELECT v.i FROM v WHERE v.verdict IS NOT NULL AND CASE"
     "   WHEN v.project IS NOT NULL AND v.revision IS NOT NULL AND v.label IS NOT NULL"
     "   THEN EXISTS (SELECT 1 FROM retrigger_sets s WHERE s.project = v.project"
     "    AND s.revision = v.revision AND s.label = v.label)"
@@ -1156,28 +1168,27 @@ static const char SQL_FAST_BATCH[] =
     "   project, revision, label, scheduled_at, started_at, resolved_at, verdict,"
     "   verdict_reason, classified_at)"
     "  SELECT task_id, run_id, state, reason_resolved, task_queue_id, task_group_id, project,"
-    "   revision, label, scheduled_at, started_at, resolved_at, verdict, verdict_reason, now()"
+    "   revision, label, scheduled_at, started_at, resolved_at, verdict, verdict_reason,"
+    "   CASE WHEN verdict IS NOT NULL THEN now() END"
     "  FROM v WHERE v.i NOT IN (SELECT i FROM member)"
     "  ON CONFLICT (task_id, run_id) DO NOTHING)"
     " SELECT i FROM member";
 #define FAST_COLUMNS 15
 
-/* Parses a delivery for the fast path. True when it needs nothing but a runs row with its
- * verdict (or nothing at all); false when it must take the full path (failed runs,
- * invalid bodies, retries). */
-static bool fast_candidate(classify *w, const rt_amqp_message *m, rt_pulse_task *msg)
+enum { FULL_PATH, FAST_PATH, RECORD_ONLY };
+
+/* Parses a delivery for the batch. FAST_PATH: it needs nothing but a runs row with its verdict
+ * (or nothing at all); RECORD_ONLY: a failed run, recorded by the batch and then classified
+ * by the full path from msg; FULL_PATH: everything else (invalid bodies, retries), msg unset. */
+static int batch_candidate(classify *w, const rt_amqp_message *m, rt_pulse_task *msg)
 {
-    if (rt_amqp_message_header(m, "x-retrig-original-exchange")) return false; /* a retry */
+    if (rt_amqp_message_header(m, "x-retrig-original-exchange")) return FULL_PATH; /* a retry */
     char reason[RT_PULSE_REASON_SIZE];
     if (rt_pulse_parse(m->body, m->len, m->exchange, (size_t)w->cfg->max_message_bytes, msg,
                        reason) != RT_OK)
-        return false;
-    if (msg->event == RT_TASK_EVENT_FAILED) {
-        rt_pulse_task_free(msg);
-        return false;
-    }
+        return FULL_PATH;
     for (size_t i = 0; i < m->cc_count; i++) (void)rt_pulse_apply_route(msg, m->cc[i]);
-    return true;
+    return msg->event == RT_TASK_EVENT_FAILED ? RECORD_ONLY : FAST_PATH;
 }
 
 /* Handles the deliveries of one batch: completed and exception runs of task groups that
@@ -1187,21 +1198,23 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
 {
     double started = rt_metrics_now();
     rt_pulse_task *msgs = calloc(n, sizeof *msgs);
-    bool *fast = calloc(n, sizeof *fast);
+    int *kind = calloc(n, sizeof *kind);
+    bool *recorded = calloc(n, sizeof *recorded);
     char(*runs)[16] = calloc(n, sizeof *runs);
     rt_amqp_message **acks = calloc(n, sizeof *acks);
-    if (!msgs || !fast || !runs || !acks) goto fallback;
+    if (!msgs || !kind || !recorded || !runs || !acks) goto fallback;
 
-    for (size_t i = 0; i < n; i++) fast[i] = fast_candidate(w, &batch[i], &msgs[i]);
+    for (size_t i = 0; i < n; i++) kind[i] = batch_candidate(w, &batch[i], &msgs[i]);
     size_t rows = 0;
     for (size_t i = 0; i < n; i++)
-        if (fast[i] && msgs[i].event != RT_TASK_EVENT_OTHER) rows++;
+        if (kind[i] != FULL_PATH && msgs[i].event != RT_TASK_EVENT_OTHER) rows++;
     if (rows) {
         rt_pg_array cols[FAST_COLUMNS] = {0};
         bool ok = true;
         for (size_t i = 0; i < n && ok; i++) {
-            if (!fast[i] || msgs[i].event == RT_TASK_EVENT_OTHER) continue;
+            if (kind[i] == FULL_PATH || msgs[i].event == RT_TASK_EVENT_OTHER) continue;
             rt_pulse_task *t = &msgs[i];
+            bool failed = kind[i] == RECORD_ONLY;
             bool completed = t->event == RT_TASK_EVENT_COMPLETED;
             char index[24];
             snprintf(index, sizeof index, "%zu", i);
@@ -1219,8 +1232,10 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
                                              t->scheduled,
                                              t->started,
                                              t->resolved,
-                                             "skip",
-                                             completed ? "not-failed" : "exception"};
+                                             failed ? NULL : "skip",
+                                             failed      ? NULL
+                                             : completed ? "not-failed"
+                                                         : "exception"};
             for (size_t c = 0; c < FAST_COLUMNS && ok; c++)
                 ok = rt_pg_array_add(&cols[c], row[c]) == RT_OK;
         }
@@ -1234,11 +1249,12 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
             /* A bad value in one row (or Postgres down): let the full path sort them out. */
             rt_log_debug("batch insert failed; handling one by one", "error", rt_pg_errstr(w->pg));
             for (size_t i = 0; i < n; i++)
-                if (msgs[i].event != RT_TASK_EVENT_OTHER) fast[i] = false;
+                if (msgs[i].event != RT_TASK_EVENT_OTHER) kind[i] = FULL_PATH;
         } else {
+            for (size_t i = 0; i < n; i++) recorded[i] = kind[i] == RECORD_ONLY;
             for (int row = 0; row < PQntuples(res); row++) {
                 size_t i = (size_t)atoll(PQgetvalue(res, row, 0));
-                if (i < n) fast[i] = false; /* may be a member of a set: the full path says */
+                if (i < n) kind[i] = FULL_PATH; /* may be a member of a set: the full path says */
             }
         }
         PQclear(res);
@@ -1246,20 +1262,22 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
     goto slow;
 fallback:
     /* Something failed before the batch was written: every message takes the full path. */
-    for (size_t i = 0; fast && i < n; i++) fast[i] = false;
+    for (size_t i = 0; kind && i < n; i++) kind[i] = FULL_PATH;
 slow:
     /* The others first, each settled on its own, so that the fast ones, whose rows are
-     * written, can then be acked together in one frame. */
+     * written, can then be acked together in one frame. A failed run the batch recorded is
+     * classified from its parsed message. */
     for (size_t i = 0; i < n; i++)
-        if (!fast || !fast[i]) process(w, src, &batch[i]);
-    if (fast) {
+        if (!kind || kind[i] != FAST_PATH)
+            process(w, src, &batch[i], recorded && recorded[i] ? &msgs[i] : NULL);
+    if (kind) {
         size_t nfast = 0;
         for (size_t i = 0; i < n; i++)
-            if (fast[i]) acks[nfast++] = &batch[i];
+            if (kind[i] == FAST_PATH) acks[nfast++] = &batch[i];
         if (nfast && rt_amqp_ack_many(src, acks, nfast) != RT_OK)
             rt_log_warn("could not ack; the broker will redeliver", "error", rt_amqp_errstr(src));
         for (size_t i = 0; i < n; i++)
-            if (fast[i])
+            if (kind[i] == FAST_PATH)
                 rt_metric_inc(rt_metrics_std()->messages, "acked",
                               msgs[i].event == RT_TASK_EVENT_COMPLETED   ? "not-failed"
                               : msgs[i].event == RT_TASK_EVENT_EXCEPTION ? "exception"
@@ -1270,7 +1288,8 @@ slow:
     }
     for (size_t i = 0; msgs && i < n; i++) rt_pulse_task_free(&msgs[i]);
     free(msgs);
-    free(fast);
+    free(kind);
+    free(recorded);
     free(runs);
     free(acks);
 }
@@ -1346,7 +1365,7 @@ static void lane_loop(lane *l)
             rc = rt_amqp_next(w->ours, &m, 50);
             if (rc == RT_OK) {
                 pthread_rwlock_rdlock(&g_config);
-                process(w, w->ours, &m);
+                process(w, w->ours, &m, NULL);
                 pthread_rwlock_unlock(&g_config);
                 rt_amqp_message_free(&m);
             }
