@@ -29,9 +29,8 @@ static int copy_string(json_t *v, const char *path, char **out, char *reason)
  * of ten (retrig-classify keeps thousands). Leaves d as it was when memory is short. */
 static void pack(rt_taskdef *d)
 {
-    char **fields[] = {&d->task_queue_id, &d->job_kind, &d->platform, &d->label,
-                       &d->kind,          &d->action,   &d->project,  &d->revision,
-                       &d->pushlog_id,    &d->created};
+    char **fields[] = {&d->task_queue_id, &d->job_kind, &d->platform, &d->label,      &d->kind,
+                       &d->action,        &d->project,  &d->revision, &d->pushlog_id, &d->created};
     size_t n = sizeof fields / sizeof *fields, total = 0;
     for (size_t i = 0; i < n; i++)
         if (*fields[i]) total += strlen(*fields[i]) + 1;
