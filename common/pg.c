@@ -305,6 +305,26 @@ static struct statement *statement_for(rt_pg *h, const char *sql, int nparams)
     return &h->stmts[h->nstmts++];
 }
 
+/* The name the session knows e by: rt_<index>_<version>. */
+static void statement_name(const rt_pg *h, const struct statement *e, char name[48])
+{
+    snprintf(name, 48, "rt_%zu_%u", (size_t)(e - h->stmts), e->version);
+}
+
+/* After e failed as a prepared statement: true when the session lost it (26000: DISCARD ALL
+ * from a pooler) or a migration changed the columns it returns (0A000); it is then prepared
+ * afresh, under a new name, at its next use. */
+static bool forget_if_stale(rt_pg *h, struct statement *e)
+{
+    if (strcmp(h->sqlstate, "26000") != 0 &&
+        (strcmp(h->sqlstate, "0A000") != 0 || !strstr(h->errstr, "cached plan")))
+        return false;
+    e->prepared = false;
+    e->uses = PREPARE_AT_USE - 1;
+    e->version++;
+    return true;
+}
+
 int rt_pg_exec(rt_pg *h, const char *sql, int nparams, const char *const *params, PGresult **out)
 {
     if (out) *out = NULL;
@@ -312,7 +332,7 @@ int rt_pg_exec(rt_pg *h, const char *sql, int nparams, const char *const *params
     if (rc != RT_OK) return rc;
     struct statement *e = statement_for(h, sql, nparams);
     char name[48] = "";
-    if (e) snprintf(name, sizeof name, "rt_%zu_%u", (size_t)(e - h->stmts), e->version);
+    if (e) statement_name(h, e, name);
     if (e && !e->prepared && ++e->uses >= PREPARE_AT_USE) {
         rc = finish(h, PQprepare(h->conn, name, sql, nparams, NULL), NULL);
         if (rc != RT_OK) return rc;
@@ -322,18 +342,10 @@ int rt_pg_exec(rt_pg *h, const char *sql, int nparams, const char *const *params
         return finish(h, PQexecParams(h->conn, sql, nparams, NULL, params, NULL, NULL, 0), out);
 
     rc = finish(h, PQexecPrepared(h->conn, name, nparams, params, NULL, NULL, 0), out);
-    if (rc == RT_EDB && (!strcmp(h->sqlstate, "26000") ||
-                         (!strcmp(h->sqlstate, "0A000") && strstr(h->errstr, "cached plan")))) {
-        /* The session lost it (26000: DISCARD ALL from a pooler), or a migration changed
-         * the columns it returns (0A000): it is prepared afresh, under a new name, at its
-         * next use. Outside a transaction it runs now, unprepared; inside, the failure has
-         * aborted the transaction and the caller runs it again. */
-        e->prepared = false;
-        e->uses = PREPARE_AT_USE - 1;
-        e->version++;
-        if (!h->in_transaction)
-            return finish(h, PQexecParams(h->conn, sql, nparams, NULL, params, NULL, NULL, 0), out);
-    }
+    /* A stale statement runs now, unprepared, outside a transaction; inside, the failure has
+     * aborted the transaction and the caller runs it again. */
+    if (rc == RT_EDB && forget_if_stale(h, e) && !h->in_transaction)
+        return finish(h, PQexecParams(h->conn, sql, nparams, NULL, params, NULL, NULL, 0), out);
     return rc;
 }
 
@@ -387,7 +399,7 @@ static int exec_pipelined(rt_pg *h, bool begin, const char *sql, int nparams,
     char name[48] = "";
     bool do_prepare = false;
     if (e) {
-        snprintf(name, sizeof name, "rt_%zu_%u", (size_t)(e - h->stmts), e->version);
+        statement_name(h, e, name);
         do_prepare = !e->prepared && e->uses + 1 >= PREPARE_AT_USE;
         e->uses++;
     }
@@ -449,14 +461,7 @@ static int exec_pipelined(rt_pg *h, bool begin, const char *sql, int nparams,
     results[STATEMENT_R] = NULL;
     if (rc == RT_OK) {
         rc = finish(h, statement, out);
-        if (rc == RT_EDB && named &&
-            (!strcmp(h->sqlstate, "26000") ||
-             (!strcmp(h->sqlstate, "0A000") && strstr(h->errstr, "cached plan")))) {
-            /* As in rt_pg_exec: prepared afresh, under a new name, at its next use. */
-            e->prepared = false;
-            e->uses = PREPARE_AT_USE - 1;
-            e->version++;
-        }
+        if (rc == RT_EDB && named) (void)forget_if_stale(h, e);
     } else {
         PQclear(statement);
     }
