@@ -2,22 +2,34 @@
 /* errorsummary.c - parses mozlog errorsummary JSON lines and classifies the run. */
 #include "common/errorsummary.h"
 
-#include <jansson.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A bounded copy of a JSON string field, or NULL when absent or not a string. */
-static char *field_copy(json_t *obj, const char *key)
+#include "common/jscan.h"
+
+/* The decoded string token i, cut to at most max bytes, or NULL when i is not a string
+ * (*rc = RT_ENOMEM when the copy failed). */
+static char *str_copy(const rt_jscan *js, int i, size_t max, int *rc)
 {
-    const char *s = json_string_value(json_object_get(obj, key));
-    if (!s) return NULL;
-    return strndup(s, RT_ES_MAX_FIELD);
+    if (rt_js_type_of(js, i) != RT_JS_STRING) return NULL;
+    char *s = rt_js_strdup(js, i);
+    if (!s) {
+        *rc = RT_ENOMEM;
+        return NULL;
+    }
+    if (strlen(s) > max) s[max] = '\0';
+    return s;
 }
 
-static rt_es_group *find_or_add_group(rt_errorsummary *es, const char *name, int *rc)
+/* The group named by string token name (or by the C string cname when name < 0). */
+static rt_es_group *find_or_add_group(rt_errorsummary *es, const rt_jscan *js, int name,
+                                      const char *cname, int *rc)
 {
     for (size_t i = 0; i < es->ngroups; i++)
-        if (!strcmp(es->groups[i].name, name)) return &es->groups[i];
+        if (name >= 0 ? rt_js_streq(js, name, es->groups[i].name)
+                      : !strcmp(es->groups[i].name, cname))
+            return &es->groups[i];
     if (es->ngroups >= RT_ES_MAX_GROUPS) {
         es->too_big = true;
         return NULL;
@@ -31,7 +43,7 @@ static rt_es_group *find_or_add_group(rt_errorsummary *es, const char *name, int
     rt_es_group *g = &es->groups[es->ngroups];
     memset(g, 0, sizeof *g);
     g->duration_ms = -1;
-    g->name = strndup(name, RT_ES_MAX_FIELD);
+    g->name = name >= 0 ? str_copy(js, name, RT_ES_MAX_FIELD, rc) : strndup(cname, RT_ES_MAX_FIELD);
     if (!g->name) {
         *rc = RT_ENOMEM;
         return NULL;
@@ -41,21 +53,19 @@ static rt_es_group *find_or_add_group(rt_errorsummary *es, const char *name, int
 }
 
 /* Is status one of the line's expected statuses (expected, or known_intermittent)? */
-static bool status_expected(json_t *line, const char *status, const char *expected)
+static bool status_expected(const rt_jscan *js, const char *status, const char *expected)
 {
     if (!strcmp(status, expected)) return true;
     if (!strcmp(status, "SKIP")) return true;
-    json_t *known = json_object_get(line, "known_intermittent");
-    size_t i;
-    json_t *v;
-    json_array_foreach(known, i, v)
-    {
-        if (json_is_string(v) && !strcmp(json_string_value(v), status)) return true;
-    }
+    int known = rt_js_get(js, 0, "known_intermittent");
+    if (rt_js_type_of(js, known) != RT_JS_ARRAY) return false;
+    for (int v = rt_js_first(js, known); v >= 0; v = rt_js_after(js, known, v))
+        if (rt_js_streq(js, v, status)) return true;
     return false;
 }
 
-static int add_failure(rt_errorsummary *es, json_t *line, const char *status, const char *group)
+static int add_failure(rt_errorsummary *es, const rt_jscan *js, const char *status,
+                       const char *expected, const char *group)
 {
     if (es->nfailures >= RT_ES_MAX_FAILURES) {
         es->failures_dropped++;
@@ -66,80 +76,91 @@ static int add_failure(rt_errorsummary *es, json_t *line, const char *status, co
     es->failures = grown;
     rt_es_failure *f = &es->failures[es->nfailures];
     memset(f, 0, sizeof *f);
-    const char *test = json_string_value(json_object_get(line, "test"));
-    const char *expected = json_string_value(json_object_get(line, "expected"));
-    f->test = strndup(test ? test : "", RT_ES_MAX_FIELD);
-    f->subtest = field_copy(line, "subtest");
+    int rc = RT_OK;
+    f->test = str_copy(js, rt_js_get(js, 0, "test"), RT_ES_MAX_FIELD, &rc);
+    if (!f->test && rc == RT_OK) f->test = strdup("");
+    f->subtest = str_copy(js, rt_js_get(js, 0, "subtest"), RT_ES_MAX_FIELD, &rc);
     f->status = strndup(status, 64);
     f->expected = strndup(expected ? expected : "PASS", 64);
-    f->message = field_copy(line, "message");
+    f->message = str_copy(js, rt_js_get(js, 0, "message"), RT_ES_MAX_FIELD, &rc);
     f->group = strndup(group, RT_ES_MAX_FIELD);
     es->nfailures++; /* counted even if a copy failed, so that free sees it */
-    if (!f->test || !f->status || !f->expected || !f->group) return RT_ENOMEM;
+    if (rc || !f->test || !f->status || !f->expected || !f->group) return RT_ENOMEM;
     return RT_OK;
 }
 
-static int add_line(rt_errorsummary *es, json_t *line)
+/* A result line (test_result or crash) of the object token 0. */
+static int add_result(rt_errorsummary *es, const rt_jscan *js, bool crash)
 {
     int rc = RT_OK;
-    const char *action = json_string_value(json_object_get(line, "action"));
-    if (!action) {
+    /* Whole: compared whole, cut where they are kept (add_failure). */
+    char *status =
+        crash ? strdup("CRASH") : str_copy(js, rt_js_get(js, 0, "status"), SIZE_MAX, &rc);
+    char *expected = str_copy(js, rt_js_get(js, 0, "expected"), SIZE_MAX, &rc);
+    char *group = str_copy(js, rt_js_get(js, 0, "group"), SIZE_MAX, &rc);
+    if (rc || (crash && !status)) {
+        rc = RT_ENOMEM;
+        goto out;
+    }
+    if (!status) {
+        es->bad_lines++;
+        goto out;
+    }
+    if (crash) es->crashes++;
+    if (!crash && status_expected(js, status, expected ? expected : "PASS")) goto out;
+    /* A result outside any group is the harness itself failing (automation.py). A crash
+     * line may lack a group; it still belongs to a test. */
+    if (!crash && (!group || !*group)) es->harness_failure = true;
+    rc = add_failure(es, js, status, expected, group ? group : "");
+    if (rc == RT_OK && group && *group) (void)find_or_add_group(es, js, -1, group, &rc);
+out:
+    free(status);
+    free(expected);
+    free(group);
+    return rc;
+}
+
+/* One parsed line: the object token 0. */
+static int add_line(rt_errorsummary *es, const rt_jscan *js)
+{
+    int rc = RT_OK;
+    int action = rt_js_get(js, 0, "action");
+    if (rt_js_type_of(js, action) != RT_JS_STRING) {
         es->bad_lines++;
         return RT_OK;
     }
-    if (!strcmp(action, "test_groups")) {
-        json_t *groups = json_object_get(line, "groups");
-        size_t i;
-        json_t *v;
-        json_array_foreach(groups, i, v)
-        {
-            if (!json_is_string(v)) continue;
-            rt_es_group *g = find_or_add_group(es, json_string_value(v), &rc);
+    if (rt_js_streq(js, action, "test_groups")) {
+        int groups = rt_js_get(js, 0, "groups");
+        if (rt_js_type_of(js, groups) != RT_JS_ARRAY) return RT_OK;
+        for (int v = rt_js_first(js, groups); v >= 0; v = rt_js_after(js, groups, v)) {
+            if (rt_js_type_of(js, v) != RT_JS_STRING) continue;
+            rt_es_group *g = find_or_add_group(es, js, v, NULL, &rc);
             if (rc) return rc;
             if (g && !g->listed) {
                 g->listed = true;
                 es->groups_listed++;
             }
         }
-    } else if (!strcmp(action, "group_result")) {
-        const char *name = json_string_value(json_object_get(line, "group"));
-        const char *status = json_string_value(json_object_get(line, "status"));
-        if (!name || !status) {
+    } else if (rt_js_streq(js, action, "group_result")) {
+        int name = rt_js_get(js, 0, "group"), status = rt_js_get(js, 0, "status");
+        if (rt_js_type_of(js, name) != RT_JS_STRING || rt_js_type_of(js, status) != RT_JS_STRING) {
             es->bad_lines++;
             return RT_OK;
         }
         es->group_results++;
-        rt_es_group *g = find_or_add_group(es, name, &rc);
+        rt_es_group *g = find_or_add_group(es, js, name, NULL, &rc);
         if (rc) return rc;
         if (g) {
             free(g->status);
-            g->status = strndup(status, 64);
+            g->status = str_copy(js, status, 64, &rc);
             if (!g->status) return RT_ENOMEM;
-            json_t *d = json_object_get(line, "duration");
-            if (json_is_integer(d)) g->duration_ms = (long)json_integer_value(d);
+            int d = rt_js_get(js, 0, "duration");
+            if (rt_js_type_of(js, d) == RT_JS_INTEGER) g->duration_ms = (long)rt_js_integer(js, d);
         }
-    } else if (!strcmp(action, "test_result") || !strcmp(action, "crash")) {
-        bool crash = !strcmp(action, "crash");
-        const char *status = crash ? "CRASH" : json_string_value(json_object_get(line, "status"));
-        const char *expected = json_string_value(json_object_get(line, "expected"));
-        json_t *group_value = json_object_get(line, "group");
-        const char *group = json_string_value(group_value);
-        if (!status) {
-            es->bad_lines++;
-            return RT_OK;
-        }
-        if (crash) es->crashes++;
-        if (!crash && status_expected(line, status, expected ? expected : "PASS")) return RT_OK;
-        /* A result outside any group is the harness itself failing (automation.py). A crash
-         * line may lack a group; it still belongs to a test. */
-        if (!crash && (!group || !*group)) es->harness_failure = true;
-        rc = add_failure(es, line, status, group ? group : "");
-        if (rc) return rc;
-        if (group && *group) {
-            rt_es_group *g = find_or_add_group(es, group, &rc);
-            if (rc) return rc;
-            (void)g;
-        }
+    } else if (rt_js_streq(js, action, "test_result")) {
+        return add_result(es, js, false);
+    } else if (rt_js_streq(js, action, "crash")) {
+        return add_result(es, js, true);
     }
     /* "log" and unknown actions carry nothing the classifier needs. */
     return RT_OK;
@@ -148,6 +169,9 @@ static int add_line(rt_errorsummary *es, json_t *line)
 int rt_errorsummary_add(rt_errorsummary *es, const char *text, size_t len)
 {
     es->artifacts++;
+    rt_jscan js;
+    rt_jscan_init(&js);
+    int rc = RT_OK;
     const char *p = text, *end = text + len;
     while (p < end) {
         const char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -160,20 +184,21 @@ int rt_errorsummary_add(rt_errorsummary *es, const char *text, size_t len)
         if (n == 0) continue;
         if (++es->lines > RT_ES_MAX_LINES || n > RT_ES_MAX_LINE_BYTES) {
             es->too_big = true;
-            return RT_OK;
+            break;
         }
-        json_error_t error;
-        json_t *line = json_loadb(start, n, JSON_REJECT_DUPLICATES, &error);
-        if (!line || !json_is_object(line)) {
+        /* Duplicate member names are refused, as jansson's JSON_REJECT_DUPLICATES did. */
+        rc = rt_jscan_parse(&js, start, n);
+        if (rc == RT_ENOMEM) break;
+        if (rc != RT_OK || rt_js_type_of(&js, 0) != RT_JS_OBJECT) {
             es->bad_lines++; /* includes a last line cut off mid-object */
-            json_decref(line);
+            rc = RT_OK;
             continue;
         }
-        int rc = add_line(es, line);
-        json_decref(line);
-        if (rc) return rc;
+        rc = add_line(es, &js);
+        if (rc) break;
     }
-    return RT_OK;
+    rt_jscan_free(&js);
+    return rc;
 }
 
 static bool status_ok(const char *status)

@@ -294,7 +294,8 @@ static int compare_strings(const rt_jscan *js, int a, int b)
     }
 }
 
-static const rt_jscan *sort_js; /* qsort has no context argument */
+/* qsort has no context argument; one per thread, as every lane of a worker scans. */
+static _Thread_local const rt_jscan *sort_js;
 
 static int compare_keys(const void *a, const void *b)
 {

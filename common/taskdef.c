@@ -2,27 +2,35 @@
 /* taskdef.c - Taskcluster task definition parsing. */
 #include "common/taskdef.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/ids.h"
+#include "common/jscan.h"
 #include "common/pulse.h"
 
 #define REASON_SIZE 128
 #define FIELD_MAX   1024
 
-static int copy_string(json_t *v, const char *path, char **out, char *reason)
+/* A string member copied out: absent or null leaves *out NULL; another type, or a string
+ * longer than FIELD_MAX, is wrong-type:<path>. */
+static int copy_string(const rt_jscan *js, int v, const char *path, char **out, char *reason)
 {
-    if (!v || json_is_null(v)) return RT_OK;
-    if (!json_is_string(v) || json_string_length(v) > FIELD_MAX ||
-        strlen(json_string_value(v)) != json_string_length(v)) {
+    rt_js_type t = rt_js_type_of(js, v);
+    if (t == 0 || t == RT_JS_NULL) return RT_OK;
+    if (t != RT_JS_STRING || rt_js_strlen(js, v) > FIELD_MAX) {
         snprintf(reason, REASON_SIZE, "wrong-type:%s", path);
         return RT_EPROTO;
     }
-    *out = strdup(json_string_value(v));
+    *out = rt_js_strdup(js, v);
     return *out ? RT_OK : RT_ENOMEM;
+}
+
+/* The decoded string token v (malloc'd), NULL when v is not a string or memory is short. */
+static char *string_of(const rt_jscan *js, int v)
+{
+    return rt_js_type_of(js, v) == RT_JS_STRING ? rt_js_strdup(js, v) : NULL;
 }
 
 /* Moves the strings into one block: a cached definition then costs one allocation instead
@@ -57,13 +65,21 @@ int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef 
         snprintf(reason, REASON_SIZE, "too-big");
         return RT_ETOOBIG;
     }
-    json_error_t error;
-    json_t *root = json_loadb(body, len, 0, &error);
-    if (!json_is_object(root)) {
-        snprintf(reason, REASON_SIZE, root ? "wrong-type:task" : "invalid-json");
+    /* Scanned, not built into a tree: retrig-classify parses one per failure. Duplicate
+     * member names make it invalid-json. */
+    rt_jscan js;
+    rt_jscan_init(&js);
+    char *prov = NULL, *type = NULL, *group = NULL;
+    int parsed = rt_jscan_parse(&js, body, len);
+    if (parsed == RT_ENOMEM) {
+        rc = RT_ENOMEM;
         goto out;
     }
-    const char *group = json_string_value(json_object_get(root, "taskGroupId"));
+    if (parsed != RT_OK || rt_js_type_of(&js, 0) != RT_JS_OBJECT) {
+        snprintf(reason, REASON_SIZE, parsed == RT_OK ? "wrong-type:task" : "invalid-json");
+        goto out;
+    }
+    group = string_of(&js, rt_js_get(&js, 0, "taskGroupId"));
     if (!group || !rt_valid_task_id(group)) {
         snprintf(reason, REASON_SIZE,
                  group ? "invalid-value:taskGroupId" : "missing-field:taskGroupId");
@@ -71,12 +87,12 @@ int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef 
     }
     memcpy(out->task_group_id, group, 23);
 
-    if ((rc = copy_string(json_object_get(root, "taskQueueId"), "taskQueueId", &out->task_queue_id,
+    if ((rc = copy_string(&js, rt_js_get(&js, 0, "taskQueueId"), "taskQueueId", &out->task_queue_id,
                           reason)))
         goto out;
     if (!out->task_queue_id) {
-        const char *prov = json_string_value(json_object_get(root, "provisionerId"));
-        const char *type = json_string_value(json_object_get(root, "workerType"));
+        prov = string_of(&js, rt_js_get(&js, 0, "provisionerId"));
+        type = string_of(&js, rt_js_get(&js, 0, "workerType"));
         if (!prov || !type) {
             snprintf(reason, REASON_SIZE, "missing-field:taskQueueId");
             rc = RT_EPROTO;
@@ -96,22 +112,21 @@ int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef 
         goto out;
     }
 
-    json_t *extra = json_object_get(root, "extra");
-    json_t *th = json_is_object(extra) ? json_object_get(extra, "treeherder") : NULL;
-    if (json_is_object(th)) {
-        if ((rc = copy_string(json_object_get(th, "jobKind"), "extra.treeherder.jobKind",
+    int th = rt_js_get(&js, rt_js_get(&js, 0, "extra"), "treeherder");
+    if (rt_js_type_of(&js, th) == RT_JS_OBJECT) {
+        if ((rc = copy_string(&js, rt_js_get(&js, th, "jobKind"), "extra.treeherder.jobKind",
                               &out->job_kind, reason)))
             goto out;
-        json_t *tier = json_object_get(th, "tier");
-        if (tier && !json_is_integer(tier)) {
+        int tier = rt_js_get(&js, th, "tier");
+        if (tier >= 0 && rt_js_type_of(&js, tier) != RT_JS_INTEGER) {
             snprintf(reason, REASON_SIZE, "wrong-type:extra.treeherder.tier");
             rc = RT_EPROTO;
             goto out;
         }
-        out->tier = tier ? (int)json_integer_value(tier) : 0;
-        json_t *machine = json_object_get(th, "machine");
-        if (json_is_object(machine) &&
-            (rc = copy_string(json_object_get(machine, "platform"),
+        out->tier = tier >= 0 ? (int)rt_js_integer(&js, tier) : 0;
+        int machine = rt_js_get(&js, th, "machine");
+        if (rt_js_type_of(&js, machine) == RT_JS_OBJECT &&
+            (rc = copy_string(&js, rt_js_get(&js, machine, "platform"),
                               "extra.treeherder.machine.platform", &out->platform, reason)))
             goto out;
         if (out->platform && !rt_valid_label(out->platform)) {
@@ -121,46 +136,52 @@ int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef 
         }
     }
 
-    json_t *tags = json_object_get(root, "tags");
-    if (json_is_object(tags)) {
-        if ((rc = copy_string(json_object_get(tags, "label"), "tags.label", &out->label, reason)))
+    int tags = rt_js_get(&js, 0, "tags");
+    if (rt_js_type_of(&js, tags) == RT_JS_OBJECT) {
+        if ((rc = copy_string(&js, rt_js_get(&js, tags, "label"), "tags.label", &out->label,
+                              reason)))
             goto out;
-        if ((rc = copy_string(json_object_get(tags, "kind"), "tags.kind", &out->kind, reason)))
+        if ((rc = copy_string(&js, rt_js_get(&js, tags, "kind"), "tags.kind", &out->kind, reason)))
             goto out;
-        if ((rc =
-                 copy_string(json_object_get(tags, "action"), "tags.action", &out->action, reason)))
+        if ((rc = copy_string(&js, rt_js_get(&js, tags, "action"), "tags.action", &out->action,
+                              reason)))
             goto out;
     }
-    json_t *metadata = json_object_get(root, "metadata");
-    if (!out->label && json_is_object(metadata) &&
-        (rc = copy_string(json_object_get(metadata, "name"), "metadata.name", &out->label, reason)))
+    int metadata = rt_js_get(&js, 0, "metadata");
+    if (!out->label && rt_js_type_of(&js, metadata) == RT_JS_OBJECT &&
+        (rc = copy_string(&js, rt_js_get(&js, metadata, "name"), "metadata.name", &out->label,
+                          reason)))
         goto out;
     if (out->label && !rt_valid_label(out->label)) {
         snprintf(reason, REASON_SIZE, "invalid-value:tags.label");
         rc = RT_EPROTO;
         goto out;
     }
-    if ((rc = copy_string(json_object_get(root, "created"), "created", &out->created, reason)))
+    if ((rc = copy_string(&js, rt_js_get(&js, 0, "created"), "created", &out->created, reason)))
         goto out;
 
-    json_t *routes = json_object_get(root, "routes");
-    size_t i;
-    json_t *route;
-    json_array_foreach(routes, i, route)
-    {
-        const char *r = json_string_value(route);
-        rt_pulse_task push = {0};
-        if (r && rt_pulse_apply_route(&push, r)) {
-            out->project = push.project;
-            out->revision = push.revision;
-            out->pushlog_id = push.pushlog_id;
-            break;
+    int routes = rt_js_get(&js, 0, "routes");
+    if (rt_js_type_of(&js, routes) == RT_JS_ARRAY) {
+        for (int r = rt_js_first(&js, routes); r >= 0; r = rt_js_after(&js, routes, r)) {
+            char *route = string_of(&js, r);
+            rt_pulse_task push = {0};
+            bool applied = route && rt_pulse_apply_route(&push, route);
+            free(route);
+            if (applied) {
+                out->project = push.project;
+                out->revision = push.revision;
+                out->pushlog_id = push.pushlog_id;
+                break;
+            }
         }
     }
     rc = RT_OK;
     pack(out);
 out:
-    json_decref(root);
+    free(group);
+    free(prov);
+    free(type);
+    rt_jscan_free(&js);
     if (rc != RT_OK) rt_taskdef_free(out);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/ids.h"
+#include "common/jscan.h"
 
 bool rt_upstream_transient(int rc)
 {
@@ -52,6 +53,24 @@ static int get_json(rt_http *h, const char *url, json_t **out, char *errstr)
     return RT_OK;
 }
 
+/* GET a JSON object and scan it (rt_jscan: no tree of allocated values, for the answers
+ * retrig-classify reads per failure). On RT_OK *text holds the body the scanner points
+ * into: free it after the scanner. Duplicate member names are refused. */
+static int get_scan(rt_http *h, const char *url, rt_jscan *js, char **text, char *errstr)
+{
+    size_t len = 0;
+    *text = NULL;
+    int rc = get(h, url, text, &len, errstr);
+    if (rc != RT_OK) return rc;
+    rc = rt_jscan_parse(js, *text, len);
+    if (rc == RT_OK && rt_js_type_of(js, 0) == RT_JS_OBJECT) return RT_OK;
+    rt_set_errstr(errstr, "GET %s: answer is not a JSON object (%s)", url,
+                  rc == RT_OK ? "another JSON value" : js->err);
+    free(*text);
+    *text = NULL;
+    return rc == RT_ENOMEM ? RT_ENOMEM : RT_EPROTO;
+}
+
 /* root + path, without a doubled slash. */
 static char *join(const char *root, const char *path)
 {
@@ -63,19 +82,48 @@ static char *join(const char *root, const char *path)
     return url;
 }
 
+/* One page of a listing: a tree (doc) for callers that hand values on, else scanned (js,
+ * a JSON object). */
+typedef struct listing_page {
+    json_t *doc;
+    const rt_jscan *js;
+} listing_page;
+
 /* Called with each page of a Taskcluster listing; returns RT_OK to go on, RT_OK with
  * *stop set to end early, or an error (which ends the walk with it). */
-typedef int page_fn(void *ctx, json_t *doc, bool *stop, char *errstr);
+typedef int page_fn(void *ctx, const listing_page *pg, bool *stop, char *errstr);
+
+/* The page's continuationToken (malloc'd), NULL when there is none or it is not a plausible
+ * one (empty, 300 bytes or more); *rc = RT_ENOMEM when the copy failed. */
+static char *next_token(const listing_page *pg, int *rc)
+{
+    char *token = NULL;
+    if (pg->doc) {
+        const char *next = json_string_value(json_object_get(pg->doc, "continuationToken"));
+        if (next && *next && strlen(next) < 300 && !(token = strdup(next))) *rc = RT_ENOMEM;
+    } else {
+        int next = rt_js_get(pg->js, 0, "continuationToken");
+        if (rt_js_type_of(pg->js, next) == RT_JS_STRING && !(token = rt_js_strdup(pg->js, next)))
+            *rc = RT_ENOMEM;
+        if (token && (!*token || strlen(token) >= 300)) {
+            free(token);
+            token = NULL;
+        }
+    }
+    return token;
+}
 
 /* Walks a paginated Taskcluster listing: GET <root><path>[?&]continuationToken=... for at
- * most max_pages pages, calling fn with each. `path` already holds its query string, if
- * any. A 404 on the first page is RT_ENOTFOUND. */
-static int each_page(rt_http *h, const char *root_url, const char *path, int max_pages, page_fn *fn,
-                     void *ctx, char *errstr)
+ * most max_pages pages, calling fn with each, as a tree when `tree`, else scanned. `path`
+ * already holds its query string, if any. A 404 on the first page is RT_ENOTFOUND. */
+static int each_page(rt_http *h, const char *root_url, const char *path, int max_pages, bool tree,
+                     page_fn *fn, void *ctx, char *errstr)
 {
     char *token = NULL;
     int rc = RT_OK;
     bool stop = false;
+    rt_jscan js;
+    rt_jscan_init(&js);
     const char *sep = strchr(path, '?') ? "&" : "?";
     for (int page = 0; page < max_pages && !stop; page++) {
         char *escaped = token ? rt_http_url_escape(token) : NULL;
@@ -95,20 +143,21 @@ static int each_page(rt_http *h, const char *root_url, const char *path, int max
             rc = RT_ENOMEM;
             break;
         }
-        json_t *doc = NULL;
-        rc = get_json(h, url, &doc, errstr);
+        listing_page pg = {0};
+        char *text = NULL;
+        rc = tree ? get_json(h, url, &pg.doc, errstr) : get_scan(h, url, &js, &text, errstr);
+        pg.js = &js;
         free(url);
         if (rc != RT_OK) break;
-        rc = fn(ctx, doc, &stop, errstr);
+        rc = fn(ctx, &pg, &stop, errstr);
         free(token);
-        token = NULL;
-        const char *next = json_string_value(json_object_get(doc, "continuationToken"));
-        if (rc == RT_OK && next && *next && strlen(next) < 300 && !(token = strdup(next)))
-            rc = RT_ENOMEM;
-        json_decref(doc);
+        token = rc == RT_OK ? next_token(&pg, &rc) : NULL;
+        json_decref(pg.doc);
+        free(text);
         if (rc != RT_OK || !token) break;
     }
     free(token);
+    rt_jscan_free(&js);
     return rc;
 }
 
@@ -143,26 +192,25 @@ typedef struct artifact_walk {
     int run_id;
 } artifact_walk;
 
-static int artifact_page(void *ctx, json_t *doc, bool *stop, char *errstr)
+static int artifact_page(void *ctx, const listing_page *pg, bool *stop, char *errstr)
 {
     artifact_walk *w = ctx;
+    const rt_jscan *js = pg->js;
     (void)stop;
-    json_t *artifacts = json_object_get(doc, "artifacts");
-    if (!json_is_array(artifacts)) {
+    int artifacts = rt_js_get(js, 0, "artifacts");
+    if (rt_js_type_of(js, artifacts) != RT_JS_ARRAY) {
         rt_set_errstr(errstr, "artifact list of %s run %d has no 'artifacts' array", w->task_id,
                       w->run_id);
         return RT_EPROTO;
     }
-    size_t i;
-    json_t *a;
-    json_array_foreach(artifacts, i, a)
-    {
-        const char *name = json_string_value(json_object_get(a, "name"));
-        if (!name || w->out->count >= RT_TC_MAX_ARTIFACTS) continue;
+    for (int a = rt_js_first(js, artifacts); a >= 0; a = rt_js_after(js, artifacts, a)) {
+        int name = rt_js_get(js, a, "name");
+        if (rt_js_type_of(js, name) != RT_JS_STRING || w->out->count >= RT_TC_MAX_ARTIFACTS)
+            continue;
         char **grown = realloc(w->out->names, (w->out->count + 1) * sizeof *grown);
         if (!grown) return RT_ENOMEM;
         w->out->names = grown;
-        if (!(grown[w->out->count] = strdup(name))) return RT_ENOMEM;
+        if (!(grown[w->out->count] = rt_js_strdup(js, name))) return RT_ENOMEM;
         w->out->count++;
     }
     return RT_OK;
@@ -179,7 +227,7 @@ int rt_tc_list_artifacts(rt_http *h, const char *root_url, const char *task_id, 
     char path[128];
     snprintf(path, sizeof path, "/api/queue/v1/task/%s/runs/%d/artifacts", task_id, run_id);
     artifact_walk w = {out, task_id, run_id};
-    int rc = each_page(h, root_url, path, 1000, artifact_page, &w, errstr);
+    int rc = each_page(h, root_url, path, 1000, false, artifact_page, &w, errstr);
     if (rc != RT_OK) rt_tc_artifact_names_free(out);
     return rc;
 }
@@ -243,14 +291,14 @@ typedef struct callback_walk {
     const char *what;
 } callback_walk;
 
-static int group_page(void *ctx, json_t *doc, bool *stop, char *errstr)
+static int group_page(void *ctx, const listing_page *pg, bool *stop, char *errstr)
 {
     callback_walk *w = ctx;
     rt_tc_task_fn *fn = w->task_fn;
     (void)errstr;
     size_t i;
     json_t *entry;
-    json_array_foreach(json_object_get(doc, "tasks"), i, entry)
+    json_array_foreach(json_object_get(pg->doc, "tasks"), i, entry)
     {
         json_t *status = json_object_get(entry, "status");
         const char *id = json_string_value(json_object_get(status, "taskId"));
@@ -262,8 +310,9 @@ static int group_page(void *ctx, json_t *doc, bool *stop, char *errstr)
     return RT_OK;
 }
 
-int rt_tc_each_group_task(rt_http *h, const char *root_url, const char *task_group_id,
-                          rt_tc_task_fn *fn, void *ctx, char *errstr)
+/* Walks a task group's listing with fn (see each_page). */
+static int each_group_page(rt_http *h, const char *root_url, const char *task_group_id, bool tree,
+                           page_fn *fn, void *ctx, char *errstr)
 {
     if (!rt_valid_task_id(task_group_id)) {
         rt_set_errstr(errstr, "invalid task group id");
@@ -274,8 +323,14 @@ int rt_tc_each_group_task(rt_http *h, const char *root_url, const char *task_gro
     char path[128];
     snprintf(path, sizeof path, "/api/queue/v1/task-group/%s/list?limit=%d", task_group_id,
              RT_TC_GROUP_PAGE_LIMIT);
+    return each_page(h, root_url, path, RT_TC_MAX_GROUP_PAGES, tree, fn, ctx, errstr);
+}
+
+int rt_tc_each_group_task(rt_http *h, const char *root_url, const char *task_group_id,
+                          rt_tc_task_fn *fn, void *ctx, char *errstr)
+{
     callback_walk w = {.task_fn = fn, .ctx = ctx, .what = task_group_id};
-    return each_page(h, root_url, path, RT_TC_MAX_GROUP_PAGES, group_page, &w, errstr);
+    return each_group_page(h, root_url, task_group_id, true, group_page, &w, errstr);
 }
 
 bool rt_tc_valid_namespace(const char *ns)
@@ -295,11 +350,11 @@ bool rt_tc_valid_namespace(const char *ns)
     return !segment_empty;
 }
 
-static int index_page(void *ctx, json_t *doc, bool *stop, char *errstr)
+static int index_page(void *ctx, const listing_page *pg, bool *stop, char *errstr)
 {
     callback_walk *w = ctx;
     rt_tc_indexed_fn *fn = w->indexed_fn;
-    json_t *tasks = json_object_get(doc, "tasks");
+    json_t *tasks = json_object_get(pg->doc, "tasks");
     if (!json_is_array(tasks)) {
         rt_set_errstr(errstr, "index listing of %s has no 'tasks' array", w->what);
         return RT_EPROTO;
@@ -328,7 +383,7 @@ int rt_tc_index_each_task(rt_http *h, const char *root_url, const char *ns, rt_t
     char path[RT_TC_MAX_NAMESPACE + 64];
     snprintf(path, sizeof path, "/api/index/v1/tasks/%s?limit=1000", ns);
     callback_walk w = {.indexed_fn = fn, .ctx = ctx, .what = ns};
-    int rc = each_page(h, root_url, path, RT_TC_MAX_INDEX_PAGES, index_page, &w, errstr);
+    int rc = each_page(h, root_url, path, RT_TC_MAX_INDEX_PAGES, true, index_page, &w, errstr);
     return rc == RT_ENOTFOUND ? RT_OK : rc; /* an unknown namespace holds no task */
 }
 
@@ -337,15 +392,26 @@ typedef struct label_count {
     int count;
 } label_count;
 
-static bool count_label(void *ctx, const char *id, json_t *status, json_t *task)
+/* Scanned, not a tree: retrig-classify counts for every eligible failure. */
+static int count_label_page(void *ctx, const listing_page *pg, bool *stop, char *errstr)
 {
-    (void)status;
     label_count *c = ctx;
-    const char *l = json_string_value(json_object_get(json_object_get(task, "tags"), "label"));
-    if (!l) l = json_string_value(json_object_get(json_object_get(task, "metadata"), "name"));
-    if (l && !strcmp(l, c->label) && !(id && c->exclude_task_id && !strcmp(id, c->exclude_task_id)))
+    const rt_jscan *js = pg->js;
+    (void)stop;
+    (void)errstr;
+    int tasks = rt_js_get(js, 0, "tasks");
+    if (rt_js_type_of(js, tasks) != RT_JS_ARRAY) return RT_OK;
+    for (int e = rt_js_first(js, tasks); e >= 0; e = rt_js_after(js, tasks, e)) {
+        int task = rt_js_get(js, e, "task");
+        int l = rt_js_get(js, rt_js_get(js, task, "tags"), "label");
+        if (rt_js_type_of(js, l) != RT_JS_STRING)
+            l = rt_js_get(js, rt_js_get(js, task, "metadata"), "name");
+        if (!rt_js_streq(js, l, c->label)) continue;
+        int id = rt_js_get(js, rt_js_get(js, e, "status"), "taskId");
+        if (c->exclude_task_id && rt_js_streq(js, id, c->exclude_task_id)) continue;
         c->count++;
-    return false;
+    }
+    return RT_OK;
 }
 
 int rt_tc_count_label_in_group(rt_http *h, const char *root_url, const char *task_group_id,
@@ -353,7 +419,7 @@ int rt_tc_count_label_in_group(rt_http *h, const char *root_url, const char *tas
                                char *errstr)
 {
     label_count c = {label, exclude_task_id, 0};
-    int rc = rt_tc_each_group_task(h, root_url, task_group_id, count_label, &c, errstr);
+    int rc = each_group_page(h, root_url, task_group_id, false, count_label_page, &c, errstr);
     *count = c.count;
     return rc;
 }
@@ -411,6 +477,15 @@ int rt_tc_find_action_task(rt_http *h, const char *root_url, const char *task_gr
     return rc;
 }
 
+/* String token i decoded into out (cut to fit); out unchanged when i is not a string. */
+static void scan_string(const rt_jscan *js, int i, char *out, size_t size)
+{
+    if (rt_js_type_of(js, i) != RT_JS_STRING) return;
+    char *s = rt_js_strdup(js, i);
+    if (s) snprintf(out, size, "%s", s);
+    free(s);
+}
+
 int rt_th_job_for_task(rt_http *h, const char *treeherder_url, const char *task_id, int run_id,
                        rt_th_job *job, bool *found, char *errstr)
 {
@@ -424,42 +499,42 @@ int rt_th_job_for_task(rt_http *h, const char *treeherder_url, const char *task_
     snprintf(path, sizeof path, "/api/jobs/?task_id=%s", task_id);
     char *url = join(treeherder_url, path);
     if (!url) return RT_ENOMEM;
-    json_t *doc = NULL;
-    int rc = get_json(h, url, &doc, errstr);
+    rt_jscan js;
+    rt_jscan_init(&js);
+    char *text = NULL;
+    int rc = get_scan(h, url, &js, &text, errstr);
     free(url);
     if (rc != RT_OK) return rc;
-    json_t *names = json_object_get(doc, "job_property_names");
-    json_t *results = json_object_get(doc, "results");
-    if (!json_is_array(results) || (json_array_size(results) > 0 && !json_is_array(names))) {
+    int names = rt_js_get(&js, 0, "job_property_names");
+    int results = rt_js_get(&js, 0, "results");
+    if (rt_js_type_of(&js, results) != RT_JS_ARRAY ||
+        (rt_js_first(&js, results) >= 0 && rt_js_type_of(&js, names) != RT_JS_ARRAY)) {
         rt_set_errstr(errstr, "Treeherder jobs for %s: no results/job_property_names", task_id);
-        json_decref(doc);
-        return RT_EPROTO;
+        rc = RT_EPROTO;
+        goto out;
     }
-    size_t i, k;
-    json_t *row, *name;
-    json_array_foreach(results, i, row)
-    {
-        if (!json_is_array(row)) continue;
+    for (int row = rt_js_first(&js, results); row >= 0; row = rt_js_after(&js, results, row)) {
+        if (rt_js_type_of(&js, row) != RT_JS_ARRAY) continue;
         rt_th_job candidate = {0};
-        json_array_foreach(names, k, name)
-        {
-            const char *n = json_string_value(name);
-            json_t *v = json_array_get(row, k);
-            if (!n || !v) continue;
-            if (!strcmp(n, "id"))
-                candidate.id = (long)json_integer_value(v);
-            else if (!strcmp(n, "failure_classification_id"))
-                candidate.failure_classification_id = (int)json_integer_value(v);
-            else if (!strcmp(n, "tier"))
-                candidate.tier = (int)json_integer_value(v);
-            else if (!strcmp(n, "retry_id"))
-                candidate.retry_id = (int)json_integer_value(v);
-            else if (!strcmp(n, "push_id"))
-                candidate.push_id = (long)json_integer_value(v);
-            else if (!strcmp(n, "result") && json_is_string(v))
-                snprintf(candidate.result, sizeof candidate.result, "%s", json_string_value(v));
-            else if (!strcmp(n, "state") && json_is_string(v))
-                snprintf(candidate.state, sizeof candidate.state, "%s", json_string_value(v));
+        /* The row's values in the order of the names. */
+        int v = rt_js_first(&js, row);
+        for (int n = rt_js_first(&js, names); n >= 0 && v >= 0;
+             n = rt_js_after(&js, names, n), v = rt_js_after(&js, row, v)) {
+            if (rt_js_type_of(&js, n) != RT_JS_STRING) continue;
+            if (rt_js_streq(&js, n, "id"))
+                candidate.id = (long)rt_js_integer(&js, v);
+            else if (rt_js_streq(&js, n, "failure_classification_id"))
+                candidate.failure_classification_id = (int)rt_js_integer(&js, v);
+            else if (rt_js_streq(&js, n, "tier"))
+                candidate.tier = (int)rt_js_integer(&js, v);
+            else if (rt_js_streq(&js, n, "retry_id"))
+                candidate.retry_id = (int)rt_js_integer(&js, v);
+            else if (rt_js_streq(&js, n, "push_id"))
+                candidate.push_id = (long)rt_js_integer(&js, v);
+            else if (rt_js_streq(&js, n, "result"))
+                scan_string(&js, v, candidate.result, sizeof candidate.result);
+            else if (rt_js_streq(&js, n, "state"))
+                scan_string(&js, v, candidate.state, sizeof candidate.state);
         }
         if (!*found || candidate.retry_id == run_id) {
             bool exact = candidate.retry_id == run_id;
@@ -468,8 +543,10 @@ int rt_th_job_for_task(rt_http *h, const char *treeherder_url, const char *task_
             if (exact) break;
         }
     }
-    json_decref(doc);
-    return RT_OK;
+out:
+    rt_jscan_free(&js);
+    free(text);
+    return rc;
 }
 
 int rt_th_job_logs(rt_http *h, const char *treeherder_url, const char *project, long job_id,

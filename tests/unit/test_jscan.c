@@ -5,6 +5,7 @@
 #include "support/util.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,56 @@ static void test_agrees_with_jansson_on_fixtures_and_their_damage(void **state)
     assert_true(files >= 10);
 }
 
+/* Every lane of retrig-classify scans task definitions and errorsummaries at once: the
+ * duplicate-key check of large objects (sorted) must not share state between threads. Each
+ * thread scans objects of its own size and keys, half of them with one duplicated name. */
+typedef struct scan_job {
+    int id;
+    int wrong; /* verdicts that were not the expected one */
+} scan_job;
+
+static void *scan_many(void *arg)
+{
+    scan_job *job = arg;
+    int keys = 17 + job->id * 9;
+    char *doc[2];
+    for (int dup = 0; dup < 2; dup++) {
+        size_t cap = (size_t)keys * 40 + 16, n = 0;
+        doc[dup] = malloc(cap);
+        n += (size_t)snprintf(doc[dup] + n, cap - n, "{");
+        for (int k = 0; k < keys; k++)
+            n += (size_t)snprintf(doc[dup] + n, cap - n, "%s\"t%d-key-%03d\":%d", k ? "," : "",
+                                  job->id, dup && k == keys - 1 ? 3 : k, k);
+        snprintf(doc[dup] + n, cap - n, "}");
+    }
+    rt_jscan js;
+    rt_jscan_init(&js);
+    for (int i = 0; i < 3000; i++) {
+        int dup = i % 2, rc = rt_jscan_parse(&js, doc[dup], strlen(doc[dup]));
+        if (rc != (dup ? RT_EPROTO : RT_OK)) job->wrong++;
+    }
+    rt_jscan_free(&js);
+    free(doc[0]);
+    free(doc[1]);
+    return NULL;
+}
+
+static void test_threads_check_duplicate_keys_independently(void **state)
+{
+    (void)state;
+    enum { THREADS = 4 };
+    pthread_t t[THREADS];
+    scan_job jobs[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        jobs[i] = (scan_job){.id = i};
+        assert_int_equal(pthread_create(&t[i], NULL, scan_many, &jobs[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        assert_int_equal(jobs[i].wrong, 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -213,6 +264,7 @@ int main(void)
         cmocka_unit_test(
             test_large_documents_move_to_the_heap_and_objects_with_many_keys_are_checked),
         cmocka_unit_test(test_agrees_with_jansson_on_fixtures_and_their_damage),
+        cmocka_unit_test(test_threads_check_duplicate_keys_independently),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
