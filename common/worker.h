@@ -62,6 +62,12 @@ typedef struct rt_worker_conns {
  * /healthz and retrig_dependency_up. */
 #define RT_WORKER_HEALTH_INTERVAL_MS 2000
 void rt_worker_health(const rt_worker_conns *conns);
+/* The same for one of `lanes` threads that each hold their own connections (lanes at most
+ * RT_WORKER_MAX_LANES), each calling it from its own safe points: /healthz is ready once
+ * every lane has reported and no lane has a dependency down; its answer names the lanes
+ * that have. rt_worker_health is lane 0 of 1. */
+#define RT_WORKER_MAX_LANES 64
+void rt_worker_health_lane(int lane, int lanes, const rt_worker_conns *conns);
 /* Between messages: when a SIGHUP arrived, reloads the reloadable keys into cfg (see the
  * top of this file). Returns true when it did: the list keys were replaced (the old items
  * are freed), so the worker re-derives what it computed from cfg (an eligibility policy,

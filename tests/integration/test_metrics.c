@@ -244,6 +244,72 @@ static void test_healthz_is_unready_while_redis_is_lost_and_ready_again_after(vo
     kill_redis(&redis);
 }
 
+static long long redis_integer(redisContext *c, const char *command)
+{
+    redisReply *r = redisCommand(c, command);
+    assert_non_null(r);
+    if (r->type != REDIS_REPLY_INTEGER) fail_msg("%s: %s", command, r->str ? r->str : "?");
+    long long v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+static void redis_ok(redisContext *c, const char *command)
+{
+    redisReply *r = redisCommand(c, command);
+    assert_non_null(r);
+    if (r->type == REDIS_REPLY_ERROR) fail_msg("%s: %s", command, r->str);
+    freeReplyObject(r);
+}
+
+/* Each lane holds its own connections: one lane cut off while the others hold theirs makes
+ * the process unready, and /healthz names the lane. */
+static void test_healthz_names_a_lane_that_lost_its_redis_while_the_others_hold_theirs(void **state)
+{
+    (void)state;
+    private_redis redis = {0};
+    start_redis(&redis);
+    rt_ch *h = rt_ch_new();
+    rt_ch_setenv(h, "REDIS_URL", redis.url);
+    rt_ch_setenv(h, "CLASSIFY_CONCURRENCY", "4");
+    int port = start_worker_with_metrics(h);
+    free(wait_health(port, 200, WAIT_MS));
+
+    /* The lanes connect one after another at start: the newest client is lane 3's. */
+    redisContext *c = redisConnect("127.0.0.1", redis.port);
+    assert_true(c && !c->err);
+    long long mine = redis_integer(c, "CLIENT ID");
+    redisReply *list = redisCommand(c, "CLIENT LIST TYPE normal");
+    assert_true(list && list->type == REDIS_REPLY_STRING);
+    long long newest = 0;
+    int clients = 0;
+    for (const char *at = list->str; (at = strstr(at, "id=")) != NULL; at += 3) {
+        long long id = atoll(at + 3);
+        clients++;
+        if (id != mine && id > newest) newest = id;
+    }
+    freeReplyObject(list);
+    assert_int_equal(clients, 5); /* four lanes and this connection */
+
+    /* No room for a new client, then lane 3's connection goes: it cannot come back. */
+    redis_ok(c, "CONFIG SET maxclients 4");
+    char kill_cmd[64];
+    snprintf(kill_cmd, sizeof kill_cmd, "CLIENT KILL ID %lld", newest);
+    assert_int_equal(redis_integer(c, kill_cmd), 1);
+    char *body = wait_health(port, 503, WAIT_MS);
+    assert_non_null(strstr(body, "redis"));
+    assert_non_null(strstr(body, "(lanes 3)"));
+    free(body);
+    assert_true(sample(port, "retrig_dependency_up{dependency=\"redis\"}") == 0);
+
+    redis_ok(c, "CONFIG SET maxclients 10000");
+    free(wait_health(port, 200, WAIT_MS));
+    redisFree(c);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+    rt_ch_free(h);
+    kill_redis(&redis);
+}
+
 static void test_sighup_reloads_the_file_and_the_worker_keeps_consuming(void **state)
 {
     (void)state;
@@ -303,6 +369,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_metrics_count_handled_and_dead_lettered_messages),
         cmocka_unit_test(test_healthz_is_unready_while_redis_is_lost_and_ready_again_after),
+        cmocka_unit_test(
+            test_healthz_names_a_lane_that_lost_its_redis_while_the_others_hold_theirs),
         cmocka_unit_test(test_sighup_reloads_the_file_and_the_worker_keeps_consuming),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

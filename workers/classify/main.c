@@ -1308,7 +1308,7 @@ static atomic_uint g_config_generation;
 
 typedef struct lane {
     classify w;
-    size_t index;
+    size_t index, lanes; /* this lane's number, and how many there are */
     pthread_t thread;
     bool started; /* its thread runs */
     bool ready;   /* setup succeeded */
@@ -1326,17 +1326,17 @@ static void lane_loop(lane *l)
     unsigned generation = atomic_load(&g_config_generation);
     while (!g_stop) {
         rt_amqp_message m = {0};
-        if (l->index == 0) {
-            /* Safe point: report readiness (lane 0's connections), apply a SIGHUP. */
-            rt_worker_health(&(rt_worker_conns){w->ours, w->pulse != w->ours ? w->pulse : NULL,
-                                                w->redis, w->pg});
-            /* The write lock only when a SIGHUP waits: taken on every pass, it queued lane 0
-             * behind the other lanes' read locks, so lane 0 consumed nothing under load. */
-            if (rt_worker_reload_pending()) {
-                pthread_rwlock_wrlock(&g_config);
-                if (rt_worker_reload(w->cfg)) atomic_fetch_add(&g_config_generation, 1);
-                pthread_rwlock_unlock(&g_config);
-            }
+        /* Safe point: report readiness of this lane's own connections. */
+        rt_worker_health_lane(
+            (int)l->index, (int)l->lanes,
+            &(rt_worker_conns){w->ours, w->pulse != w->ours ? w->pulse : NULL, w->redis, w->pg});
+        /* Lane 0 applies a SIGHUP, taking the write lock only when one waits: taken on every
+         * pass, it queued lane 0 behind the other lanes' read locks, so lane 0 consumed
+         * nothing under load. */
+        if (l->index == 0 && rt_worker_reload_pending()) {
+            pthread_rwlock_wrlock(&g_config);
+            if (rt_worker_reload(w->cfg)) atomic_fetch_add(&g_config_generation, 1);
+            pthread_rwlock_unlock(&g_config);
         }
         if (atomic_load(&g_config_generation) != generation) {
             pthread_rwlock_rdlock(&g_config);
@@ -1396,6 +1396,7 @@ static int run(rt_config *cfg)
     int cache_size = cfg->task_cache_size;
     for (size_t i = 0; i < nlanes; i++) {
         lanes[i].index = i;
+        lanes[i].lanes = nlanes;
         int share = cache_size / (int)nlanes + (i < (size_t)cache_size % nlanes ? 1 : 0);
         if (setup(&lanes[i].w, cfg, share) != RT_OK) goto out;
         lanes[i].ready = true;
