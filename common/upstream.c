@@ -100,15 +100,15 @@ static char *next_token(const listing_page *pg, int *rc)
     char *token = NULL;
     if (pg->doc) {
         const char *next = json_string_value(json_object_get(pg->doc, "continuationToken"));
-        if (next && *next && strlen(next) < 300 && !(token = strdup(next))) *rc = RT_ENOMEM;
+        if (next && !(token = strdup(next))) *rc = RT_ENOMEM;
     } else {
         int next = rt_js_get(pg->js, 0, "continuationToken");
         if (rt_js_type_of(pg->js, next) == RT_JS_STRING && !(token = rt_js_strdup(pg->js, next)))
             *rc = RT_ENOMEM;
-        if (token && (!*token || strlen(token) >= 300)) {
-            free(token);
-            token = NULL;
-        }
+    }
+    if (token && (!*token || strlen(token) >= 300)) {
+        free(token);
+        token = NULL;
     }
     return token;
 }

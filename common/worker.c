@@ -21,15 +21,16 @@ enum { DEP_BROKER = 1, DEP_REDIS = 2, DEP_POSTGRES = 4 };
 static volatile sig_atomic_t g_reload;
 static const char *g_config_path; /* as given with --config, NULL: $RETRIG_CONFIG */
 static atomic_int g_down = DEP_BROKER | DEP_REDIS | DEP_POSTGRES; /* dependencies down */
-static atomic_bool g_reported; /* every reporter has reported once */
-/* Per reporter (a lane of a threaded worker, else reporter 0): what its own connections
- * found, whether it reported, and when it last looked (its thread's alone). */
-static atomic_int g_lane_down[RT_WORKER_MAX_LANES];
-static atomic_bool g_lane_reported[RT_WORKER_MAX_LANES];
-static double g_lane_last_check[RT_WORKER_MAX_LANES];
+static atomic_bool g_reported;                                    /* every lane has reported once */
+/* Per lane (of a threaded worker; else lane 0 of 1): what its own connections found,
+ * whether it reported, and when it last looked (its thread's alone). */
+static struct {
+    atomic_int down;
+    atomic_bool reported;
+    double last_check;
+} g_lane[RT_WORKER_MAX_LANES];
 static atomic_int g_lanes = 1;
-static char g_lane_down_list[RT_WORKER_MAX_LANES * 4 + 1]; /* written under g_health_lock */
-static pthread_mutex_t g_health_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_health_lock = PTHREAD_MUTEX_INITIALIZER; /* g_down's aggregation */
 
 static void on_sighup(int sig)
 {
@@ -51,12 +52,15 @@ static bool worker_ready(void *ctx, char *why, size_t size)
     }
     int down = atomic_load(&g_down);
     if (!down) return true;
-    pthread_mutex_lock(&g_health_lock);
-    bool lanes = g_lane_down_list[0] != '\0';
+    char list[RT_WORKER_MAX_LANES * 3 + 1] = ""; /* " 0 3": the lanes with one down */
+    size_t at = 0;
+    int lanes = atomic_load(&g_lanes);
+    for (int i = 0; lanes > 1 && i < lanes; i++)
+        if (atomic_load(&g_lane[i].down))
+            at += (size_t)snprintf(list + at, sizeof list - at, " %d", i);
     snprintf(why, size, "down:%s%s%s%s%s%s", down & DEP_BROKER ? " broker" : "",
              down & DEP_REDIS ? " redis" : "", down & DEP_POSTGRES ? " postgres" : "",
-             lanes ? " (lanes" : "", lanes ? g_lane_down_list : "", lanes ? ")" : "");
-    pthread_mutex_unlock(&g_health_lock);
+             at ? " (lanes" : "", list, at ? ")" : "");
     return false;
 }
 
@@ -84,32 +88,27 @@ void rt_worker_health_lane(int lane, int lanes, const rt_worker_conns *conns)
 {
     if (lanes < 1 || lanes > RT_WORKER_MAX_LANES || lane < 0 || lane >= lanes) return;
     double now = rt_metrics_now();
-    if (now - g_lane_last_check[lane] < RT_WORKER_HEALTH_INTERVAL_MS / 1000.0 &&
-        atomic_load(&g_lane_reported[lane]))
+    if (now - g_lane[lane].last_check < RT_WORKER_HEALTH_INTERVAL_MS / 1000.0 &&
+        atomic_load(&g_lane[lane].reported))
         return;
-    g_lane_last_check[lane] = now;
+    g_lane[lane].last_check = now;
     int mine = 0;
     if ((conns->broker && !rt_amqp_is_connected(conns->broker)) ||
         (conns->pulse && !rt_amqp_is_connected(conns->pulse)))
         mine |= DEP_BROKER;
     if (conns->redis && !redis_up(conns->redis)) mine |= DEP_REDIS;
     if (conns->pg && !pg_up(conns->pg)) mine |= DEP_POSTGRES;
-    atomic_store(&g_lane_down[lane], mine);
-    atomic_store(&g_lane_reported[lane], true);
+    atomic_store(&g_lane[lane].down, mine);
+    atomic_store(&g_lane[lane].reported, true);
     atomic_store(&g_lanes, lanes);
 
     /* The process is ready when every lane reported and none has a dependency down. */
     pthread_mutex_lock(&g_health_lock);
     int down = 0;
     bool all = true;
-    size_t at = 0;
-    g_lane_down_list[0] = '\0';
     for (int i = 0; i < lanes; i++) {
-        int d = atomic_load(&g_lane_down[i]);
-        down |= d;
-        all = all && atomic_load(&g_lane_reported[i]);
-        if (d && lanes > 1 && at + 5 < sizeof g_lane_down_list)
-            at += (size_t)snprintf(g_lane_down_list + at, sizeof g_lane_down_list - at, " %d", i);
+        down |= atomic_load(&g_lane[i].down);
+        all = all && atomic_load(&g_lane[i].reported);
     }
     int before = atomic_exchange(&g_down, down);
     bool first = all && !atomic_exchange(&g_reported, true);
