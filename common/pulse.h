@@ -3,7 +3,7 @@
  *
  * Accepts the raw body (as published on exchange/taskcluster-queue/v1/task-*) and
  * Treeherder's recorded wrapper {root_url, exchange, payload, routes}. Validation follows
- * the queue's schemas (shared/fixtures/taskcluster/schema_task-*.yml) for the fields retrig
+ * the queue's schemas (tests/fixtures/taskcluster/schema_task-*.yml) for the fields retrig
  * uses; older bodies without taskQueueId are accepted with provisionerId/workerType.
  * A body that fails gives a short machine reason ("invalid-json", "missing-field:status.taskId",
  * "wrong-type:runId", "too-big", "invalid-value:status.taskId") for the dead-letter queue.

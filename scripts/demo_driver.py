@@ -198,7 +198,7 @@ def main():
     p.add_argument("--database-url", required=True)
     p.add_argument("--client-id", required=True)
     p.add_argument("--access-token", required=True)
-    p.add_argument("--fixtures", default=os.path.join(here, "..", "..", "shared", "fixtures"))
+    p.add_argument("--fixtures", default=os.path.join(here, "..", "tests", "fixtures"))
     p.add_argument("--workdir", default="/tmp/retrig-demo")
     p.add_argument("--timeout", type=float, default=180)
     args = p.parse_args()

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MPL-2.0
 # fake_upstream.py - a local stand-in for Taskcluster (queue, hooks), Treeherder and
-# Perfherder that serves the real recorded responses in shared/fixtures, verifies Hawk
+# Perfherder that serves the real recorded responses in tests/fixtures, verifies Hawk
 # on the write endpoints, records every call and injects faults. Standard library only.
 # See README.md beside this file for the scenario format and the control interface.
 import argparse
@@ -1202,8 +1202,7 @@ def main():
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--port-file")
-    parser.add_argument("--fixtures", default=os.path.join(here, "..", "..", "..", "shared",
-                                                           "fixtures"))
+    parser.add_argument("--fixtures", default=os.path.join(here, "..", "fixtures"))
     parser.add_argument("--scenario")
     parser.add_argument("--quiet", action="store_true", help="no line per request on stderr")
     args = parser.parse_args()

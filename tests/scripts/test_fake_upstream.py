@@ -19,7 +19,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.environ.get("RT_TEST_SOURCE_DIR", os.path.join(HERE, "..", ".."))
-FIXTURES = os.environ.get("RT_TEST_FIXTURES_DIR", os.path.join(SOURCE, "..", "shared", "fixtures"))
+FIXTURES = os.environ.get("RT_TEST_FIXTURES_DIR", os.path.join(SOURCE, "tests", "fixtures"))
 SCRIPT = os.path.join(SOURCE, "tests", "fake-upstream", "fake_upstream.py")
 HOOK = "/api/hooks/v1/hooks/project-gecko/in-tree-action-3-generic%2F9353e8f146/trigger"
 

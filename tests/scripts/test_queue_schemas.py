@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: MPL-2.0
 """Checks queue-schemas/: every schema is a valid JSON Schema, every example validates against
 its schema (examples/<schema name>/*.json), the Taskcluster examples are faithful copies of the
-recorded real messages in shared/fixtures, and deliberately broken copies do NOT validate.
+recorded real messages in tests/fixtures, and deliberately broken copies do NOT validate.
 
 Run by ctest with /usr/bin/python3; env RT_TEST_SOURCE_DIR (repo root) and RT_TEST_FIXTURES_DIR
-(shared/fixtures) default to paths relative to this file. Prints 'N passed, M failed'.
+(tests/fixtures) default to paths relative to this file. Prints 'N passed, M failed'.
 """
 import copy
 import datetime
@@ -17,7 +17,7 @@ import jsonschema
 
 HERE = pathlib.Path(__file__).resolve().parent
 SOURCE = pathlib.Path(os.environ.get("RT_TEST_SOURCE_DIR", HERE.parent.parent))
-FIXTURES = pathlib.Path(os.environ.get("RT_TEST_FIXTURES_DIR", SOURCE.parent / "shared" / "fixtures"))
+FIXTURES = pathlib.Path(os.environ.get("RT_TEST_FIXTURES_DIR", SOURCE / "tests" / "fixtures"))
 SCHEMAS = SOURCE / "queue-schemas"
 
 TASKCLUSTER_MESSAGES = ["taskcluster-task-completed", "taskcluster-task-failed",
@@ -110,7 +110,7 @@ def test_every_example_validates():
 
 
 def test_taskcluster_examples_are_the_recorded_fixtures():
-    """The Taskcluster examples must stay the real bodies: compare with shared/fixtures."""
+    """The Taskcluster examples must stay the real bodies: compare with tests/fixtures."""
     pulse = FIXTURES / "pulse"
     if not pulse.is_dir():
         check(False, "fixtures directory present", str(pulse))

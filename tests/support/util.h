@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-/* Path of a file under ../shared/fixtures (static buffer, valid until the next call). */
+/* Path of a file under tests/fixtures (static buffer, valid until the next call). */
 const char *rt_test_fixture(const char *relative);
 /* Path of a file under the source tree (static buffer, valid until the next call). */
 const char *rt_test_source(const char *relative);

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MPL-2.0
+# The README's promise, checked: `git clone` of the current HEAD into a fresh temporary folder
+# that has no sibling folders, and there the build, the unit tests and `bash scripts/demo` end
+# to end. The local services already running are reused (the demo gets a name of its own, so
+# it shares no database, queue or key with anything else). The demo must end with its
+# decisions table: one regression, one intermittent, one infra.
+#
+# Env: RT_TEST_SOURCE_DIR (the repository; its HEAD is cloned, so commit what you test).
+set -euo pipefail
+
+SOURCE="${RT_TEST_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+passed=0
+failed=0
+check() {
+    if eval "$1"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        echo "FAIL: $2"
+    fi
+}
+
+outer=$(mktemp -d /tmp/retrig-fresh-XXXXXX)
+name="fresh_$$"
+trap 'bash "$clone/deploy/local/services.sh" psql -q -c "DROP DATABASE IF EXISTS retrig_$name" >/dev/null 2>&1 || true; rm -rf "$outer"' EXIT
+# The clone is the only thing in its parent folder: nothing beside it to read by accident.
+clone="$outer/retrig"
+git clone -q --no-hardlinks "$SOURCE" "$clone"
+check '[ "$(ls -A "$outer")" = retrig ]' "the clone has no sibling folders"
+check '[ "$(git -C "$clone" rev-parse HEAD)" = "$(git -C "$SOURCE" rev-parse HEAD)" ]' "the clone is at HEAD"
+if [ -n "$(git -C "$SOURCE" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+    echo "note: $SOURCE has uncommitted changes; this test runs the committed HEAD only"
+fi
+
+echo "== build in $clone"
+build_log="$outer/build.log"
+if cmake -S "$clone" -B "$clone/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build_log" 2>&1 &&
+    cmake --build "$clone/build" -j "${RT_TEST_JOBS:-2}" >>"$build_log" 2>&1; then
+    built=1
+else
+    built=0
+    tail -n 40 "$build_log"
+fi
+check '[ "$built" = 1 ]' "the clone builds"
+
+if [ "$built" = 1 ]; then
+    echo "== unit tests in the clone"
+    unit_log="$outer/unit.log"
+    if ctest --test-dir "$clone/build" -L unit -j "${RT_TEST_JOBS:-2}" >"$unit_log" 2>&1; then
+        unit=1
+    else
+        unit=0
+        grep -E 'Failed|\*\*\*' "$unit_log" | head -20
+    fi
+    check '[ "$unit" = 1 ]' "the clone's unit tests pass"
+    check 'grep -qE "100% tests passed, 0 tests failed out of [1-9]" "$unit_log"' "ctest ran the unit tests"
+
+    echo "== bash scripts/demo in the clone (RT_DEMO_NAME=$name)"
+    demo_log="$outer/demo.log"
+    RT_DEMO_NAME="$name" RT_SKIP_DEPS=1 bash "$clone/scripts/demo" >"$demo_log" 2>&1 && demo=0 || demo=$?
+    cat "$demo_log"
+    check '[ "$demo" = 0 ]' "scripts/demo exits 0 (got $demo)"
+    # The decisions table: a header, then one row per verdict.
+    table=$(sed -n '/^verdict  *task  *label/,/^$/p' "$demo_log")
+    check '[ -n "$table" ]' "the demo prints its decisions table"
+    check '[ "$(grep -c "^regression " <<<"$table")" = 1 ]' "one regression"
+    check '[ "$(grep -c "^intermittent " <<<"$table")" = 1 ]' "one intermittent"
+    check '[ "$(grep -c "^infra " <<<"$table")" = 1 ]' "one infra"
+    check 'grep -q "^Dashboard: .*/$name/dashboard.html" "$demo_log"' "the demo names its dashboard"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
