@@ -23,7 +23,17 @@ check() {
 
 outer=$(mktemp -d /tmp/retrig-fresh-XXXXXX)
 name="fresh_$$"
-trap 'bash "$clone/deploy/local/services.sh" psql -q -c "DROP DATABASE IF EXISTS retrig_$name" >/dev/null 2>&1 || true; rm -rf "$outer"' EXIT
+# Leaves nothing behind: the demo's database, queues, Redis keys and state, and the clone.
+cleanup() {
+    local services="$SOURCE/deploy/local/services.sh" q
+    bash "$services" psql -q -c "DROP DATABASE IF EXISTS retrig_$name" >/dev/null 2>&1 || true
+    for q in $(bash "$services" rabbitmqctl list_queues -q name 2>/dev/null | grep -E "^($name\.|queue/guest/$name\$)" || true); do
+        bash "$services" rabbitmqctl delete_queue "$q" >/dev/null 2>&1 || true
+    done
+    redis-cli -p 6380 --scan --pattern "$name:*" 2>/dev/null | xargs -r redis-cli -p 6380 DEL >/dev/null 2>&1 || true
+    rm -rf "$outer" "${RT_LOCAL_DIR:-/tmp/retrig-local}/$name"
+}
+trap cleanup EXIT
 # The clone is the only thing in its parent folder: nothing beside it to read by accident.
 clone="$outer/retrig"
 git clone -q --no-hardlinks "$SOURCE" "$clone"
