@@ -26,7 +26,7 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg);
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "common/pg.h"
+#include "common/io/pg.h"
 
 typedef struct rt__flakes_query {
     const char *project; /* the repository */

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/bugsug.h"
-#include "common/verdict.h"
+#include "common/core/bugsug.h"
+#include "common/core/verdict.h"
 
 static void decide_usage(FILE *out)
 {

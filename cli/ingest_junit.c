@@ -12,9 +12,10 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/history.h"
-#include "common/junit.h"
-#include "common/pg.h"
+#include "common/core/history.h"
+#include "common/core/junit.h"
+#include "common/io/history_store.h"
+#include "common/io/pg.h"
 
 static void usage(FILE *out)
 {

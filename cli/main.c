@@ -7,7 +7,7 @@
 
 #include "cli/cli.h"
 #include "common/config.h"
-#include "common/log.h"
+#include "common/io/log.h"
 
 static void usage(FILE *out)
 {

@@ -6,9 +6,9 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "common/log.h"
-#include "common/migrate.h"
-#include "common/pg.h"
+#include "common/io/log.h"
+#include "common/io/migrate.h"
+#include "common/io/pg.h"
 
 static void usage(FILE *out)
 {

@@ -8,10 +8,11 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/eligibility.h"
-#include "common/errorsummary.h"
-#include "common/pulse.h"
-#include "common/taskdef.h"
+#include "common/core/eligibility.h"
+#include "common/core/errorsummary.h"
+#include "common/core/pulse.h"
+#include "common/core/taskdef.h"
+#include "common/policy.h"
 
 #define FILE_CAP (256L * 1024 * 1024)
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* perf_pick.c - `retrig perf-pick`: the alerts retrig-perf would backfill from a file of
- * Perfherder alert summaries, with the reasons, offline (common/perf_pick.h). */
+ * Perfherder alert summaries, with the reasons, offline (common/core/perf_pick.h). */
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -9,7 +9,8 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "common/perf_pick.h"
+#include "common/core/perf_pick.h"
+#include "common/policy.h"
 
 #define MAX_FILE_BYTES (256L * 1024 * 1024)
 

@@ -14,8 +14,9 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "common/perf_pick.h"
-#include "common/pg.h"
+#include "common/core/perf_pick.h"
+#include "common/io/pg.h"
+#include "common/policy.h"
 
 #define MAX_ROWS 64
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/amqp.h"
+#include "common/io/amqp.h"
 
 static void usage(FILE *out)
 {

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/actions.h"
-#include "common/ids.h"
-#include "common/taskdef.h"
+#include "common/core/actions.h"
+#include "common/core/ids.h"
+#include "common/core/taskdef.h"
 
 static void usage(FILE *out)
 {

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "common/pg.h"
+#include "common/io/pg.h"
 
 #define CHART_WIDTH  160
 #define CHART_HEIGHT 28

@@ -49,6 +49,9 @@ const rt_config_key rt_config_keys[] = {
      "how often retrig-decide looks for sets past set_deadline_minutes"},
     {"decide_threshold", RT_CFG_INT, OFF(decide_threshold), "2", 1, 20, false,
      "retriggers that must reproduce a failure line of the original run to call it a regression"},
+    {"drain_timeout_ms", RT_CFG_INT, OFF(drain_timeout_ms), "10000", 100, 600000, false,
+     "after SIGTERM, how long a worker may go on with the work in hand (an HTTP call still "
+     "running then is cut and its message goes back to the queue)"},
     {"dry_run", RT_CFG_BOOL, OFF(dry_run), "false", 0, 0, false,
      "record everything, including the payload that would be sent, but never call Taskcluster"},
     {"history_batch_size", RT_CFG_INT, OFF(history_batch_size), "50", 1, 1000, false,

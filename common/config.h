@@ -11,19 +11,20 @@
 #ifndef RETRIG_COMMON_CONFIG_H
 #define RETRIG_COMMON_CONFIG_H
 
+#include "common/not_core.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
-#include "common/errors.h"
-#include "common/log.h"
+#include "common/core/errors.h"
+#include "common/core/strlist.h"
+#include "common/io/log.h"
 
-#define RT_CONFIG_MAX_LIST 16
+#define RT_CONFIG_MAX_LIST RT_STRLIST_MAX
 
-typedef struct rt_config_list {
-    size_t count;
-    char *items[RT_CONFIG_MAX_LIST];
-} rt_config_list;
+/* A list-valued key: the core's string list (common/core/strlist.h). */
+typedef rt_strlist rt_config_list;
 
 typedef struct rt_config {
     char *amqp_ca_file;
@@ -40,6 +41,7 @@ typedef struct rt_config {
     bool decide_drop_single_tracking;
     int decide_sweep_interval_s;
     int decide_threshold;
+    int drain_timeout_ms;
     bool dry_run;
     int history_batch_size;
     int history_flaky_min_branches;

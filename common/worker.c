@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* worker.c - argument parsing and configuration loading shared by all worker binaries,
- * the metrics/health endpoint they all get, readiness reports and SIGHUP reloads.
- * The readiness state is written by the worker's thread and read by the endpoint's
- * thread through atomics; everything else belongs to the worker's thread. */
+/* worker.c - the skeleton every worker binary runs: arguments, configuration, the
+ * metrics/health endpoint, readiness reports, SIGHUP reloads, connections that wait for
+ * their services, the consume loop and settling. The readiness state is written by the
+ * workers' threads and read by the endpoint's thread through atomics; everything else
+ * belongs to the calling thread. */
 #include "common/worker.h"
 
 #include <getopt.h>
@@ -14,9 +15,17 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/metrics.h"
+#include "common/core/utf8.h"
+
+#include "common/io/log.h"
+#include "common/io/metrics.h"
+#include "common/io/stop.h"
 
 enum { DEP_BROKER = 1, DEP_REDIS = 2, DEP_POSTGRES = 4 };
+
+/* Between two rounds of connection attempts while a service is missing. */
+#define CONNECT_BACKOFF_BASE_MS 250
+#define CONNECT_BACKOFF_MAX_MS  5000
 
 static volatile sig_atomic_t g_reload;
 static const char *g_config_path; /* as given with --config, NULL: $RETRIG_CONFIG */
@@ -84,20 +93,10 @@ static bool pg_up(rt_pg *pg)
 
 void rt_worker_health(const rt_worker_conns *conns) { rt_worker_health_lane(0, 1, conns); }
 
-void rt_worker_health_lane(int lane, int lanes, const rt_worker_conns *conns)
+/* Publishes what one lane found down (DEP_* bits) and the process's readiness. */
+static void report_lane(int lane, int lanes, int mine)
 {
     if (lanes < 1 || lanes > RT_WORKER_MAX_LANES || lane < 0 || lane >= lanes) return;
-    double now = rt_metrics_now();
-    if (now - g_lane[lane].last_check < RT_WORKER_HEALTH_INTERVAL_MS / 1000.0 &&
-        atomic_load(&g_lane[lane].reported))
-        return;
-    g_lane[lane].last_check = now;
-    int mine = 0;
-    if ((conns->broker && !rt_amqp_is_connected(conns->broker)) ||
-        (conns->pulse && !rt_amqp_is_connected(conns->pulse)))
-        mine |= DEP_BROKER;
-    if (conns->redis && !redis_up(conns->redis)) mine |= DEP_REDIS;
-    if (conns->pg && !pg_up(conns->pg)) mine |= DEP_POSTGRES;
     atomic_store(&g_lane[lane].down, mine);
     atomic_store(&g_lane[lane].reported, true);
     atomic_store(&g_lanes, lanes);
@@ -125,6 +124,279 @@ void rt_worker_health_lane(int lane, int lanes, const rt_worker_conns *conns)
         else
             rt_log_warn("not ready", "reason", why);
     }
+}
+
+void rt_worker_health_lane(int lane, int lanes, const rt_worker_conns *conns)
+{
+    if (lanes < 1 || lanes > RT_WORKER_MAX_LANES || lane < 0 || lane >= lanes) return;
+    double now = rt_metrics_now();
+    if (now - g_lane[lane].last_check < RT_WORKER_HEALTH_INTERVAL_MS / 1000.0 &&
+        atomic_load(&g_lane[lane].reported))
+        return;
+    g_lane[lane].last_check = now;
+    int mine = 0;
+    if ((conns->broker && !rt_amqp_is_connected(conns->broker)) ||
+        (conns->pulse && !rt_amqp_is_connected(conns->pulse)))
+        mine |= DEP_BROKER;
+    if (conns->redis && !redis_up(conns->redis)) mine |= DEP_REDIS;
+    if (conns->pg && !pg_up(conns->pg)) mine |= DEP_POSTGRES;
+    report_lane(lane, lanes, mine);
+}
+
+/* ---- connections that wait for their services ---- */
+
+static void count_attempt(const char *dependency, bool ok)
+{
+    rt_metric_inc(rt_metrics_std()->connection_attempts, dependency, ok ? "ok" : "failed");
+}
+
+/* One attempt on the broker connection h (created on the first call). */
+static int try_broker(const rt_config *cfg, const char *worker, const char *url, rt_amqp **h,
+                      char *errstr)
+{
+    if (!*h) {
+        rt_amqp_options opts;
+        rt_amqp_options_from_config(&opts, cfg, worker);
+        opts.url = url;
+        int rc = rt_amqp_new(h, &opts, errstr);
+        if (rc != RT_OK) return rc == RT_EINVAL ? RT_ECONFIG : rc;
+    }
+    int rc = rt_amqp_ensure_connected(*h, 0);
+    if (rc != RT_OK) rt_set_errstr(errstr, "%s", rt_amqp_errstr(*h));
+    return rc;
+}
+
+static bool permanent(int rc) { return rc == RT_EAUTH || rc == RT_ECONFIG || rc == RT_ENOMEM; }
+
+/* Tries each missing service once; returns the DEP_* bits still missing, or -1 with *fatal
+ * set for an error waiting cannot mend. */
+static int connect_round(const rt_config *cfg, const rt_worker_setup *setup, rt_worker_conns *conns,
+                         bool *declared, int *fatal)
+{
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int missing = 0, rc;
+    bool separate_pulse = (setup->needs & RT_WORKER_NEEDS_PULSE) && cfg->pulse_url &&
+                          strcmp(cfg->pulse_url, cfg->amqp_url) != 0;
+    if (setup->needs & (RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_PULSE)) {
+        if (!conns->broker || !rt_amqp_is_connected(conns->broker)) {
+            rc = try_broker(cfg, setup->worker, cfg->amqp_url, &conns->broker, errstr);
+            count_attempt("broker", rc == RT_OK);
+            if (rc != RT_OK) {
+                if (permanent(rc)) goto fatal;
+                rt_log_warn("waiting for the broker", "error", errstr);
+                missing |= DEP_BROKER;
+            }
+        }
+        if (separate_pulse && (!conns->pulse || !rt_amqp_is_connected(conns->pulse))) {
+            rc = try_broker(cfg, setup->worker, cfg->pulse_url, &conns->pulse, errstr);
+            count_attempt("pulse", rc == RT_OK);
+            if (rc != RT_OK) {
+                if (permanent(rc)) goto fatal;
+                rt_log_warn("waiting for Pulse", "error", errstr);
+                missing |= DEP_BROKER;
+            }
+        }
+    }
+    if ((setup->needs & RT_WORKER_NEEDS_REDIS) && !conns->redis) {
+        rc = rt_redis_connect(&conns->redis, cfg->redis_url, NULL, errstr);
+        count_attempt("redis", rc == RT_OK);
+        if (rc != RT_OK) {
+            if (permanent(rc) || rc == RT_EINVAL) goto fatal;
+            rt_log_warn("waiting for Redis", "error", errstr);
+            missing |= DEP_REDIS;
+        }
+    }
+    if ((setup->needs & RT_WORKER_NEEDS_POSTGRES) && !conns->pg) {
+        rc = rt_pg_connect(&conns->pg, cfg->database_url, setup->worker, errstr);
+        count_attempt("postgres", rc == RT_OK);
+        if (rc != RT_OK) {
+            if (permanent(rc)) goto fatal;
+            rt_log_warn("waiting for Postgres", "error", errstr);
+            missing |= DEP_POSTGRES;
+        }
+    }
+    if (!(missing & DEP_BROKER) && !*declared && setup->declare) {
+        rc = setup->declare(setup->ctx, conns);
+        if (rc == RT_OK) {
+            *declared = true;
+        } else if (rc == RT_ECONN) {
+            missing |= DEP_BROKER; /* the broker went away meanwhile */
+        } else {
+            rt_log_error("cannot set up the queues", "error",
+                         rt_amqp_errstr(conns->pulse ? conns->pulse : conns->broker));
+            *fatal = rc;
+            return -1;
+        }
+    }
+    return missing;
+fatal:
+    rt_log_error("cannot connect; waiting would not help", "error", errstr);
+    *fatal = rc;
+    return -1;
+}
+
+int rt_worker_connect(const rt_config *cfg, const rt_worker_setup *setup, rt_worker_conns *conns)
+{
+    memset(conns, 0, sizeof *conns);
+    bool declared = false;
+    long delay = CONNECT_BACKOFF_BASE_MS;
+    unsigned seed = (unsigned)time(NULL) ^ (unsigned)(setup->lane * 7919);
+    int lanes = setup->lanes > 0 ? setup->lanes : 1;
+    for (;;) {
+        if (rt_stop_requested()) return RT_ESTOPPED;
+        int fatal = RT_OK;
+        int missing = connect_round(cfg, setup, conns, &declared, &fatal);
+        if (missing < 0) return fatal;
+        /* /healthz names what is missing; all up: the lane's health checks take over. */
+        report_lane(setup->lane, lanes, missing);
+        if (!missing) return RT_OK;
+        /* Equal jitter: replicas that lost the same service do not come back in step. */
+        long pause = delay / 2 + (long)(rand_r(&seed) % (unsigned)(delay / 2 + 1));
+        if (!rt_stop_sleep_ms(pause)) return RT_ESTOPPED;
+        delay = delay * 2 > CONNECT_BACKOFF_MAX_MS ? CONNECT_BACKOFF_MAX_MS : delay * 2;
+    }
+}
+
+void rt_worker_disconnect(rt_worker_conns *conns)
+{
+    if (conns->pulse && conns->pulse != conns->broker) rt_amqp_free(conns->pulse);
+    rt_amqp_free(conns->broker);
+    rt_redis_free(conns->redis);
+    rt_pg_free(conns->pg);
+    memset(conns, 0, sizeof *conns);
+}
+
+/* ---- settling ---- */
+
+void rt_worker_pause(void) { (void)rt_stop_sleep_ms(500); }
+
+/* Publishes the delayed copy of m that the plan asks for, then acks m. */
+static int delay_copy(const rt_worker_settler *s, rt_amqp *src, const rt_amqp_message *m,
+                      const rt_settle_plan *plan, const char *last_error)
+{
+    /* A Pulse message keeps what routed it: its exchange and its routes (CC). */
+    const char *exchange = rt_amqp_message_header(m, "x-retrig-original-exchange");
+    if (!exchange) exchange = m->exchange ? m->exchange : "";
+    char routes[4096] = "";
+    const char *old_routes = rt_amqp_message_header(m, "x-retrig-routes");
+    if (old_routes) rt_utf8_copy(routes, sizeof routes, old_routes, NULL);
+    for (size_t i = 0; i < m->cc_count; i++) {
+        size_t n = strlen(routes);
+        if (n + strlen(m->cc[i]) + 2 > sizeof routes) break; /* never half a route */
+        snprintf(routes + n, sizeof routes - n, "%s%s", n ? "," : "", m->cc[i]);
+    }
+    rt_amqp_header headers[] = {{"x-retrig-original-exchange", exchange},
+                                {"x-retrig-routes", routes},
+                                {"x-retrig-last-error", last_error}};
+    rt_amqp_publish_opts opts = {.headers = headers,
+                                 .header_count = 3,
+                                 .attempt = plan->next_attempt,
+                                 .message_id = m->message_id};
+    char *body = s->retry_body ? s->retry_body(s->ctx, m, plan) : NULL;
+    int rc = rt_amqp_publish_delayed(s->broker, s->retry_queue, plan->delay_ms,
+                                     body ? body : m->body, body ? strlen(body) : m->len, &opts);
+    free(body);
+    if (rc != RT_OK) return rc;
+    return rt_amqp_ack(src, m);
+}
+
+bool rt_worker_settle(const rt_worker_settler *s, rt_amqp *src, const rt_amqp_message *m,
+                      const rt_outcome *o, double started)
+{
+    rt_settle_plan plan;
+    rt_settle_plan_for(o, m->attempt, s->delays, s->ndelays, &plan);
+    int rc = RT_OK;
+    switch (plan.action) {
+    case RT_SETTLE_DO_ACK: rc = rt_amqp_ack(src, m); break;
+    case RT_SETTLE_DO_NOTHING: return false;
+    case RT_SETTLE_DO_DEAD_LETTER:
+        rt_log_warn("message dead-lettered", "reason", plan.reason, "queue", m->queue, "message_id",
+                    m->message_id);
+        rc = rt_amqp_dead_letter(src, m, plan.reason);
+        break;
+    case RT_SETTLE_DO_DELAY:
+        rt_log_info(o->settle == RT_SETTLE_WAIT ? "busy; looking again later"
+                                                : "upstream failed; retrying later",
+                    "reason", o->reason, "queue", m->queue, "message_id", m->message_id);
+        rc = delay_copy(s, src, m, &plan, o->reason);
+        break;
+    case RT_SETTLE_DO_REQUEUE:
+        rt_log_warn("message requeued", "reason", o->reason, "queue", m->queue, "message_id",
+                    m->message_id);
+        rc = rt_amqp_nack(src, m, true);
+        break;
+    }
+    if (rc != RT_OK)
+        rt_log_warn("could not settle a message; the broker will redeliver it", "error",
+                    rt_amqp_errstr(src));
+    const rt_std_metrics *metrics = rt_metrics_std();
+    char reason[RT_METRICS_LABEL_SIZE];
+    rt_metrics_reason_label(plan.reason, reason, sizeof reason);
+    rt_metric_inc(metrics->messages, plan.metric, reason);
+    if (plan.action == RT_SETTLE_DO_DEAD_LETTER)
+        rt_metric_inc(metrics->dead_lettered, m->queue, reason);
+    if (started > 0)
+        rt_metric_observe(metrics->processing_seconds, rt_metrics_now() - started, "single");
+    return plan.pause;
+}
+
+/* ---- the consume loop ---- */
+
+/* Handles one message and settles it as the handler says. */
+static void consume_one(const rt_worker_loop *loop, rt_amqp *src, rt_amqp_message *m)
+{
+    rt_outcome o = {RT_SETTLE_ACK, ""};
+    double started = rt_metrics_now();
+    loop->handle(loop->ctx, src, m, &o);
+    if (rt_worker_settle(loop->settler, src, m, &o, started)) rt_worker_pause();
+}
+
+void rt_worker_consume(const rt_worker_loop *loop)
+{
+    size_t batch_max = loop->batch_max > 1 && loop->handle_batch ? loop->batch_max : 1;
+    rt_amqp_message *batch = calloc(batch_max, sizeof *batch);
+    if (!batch) {
+        rt_log_error("out of memory; stopping");
+        rt_stop_request();
+        return;
+    }
+    rt_amqp *first = loop->sources[0];
+    rt_amqp *second = loop->sources[1] != first ? loop->sources[1] : NULL;
+    int base_wait = loop->wait_ms > 0 ? loop->wait_ms : 500;
+    bool idle = false;
+    while (!rt_stop_requested()) {
+        /* The safe point: health, a SIGHUP, the worker's periodic work. */
+        rt_worker_health_lane(loop->lane, loop->lanes > 0 ? loop->lanes : 1, loop->conns);
+        if (loop->apply_reloads && rt_worker_reload(loop->cfg) && loop->reloaded)
+            loop->reloaded(loop->ctx);
+        int wait = loop->tick ? loop->tick(loop->ctx, idle) : 0;
+        if (rt_stop_requested()) break;
+        if (wait <= 0) wait = second ? (base_wait < 200 ? base_wait : 200) : base_wait;
+        int rc = rt_amqp_next(first, &batch[0], wait);
+        if (rc == RT_OK) {
+            idle = false;
+            if (batch_max > 1) {
+                size_t n = 1;
+                while (n < batch_max && rt_amqp_next(first, &batch[n], 0) == RT_OK) n++;
+                loop->handle_batch(loop->ctx, first, batch, n);
+                for (size_t i = 0; i < n; i++) rt_amqp_message_free(&batch[i]);
+            } else {
+                consume_one(loop, first, &batch[0]);
+                rt_amqp_message_free(&batch[0]);
+            }
+            continue;
+        }
+        idle = true;
+        if (rc != RT_ETIMEDOUT && !rt_stop_requested()) {
+            rt_log_warn("broker connection lost; reconnecting", "error", rt_amqp_errstr(first));
+            (void)rt_stop_sleep_ms(200);
+        }
+        if (second && rt_amqp_next(second, &batch[0], 50) == RT_OK) {
+            consume_one(loop, second, &batch[0]);
+            rt_amqp_message_free(&batch[0]);
+        }
+    }
+    free(batch);
 }
 
 /* The keys SIGHUP applies; every other change waits for a restart. */
@@ -346,7 +618,9 @@ int rt_worker_main_flags(const rt_worker_def *def, const rt_worker_flag *flags, 
         rt_config_free(&cfg);
         return status;
     }
-    /* SIGHUP only sets a flag; the worker applies it between messages (rt_worker_reload). */
+    /* SIGTERM/SIGINT ask for a stop that every wait obeys (common/io/stop.h); SIGHUP only
+     * sets a flag, applied between messages (rt_worker_reload). */
+    rt_stop_install(cfg.drain_timeout_ms);
     struct sigaction hup = {.sa_handler = on_sighup};
     sigemptyset(&hup.sa_mask);
     sigaction(SIGHUP, &hup, NULL);

@@ -30,8 +30,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/errorsummary.h"
-#include "common/history.h"
+#include "common/core/errorsummary.h"
+#include "common/core/history.h"
+#include "common/io/history_store.h"
 #include "support/classify_harness.h"
 
 #define COMPONENTS 400

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* fuzz_actions.c - libFuzzer target for actions.json parsing, action choice and rendering
- * (common/actions.h). */
+ * (common/core/actions.h). */
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/actions.h"
+#include "common/core/actions.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

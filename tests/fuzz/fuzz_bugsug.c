@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/bugsug.h"
-#include "common/verdict.h"
+#include "common/core/bugsug.h"
+#include "common/core/verdict.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

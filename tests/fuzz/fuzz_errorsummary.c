@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* fuzz_errorsummary.c - libFuzzer target for errorsummary parsing and classification
- * (common/errorsummary.h). A NUL byte splits the input into several artifacts of one run. */
+ * (common/core/errorsummary.h). A NUL byte splits the input into several artifacts of one run. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "common/errorsummary.h"
+#include "common/core/errorsummary.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

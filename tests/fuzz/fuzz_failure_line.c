@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/failure_line.h"
+#include "common/core/failure_line.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* fuzz_jscan.c - differential libFuzzer target for the JSON scanner (common/jscan.h): on
+/* fuzz_jscan.c - differential libFuzzer target for the JSON scanner (common/core/jscan.h): on
  * every input it must accept exactly what jansson accepts and give the same tree; any
  * difference aborts. */
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* fuzz_jsone.c - libFuzzer target for the JSON-e renderer (common/jsone.h): the input is
+/* fuzz_jsone.c - libFuzzer target for the JSON-e renderer (common/core/jsone.h): the input is
  * a JSON template, a NUL byte, and a JSON context (an object, else {}). */
 #include <jansson.h>
 #include <stddef.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/jsone.h"
+#include "common/core/jsone.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* fuzz_junit.c - libFuzzer target for the JUnit XML reader (common/junit.h) and the
- * merging of its testcases into test history rows (common/history.h). */
+/* fuzz_junit.c - libFuzzer target for the JUnit XML reader (common/core/junit.h) and the
+ * merging of its testcases into test history rows (common/core/history.h). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "common/junit.h"
+#include "common/core/junit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* fuzz_messages.c - libFuzzer target for our own queue messages (common/messages.h): each input
+/* fuzz_messages.c - libFuzzer target for our own queue messages (common/core/messages.h): each input
  * is parsed as a retrigger request and as a decide request; a decide request that parses is
  * built back and must parse again. */
 #include <stddef.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/messages.h"
+#include "common/core/messages.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "common/log.h"
-#include "common/perf_pick.h"
+#include "common/core/perf_pick.h"
+#include "common/io/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* fuzz_pulse.c - libFuzzer target for Pulse task-* message parsing (common/pulse.h): each
+/* fuzz_pulse.c - libFuzzer target for Pulse task-* message parsing (common/core/pulse.h): each
  * input is parsed as coming from no known exchange, then from each queue exchange. */
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/pulse.h"
+#include "common/core/pulse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* fuzz_taskdef.c - libFuzzer target for task definition parsing (common/taskdef.h). */
+/* fuzz_taskdef.c - libFuzzer target for task definition parsing (common/core/taskdef.h). */
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/taskdef.h"
+#include "common/core/taskdef.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,8 +15,8 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
-#include "common/amqp.h"
 #include "common/config.h"
+#include "common/io/amqp.h"
 
 /* A topology of one work queue (with one delay) and its own dead-letter queue. */
 typedef struct fixture {

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/budget.h"
 #include "common/config.h"
-#include "common/redis.h"
+#include "common/io/budget.h"
+#include "common/io/redis.h"
 
 typedef struct fixture {
     rt_config cfg;

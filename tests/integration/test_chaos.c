@@ -61,8 +61,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/errorsummary.h"
-#include "common/history.h"
+#include "common/core/errorsummary.h"
+#include "common/core/history.h"
 #include "support/classify_harness.h"
 #include "support/fixtures.h"
 

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/bugsug.h"
+#include "common/core/bugsug.h"
 #include "support/classify_harness.h"
 #include "support/fixtures.h"
 

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/actions.h"
-#include "common/hawk.h"
-#include "common/http.h"
-#include "common/ids.h"
+#include "common/core/actions.h"
+#include "common/core/hawk.h"
+#include "common/core/ids.h"
+#include "common/io/http.h"
 
 #define DECISION "f7Jj_h6MTEKr5Ln_7aFqbw"
 #define TOKEN    "fake-access-token-not-a-secret"

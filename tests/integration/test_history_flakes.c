@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/history.h"
+#include "common/core/history.h"
+#include "common/io/history_store.h"
 #include "support/classify_harness.h"
 
 #define ES_FAIL "errorsummary/mochitest-browser-chrome_errorsummary.log"

@@ -4,7 +4,7 @@
 #include "support/util.h"
 #include "support/fake_upstream.h"
 
-#include "common/http.h"
+#include "common/io/http.h"
 
 #include <jansson.h>
 #include <openssl/evp.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* test_https_tls.c - TLS verification of the HTTP client (common/http.h) against a real TLS
+/* test_https_tls.c - TLS verification of the HTTP client (common/io/http.h) against a real TLS
  * server (openssl s_server -www) with a fresh self-signed certificate: refused with the
  * system CAs, with another CA and for another host name; accepted once its CA is configured. */
 #include "support/util.h"
 
-#include "common/http.h"
+#include "common/io/http.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/http.h"
+#include "common/io/http.h"
 #include "support/classify_harness.h"
 
 #define B3E       "B3EheQ-IQ5aPzw34KS_a6g"

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "common/config.h"
-#include "common/migrate.h"
-#include "common/pg.h"
+#include "common/io/migrate.h"
+#include "common/io/pg.h"
 
 typedef struct test_db {
     rt_config cfg;

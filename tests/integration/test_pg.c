@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/config.h"
-#include "common/pg.h"
+#include "common/io/pg.h"
 
 typedef struct fixture {
     rt_config cfg;

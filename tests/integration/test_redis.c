@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "common/config.h"
-#include "common/redis.h"
+#include "common/io/redis.h"
 
 /* A counter: proves the script really ran on the server (and which server state it saw). */
 static const char INCR_SCRIPT[] = "return redis.call('INCRBY', KEYS[1], ARGV[1])";

@@ -3,7 +3,7 @@
 everything it names exists in the code: binaries (in RT_TEST_BIN_DIR), their flags (from
 --help), configuration keys and RETRIG_* environment variables (from `retrig config --keys`),
 the Secret keys and ConfigMap they mount, the queues KEDA watches, and the RabbitMQ queues
-with the very arguments the workers declare (common/amqp.c: work queues dead-letter to
+with the very arguments the workers declare (common/io/amqp.c: work queues dead-letter to
 <ns>.dlx, delay queues <queue>.delay.<ms> expire back to <ns> with the queue's routing key,
 one per default delay).
 
@@ -298,11 +298,11 @@ for key, wanted in work.items():
         check(args == {"x-message-ttl": d, "x-dead-letter-exchange": ns, "x-dead-letter-routing-key": key},
               f"definitions: {name}.delay.{d} has exactly the code's arguments")
 declared = set(queues) | set(exchanges)
-code = (SOURCE / "common" / "amqp.c").read_text()
+code = (SOURCE / "common" / "io" / "amqp.c").read_text()
 for arg in ("x-message-ttl", "x-dead-letter-exchange", "x-dead-letter-routing-key"):
-    check(f'"{arg}"' in code, f"common/amqp.c declares {arg} (the definitions rely on it)")
+    check(f'"{arg}"' in code, f"common/io/amqp.c declares {arg} (the definitions rely on it)")
 check('"x-queue-type"' in code and '"quorum"' in code,
-      "common/amqp.c declares quorum work queues (the definitions rely on it)")
+      "common/io/amqp.c declares quorum work queues (the definitions rely on it)")
 for q in queues.values():
     if q["arguments"].get("x-message-ttl") is not None:
         check("x-queue-type" not in q["arguments"], f"definitions: delay queue {q['name']} stays classic")

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/migrate.h"
+#include "common/io/migrate.h"
 #include "support/fixtures.h"
 #include "support/util.h"
 

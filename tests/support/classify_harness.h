@@ -18,10 +18,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "common/amqp.h"
 #include "common/config.h"
-#include "common/pg.h"
-#include "common/redis.h"
+#include "common/io/amqp.h"
+#include "common/io/pg.h"
+#include "common/io/redis.h"
 #include "support/fake_upstream.h"
 
 #define RT_CH_MAX_WORKERS 12

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* jscan_diff.h - compares common/jscan.h with jansson on one input, for the unit test and
+/* jscan_diff.h - compares common/core/jscan.h with jansson on one input, for the unit test and
  * the differential fuzz target: both must accept exactly the same documents, and for an
  * accepted one yield the same tree (types, decoded strings, integers, members, elements).
  * Header-only so that the fuzz target needs no test library. */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/jscan.h"
+#include "common/core/jscan.h"
 
 /* True when jansson value v and token i of js are the same value. */
 static inline bool rt_jscan_diff_same(json_t *v, const rt_jscan *js, int i)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/actions.h"
+#include "common/core/actions.h"
 
 #define DECISION "f7Jj_h6MTEKr5Ln_7aFqbw"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/bugsug.h"
+#include "common/core/bugsug.h"
 
 #define SUSPEND_TEST "toolkit/content/tests/browser/browser_suspend_videos_outside_viewport.js"
 

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "common/config.h"
-#include "common/log.h"
+#include "common/io/log.h"
 
 static char *write_temp(const char *text)
 {

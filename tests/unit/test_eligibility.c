@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/eligibility.h"
+#include "common/core/eligibility.h"
 #include "support/fixtures.h"
 
 /* A fixture Pulse message with only its state fields turned from completed to failed. */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/errorsummary.h"
+#include "common/core/errorsummary.h"
 
 static rt_es_kind classify_fixture(const char *name, rt_errorsummary *es, const char **reason)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* test_errorsummary_caps.c - the errorsummary size caps (common/errorsummary.h): a line
+/* test_errorsummary_caps.c - the errorsummary size caps (common/core/errorsummary.h): a line
  * over RT_ES_MAX_LINE_BYTES and more than RT_ES_MAX_LINES lines (all artifacts of a run
  * together) make the summary incomplete, so a run is never judged on partial data. */
 #include "support/util.h"
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/errorsummary.h"
+#include "common/core/errorsummary.h"
 
 #define FAIL_LINE                                                                                  \
     "{\"action\":\"test_result\",\"test\":\"browser_a.js\",\"status\":\"FAIL\","                   \

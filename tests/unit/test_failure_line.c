@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/failure_line.h"
+#include "common/core/failure_line.h"
 
 /* The fixture's `search` lines, in order (six entries, four TEST-UNEXPECTED). */
 static json_t *fixture_searches(void)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hawk.h"
+#include "common/core/hawk.h"
 
 /* The specification's example credentials, split so secret scanners do not flag them. */
 #define SPEC_ID "dh37fgj492je"

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* test_history.c - the pure part of the test history (common/history.h) and the JUnit
- * reader (common/junit.h): sampling, allow-lists, branch keys, signatures with the shared
+/* test_history.c - the pure part of the test history (common/core/history.h) and the JUnit
+ * reader (common/core/junit.h): sampling, allow-lists, branch keys, signatures with the shared
  * normaliser, rows from the recorded errorsummary fixture, and JUnit merging and errors. */
 #include "support/util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/errorsummary.h"
-#include "common/history.h"
-#include "common/junit.h"
+#include "common/core/errorsummary.h"
+#include "common/core/history.h"
+#include "common/core/junit.h"
 
 static const rt_history_test *find_test(const rt_history_rows *rows, const char *name)
 {
@@ -44,11 +44,11 @@ static void test_sampling_is_stable_per_task_and_close_to_the_rate(void **state)
 static void test_allow_list_globs_and_main_projects(void **state)
 {
     (void)state;
-    rt_config_list allow = {2, {"autoland", "mozilla-*"}};
+    rt_strlist allow = {2, {"autoland", "mozilla-*"}};
     assert_true(rt_history_project_allowed(&allow, "autoland"));
     assert_true(rt_history_project_allowed(&allow, "mozilla-beta"));
     assert_false(rt_history_project_allowed(&allow, "try"));
-    rt_config_list main = {2, {"mozilla-central", "autoland"}};
+    rt_strlist main = {2, {"mozilla-central", "autoland"}};
     assert_true(rt_history_is_main(&main, "autoland"));
     assert_false(rt_history_is_main(&main, "mozilla-beta"));
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* test_ids.c - identifier validation (common/ids.h) against hostile values: path
+/* test_ids.c - identifier validation (common/core/ids.h) against hostile values: path
  * traversal, CR/LF, "..", very long, non-UTF-8 and non-ASCII; and the Pulse parser
  * refusing messages that carry them (the reason names the field). */
 #include "support/util.h"
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/ids.h"
-#include "common/pulse.h"
+#include "common/core/ids.h"
+#include "common/core/pulse.h"
 
 #define MODERN "pulse/fuzzmanager_task-completed_Z1kaoRtHRRWyyuMDqadYPA.json"
 

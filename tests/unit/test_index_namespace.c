@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* test_index_namespace.c - the index namespaces retrig puts in listTasks URLs
- * (rt_tc_valid_namespace, common/upstream.h): gecko's real namespaces pass; hostile or
+ * (rt_tc_valid_namespace, common/io/upstream.h): gecko's real namespaces pass; hostile or
  * malformed ones (path traversal, slashes, query characters, empty segments, too long) are
  * refused, and rt_tc_index_each_task refuses them before any request. */
 #include "support/util.h"
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/upstream.h"
+#include "common/io/upstream.h"
 
 static void test_real_namespaces_pass(void **state)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* test_jscan.c - the strict JSON scanner (common/jscan.h): named edge cases, the token
+/* test_jscan.c - the strict JSON scanner (common/core/jscan.h): named edge cases, the token
  * walk, and agreement with jansson on every JSON fixture and on systematic damage to them
  * (every truncation of a Pulse body, byte flips at fixed strides). */
 #include "support/util.h"
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/jscan.h"
+#include "common/core/jscan.h"
 #include "support/jscan_diff.h"
 
 static int parse(const char *text)

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/actions.h"
-#include "common/jsone.h"
+#include "common/core/actions.h"
+#include "common/core/jsone.h"
 
 static json_t *parse(const char *text)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/log.h"
+#include "common/io/log.h"
 
 /* Runs one log call into memory and returns the text (caller frees). */
 #define CAPTURE(text, call)                                                                        \

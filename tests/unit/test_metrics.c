@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* test_metrics.c - the Prometheus registry and its exposition (common/metrics.h), and the
+/* test_metrics.c - the Prometheus registry and its exposition (common/io/metrics.h), and the
  * /metrics and /healthz endpoint on a loopback port. */
 #include "support/util.h"
 
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/http.h"
-#include "common/metrics.h"
+#include "common/io/http.h"
+#include "common/io/metrics.h"
 
 static bool has_line(const char *text, const char *line)
 {

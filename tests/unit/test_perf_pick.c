@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/perf_pick.h"
+#include "common/core/perf_pick.h"
+#include "common/policy.h"
 
 /* 2023-06-24T11:16:45Z: a day after the newest fixture summary (38857) was created. */
 #define NOW_2023 ((time_t)1687605405)

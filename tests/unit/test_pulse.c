@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/ids.h"
-#include "common/pulse.h"
-#include "common/taskdef.h"
+#include "common/core/ids.h"
+#include "common/core/pulse.h"
+#include "common/core/taskdef.h"
 
 #define CAP (1024 * 1024)
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/bugsug.h"
-#include "common/verdict.h"
+#include "common/core/bugsug.h"
+#include "common/core/verdict.h"
 
 #define MAX_CASE_RUNS 8
 

@@ -2,7 +2,7 @@
 /* main.c - retrig-classify: from Taskcluster task-* Pulse messages to retrigger requests.
  *
  * For each message: validate it (bad ones go to the dead-letter queue with a reason),
- * record the run, then run the pure eligibility checks (common/eligibility.h), fetching
+ * record the run, then run the pure eligibility checks (common/core/eligibility.h), fetching
  * only what the next check needs (task definition, set lookup, Treeherder classification,
  * errorsummary artifacts, existing retriggers). An eligible failure claims its set and its
  * budget atomically in Redis, then in one Postgres call (classify_create_set, migration
@@ -24,20 +24,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/amqp.h"
-#include "common/budget.h"
-#include "common/eligibility.h"
-#include "common/errorsummary.h"
-#include "common/http.h"
-#include "common/ids.h"
-#include "common/ledger.h"
-#include "common/messages.h"
-#include "common/metrics.h"
-#include "common/pg.h"
-#include "common/pulse.h"
-#include "common/redis.h"
-#include "common/taskdef.h"
-#include "common/upstream.h"
+#include "common/core/eligibility.h"
+#include "common/core/errorsummary.h"
+#include "common/core/ids.h"
+#include "common/core/messages.h"
+#include "common/core/pulse.h"
+#include "common/core/taskdef.h"
+#include "common/io/amqp.h"
+#include "common/io/budget.h"
+#include "common/io/http.h"
+#include "common/io/ledger.h"
+#include "common/io/metrics.h"
+#include "common/io/pg.h"
+#include "common/io/redis.h"
+#include "common/io/upstream.h"
+#include "common/policy.h"
 #include "common/worker.h"
 
 #define MAX_DELAYS                 16

@@ -5,8 +5,8 @@
  * A decide request (from retrig-classify when a member of a set resolves, from our own
  * delay queues, or from the deadline sweeper) makes the worker gather the evidence: for
  * the original run and each failed retrigger, Treeherder's job, its logs' parse status and
- * its bug_suggestions, normalised to TEST-UNEXPECTED lines (common/bugsug.h). The pure
- * rule (common/verdict.h) decides as soon as the verdict cannot change. When Treeherder is
+ * its bug_suggestions, normalised to TEST-UNEXPECTED lines (common/core/bugsug.h). The pure
+ * rule (common/core/verdict.h) decides as soon as the verdict cannot change. When Treeherder is
  * not ready (job not ingested, logs pending, 429/5xx) the request goes to the next delay
  * queue, never a sleeping worker; past the last delay the set is decided `undecided` with
  * that reason. A verdict is written in one transaction with the set's status and the
@@ -27,17 +27,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/amqp.h"
-#include "common/bugsug.h"
-#include "common/hawk.h"
-#include "common/history.h"
-#include "common/http.h"
-#include "common/ids.h"
-#include "common/messages.h"
-#include "common/metrics.h"
-#include "common/pg.h"
-#include "common/upstream.h"
-#include "common/verdict.h"
+#include "common/core/bugsug.h"
+#include "common/core/hawk.h"
+#include "common/core/history.h"
+#include "common/core/ids.h"
+#include "common/core/messages.h"
+#include "common/core/verdict.h"
+#include "common/io/amqp.h"
+#include "common/io/history_store.h"
+#include "common/io/http.h"
+#include "common/io/metrics.h"
+#include "common/io/pg.h"
+#include "common/io/upstream.h"
 #include "common/worker.h"
 
 #define MAX_DELAYS        16
@@ -500,7 +501,7 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
     return RT_OK;
 }
 
-/* The cross-branch test history of the original's lines (common/history.h), into
+/* The cross-branch test history of the original's lines (common/core/history.h), into
  * e->history. Best effort: without it the decision is still stored. */
 static void look_up_history(decide *w, evidence *e)
 {

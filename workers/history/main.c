@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* main.c - retrig-history: records the results of every resolved Taskcluster test task,
- * on every branch, for the test history (common/history.h, migrations/0006_history.sql).
+ * on every branch, for the test history (common/core/history.h, migrations/0006_history.sql).
  *
  * It consumes its own Pulse queue queue/<user>/<pulse_queue_name>-history, bound to the
  * task-completed and task-failed exchanges, so it never slows retrig-classify down. For
@@ -23,14 +23,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/amqp.h"
-#include "common/errorsummary.h"
-#include "common/history.h"
-#include "common/http.h"
-#include "common/pg.h"
-#include "common/pulse.h"
-#include "common/taskdef.h"
-#include "common/upstream.h"
+#include "common/core/errorsummary.h"
+#include "common/core/history.h"
+#include "common/core/pulse.h"
+#include "common/core/taskdef.h"
+#include "common/io/amqp.h"
+#include "common/io/history_store.h"
+#include "common/io/http.h"
+#include "common/io/pg.h"
+#include "common/io/upstream.h"
 #include "common/worker.h"
 
 #define MAX_DELAYS                 16

@@ -14,10 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/ids.h"
-#include "common/log.h"
-#include "common/perf_pick.h"
-#include "common/upstream.h"
+#include "common/core/ids.h"
+#include "common/core/perf_pick.h"
+#include "common/io/log.h"
+#include "common/io/upstream.h"
 
 #define MAX_ALERTS_PER_RUN 500
 #define MAX_DATA_JOBS      20   /* completed jobs whose Perfherder data is looked at */

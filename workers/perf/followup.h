@@ -44,8 +44,8 @@
 #define RETRIG_WORKERS_PERF_FOLLOWUP_H
 
 #include "common/config.h"
-#include "common/http.h"
-#include "common/pg.h"
+#include "common/io/http.h"
+#include "common/io/pg.h"
 
 /* Follows up every unsettled backfill. RT_OK, or the Postgres error that stopped it (an
  * upstream error only skips that alert). *settled receives how many became done or

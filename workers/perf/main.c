@@ -3,7 +3,7 @@
  *
  * Every perf_interval_s (or once with --once): read every page of alert summaries of the
  * configured frameworks (a Perfherder error or an unreadable page ends the run before
- * anything is done), pick alerts (common/perf_pick.h) against what Postgres says was
+ * anything is done), pick alerts (common/core/perf_pick.h) against what Postgres says was
  * handled and what the budgets say is left, then for each pick, under a per-summary
  * advisory lock (released by Postgres if this process dies; a second runner skips the
  * summary): check again what Postgres holds, find the alert's job (Perfherder's data
@@ -11,7 +11,7 @@
  * for a backfill of that task already there ("already-backfilled"), render the push's
  * `backfill` action, claim the family's budget in Redis (atomic, deduped by alert), and
  * write the intent, the ledger entry and the summary in one transaction, which first
- * checks the family's ledger total under the budget backstop's lock (common/ledger.h: a
+ * checks the family's ledger total under the budget backstop's lock (common/io/ledger.h: a
  * Redis counter re-created below the ledger cannot push it past the limit; a refused claim
  * goes back to Redis and the alert is left for a later run); only then call the hook
  * (Hawk). Alerts whose call was interrupted are resumed first: the action task is looked up
@@ -27,16 +27,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/actions.h"
-#include "common/budget.h"
-#include "common/hawk.h"
-#include "common/http.h"
-#include "common/ids.h"
-#include "common/ledger.h"
-#include "common/perf_pick.h"
-#include "common/pg.h"
-#include "common/redis.h"
-#include "common/upstream.h"
+#include "common/core/actions.h"
+#include "common/core/hawk.h"
+#include "common/core/ids.h"
+#include "common/core/perf_pick.h"
+#include "common/io/budget.h"
+#include "common/io/http.h"
+#include "common/io/ledger.h"
+#include "common/io/pg.h"
+#include "common/io/redis.h"
+#include "common/io/upstream.h"
+#include "common/policy.h"
 #include "common/worker.h"
 #include "workers/perf/followup.h"
 
@@ -584,7 +585,7 @@ typedef struct intent {
 } intent;
 
 /* The alert's row, its ledger entry (when it cost budget) and its summary, together. When it
- * costs budget, the backstop (common/ledger.h) comes first: if the family's ledger total
+ * costs budget, the backstop (common/io/ledger.h) comes first: if the family's ledger total
  * (*ledger_total) leaves less than the cost, nothing is written and *refused is set. */
 static int record_alert(perf *w, const rt_perf_pick *p, const intent *in, bool close, bool *refused,
                         int *ledger_total)

@@ -20,16 +20,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/actions.h"
-#include "common/amqp.h"
-#include "common/budget.h"
-#include "common/hawk.h"
-#include "common/http.h"
-#include "common/messages.h"
-#include "common/metrics.h"
-#include "common/pg.h"
-#include "common/redis.h"
-#include "common/upstream.h"
+#include "common/core/actions.h"
+#include "common/core/hawk.h"
+#include "common/core/messages.h"
+#include "common/io/amqp.h"
+#include "common/io/budget.h"
+#include "common/io/http.h"
+#include "common/io/metrics.h"
+#include "common/io/pg.h"
+#include "common/io/redis.h"
+#include "common/io/upstream.h"
 #include "common/worker.h"
 
 #define MAX_DELAYS    16

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* eligibility.c - the ordered eligibility checks for retriggering a failed test run. */
+#include "common/core/eligibility.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void rt_elig_policy_defaults(rt_elig_policy *policy)
+{
+    memset(policy, 0, sizeof *policy);
+    policy->tiers[0] = 1;
+    policy->tiers[1] = 2;
+    policy->ntiers = 2;
+    policy->pool_prefixes[0] = "gecko-t/t-linux-";
+    policy->npool_prefixes = 1;
+    policy->target_retriggers = 5;
+}
+
+static void set(rt_elig_result *r, rt_elig_verdict verdict, const char *reason)
+{
+    r->verdict = verdict;
+    r->reason = reason;
+    r->retriggers = 0;
+    r->need = RT_NEED_NOTHING;
+}
+
+static void need(rt_elig_result *r, rt_elig_need what)
+{
+    set(r, RT_ELIG_NEED, "need-more-data");
+    r->need = what;
+}
+
+void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *facts,
+                           rt_elig_result *r)
+{
+    const rt_pulse_task *msg = facts->message;
+    const rt_taskdef *task = facts->task;
+
+    /* 1. Only failed runs are candidates. */
+    switch (msg->event) {
+    case RT_TASK_EVENT_FAILED: break;
+    case RT_TASK_EVENT_COMPLETED: set(r, RT_ELIG_SKIP, "not-failed"); return;
+    case RT_TASK_EVENT_EXCEPTION: set(r, RT_ELIG_SKIP, "exception"); return;
+    default: set(r, RT_ELIG_SKIP, "not-resolved"); return;
+    }
+
+    /* 2. A Treeherder test job of an allowed tier. */
+    if (!task) {
+        need(r, RT_NEED_TASK_DEFINITION);
+        return;
+    }
+    if (!task->job_kind || strcmp(task->job_kind, "test") != 0) {
+        set(r, RT_ELIG_SKIP, "not-test");
+        return;
+    }
+    bool tier_ok = false;
+    for (size_t i = 0; i < policy->ntiers; i++)
+        if (policy->tiers[i] == task->tier) tier_ok = true;
+    if (!tier_ok) {
+        set(r, RT_ELIG_SKIP, "tier");
+        return;
+    }
+    if (!task->project || !task->revision || !task->label) {
+        set(r, RT_ELIG_SKIP, "no-push");
+        return;
+    }
+
+    /* 3. Not itself a retrigger or backfill. */
+    if ((msg->tag_action && *msg->tag_action) || (task->action && *task->action)) {
+        set(r, RT_ELIG_SKIP, "is-retrigger");
+        return;
+    }
+    if (!facts->set_known) {
+        need(r, RT_NEED_SET_LOOKUP);
+        return;
+    }
+    if (facts->set_original_task_id) {
+        if (strcmp(facts->set_original_task_id, msg->task_id) != 0) {
+            set(r, RT_ELIG_SKIP, "is-retrigger");
+        } else {
+            set(r, RT_ELIG_SKIP, "duplicate");
+        }
+        return;
+    }
+
+    /* 4. On a configured worker pool. */
+    const char *queue = msg->task_queue_id ? msg->task_queue_id : task->task_queue_id;
+    bool pool_ok = false;
+    for (size_t i = 0; queue && i < policy->npool_prefixes; i++)
+        if (!strncmp(queue, policy->pool_prefixes[i], strlen(policy->pool_prefixes[i])))
+            pool_ok = true;
+    if (!pool_ok) {
+        set(r, RT_ELIG_SKIP, "pool");
+        return;
+    }
+
+    /* 5. Not classified by a sheriff yet (1 not classified, 6 new failure not classified;
+     * 0 means Treeherder has not ingested the job, which counts as unclassified). */
+    if (!facts->classification_known) {
+        need(r, RT_NEED_CLASSIFICATION);
+        return;
+    }
+    int c = facts->classification_id;
+    if (c != 0 && c != 1 && c != 6) {
+        set(r, RT_ELIG_SKIP, "classified");
+        return;
+    }
+
+    /* 6. A test failure according to the errorsummary artifacts. */
+    if (!facts->errorsummary) {
+        need(r, RT_NEED_ERRORSUMMARY);
+        return;
+    }
+    const char *reason = NULL;
+    rt_es_kind kind = rt_errorsummary_classify(facts->errorsummary, &reason);
+    if (kind != RT_ES_TEST_FAILURE) {
+        set(r, RT_ELIG_INFRA, reason);
+        return;
+    }
+
+    /* 7. Enough runs to tell: ask for what is missing. */
+    if (!facts->existing_known) {
+        need(r, RT_NEED_EXISTING_RETRIGGERS);
+        return;
+    }
+    int wanted = policy->target_retriggers -
+                 (facts->existing_retriggers > 0 ? facts->existing_retriggers : 0);
+    if (wanted <= 0) {
+        set(r, RT_ELIG_SKIP, "enough-runs");
+        return;
+    }
+    set(r, RT_ELIG_RETRIGGER, "eligible");
+    r->retriggers = wanted;
+}
+
+const char *rt_elig_verdict_name(rt_elig_verdict verdict)
+{
+    switch (verdict) {
+    case RT_ELIG_RETRIGGER: return "retrigger";
+    case RT_ELIG_SKIP: return "skip";
+    case RT_ELIG_INFRA: return "infra";
+    case RT_ELIG_NEED: return "need";
+    }
+    return "skip";
+}
+
+const char *rt_elig_need_name(rt_elig_need what)
+{
+    switch (what) {
+    case RT_NEED_NOTHING: return "nothing";
+    case RT_NEED_TASK_DEFINITION: return "task-definition";
+    case RT_NEED_SET_LOOKUP: return "set-lookup";
+    case RT_NEED_CLASSIFICATION: return "classification";
+    case RT_NEED_ERRORSUMMARY: return "errorsummary";
+    case RT_NEED_EXISTING_RETRIGGERS: return "existing-retriggers";
+    }
+    return "nothing";
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* eligibility.h - should this resolved task run be retriggered? The pure decision.
+ *
+ * The checks run in a fixed order, each with a reason code:
+ *   1 not-failed (completed run), exception (task-exception), not-resolved
+ *   2 not-test (extra.treeherder.jobKind), tier, no-push (no tc-treeherder route)
+ *   3 is-retrigger (tags.action, or a member of an existing set), duplicate (this very
+ *     task already has its set)
+ *   4 pool (task queue id does not start with a configured prefix)
+ *   5 classified (Treeherder classification other than 1 or 6)
+ *   6 no-errorsummary / incomplete-errorsummary / no-test-failure (verdict infra)
+ *   7 eligible (retriggers = target - existing), or enough-runs
+ * Facts that need an upstream call are optional: when the next check needs one that is
+ * missing, the verdict is RT_ELIG_NEED with `need` naming it, so the worker fetches only
+ * what the decision actually requires. No I/O, no clock, no globals. */
+#ifndef RETRIG_COMMON_ELIGIBILITY_H
+#define RETRIG_COMMON_ELIGIBILITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/core/errorsummary.h"
+#include "common/core/pulse.h"
+#include "common/core/taskdef.h"
+
+#define RT_ELIG_MAX_TIERS 8
+#define RT_ELIG_MAX_POOLS 16
+
+typedef enum { RT_ELIG_RETRIGGER, RT_ELIG_SKIP, RT_ELIG_INFRA, RT_ELIG_NEED } rt_elig_verdict;
+
+typedef enum {
+    RT_NEED_NOTHING = 0,
+    RT_NEED_TASK_DEFINITION,
+    RT_NEED_SET_LOOKUP,
+    RT_NEED_CLASSIFICATION,
+    RT_NEED_ERRORSUMMARY,
+    RT_NEED_EXISTING_RETRIGGERS,
+} rt_elig_need;
+
+typedef struct rt_elig_policy {
+    int tiers[RT_ELIG_MAX_TIERS];
+    size_t ntiers;
+    const char *pool_prefixes[RT_ELIG_MAX_POOLS];
+    size_t npool_prefixes;
+    int target_retriggers; /* retriggers wanted on top of the original (5) */
+} rt_elig_policy;
+
+typedef struct rt_elig_facts {
+    const rt_pulse_task *message;     /* required */
+    const rt_taskdef *task;           /* NULL: not fetched yet */
+    bool set_known;                   /* the set lookup for (project, revision, label) was done */
+    const char *set_original_task_id; /* the set's original task, NULL when no set exists */
+    bool classification_known;
+    int classification_id;               /* 0 when Treeherder has not ingested the job yet */
+    const rt_errorsummary *errorsummary; /* NULL: not fetched yet */
+    bool existing_known;
+    int existing_retriggers; /* retriggers of the label already present for the push */
+} rt_elig_facts;
+
+typedef struct rt_elig_result {
+    rt_elig_verdict verdict;
+    const char *reason; /* static string */
+    int retriggers;     /* > 0 only for RT_ELIG_RETRIGGER */
+    rt_elig_need need;  /* for RT_ELIG_NEED */
+} rt_elig_result;
+
+/* Policy defaults: tiers 1 and 2, pool prefix gecko-t/t-linux-, 5 retriggers. */
+void rt_elig_policy_defaults(rt_elig_policy *policy);
+void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *facts,
+                           rt_elig_result *result);
+const char *rt_elig_verdict_name(rt_elig_verdict verdict);
+const char *rt_elig_need_name(rt_elig_need need);
+
+#endif

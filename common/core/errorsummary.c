@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* errorsummary.c - parses mozlog errorsummary JSON lines and classifies the run. */
+#include "common/core/errorsummary.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/core/jscan.h"
+
+/* The decoded string token i, cut to at most max bytes, or NULL when i is not a string
+ * (*rc = RT_ENOMEM when the copy failed). */
+static char *str_copy(const rt_jscan *js, int i, size_t max, int *rc)
+{
+    if (rt_js_type_of(js, i) != RT_JS_STRING) return NULL;
+    char *s = rt_js_strdup(js, i);
+    if (!s) {
+        *rc = RT_ENOMEM;
+        return NULL;
+    }
+    if (strlen(s) > max) s[max] = '\0';
+    return s;
+}
+
+/* The group named by string token name (or by the C string cname when name < 0). */
+static rt_es_group *find_or_add_group(rt_errorsummary *es, const rt_jscan *js, int name,
+                                      const char *cname, int *rc)
+{
+    for (size_t i = 0; i < es->ngroups; i++)
+        if (name >= 0 ? rt_js_streq(js, name, es->groups[i].name)
+                      : !strcmp(es->groups[i].name, cname))
+            return &es->groups[i];
+    if (es->ngroups >= RT_ES_MAX_GROUPS) {
+        es->too_big = true;
+        return NULL;
+    }
+    rt_es_group *grown = realloc(es->groups, (es->ngroups + 1) * sizeof *grown);
+    if (!grown) {
+        *rc = RT_ENOMEM;
+        return NULL;
+    }
+    es->groups = grown;
+    rt_es_group *g = &es->groups[es->ngroups];
+    memset(g, 0, sizeof *g);
+    g->duration_ms = -1;
+    g->name = name >= 0 ? str_copy(js, name, RT_ES_MAX_FIELD, rc) : strndup(cname, RT_ES_MAX_FIELD);
+    if (!g->name) {
+        *rc = RT_ENOMEM;
+        return NULL;
+    }
+    es->ngroups++;
+    return g;
+}
+
+/* Is status one of the line's expected statuses (expected, or known_intermittent)? */
+static bool status_expected(const rt_jscan *js, const char *status, const char *expected)
+{
+    if (!strcmp(status, expected)) return true;
+    if (!strcmp(status, "SKIP")) return true;
+    int known = rt_js_get(js, 0, "known_intermittent");
+    if (rt_js_type_of(js, known) != RT_JS_ARRAY) return false;
+    for (int v = rt_js_first(js, known); v >= 0; v = rt_js_after(js, known, v))
+        if (rt_js_streq(js, v, status)) return true;
+    return false;
+}
+
+static int add_failure(rt_errorsummary *es, const rt_jscan *js, const char *status,
+                       const char *expected, const char *group)
+{
+    if (es->nfailures >= RT_ES_MAX_FAILURES) {
+        es->failures_dropped++;
+        return RT_OK;
+    }
+    rt_es_failure *grown = realloc(es->failures, (es->nfailures + 1) * sizeof *grown);
+    if (!grown) return RT_ENOMEM;
+    es->failures = grown;
+    rt_es_failure *f = &es->failures[es->nfailures];
+    memset(f, 0, sizeof *f);
+    int rc = RT_OK;
+    f->test = str_copy(js, rt_js_get(js, 0, "test"), RT_ES_MAX_FIELD, &rc);
+    if (!f->test && rc == RT_OK) f->test = strdup("");
+    f->subtest = str_copy(js, rt_js_get(js, 0, "subtest"), RT_ES_MAX_FIELD, &rc);
+    f->status = strndup(status, 64);
+    f->expected = strndup(expected ? expected : "PASS", 64);
+    f->message = str_copy(js, rt_js_get(js, 0, "message"), RT_ES_MAX_FIELD, &rc);
+    f->group = strndup(group, RT_ES_MAX_FIELD);
+    es->nfailures++; /* counted even if a copy failed, so that free sees it */
+    if (rc || !f->test || !f->status || !f->expected || !f->group) return RT_ENOMEM;
+    return RT_OK;
+}
+
+/* A result line (test_result or crash) of the object token 0. */
+static int add_result(rt_errorsummary *es, const rt_jscan *js, bool crash)
+{
+    int rc = RT_OK;
+    /* Whole: compared whole, cut where they are kept (add_failure). */
+    char *status =
+        crash ? strdup("CRASH") : str_copy(js, rt_js_get(js, 0, "status"), SIZE_MAX, &rc);
+    char *expected = str_copy(js, rt_js_get(js, 0, "expected"), SIZE_MAX, &rc);
+    char *group = str_copy(js, rt_js_get(js, 0, "group"), SIZE_MAX, &rc);
+    if (rc || (crash && !status)) {
+        rc = RT_ENOMEM;
+        goto out;
+    }
+    if (!status) {
+        es->bad_lines++;
+        goto out;
+    }
+    if (crash) es->crashes++;
+    if (!crash && status_expected(js, status, expected ? expected : "PASS")) goto out;
+    /* A result outside any group is the harness itself failing (automation.py). A crash
+     * line may lack a group; it still belongs to a test. */
+    if (!crash && (!group || !*group)) es->harness_failure = true;
+    rc = add_failure(es, js, status, expected, group ? group : "");
+    if (rc == RT_OK && group && *group) (void)find_or_add_group(es, js, -1, group, &rc);
+out:
+    free(status);
+    free(expected);
+    free(group);
+    return rc;
+}
+
+/* One parsed line: the object token 0. */
+static int add_line(rt_errorsummary *es, const rt_jscan *js)
+{
+    int rc = RT_OK;
+    int action = rt_js_get(js, 0, "action");
+    if (rt_js_type_of(js, action) != RT_JS_STRING) {
+        es->bad_lines++;
+        return RT_OK;
+    }
+    if (rt_js_streq(js, action, "test_groups")) {
+        int groups = rt_js_get(js, 0, "groups");
+        if (rt_js_type_of(js, groups) != RT_JS_ARRAY) return RT_OK;
+        for (int v = rt_js_first(js, groups); v >= 0; v = rt_js_after(js, groups, v)) {
+            if (rt_js_type_of(js, v) != RT_JS_STRING) continue;
+            rt_es_group *g = find_or_add_group(es, js, v, NULL, &rc);
+            if (rc) return rc;
+            if (g && !g->listed) {
+                g->listed = true;
+                es->groups_listed++;
+            }
+        }
+    } else if (rt_js_streq(js, action, "group_result")) {
+        int name = rt_js_get(js, 0, "group"), status = rt_js_get(js, 0, "status");
+        if (rt_js_type_of(js, name) != RT_JS_STRING || rt_js_type_of(js, status) != RT_JS_STRING) {
+            es->bad_lines++;
+            return RT_OK;
+        }
+        es->group_results++;
+        rt_es_group *g = find_or_add_group(es, js, name, NULL, &rc);
+        if (rc) return rc;
+        if (g) {
+            free(g->status);
+            g->status = str_copy(js, status, 64, &rc);
+            if (!g->status) return RT_ENOMEM;
+            int d = rt_js_get(js, 0, "duration");
+            if (rt_js_type_of(js, d) == RT_JS_INTEGER) g->duration_ms = (long)rt_js_integer(js, d);
+        }
+    } else if (rt_js_streq(js, action, "test_result")) {
+        return add_result(es, js, false);
+    } else if (rt_js_streq(js, action, "crash")) {
+        return add_result(es, js, true);
+    }
+    /* "log" and unknown actions carry nothing the classifier needs. */
+    return RT_OK;
+}
+
+int rt_errorsummary_add(rt_errorsummary *es, const char *text, size_t len)
+{
+    es->artifacts++;
+    rt_jscan js;
+    rt_jscan_init(&js);
+    int rc = RT_OK;
+    const char *p = text, *end = text + len;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        bool terminated = eol != NULL;
+        if (!eol) eol = end;
+        size_t n = (size_t)(eol - p);
+        const char *start = p;
+        p = terminated ? eol + 1 : end;
+        while (n > 0 && (start[n - 1] == '\r' || start[n - 1] == ' ')) n--;
+        if (n == 0) continue;
+        if (++es->lines > RT_ES_MAX_LINES || n > RT_ES_MAX_LINE_BYTES) {
+            es->too_big = true;
+            break;
+        }
+        /* Duplicate member names are refused, as jansson's JSON_REJECT_DUPLICATES did. */
+        rc = rt_jscan_parse(&js, start, n);
+        if (rc == RT_ENOMEM) break;
+        if (rc != RT_OK || rt_js_type_of(&js, 0) != RT_JS_OBJECT) {
+            es->bad_lines++; /* includes a last line cut off mid-object */
+            rc = RT_OK;
+            continue;
+        }
+        rc = add_line(es, &js);
+        if (rc) break;
+    }
+    rt_jscan_free(&js);
+    return rc;
+}
+
+static bool status_ok(const char *status)
+{
+    return !strcmp(status, "OK") || !strcmp(status, "PASS") || !strcmp(status, "SKIP");
+}
+
+bool rt_errorsummary_group_failed(const rt_errorsummary *es, const rt_es_group *group)
+{
+    if (group->status && !status_ok(group->status)) return true;
+    for (size_t i = 0; i < es->nfailures; i++)
+        if (!strcmp(es->failures[i].group, group->name)) return true;
+    return false;
+}
+
+bool rt_errorsummary_complete(const rt_errorsummary *es)
+{
+    if (es->artifacts == 0 || es->bad_lines > 0 || es->too_big || es->harness_failure) return false;
+    if (es->groups_listed > 0 && es->group_results == 0) return false;
+    return true;
+}
+
+rt_es_kind rt_errorsummary_classify(const rt_errorsummary *es, const char **reason)
+{
+    if (es->artifacts == 0) {
+        *reason = "no-errorsummary";
+        return RT_ES_INFRA;
+    }
+    if (!rt_errorsummary_complete(es)) {
+        *reason = "incomplete-errorsummary";
+        return RT_ES_INFRA;
+    }
+    bool failed = es->nfailures > 0 || es->failures_dropped > 0;
+    for (size_t i = 0; !failed && i < es->ngroups; i++)
+        failed = rt_errorsummary_group_failed(es, &es->groups[i]);
+    if (!failed) {
+        *reason = "no-test-failure";
+        return RT_ES_PASS;
+    }
+    *reason = "test-failure";
+    return RT_ES_TEST_FAILURE;
+}
+
+const char *rt_es_kind_name(rt_es_kind kind)
+{
+    switch (kind) {
+    case RT_ES_PASS: return "pass";
+    case RT_ES_TEST_FAILURE: return "test-failure";
+    case RT_ES_INFRA: return "infra";
+    }
+    return "infra";
+}
+
+void rt_errorsummary_free(rt_errorsummary *es)
+{
+    if (!es) return;
+    for (size_t i = 0; i < es->nfailures; i++) {
+        rt_es_failure *f = &es->failures[i];
+        free(f->test);
+        free(f->subtest);
+        free(f->status);
+        free(f->expected);
+        free(f->message);
+        free(f->group);
+    }
+    free(es->failures);
+    for (size_t i = 0; i < es->ngroups; i++) {
+        free(es->groups[i].name);
+        free(es->groups[i].status);
+    }
+    free(es->groups);
+    memset(es, 0, sizeof *es);
+}

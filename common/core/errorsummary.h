@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* errorsummary.h - parser and classifier for mozlog's errorsummary artifacts.
+ *
+ * An errorsummary is JSON lines written by mozlog's ErrorSummaryFormatter: `test_groups`
+ * (the groups the harness meant to run), `test_result` (only unexpected results),
+ * `group_result` (one per group that finished), `log` and `crash`. Several artifacts of
+ * one run are added to the same summary. The classifier answers, from the data alone:
+ * did tests fail (and which), is the summary complete, or does it point at an
+ * infrastructure problem. Untrusted input: every size is capped and the parser never
+ * trusts a field's type. Pure: no I/O. Not thread-safe per summary. */
+#ifndef RETRIG_COMMON_ERRORSUMMARY_H
+#define RETRIG_COMMON_ERRORSUMMARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/core/errors.h"
+
+#define RT_ES_MAX_LINE_BYTES (1024 * 1024) /* one JSON line */
+#define RT_ES_MAX_LINES      200000        /* per summary, all artifacts together */
+#define RT_ES_MAX_FAILURES   500           /* failures kept (more are counted) */
+#define RT_ES_MAX_GROUPS     5000          /* groups kept */
+#define RT_ES_MAX_FIELD      2048          /* bytes kept of a message/subtest */
+
+typedef struct rt_es_failure {
+    char *test;
+    char *subtest;  /* may be NULL */
+    char *status;   /* FAIL, TIMEOUT, CRASH, ERROR, ... */
+    char *expected; /* PASS when the line had none */
+    char *message;  /* may be NULL */
+    char *group;    /* "" for a harness-level failure */
+} rt_es_failure;
+
+typedef struct rt_es_group {
+    char *name;
+    char *status;     /* the group_result status, or NULL when listed but never finished */
+    bool listed;      /* named in test_groups */
+    long duration_ms; /* -1 when unknown */
+} rt_es_group;
+
+typedef enum { RT_ES_PASS, RT_ES_TEST_FAILURE, RT_ES_INFRA } rt_es_kind;
+
+typedef struct rt_errorsummary {
+    rt_es_failure *failures;
+    size_t nfailures;
+    size_t failures_dropped; /* beyond RT_ES_MAX_FAILURES */
+    rt_es_group *groups;
+    size_t ngroups;
+    size_t lines;
+    size_t bad_lines; /* unparseable or truncated lines */
+    size_t artifacts;
+    size_t group_results;
+    size_t groups_listed;
+    size_t crashes;
+    bool harness_failure; /* a test_result outside any group (group "") */
+    bool too_big;         /* a cap was hit: the summary is incomplete */
+} rt_errorsummary;
+
+/* Adds one artifact's text. Returns RT_OK even for malformed lines (they are counted as
+ * bad_lines and make the summary incomplete); RT_ENOMEM on allocation failure. */
+RT_MUSTCHECK int rt_errorsummary_add(rt_errorsummary *es, const char *text, size_t len);
+
+/* Verdict of the data: kind, and a reason code:
+ *   pass:         "no-test-failure"
+ *   test-failure: "test-failure"
+ *   infra:        "incomplete-errorsummary" (bad or truncated line, groups listed but not
+ *                 one group_result, a harness-level failure, a size cap hit)
+ * A summary with no artifacts at all is infra "no-errorsummary". */
+rt_es_kind rt_errorsummary_classify(const rt_errorsummary *es, const char **reason);
+/* True when the data is complete (see incomplete-errorsummary above). */
+bool rt_errorsummary_complete(const rt_errorsummary *es);
+/* True when the group did not end OK (or SKIP), or one of its tests failed. */
+bool rt_errorsummary_group_failed(const rt_errorsummary *es, const rt_es_group *group);
+const char *rt_es_kind_name(rt_es_kind kind);
+
+void rt_errorsummary_free(rt_errorsummary *es);
+
+#endif

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* taskdef.c - Taskcluster task definition parsing. */
+#include "common/core/taskdef.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/core/ids.h"
+#include "common/core/jscan.h"
+#include "common/core/pulse.h"
+
+#define REASON_SIZE 128
+#define FIELD_MAX   1024
+
+/* A string member copied out: absent or null leaves *out NULL; another type, or a string
+ * longer than FIELD_MAX, is wrong-type:<path>. */
+static int copy_string(const rt_jscan *js, int v, const char *path, char **out, char *reason)
+{
+    rt_js_type t = rt_js_type_of(js, v);
+    if (t == 0 || t == RT_JS_NULL) return RT_OK;
+    if (t != RT_JS_STRING || rt_js_strlen(js, v) > FIELD_MAX) {
+        snprintf(reason, REASON_SIZE, "wrong-type:%s", path);
+        return RT_EPROTO;
+    }
+    *out = rt_js_strdup(js, v);
+    return *out ? RT_OK : RT_ENOMEM;
+}
+
+/* The decoded string token v (malloc'd), NULL when v is not a string or memory is short. */
+static char *string_of(const rt_jscan *js, int v)
+{
+    return rt_js_type_of(js, v) == RT_JS_STRING ? rt_js_strdup(js, v) : NULL;
+}
+
+/* Moves the strings into one block: a cached definition then costs one allocation instead
+ * of ten (retrig-classify keeps thousands). Leaves d as it was when memory is short. */
+static void pack(rt_taskdef *d)
+{
+    char **fields[] = {&d->task_queue_id, &d->job_kind, &d->platform, &d->label,      &d->kind,
+                       &d->action,        &d->project,  &d->revision, &d->pushlog_id, &d->created};
+    size_t n = sizeof fields / sizeof *fields, total = 0;
+    for (size_t i = 0; i < n; i++)
+        if (*fields[i]) total += strlen(*fields[i]) + 1;
+    char *block = malloc(total ? total : 1);
+    if (!block) return;
+    char *at = block;
+    for (size_t i = 0; i < n; i++) {
+        if (!*fields[i]) continue;
+        size_t len = strlen(*fields[i]) + 1;
+        memcpy(at, *fields[i], len);
+        free(*fields[i]);
+        *fields[i] = at;
+        at += len;
+    }
+    d->storage = block;
+}
+
+int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef *out, char *reason)
+{
+    int rc = RT_EPROTO;
+    memset(out, 0, sizeof *out);
+    reason[0] = '\0';
+    if (len > max_bytes) {
+        snprintf(reason, REASON_SIZE, "too-big");
+        return RT_ETOOBIG;
+    }
+    /* Scanned, not built into a tree: retrig-classify parses one per failure. Duplicate
+     * member names make it invalid-json. */
+    rt_jscan js;
+    rt_jscan_init(&js);
+    char *prov = NULL, *type = NULL, *group = NULL;
+    int parsed = rt_jscan_parse(&js, body, len);
+    if (parsed == RT_ENOMEM) {
+        rc = RT_ENOMEM;
+        goto out;
+    }
+    if (parsed != RT_OK || rt_js_type_of(&js, 0) != RT_JS_OBJECT) {
+        snprintf(reason, REASON_SIZE, parsed == RT_OK ? "wrong-type:task" : "invalid-json");
+        goto out;
+    }
+    group = string_of(&js, rt_js_get(&js, 0, "taskGroupId"));
+    if (!group || !rt_valid_task_id(group)) {
+        snprintf(reason, REASON_SIZE,
+                 group ? "invalid-value:taskGroupId" : "missing-field:taskGroupId");
+        goto out;
+    }
+    memcpy(out->task_group_id, group, 23);
+
+    if ((rc = copy_string(&js, rt_js_get(&js, 0, "taskQueueId"), "taskQueueId", &out->task_queue_id,
+                          reason)))
+        goto out;
+    if (!out->task_queue_id) {
+        prov = string_of(&js, rt_js_get(&js, 0, "provisionerId"));
+        type = string_of(&js, rt_js_get(&js, 0, "workerType"));
+        if (!prov || !type) {
+            snprintf(reason, REASON_SIZE, "missing-field:taskQueueId");
+            rc = RT_EPROTO;
+            goto out;
+        }
+        size_t n = strlen(prov) + strlen(type) + 2;
+        out->task_queue_id = malloc(n);
+        if (!out->task_queue_id) {
+            rc = RT_ENOMEM;
+            goto out;
+        }
+        snprintf(out->task_queue_id, n, "%s/%s", prov, type);
+    }
+    if (!rt_valid_task_queue_id(out->task_queue_id)) {
+        snprintf(reason, REASON_SIZE, "invalid-value:taskQueueId");
+        rc = RT_EPROTO;
+        goto out;
+    }
+
+    int th = rt_js_get(&js, rt_js_get(&js, 0, "extra"), "treeherder");
+    if (rt_js_type_of(&js, th) == RT_JS_OBJECT) {
+        if ((rc = copy_string(&js, rt_js_get(&js, th, "jobKind"), "extra.treeherder.jobKind",
+                              &out->job_kind, reason)))
+            goto out;
+        int tier = rt_js_get(&js, th, "tier");
+        if (tier >= 0 && rt_js_type_of(&js, tier) != RT_JS_INTEGER) {
+            snprintf(reason, REASON_SIZE, "wrong-type:extra.treeherder.tier");
+            rc = RT_EPROTO;
+            goto out;
+        }
+        out->tier = tier >= 0 ? (int)rt_js_integer(&js, tier) : 0;
+        int machine = rt_js_get(&js, th, "machine");
+        if (rt_js_type_of(&js, machine) == RT_JS_OBJECT &&
+            (rc = copy_string(&js, rt_js_get(&js, machine, "platform"),
+                              "extra.treeherder.machine.platform", &out->platform, reason)))
+            goto out;
+        if (out->platform && !rt_valid_label(out->platform)) {
+            snprintf(reason, REASON_SIZE, "invalid-value:extra.treeherder.machine.platform");
+            rc = RT_EPROTO;
+            goto out;
+        }
+    }
+
+    int tags = rt_js_get(&js, 0, "tags");
+    if (rt_js_type_of(&js, tags) == RT_JS_OBJECT) {
+        if ((rc = copy_string(&js, rt_js_get(&js, tags, "label"), "tags.label", &out->label,
+                              reason)))
+            goto out;
+        if ((rc = copy_string(&js, rt_js_get(&js, tags, "kind"), "tags.kind", &out->kind, reason)))
+            goto out;
+        if ((rc = copy_string(&js, rt_js_get(&js, tags, "action"), "tags.action", &out->action,
+                              reason)))
+            goto out;
+    }
+    int metadata = rt_js_get(&js, 0, "metadata");
+    if (!out->label && rt_js_type_of(&js, metadata) == RT_JS_OBJECT &&
+        (rc = copy_string(&js, rt_js_get(&js, metadata, "name"), "metadata.name", &out->label,
+                          reason)))
+        goto out;
+    if (out->label && !rt_valid_label(out->label)) {
+        snprintf(reason, REASON_SIZE, "invalid-value:tags.label");
+        rc = RT_EPROTO;
+        goto out;
+    }
+    if ((rc = copy_string(&js, rt_js_get(&js, 0, "created"), "created", &out->created, reason)))
+        goto out;
+
+    int routes = rt_js_get(&js, 0, "routes");
+    if (rt_js_type_of(&js, routes) == RT_JS_ARRAY) {
+        for (int r = rt_js_first(&js, routes); r >= 0; r = rt_js_after(&js, routes, r)) {
+            char *route = string_of(&js, r);
+            rt_pulse_task push = {0};
+            bool applied = route && rt_pulse_apply_route(&push, route);
+            free(route);
+            if (applied) {
+                out->project = push.project;
+                out->revision = push.revision;
+                out->pushlog_id = push.pushlog_id;
+                break;
+            }
+        }
+    }
+    rc = RT_OK;
+    pack(out);
+out:
+    free(group);
+    free(prov);
+    free(type);
+    rt_jscan_free(&js);
+    if (rc != RT_OK) rt_taskdef_free(out);
+    return rc;
+}
+
+void rt_taskdef_free(rt_taskdef *d)
+{
+    if (!d) return;
+    if (d->storage) {
+        free(d->storage);
+        memset(d, 0, sizeof *d);
+        return;
+    }
+    free(d->task_queue_id);
+    free(d->job_kind);
+    free(d->platform);
+    free(d->label);
+    free(d->kind);
+    free(d->action);
+    free(d->project);
+    free(d->revision);
+    free(d->pushlog_id);
+    free(d->created);
+    memset(d, 0, sizeof *d);
+}

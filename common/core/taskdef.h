@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* taskdef.h - the parts of a Taskcluster task definition (GET /api/queue/v1/task/<id>)
+ * that retrig decides on: Treeherder job kind, tier, platform, label, action tag, task
+ * queue, and the push (project, revision, pushlog id) from the tc-treeherder route.
+ * Untrusted input, parsed once here. Pure: no I/O. */
+#ifndef RETRIG_COMMON_TASKDEF_H
+#define RETRIG_COMMON_TASKDEF_H
+
+#include <stddef.h>
+
+#include "common/core/errors.h"
+
+typedef struct rt_taskdef {
+    char task_group_id[23];
+    char *task_queue_id; /* taskQueueId, or provisionerId/workerType */
+    char *job_kind;      /* extra.treeherder.jobKind, may be NULL */
+    int tier;            /* extra.treeherder.tier, 0 when absent */
+    char *platform;      /* extra.treeherder.machine.platform, may be NULL */
+    char *label;         /* tags.label, else metadata.name */
+    char *kind;          /* tags.kind, may be NULL */
+    char *action;        /* tags.action (set on tasks made by actions), may be NULL */
+    char *project, *revision, *pushlog_id; /* from the tc-treeherder.v2 route, may be NULL */
+    char *created;                         /* ISO-8601, may be NULL */
+    char *storage; /* a parsed definition keeps every string above in this one block */
+} rt_taskdef;
+
+/* Returns RT_OK, RT_EPROTO (reason like "wrong-type:extra.treeherder.tier"), RT_ETOOBIG,
+ * RT_ENOMEM. reason holds at least 128 bytes. */
+RT_MUSTCHECK int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef *out,
+                                  char *reason);
+void rt_taskdef_free(rt_taskdef *def);
+
+#endif

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* utf8.h - cutting and checking UTF-8 text without splitting a character.
+ *
+ * Text from outside (errorsummary fields, Treeherder lines, reasons) is cut to fixed sizes
+ * in many places; a byte cut can end in half a character, which jansson then refuses
+ * (json_pack returns NULL, the item disappears) and Postgres refuses (invalid byte
+ * sequence). Every cut goes through these functions: they step back to the start of the
+ * character the cut would split. Invalid input is not this module's business except where
+ * a function says so (rt_utf8_sanitize replaces it with U+FFFD). Pure and thread-safe. */
+#ifndef RETRIG_COMMON_CORE_UTF8_H
+#define RETRIG_COMMON_CORE_UTF8_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The largest n <= max (and <= len) such that s[0..n) does not end inside a character
+ * (a lead byte whose continuation bytes would be cut off is dropped). */
+size_t rt_utf8_boundary(const char *s, size_t len, size_t max);
+/* Copies src into dst (size bytes, NUL-terminated), cut at a character boundary. Returns
+ * the bytes copied; *cut (may be NULL) says whether src was longer. */
+size_t rt_utf8_copy(char *dst, size_t size, const char *src, bool *cut);
+/* vsnprintf into dst, the result cut at a character boundary when it does not fit. */
+void rt_utf8_vformat(char *dst, size_t size, const char *fmt, va_list ap);
+/* Whether s[0..len) is well-formed UTF-8 (no overlongs, surrogates or code points past
+ * U+10FFFF). */
+bool rt_utf8_valid(const char *s, size_t len);
+/* A malloc'd, NUL-terminated copy of s[0..len) in which every ill-formed byte sequence (and
+ * NUL) is replaced by U+FFFD; NULL when out of memory. */
+char *rt_utf8_sanitize(const char *s, size_t len);
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* history_store.h - the one writer of the test history's rows (migrations/0006_history.sql)
+ * and retrig-decide's look-up of a decision's lines in it. The rows themselves are built by
+ * the pure common/core/history.h.
+ *
+ * rt_history_store writes one run with its rows in the caller's transaction, in multi-row
+ * INSERTs; the unique keys make a second store of the same run a no-op (errorsummary) or a
+ * merge in which a failure wins (JUnit). Thread-safety: per rt_pg handle. */
+#ifndef RETRIG_COMMON_IO_HISTORY_STORE_H
+#define RETRIG_COMMON_IO_HISTORY_STORE_H
+
+#include "common/not_core.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/core/failure_line.h"
+#include "common/core/history.h"
+#include "common/io/pg.h"
+
+/* Writes the run and its rows in the caller's transaction. *inserted is true when the run
+ * was new. merge false: a run already stored is left as it is (its rows were written with
+ * it); merge true: the rows are merged into it, a failure winning. */
+RT_MUSTCHECK int rt_history_store(rt_pg *pg, const rt_history_run *run, const rt_history_rows *rows,
+                                  bool merge, bool *inserted);
+
+/* Writes n errorsummary runs (rows[i] the rows of runs[i]) in the caller's transaction in
+ * a few statements whatever n: one multi-row INSERT of the runs, then the groups and the
+ * tests of the runs that were new in one COPY each. A run already stored (a redelivery,
+ * or twice in the batch) is left as it is, like rt_history_store with merge false;
+ * inserted[i] says whether run i was new. RT_OK; RT_EDB with the server's message in
+ * errstr (the transaction is then aborted: roll back; a bad value anywhere fails the whole
+ * batch, so callers store the runs one by one to find it); RT_ENOMEM. */
+RT_MUSTCHECK int rt_history_store_batch(rt_pg *pg, const rt_history_run *runs,
+                                        const rt_history_rows *const *rows, size_t n,
+                                        bool *inserted, char *errstr);
+
+/* What retrig-decide asks of the history about the failure lines of one decision. */
+typedef struct rt_history_lookup {
+    const char *repository; /* history_repository */
+    int window_days;        /* history_flaky_window_days: the window ends now */
+    int min_branches;       /* history_flaky_min_branches */
+    const char *project;    /* the push decided about: its own runs are not "other" */
+    const char *revision;
+} rt_history_lookup;
+
+/* The cross-branch history of each line's test and signature, in one query: *out is a
+ * JSON array of nlines objects, in the order of lines, each
+ *   {"window_days", "runs", "failures", "pushes", "branches", "prs", "main_pushes",
+ *    "same_signature_pushes", "flaky", "first_failure"}
+ * runs: runs of the test in the window (history_test_runs, passes included); failures,
+ * pushes, branches (branch keys), prs, main_pushes (on main branches) and
+ * same_signature_pushes (with the line's signature): its failures in the window on other
+ * pushes than the one decided about; flaky: it failed on more than min_branches branches
+ * in the window (that push included); first_failure: the earliest failure with the same
+ * signature on any branch at any time, {"at", "project", "branch", "push", "revision"},
+ * or null. RT_OK, RT_EDB (rt_pg_errstr), RT_ENOMEM. */
+RT_MUSTCHECK int rt_history_lines_lookup(rt_pg *pg, const rt_history_lookup *q,
+                                         const rt_failure_line *lines, size_t nlines, json_t **out);
+
+#endif

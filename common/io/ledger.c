@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* ledger.c - the budget ledger's daily total and the per-(platform, day) budget backstop. */
+#include "common/io/ledger.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* budget_daily is the ledger's total per platform and day (migration 0011, a trigger). */
+static const char SQL_SPENT[] = "SELECT coalesce((SELECT spent FROM budget_daily"
+                                " WHERE platform = $1 AND day = $2::date), 0)";
+/* The lock and the read after it, in one call (migration 0012). */
+static const char SQL_BACKSTOP[] =
+    "SELECT kept, total FROM budget_backstop($1, $2, $3::integer, $4::integer, $5::integer)";
+
+int rt_ledger_spent(rt_pg *pg, const char *platform, const char *day, int *spent)
+{
+    const char *params[] = {platform, day};
+    PGresult *res = NULL;
+    int rc = rt_pg_exec(pg, SQL_SPENT, 2, params, &res);
+    if (rc != RT_OK) return rc;
+    *spent = atoi(PQgetvalue(res, 0, 0));
+    PQclear(res);
+    return RT_OK;
+}
+
+int rt_ledger_backstop(rt_pg *pg, const char *platform, const char *day, int limit, int claimed,
+                       int minimum, int *kept, int *total)
+{
+    *kept = 0;
+    *total = 0;
+    char limit_text[16], claimed_text[16], minimum_text[16];
+    snprintf(limit_text, sizeof limit_text, "%d", limit);
+    snprintf(claimed_text, sizeof claimed_text, "%d", claimed);
+    snprintf(minimum_text, sizeof minimum_text, "%d", minimum);
+    const char *params[] = {platform, day, limit_text, claimed_text, minimum_text};
+    PGresult *res = NULL;
+    int rc = rt_pg_exec(pg, SQL_BACKSTOP, 5, params, &res);
+    if (rc != RT_OK) return rc;
+    *kept = atoi(PQgetvalue(res, 0, 0));
+    *total = atoi(PQgetvalue(res, 0, 1));
+    PQclear(res);
+    return RT_OK;
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* upstream.h - the Taskcluster queue, index and Treeherder calls retrig makes, over rt_http.
+ *
+ * Each call validates the identifiers it puts in a URL, parses the answer once into a
+ * small struct and maps HTTP outcomes to codes: 404 -> RT_ENOTFOUND; other 4xx ->
+ * RT_EUPSTREAM; 429/5xx/timeouts after the client's retries -> RT_ERETRY / RT_ETIMEDOUT /
+ * RT_ECONN (transient: the caller retries later through a delay queue); a body that is
+ * not the documented shape -> RT_EPROTO. errstr (RT_ERRSTR_SIZE) says what happened.
+ * Thread-safety: that of the rt_http passed in. */
+#ifndef RETRIG_COMMON_UPSTREAM_H
+#define RETRIG_COMMON_UPSTREAM_H
+
+#include "common/not_core.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/core/errors.h"
+#include "common/io/http.h"
+
+#define RT_TC_MAX_ARTIFACTS    10000
+#define RT_TC_MAX_GROUP_PAGES  1000
+#define RT_TC_GROUP_PAGE_LIMIT 50 /* tasks per task-group page asked for */
+#define RT_TC_MAX_INDEX_PAGES  20
+#define RT_TC_MAX_NAMESPACE    255
+
+/* True for codes worth retrying later (429/5xx, timeouts, connection failures). */
+bool rt_upstream_transient(int rc);
+
+/* True for an index namespace that may go into a URL: dot-separated non-empty segments of
+ * A-Z a-z 0-9 _ -, at most RT_TC_MAX_NAMESPACE characters. */
+bool rt_tc_valid_namespace(const char *ns);
+
+/* Called for each task listed under an index namespace: its taskId (validated) and the
+ * entry ({namespace, taskId, rank, data, expires}, borrowed); returns true to stop. */
+typedef bool rt_tc_indexed_fn(void *ctx, const char *task_id, json_t *entry);
+
+/* The index's listTasks: GET <root>/api/index/v1/tasks/<namespace>?limit=N (the tasks
+ * indexed immediately under the namespace; the POST form is deprecated), following
+ * continuationToken (at most RT_TC_MAX_INDEX_PAGES pages) until fn returns true. Entries
+ * without a valid taskId are skipped. A namespace the index does not know (404) lists
+ * nothing. RT_EINVAL for a namespace rt_tc_valid_namespace refuses; RT_EPROTO when the
+ * answer has no 'tasks' array. GET, so 429/5xx are retried by the client. */
+RT_MUSTCHECK int rt_tc_index_each_task(rt_http *h, const char *root_url, const char *ns,
+                                       rt_tc_indexed_fn *fn, void *ctx, char *errstr);
+
+/* GET <root>/api/queue/v1/task/<taskId>: the raw definition (malloc'd, NUL-terminated). */
+RT_MUSTCHECK int rt_tc_get_task(rt_http *h, const char *root_url, const char *task_id, char **body,
+                                size_t *len, char *errstr);
+
+typedef struct rt_tc_artifact_names {
+    char **names;
+    size_t count;
+} rt_tc_artifact_names;
+
+/* Lists a run's artifact names, following continuationToken. */
+RT_MUSTCHECK int rt_tc_list_artifacts(rt_http *h, const char *root_url, const char *task_id,
+                                      int run_id, rt_tc_artifact_names *out, char *errstr);
+void rt_tc_artifact_names_free(rt_tc_artifact_names *names);
+
+/* GET a run's artifact (redirects to storage are followed). */
+RT_MUSTCHECK int rt_tc_get_artifact(rt_http *h, const char *root_url, const char *task_id,
+                                    int run_id, const char *name, char **body, size_t *len,
+                                    char *errstr);
+
+/* Called for each task of a task group listing, with its status and definition objects
+ * (borrowed); returns true to stop. task_id may be NULL when the entry lacks one. */
+typedef bool rt_tc_task_fn(void *ctx, const char *task_id, json_t *status, json_t *task);
+
+/* Walks GET <root>/api/queue/v1/task-group/<id>/list, following continuationToken (at most
+ * RT_TC_MAX_GROUP_PAGES pages), until fn returns true. */
+RT_MUSTCHECK int rt_tc_each_group_task(rt_http *h, const char *root_url, const char *task_group_id,
+                                       rt_tc_task_fn *fn, void *ctx, char *errstr);
+
+/* Counts the tasks of a task group whose label (tags.label, else metadata.name) is
+ * `label`, leaving out `exclude_task_id`: the runs of that label already present or
+ * scheduled for the push, whoever asked for them. */
+RT_MUSTCHECK int rt_tc_count_label_in_group(rt_http *h, const char *root_url,
+                                            const char *task_group_id, const char *label,
+                                            const char *exclude_task_id, int *count, char *errstr);
+
+/* Looks through a task group for an action task created by `action_name` for this label
+ * or task: tags.action (or extra.action.name) equal to action_name, and an input that
+ * names the label (retrigger-multiple: input.requests[].tasks) or a taskId equal to
+ * task_id (retrigger, backfill). extra.action may hold input/taskId directly or under
+ * "context" (gecko's shape). *found false when there is none. */
+RT_MUSTCHECK int rt_tc_find_action_task(rt_http *h, const char *root_url, const char *task_group_id,
+                                        const char *action_name, const char *label,
+                                        const char *task_id, char action_task_id[23], bool *found,
+                                        char *errstr);
+
+typedef struct rt_th_job {
+    long id;
+    int failure_classification_id;
+    int tier;
+    int retry_id; /* the Taskcluster run id */
+    long push_id;
+    char result[32];
+    char state[32];
+} rt_th_job;
+
+/* GET <treeherder>/api/jobs/?task_id=<id>, results zipped with job_property_names; the
+ * job of run `run_id` (else the last one listed). *found is false when Treeherder has not
+ * ingested the task yet. */
+RT_MUSTCHECK int rt_th_job_for_task(rt_http *h, const char *treeherder_url, const char *task_id,
+                                    int run_id, rt_th_job *job, bool *found, char *errstr);
+
+typedef struct rt_th_logs {
+    int pending;  /* logs whose parse_status is pending */
+    int parsed;   /* parsed */
+    int unusable; /* failed or skipped-size */
+    int total;
+} rt_th_logs;
+
+/* GET <treeherder>/api/project/<project>/job-log-url/?job_id=<id>: counts of parse_status. */
+RT_MUSTCHECK int rt_th_job_logs(rt_http *h, const char *treeherder_url, const char *project,
+                                long job_id, rt_th_logs *logs, char *errstr);
+
+/* GET <treeherder>/api/project/<project>/jobs/<id>/bug_suggestions/: the raw body. */
+RT_MUSTCHECK int rt_th_bug_suggestions(rt_http *h, const char *treeherder_url, const char *project,
+                                       long job_id, char **body, size_t *len, char *errstr);
+
+#endif

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* policy.c - the core's policies from the configuration. */
+#include "common/policy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void rt_elig_policy_from_config(const rt_config *cfg, rt_elig_policy *policy)
+{
+    memset(policy, 0, sizeof *policy);
+    for (size_t i = 0; i < cfg->tiers.count && i < RT_ELIG_MAX_TIERS; i++)
+        policy->tiers[policy->ntiers++] = atoi(cfg->tiers.items[i]);
+    for (size_t i = 0; i < cfg->pool_prefixes.count && i < RT_ELIG_MAX_POOLS; i++)
+        policy->pool_prefixes[policy->npool_prefixes++] = cfg->pool_prefixes.items[i];
+    policy->target_retriggers = cfg->retriggers_per_failure;
+}
+
+int rt_perf_options_from_config(rt_perf_options *options, const rt_config *cfg, char *errstr)
+{
+    rt_perf_settings settings = {
+        .platform_families = &cfg->perf_platform_families,
+        .budget_limits = &cfg->perf_budget_limits,
+        .repositories = &cfg->perf_repositories,
+        .frameworks = &cfg->perf_frameworks,
+        .backfill_depth = cfg->perf_backfill_depth,
+        .backfill_times = cfg->perf_backfill_times,
+        .max_per_summary = cfg->perf_max_per_summary,
+        .min_amount_pct = cfg->perf_min_amount_pct,
+        .min_age_minutes = cfg->perf_min_age_minutes,
+        .include_improvements = cfg->perf_include_improvements,
+    };
+    return rt_perf_options_build(options, &settings, errstr);
+}

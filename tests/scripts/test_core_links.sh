@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MPL-2.0
+# The layering holds (docs/ARCHITECTURE.md): common/core links only jansson, libxml2 and
+# libcrypto, and its unit tests need none of librabbitmq, hiredis, libpq, libcurl or
+# libmicrohttpd; a core file that includes an I/O header does not compile; and every source
+# file of common/ is in the layer its folder names.
+# Env: RT_TEST_SOURCE_DIR, RT_TEST_BIN_DIR (build/bin; the unit tests are in ../tests).
+set -euo pipefail
+
+SOURCE="${RT_TEST_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+BIN="${RT_TEST_BIN_DIR:-$SOURCE/build/bin}"
+TESTS="$BIN/../tests"
+passed=0
+failed=0
+check() {
+    if eval "$1"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        echo "FAIL: $2"
+    fi
+}
+
+# The core's unit tests, as tests/CMakeLists.txt lists them.
+core_tests=$(sed -n '/^set(RT_CORE_UNIT_TESTS/,/)/p' "$SOURCE/tests/CMakeLists.txt" |
+    tr ' ()' '\n\n\n' | grep '^test_' || true)
+check '[ "$(wc -w <<<"$core_tests")" -ge 10 ]' "tests/CMakeLists.txt lists the core's unit tests"
+io_libs='librabbitmq|libhiredis|libpq|libcurl|libmicrohttpd'
+for t in $core_tests; do
+    bin="$TESTS/unit_$t"
+    check '[ -x "$bin" ]' "$bin is built"
+    [ -x "$bin" ] || continue
+    needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+    check '! grep -qE "$io_libs" <<<"$needed"' "unit_$t needs no I/O library (it needs: $(tr '\n' ' ' <<<"$needed"))"
+done
+# The other way round, so that the check above can fail: a test of the I/O layer does.
+if [ -x "$TESTS/unit_test_metrics" ]; then
+    check 'readelf -d "$TESTS/unit_test_metrics" | grep -qE "$io_libs"' "unit_test_metrics (I/O layer) needs the I/O libraries"
+fi
+
+# A core file that includes an I/O or configuration header does not compile.
+cc=${CC:-cc}
+probe=$(mktemp --suffix=.c)
+trap 'rm -f "$probe"' EXIT
+for h in common/io/log.h common/io/pg.h common/config.h common/worker.h; do
+    printf '#include "%s"\nint rt_probe(void);\nint rt_probe(void) { return 0; }\n' "$h" >"$probe"
+    check '! "$cc" -DRT_CORE_BUILD -D_GNU_SOURCE -I"$SOURCE" $(pkg-config --cflags jansson libpq hiredis librabbitmq 2>/dev/null) -fsyntax-only "$probe" 2>/dev/null' \
+        "a core file including $h does not compile"
+    check '"$cc" -D_GNU_SOURCE -I"$SOURCE" $(pkg-config --cflags jansson libpq hiredis librabbitmq 2>/dev/null) -fsyntax-only "$probe"' \
+        "outside the core, $h compiles"
+done
+
+# Every core source includes only core headers (the compiler enforces it; this names the file).
+bad=$(grep -lE '#include "common/(io/|[a-z_]+\.h)' "$SOURCE"/common/core/*.[ch] || true)
+check '[ -z "$bad" ]' "core sources include only common/core headers: $bad"
+# Every library source is listed in common/CMakeLists.txt, in its folder's layer.
+for f in "$SOURCE"/common/core/*.c "$SOURCE"/common/io/*.c "$SOURCE"/common/*.c; do
+    rel=${f#"$SOURCE/common/"}
+    check 'grep -qE "^  $rel\)?\$" "$SOURCE/common/CMakeLists.txt"' "common/$rel is listed in common/CMakeLists.txt"
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
