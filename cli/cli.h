@@ -38,6 +38,13 @@ typedef struct rt__flakes_query {
     int limit;
 } rt__flakes_query;
 
+/* Connects to database_url for a command (program names the session: "cli"). 0, or 1
+ * after telling the person what failed and what to try. */
+int rt__cli_connect(const rt_config *cfg, const char *program, rt_pg **pg);
+/* Logs a failed statement ("what" failed: the server's message), with a hint when one helps
+ * (a schema that is not migrated, say). */
+void rt__cli_db_error(rt_pg *pg, const char *what);
+
 /* "7d" -> "7 days" (h, d, w); -1 when malformed. */
 int rt__cli_parse_duration(const char *text, char *out, size_t size);
 /* The rows of history_flakes as the JSON array `retrig flakes --format json` prints; NULL

@@ -90,15 +90,7 @@ static bool parse_since(const char *text, char *out, size_t size)
     return true;
 }
 
-static int db_connect(rt_config *cfg, rt_pg **pg)
-{
-    char errstr[RT_ERRSTR_SIZE] = "";
-    if (rt_pg_connect(pg, cfg->database_url, "cli", errstr) != RT_OK) {
-        rt_log_error("cannot connect to Postgres", "error", errstr);
-        return 1;
-    }
-    return 0;
-}
+static int db_connect(rt_config *cfg, rt_pg **pg) { return rt__cli_connect(cfg, "cli", pg); }
 
 int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
 {
@@ -150,7 +142,7 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
     PGresult *res = NULL;
     int status = 1;
     if (rt_pg_exec(pg, SQL_DECISIONS, 3, params, &res) != RT_OK) {
-        rt_log_error("cannot read the decisions", "error", rt_pg_errstr(pg));
+        rt__cli_db_error(pg, "cannot read the decisions");
         goto out;
     }
     int n = PQntuples(res);
@@ -347,7 +339,7 @@ int rt_cli_explain(int argc, char **argv, rt_config *cfg)
     status = 0;
     goto out;
 dberror:
-    rt_log_error("cannot read the set", "error", rt_pg_errstr(pg));
+    rt__cli_db_error(pg, "cannot read the set");
 out:
     PQclear(res);
     rt_pg_free(pg);

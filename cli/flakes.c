@@ -65,7 +65,7 @@ json_t *rt__cli_flakes(rt_pg *pg, const rt__flakes_query *q)
                             min_branches, flaky_window, limit};
     PGresult *res = NULL;
     if (rt_pg_exec(pg, SQL_FLAKES, 7, params, &res) != RT_OK) {
-        rt_log_error("cannot query the test history", "error", rt_pg_errstr(pg));
+        rt__cli_db_error(pg, "cannot query the test history");
         return NULL;
     }
     json_t *out = json_array();
@@ -177,11 +177,7 @@ int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
         return 2;
     }
     rt_pg *pg = NULL;
-    char errstr[RT_ERRSTR_SIZE] = "";
-    if (rt_pg_connect(&pg, cfg->database_url, "cli", errstr) != RT_OK) {
-        rt_log_error("cannot connect to Postgres", "error", errstr);
-        return 1;
-    }
+    if (rt__cli_connect(cfg, "cli", &pg) != 0) return 1;
     json_t *rows = rt__cli_flakes(pg, &q);
     rt_pg_free(pg);
     if (!rows) return 1;

@@ -237,16 +237,13 @@ int rt_cli_ingest_junit(int argc, char **argv, rt_config *cfg)
         .run_at = run_at,
         .complete_results = true,
     };
-    if (rt_pg_connect(&pg, cfg->database_url, "cli", errstr) != RT_OK) {
-        rt_log_error("cannot connect to Postgres", "error", errstr);
-        goto out;
-    }
+    if (rt__cli_connect(cfg, "cli", &pg) != 0) goto out;
     bool inserted = false;
     int rc = rt_pg_begin(pg);
     if (rc == RT_OK) rc = rt_history_store(pg, &run, &rows, true, &inserted);
     if (rc == RT_OK) rc = rt_pg_commit(pg);
     if (rc != RT_OK) {
-        rt_log_error("cannot record the run; nothing was recorded", "error", rt_pg_errstr(pg));
+        rt__cli_db_error(pg, "cannot record the run; nothing was recorded");
         if (rt_pg_in_transaction(pg)) {
             int ignored = rt_pg_rollback(pg);
             (void)ignored;

@@ -50,6 +50,7 @@ static void usage(FILE *out)
             "\n"
             "options:\n"
             "  -c, --config FILE    configuration file (default: $RETRIG_CONFIG)\n"
+            "      --log-format F   auto (text on a terminal, else JSON lines), json or text\n"
             "  -h, --help           print this help\n"
             "  -V, --version        print the version\n"
             "\n"
@@ -77,8 +78,10 @@ int main(int argc, char **argv)
         {"config", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
+        {"log-format", required_argument, NULL, 'L'},
         {NULL, 0, NULL, 0},
     };
+    const char *log_format = NULL;
     rt_log_init("retrig");
     int c;
     /* '+' stops at the first non-option: the subcommand parses the rest. */
@@ -87,6 +90,16 @@ int main(int argc, char **argv)
         case 'c': config_path = optarg; break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("retrig %s\n", RETRIG_VERSION); return 0;
+        case 'L': {
+            rt_log_format format;
+            if (rt_log_parse_format(optarg, &format) != RT_OK) {
+                fprintf(stderr, "retrig: --log-format is auto, json or text, not '%s'\n", optarg);
+                return 2;
+            }
+            rt_log_set_format(format);
+            log_format = optarg;
+            break;
+        }
         default: usage(stderr); return 2;
         }
     }
@@ -114,6 +127,10 @@ int main(int argc, char **argv)
         rt_log_error("configuration error", "error", errstr);
         rt_config_free(&cfg);
         return 2;
+    }
+    if (log_format) { /* the flag wins over log_format */
+        rt_log_format format;
+        if (rt_log_parse_format(log_format, &format) == RT_OK) rt_log_set_format(format);
     }
     int status;
     optind = 1; /* subcommands run getopt again over their own argv */

@@ -89,10 +89,7 @@ int rt_cli_migrate(int argc, char **argv, rt_config *cfg)
         return 2;
     }
 
-    if (rt_pg_connect(&pg, cfg->database_url, "migrate", errstr) != RT_OK) {
-        rt_log_error("cannot connect to the database", "error", errstr);
-        goto out;
-    }
+    if (rt__cli_connect(cfg, "migrate", &pg) != 0) goto out;
     if (status_only) {
         status = show_status(pg, dir);
         goto out;

@@ -124,7 +124,7 @@ static int load(rt_pg *pg, const rt_config *cfg, const char *day, report *r, PGr
     return 0;
 db:
     PQclear(res);
-    rt_log_error("database error", "error", rt_pg_errstr(pg));
+    rt__cli_db_error(pg, "cannot read the backfills");
     return 1;
 }
 
@@ -255,12 +255,8 @@ int rt_cli_perf_report(int argc, char **argv, rt_config *cfg)
         usage(stderr);
         return 2;
     }
-    char errstr[RT_ERRSTR_SIZE] = "";
     rt_pg *pg = NULL;
-    if (rt_pg_connect(&pg, cfg->database_url, "cli", errstr) != RT_OK) {
-        rt_log_error("cannot connect to Postgres", "error", errstr);
-        return 1;
-    }
+    if (rt__cli_connect(cfg, "cli", &pg) != 0) return 1;
     report *r = calloc(1, sizeof *r);
     PGresult *failures = NULL;
     int status = r ? load(pg, cfg, day, r, &failures) : 1;

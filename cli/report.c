@@ -85,7 +85,7 @@ static int chart(FILE *f, rt_pg *pg, const rt__flakes_query *q, const char *test
     const char *params[] = {q->project, test, q->until, q->window};
     PGresult *res = NULL;
     if (rt_pg_exec(pg, SQL_DAILY, 4, params, &res) != RT_OK) {
-        rt_log_error("cannot query the daily failure rates", "error", rt_pg_errstr(pg));
+        rt__cli_db_error(pg, "cannot query the daily failure rates");
         return 1;
     }
     int n = PQntuples(res);
@@ -222,11 +222,7 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
     FILE *f = NULL;
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
-    char errstr[RT_ERRSTR_SIZE] = "";
-    if (rt_pg_connect(&pg, cfg->database_url, "cli", errstr) != RT_OK) {
-        rt_log_error("cannot connect to Postgres", "error", errstr);
-        goto out;
-    }
+    if (rt__cli_connect(cfg, "cli", &pg) != 0) goto out;
     if (!(all = rt__cli_flakes(pg, &q))) goto out;
     q.main_only = true;
     if (!(main_rows = rt__cli_flakes(pg, &q))) goto out;

@@ -85,6 +85,8 @@ const rt_config_key rt_config_keys[] = {
      false, "largest upstream response body accepted"},
     {"http_timeout_ms", RT_CFG_INT, OFF(http_timeout_ms), "30000", 1, 3600000, false,
      "total time allowed for one upstream HTTP attempt"},
+    {"log_format", RT_CFG_STRING, OFF(log_format), "auto", 0, 0, false,
+     "auto (text on a terminal, else JSON lines), json or text"},
     {"log_level", RT_CFG_LEVEL, OFF(log_level), "info", 0, 0, false, "debug, info, warn or error"},
     {"max_message_bytes", RT_CFG_LONG, OFF(max_message_bytes), "1048576", 1024, 64L << 20, false,
      "largest Pulse message body accepted; bigger ones are dead-lettered (too-big)"},
@@ -565,7 +567,14 @@ static int finish(rt_config *cfg, char *errstr)
                       "bad value for 'http_backoff_base_ms': larger than http_backoff_max_ms");
         return RT_ECONFIG;
     }
+    rt_log_format format;
+    if (rt_log_parse_format(cfg->log_format, &format) != RT_OK) {
+        rt_set_errstr(errstr, "bad value for 'log_format': '%s' is not auto, json or text",
+                      cfg->log_format);
+        return RT_ECONFIG;
+    }
     rt_log_set_level(cfg->log_level);
+    rt_log_set_format(format);
     return RT_OK;
 }
 
@@ -606,6 +615,26 @@ void rt_config_free(rt_config *cfg)
             list->count = 0;
         }
     }
+}
+
+int rt_config_copy(rt_config *cfg, const rt_config *from)
+{
+    *cfg = *from;
+    bool ok = true;
+    for (const rt_config_key *k = rt_config_keys; k->name; k++) {
+        char *field = (char *)cfg + k->offset;
+        if (k->type == RT_CFG_STRING) {
+            char **v = (char **)field;
+            if (*v && !(*v = ok ? strdup(*v) : NULL)) ok = false;
+        } else if (k->type == RT_CFG_LIST) {
+            rt_config_list *list = (rt_config_list *)field;
+            for (size_t i = 0; i < list->count; i++)
+                if (!(list->items[i] = ok ? strdup(list->items[i]) : NULL)) ok = false;
+        }
+    }
+    if (ok) return RT_OK;
+    rt_config_free(cfg); /* frees the copies made; the rest are NULL */
+    return RT_ENOMEM;
 }
 
 void rt_config_print(const rt_config *cfg, FILE *out)

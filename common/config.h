@@ -57,6 +57,7 @@ typedef struct rt_config {
     int http_max_attempts;
     long http_max_body_bytes;
     int http_timeout_ms;
+    char *log_format;
     rt_log_level log_level;
     long max_message_bytes;
     char *metrics_bind;
@@ -135,6 +136,8 @@ RT_MUSTCHECK int rt_config_set(rt_config *cfg, const char *key, const char *valu
                                const char *origin, char *errstr);
 /* Frees everything the struct owns; safe on a zeroed or partly filled struct. */
 void rt_config_free(rt_config *cfg);
+/* A deep copy of from into cfg (free it with rt_config_free). RT_ENOMEM leaves cfg empty. */
+RT_MUSTCHECK int rt_config_copy(rt_config *cfg, const rt_config *from);
 /* Prints the effective configuration as "key = value" lines, secrets as "***". */
 void rt_config_print(const rt_config *cfg, FILE *out);
 

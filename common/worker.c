@@ -198,7 +198,14 @@ static int connect_round(const rt_config *cfg, const rt_worker_setup *setup, rt_
         }
     }
     if ((setup->needs & RT_WORKER_NEEDS_REDIS) && !conns->redis) {
-        rc = rt_redis_connect(&conns->redis, cfg->redis_url, NULL, errstr);
+        rt_redis_options ropts = {0};
+        /* Names without spaces: "retrig-classify" or, for a lane, "retrig-classify-lane-3". */
+        if (setup->lanes > 1)
+            snprintf(ropts.client_name, sizeof ropts.client_name, "retrig-%s-lane-%d",
+                     setup->worker, setup->lane);
+        else
+            snprintf(ropts.client_name, sizeof ropts.client_name, "retrig-%s", setup->worker);
+        rc = rt_redis_connect(&conns->redis, cfg->redis_url, &ropts, errstr);
         count_attempt("redis", rc == RT_OK);
         if (rc != RT_OK) {
             if (permanent(rc) || rc == RT_EINVAL) goto fatal;
@@ -264,6 +271,12 @@ void rt_worker_disconnect(rt_worker_conns *conns)
     rt_redis_free(conns->redis);
     rt_pg_free(conns->pg);
     memset(conns, 0, sizeof *conns);
+}
+
+int rt_worker_exit_status(int rc)
+{
+    if (rc == RT_OK || rc == RT_ESTOPPED) return 0;
+    return rc == RT_ECONFIG ? 2 : 1;
 }
 
 /* ---- settling ---- */

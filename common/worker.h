@@ -132,6 +132,10 @@ RT_MUSTCHECK int rt_worker_connect(const rt_config *cfg, const rt_worker_setup *
                                    rt_worker_conns *conns);
 /* Closes and frees every connection of conns (NULL members are skipped). */
 void rt_worker_disconnect(rt_worker_conns *conns);
+/* A worker's exit status after its start-up returned rc (and, on RT_OK, its loop ran):
+ * 0 for RT_OK or a stop asked for while it waited (RT_ESTOPPED), 2 for a configuration
+ * error (RT_ECONFIG), 1 otherwise. */
+int rt_worker_exit_status(int rc);
 
 /* ---- settling ---- */
 

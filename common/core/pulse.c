@@ -84,6 +84,26 @@ static int req_slug(const rt_jscan *js, int obj, const char *key, const char *pa
     return RT_OK;
 }
 
+int rt_pulse_parse_routed(const char *body, size_t len, const char *exchange, char *const *cc,
+                          size_t ncc, const char *routes_csv, size_t max_bytes, rt_pulse_task *out,
+                          char *reason)
+{
+    int rc = rt_pulse_parse(body, len, exchange, max_bytes, out, reason);
+    if (rc != RT_OK) return rc;
+    for (size_t i = 0; i < ncc; i++) (void)rt_pulse_apply_route(out, cc[i]);
+    for (const char *r = routes_csv; r && *r;) {
+        size_t n = strcspn(r, ",");
+        char route[512];
+        if (n < sizeof route) { /* a longer one is no Treeherder route */
+            memcpy(route, r, n);
+            route[n] = '\0';
+            (void)rt_pulse_apply_route(out, route);
+        }
+        r += n + (r[n] == ',');
+    }
+    return RT_OK;
+}
+
 bool rt_pulse_apply_route(rt_pulse_task *task, const char *route)
 {
     static const char prefix[] = "tc-treeherder.v2.";

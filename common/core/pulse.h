@@ -53,6 +53,12 @@ RT_MUSTCHECK int rt_pulse_parse(const char *body, size_t len, const char *exchan
 /* Sets project/revision/pushlog_id from a route "[route.]tc-treeherder.v2.P.R.N"; returns
  * true when the route was such a route and its parts are valid. */
 bool rt_pulse_apply_route(rt_pulse_task *task, const char *route);
+/* A delivery as it came: rt_pulse_parse, then the routes of its CC header (cc, ncc) and of
+ * routes_csv (the comma-separated routes a delayed copy carries; may be NULL). exchange:
+ * the original exchange of a delayed copy, else the delivery's. */
+RT_MUSTCHECK int rt_pulse_parse_routed(const char *body, size_t len, const char *exchange,
+                                       char *const *cc, size_t ncc, const char *routes_csv,
+                                       size_t max_bytes, rt_pulse_task *out, char *reason);
 rt_task_event rt_task_event_from_exchange(const char *exchange);
 const char *rt_task_event_name(rt_task_event event);
 void rt_pulse_task_free(rt_pulse_task *task);

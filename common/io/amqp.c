@@ -843,6 +843,19 @@ static int ensure_until(rt_amqp *h, int64_t deadline)
     }
 }
 
+void rt_amqp_url_user(const char *url, char *out, size_t size)
+{
+    snprintf(out, size, "guest");
+    const char *u = url ? strstr(url, "://") : NULL;
+    if (!u) return;
+    u += 3;
+    const char *host_end = u + strcspn(u, "/?#");
+    const char *at = memchr(u, '@', (size_t)(host_end - u));
+    if (!at) return; /* no user part: amqp://host:port/ */
+    const char *end = u + strcspn(u, ":@");
+    if (end > u) snprintf(out, size, "%.*s", (int)(end - u), u);
+}
+
 int rt_amqp_ensure_connected(rt_amqp *h, int timeout_ms)
 {
     return ensure_until(h, now_ms() + (timeout_ms > 0 ? timeout_ms : 0));

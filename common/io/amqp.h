@@ -69,6 +69,10 @@ typedef struct rt_amqp_options {
  * borrow from cfg. For Pulse set opts->url = cfg->pulse_url afterwards. */
 void rt_amqp_options_from_config(rt_amqp_options *opts, const rt_config *cfg, const char *worker);
 
+/* The user name in an amqp(s):// URL ("guest" when it names none), for Pulse queue names
+ * (queue/<user>/...). */
+void rt_amqp_url_user(const char *url, char *out, size_t size);
+
 /* Creates a handle: checks and copies the options, no I/O. Connect with
  * rt_amqp_ensure_connected. On failure *out is NULL and errstr (RT_ERRSTR_SIZE) says why. */
 RT_MUSTCHECK int rt_amqp_new(rt_amqp **out, const rt_amqp_options *opts, char *errstr);

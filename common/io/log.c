@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #define RT_LOG_MAX_SECRETS 16
 #define RT_LOG_LINE_MAX    8192
@@ -17,11 +18,12 @@
 static struct {
     char program[64];
     rt_log_level level;
+    rt_log_format format;
     FILE *out;
     char *secrets[RT_LOG_MAX_SECRETS];
     size_t nsecrets;
     pthread_mutex_t lock;
-} g_log = {"retrig", RT_LOG_INFO, NULL, {0}, 0, PTHREAD_MUTEX_INITIALIZER};
+} g_log = {"retrig", RT_LOG_INFO, RT_LOG_AUTO, NULL, {0}, 0, PTHREAD_MUTEX_INITIALIZER};
 
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
 
@@ -34,6 +36,28 @@ void rt_log_set_level(rt_log_level level) { g_log.level = level; }
 rt_log_level rt_log_get_level(void) { return g_log.level; }
 bool rt_log_enabled(rt_log_level level) { return level >= g_log.level; }
 void rt_log_set_output(FILE *out) { g_log.out = out; }
+void rt_log_set_format(rt_log_format format) { g_log.format = format; }
+
+int rt_log_parse_format(const char *name, rt_log_format *format)
+{
+    if (!name) return RT_EINVAL;
+    if (!strcmp(name, "auto"))
+        *format = RT_LOG_AUTO;
+    else if (!strcmp(name, "json"))
+        *format = RT_LOG_JSON;
+    else if (!strcmp(name, "text"))
+        *format = RT_LOG_TEXT;
+    else
+        return RT_EINVAL;
+    return 0;
+}
+
+/* Whether this line is written as text (checked under the lock). */
+static bool text_format(FILE *out)
+{
+    if (g_log.format == RT_LOG_AUTO) return isatty(fileno(out)) == 1;
+    return g_log.format == RT_LOG_TEXT;
+}
 
 int rt_log_parse_level(const char *name, rt_log_level *level)
 {
@@ -198,8 +222,107 @@ static void append_json_string(char *buf, size_t *len, size_t cap, const char *s
 #undef PUT
 }
 
+/* Appends s to buf (escaping control characters as \n, \t or \xNN, so that text from
+ * outside cannot drive the terminal); cut before the cap at a character boundary. */
+static void append_text(char *buf, size_t *len, size_t cap, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        char esc[8] = "";
+        if (*p == '\n')
+            snprintf(esc, sizeof esc, "\\n");
+        else if (*p == '\t')
+            snprintf(esc, sizeof esc, "\\t");
+        else if (*p < 0x20 || *p == 0x7f)
+            snprintf(esc, sizeof esc, "\\x%02x", *p);
+        size_t n = esc[0] ? strlen(esc) : 1;
+        if (*len + n + 1 >= cap) {
+            /* Never half a character: drop a lead byte whose tail does not fit. */
+            while (*len > 0 && ((unsigned char)buf[*len - 1] & 0xc0) == 0x80) (*len)--;
+            if (*len > 0 && (unsigned char)buf[*len - 1] >= 0xc0) (*len)--;
+            break;
+        }
+        if (esc[0])
+            memcpy(buf + *len, esc, n);
+        else
+            buf[*len] = (char)*p;
+        *len += n;
+    }
+    buf[*len] = '\0';
+}
+
+/* The text form: "<prog>: [warning: ]<msg>[: <error>][ (key=value, ...)]", then
+ * "hint: ..." on its own line. Each value is redacted before it is escaped. Called with
+ * the lock held. */
+static void write_text(FILE *out, rt_log_level level, const char *msg, va_list ap)
+{
+    char line[RT_LOG_LINE_MAX], clean[RT_LOG_LINE_MAX], extra[RT_LOG_LINE_MAX] = "";
+    const char *error = NULL, *hint = NULL;
+    size_t len = 0, xlen = 0;
+    redact_locked(g_log.program, clean, sizeof clean);
+    append_text(line, &len, sizeof line, clean);
+    append_text(line, &len, sizeof line,
+                level == RT_LOG_ERROR  ? ": "
+                : level == RT_LOG_WARN ? ": warning: "
+                                       : ": ");
+    redact_locked(msg ? msg : "", clean, sizeof clean);
+    append_text(line, &len, sizeof line, clean);
+    for (;;) {
+        const char *key = va_arg(ap, const char *);
+        if (!key) break;
+        const char *value = va_arg(ap, const char *);
+        if (!strcmp(key, "error") && !error) {
+            error = value;
+            continue;
+        }
+        if (!strcmp(key, "hint") && !hint) {
+            hint = value;
+            continue;
+        }
+        append_text(extra, &xlen, sizeof extra, xlen ? ", " : " (");
+        append_text(extra, &xlen, sizeof extra, key);
+        append_text(extra, &xlen, sizeof extra, "=");
+        redact_locked(value ? value : "null", clean, sizeof clean);
+        append_text(extra, &xlen, sizeof extra, clean);
+    }
+    if (error && *error) {
+        redact_locked(error, clean, sizeof clean);
+        /* "cannot connect to Postgres" + "cannot connect to Postgres at ...": say it once. */
+        size_t mlen = msg ? strlen(msg) : 0;
+        if (mlen && !strncmp(clean, msg, mlen)) {
+            len = 0;
+            append_text(line, &len, sizeof line, g_log.program);
+            append_text(line, &len, sizeof line, level == RT_LOG_WARN ? ": warning: " : ": ");
+        } else {
+            append_text(line, &len, sizeof line, ": ");
+        }
+        append_text(line, &len, sizeof line, clean);
+    }
+    if (xlen) append_text(extra, &xlen, sizeof extra, ")");
+    fprintf(out, "%s%s\n", line, extra);
+    if (hint) {
+        redact_locked(hint, clean, sizeof clean);
+        len = 0;
+        append_text(line, &len, sizeof line, clean);
+        fprintf(out, "hint: %s\n", line);
+    }
+    fflush(out);
+}
+
 void rt_log_write(rt_log_level level, const char *msg, ...)
 {
+    {
+        FILE *out = g_log.out ? g_log.out : stderr;
+        pthread_mutex_lock(&g_log.lock);
+        if (text_format(out)) {
+            va_list ap;
+            va_start(ap, msg);
+            write_text(out, level, msg, ap);
+            va_end(ap);
+            pthread_mutex_unlock(&g_log.lock);
+            return;
+        }
+        pthread_mutex_unlock(&g_log.lock);
+    }
     char line[RT_LOG_LINE_MAX];
     size_t len = 0;
     struct timeval tv;

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* log.h - one JSON object per line on stderr, with levels and secret redaction.
+/* log.h - one line per event on stderr, with levels and secret redaction.
  *
- * Every line is {"ts","level","prog","msg", then the caller's key/value fields}.
+ * Two formats. JSON (for workers and for logs machines collect): every line is
+ * {"ts","level","prog","msg", then the caller's key/value fields}. Text (for a person at a
+ * terminal, as git or psql print): "<prog>: <msg>: <error> (key=value, ...)", with
+ * "warning: " before a warning's message and a "hint" field on a line of its own; control
+ * characters are escaped. The default (auto) is text when the output is a terminal, JSON
+ * otherwise; log_format or --log-format chooses.
  * Registered secrets (rt_log_add_secret) and the password part of any URL
  * (scheme://user:PASSWORD@host) are replaced by "***" in the whole line, so a secret
  * that reaches a message or a field by accident is still never printed.
@@ -18,6 +23,7 @@
 #include <stdio.h>
 
 typedef enum { RT_LOG_DEBUG = 0, RT_LOG_INFO = 1, RT_LOG_WARN = 2, RT_LOG_ERROR = 3 } rt_log_level;
+typedef enum { RT_LOG_AUTO = 0, RT_LOG_JSON = 1, RT_LOG_TEXT = 2 } rt_log_format;
 
 void rt_log_init(const char *program);
 void rt_log_set_level(rt_log_level level);
@@ -31,6 +37,10 @@ void rt_log_add_secret(const char *secret);
 void rt_log_clear_secrets(void);
 /* Where lines go (default stderr); for tests. */
 void rt_log_set_output(FILE *out);
+/* The format (RT_LOG_AUTO: text when the output is a terminal, else JSON). */
+void rt_log_set_format(rt_log_format format);
+/* "auto", "json", "text" -> 0; anything else RT_EINVAL. */
+int rt_log_parse_format(const char *name, rt_log_format *format);
 
 /* Writes one line. The variadic part is key, value string pairs ended by NULL;
  * a NULL value is written as JSON null. Use the macros. */

@@ -246,6 +246,13 @@ static int connect_once(rt_redis *h)
             goto out;
         }
     }
+    if (h->options.client_name[0]) {
+        const char *argv[3] = {"CLIENT", "SETNAME", h->options.client_name};
+        rc = send_raw(h, 3, argv, NULL, &r);
+        if (rc != RT_OK) goto out;
+        freeReplyObject(r); /* an error (a server without CLIENT) costs only the name */
+        r = NULL;
+    }
     rc = RT_OK;
 out:
     if (r) freeReplyObject(r);

@@ -39,6 +39,7 @@ typedef struct rt_redis_options {
     int command_timeout_ms;   /* per command (send and reply); 0: 5000 */
     int reconnect_attempts;   /* connection attempts before giving up; 0: 5 */
     int reconnect_backoff_ms; /* pause after the first failed attempt, doubled after each; 0: 50 */
+    char client_name[64]; /* CLIENT SETNAME after each connect ("" none): CLIENT LIST names us */
 } rt_redis_options;
 
 /* A Lua script: its source (not copied; usually a string constant that outlives the

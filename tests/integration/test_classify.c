@@ -658,7 +658,7 @@ static void test_upstream_503_is_retried_through_delay_queues_then_classified(vo
     assert_int_equal(statuses[2], 200);
     /* Two trips through the delay queues (300 ms, then 600 ms): the broker's TTLs bound it. */
     assert_true(span >= 0.85);
-    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 1);
+    assert_int_equal(rt_ch_wait_queue_depth(h, "retrigger", 1, WAIT_MS), 1);
     assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }

@@ -20,6 +20,7 @@
 
 #include "common/io/http.h"
 #include "support/classify_harness.h"
+#include "support/endpoint.h"
 
 #define B3E       "B3EheQ-IQ5aPzw34KS_a6g"
 #define B3E_PULSE "pulse/treeherder_task-completed_B3EheQ-IQ5aPzw34KS_a6g.json"
@@ -27,25 +28,6 @@
 #define WAIT_MS   15000
 #define GWX_PULSE "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
 #define GWX_ROUTE "tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"
-
-static int free_port(void)
-{
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0};
-    socklen_t len = sizeof addr;
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
-    close(fd);
-    return ntohs(addr.sin_port);
-}
-
-static void pause_ms(long ms)
-{
-    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
 
 /* ---- a private redis-server the test may lose ---- */
 
@@ -72,7 +54,7 @@ static bool redis_answers(int port)
 static void start_redis(private_redis *r)
 {
     char port[16];
-    if (r->port == 0) r->port = free_port();
+    if (r->port == 0) r->port = rt_test_free_port();
     snprintf(port, sizeof port, "%d", r->port);
     snprintf(r->url, sizeof r->url, "redis://127.0.0.1:%d/0", r->port);
     r->pid = fork();
@@ -93,7 +75,7 @@ static void start_redis(private_redis *r)
     int64_t deadline = rt_test_now_ms() + 10000;
     while (!redis_answers(r->port)) {
         if (rt_test_now_ms() > deadline) fail_msg("redis-server on port %d did not start", r->port);
-        pause_ms(10);
+        rt_test_pause_ms(10);
     }
 }
 
@@ -105,71 +87,9 @@ static void kill_redis(private_redis *r)
     r->pid = 0;
 }
 
-/* ---- the endpoint ---- */
-
-/* GET http://127.0.0.1:port/path; returns the status (0: no answer), *body malloc'd. */
-static long get(int port, const char *path, char **body)
-{
-    rt_http *http = NULL;
-    rt_http_options opts = {.max_attempts = 1, .timeout_ms = 5000, .connect_timeout_ms = 1000};
-    assert_int_equal(rt_http_new(&http, &opts, NULL), RT_OK);
-    char url[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
-    rt_http_response resp;
-    int rc = rt_http_get(http, url, &resp);
-    (void)rc;
-    long status = resp.status;
-    *body = strdup(resp.body ? resp.body : "");
-    rt_http_response_free(&resp);
-    rt_http_free(http);
-    return status;
-}
-
-/* Polls /healthz until it answers want (bounded); returns the last body (malloc'd). */
-static char *wait_health(int port, long want, int timeout_ms)
-{
-    int64_t deadline = rt_test_now_ms() + timeout_ms;
-    for (;;) {
-        char *body = NULL;
-        long status = get(port, "/healthz", &body);
-        if (status == want) return body;
-        if (rt_test_now_ms() > deadline)
-            fail_msg("/healthz answered %ld (%s), not %ld, for %d ms", status, body, want,
-                     timeout_ms);
-        free(body);
-        pause_ms(100);
-    }
-}
-
-/* The value of the sample whose line starts with `series` ("name{labels}"), summed over
- * every matching line when series ends with '{'; 0 when absent. */
-static double sample(int port, const char *series)
-{
-    char *text = NULL;
-    assert_int_equal(get(port, "/metrics", &text), 200);
-    double sum = 0;
-    size_t n = strlen(series);
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        if (strncmp(line, series, n) != 0) continue;
-        if (series[n - 1] != '{' && line[n] != ' ') continue;
-        const char *value = strrchr(line, ' ');
-        if (value) sum += strtod(value + 1, NULL);
-    }
-    free(text);
-    return sum;
-}
-
-static double wait_sample(int port, const char *series, double want, int timeout_ms)
-{
-    int64_t deadline = rt_test_now_ms() + timeout_ms;
-    double v;
-    while ((v = sample(port, series)) < want && rt_test_now_ms() < deadline) pause_ms(50);
-    return v;
-}
-
 static int start_worker_with_metrics(rt_ch *h)
 {
-    int port = free_port();
+    int port = rt_test_free_port();
     char text[16];
     snprintf(text, sizeof text, "%d", port);
     rt_ch_setenv(h, "METRICS_PORT", text);
@@ -190,26 +110,27 @@ static void test_metrics_count_handled_and_dead_lettered_messages(void **state)
     (void)state;
     rt_ch *h = rt_ch_new();
     int port = start_worker_with_metrics(h);
-    free(wait_health(port, 200, WAIT_MS));
+    free(rt_test_wait_health(port, 200, WAIT_MS));
     const char *acked = "retrig_messages_total{outcome=\"acked\",reason=\"not-failed\"}";
-    double before = sample(port, acked);
-    double batches = sample(port, "retrig_message_processing_seconds_count{path=\"batch\"}");
-    double dead_before = sample(port, "retrig_dead_lettered_total{");
+    double before = rt_test_sample(port, acked);
+    double batches =
+        rt_test_sample(port, "retrig_message_processing_seconds_count{path=\"batch\"}");
+    double dead_before = rt_test_sample(port, "retrig_dead_lettered_total{");
 
     publish_completed(h);
     assert_string_equal(rt_ch_wait_verdict(h, B3E, 0, WAIT_MS), "skip/not-failed");
-    assert_true(wait_sample(port, acked, before + 1, WAIT_MS) == before + 1);
-    assert_true(sample(port, "retrig_message_processing_seconds_count{path=\"batch\"}") >=
+    assert_true(rt_test_wait_sample(port, acked, before + 1, WAIT_MS) == before + 1);
+    assert_true(rt_test_sample(port, "retrig_message_processing_seconds_count{path=\"batch\"}") >=
                 batches + 1);
 
     const char *broken = "{\"version\": 1, \"status\": ";
     rt_ch_publish(h, "task-failed", broken, strlen(broken), NULL, NULL);
-    assert_true(wait_sample(port, "retrig_dead_lettered_total{", dead_before + 1, WAIT_MS) ==
-                dead_before + 1);
+    assert_true(rt_test_wait_sample(port, "retrig_dead_lettered_total{", dead_before + 1,
+                                    WAIT_MS) == dead_before + 1);
     assert_true(
-        sample(port, "retrig_messages_total{outcome=\"dead-lettered\",reason=\"invalid-json\"}") >=
-        1);
-    assert_true(sample(port, "retrig_dependency_up{dependency=\"redis\"}") == 1);
+        rt_test_sample(
+            port, "retrig_messages_total{outcome=\"dead-lettered\",reason=\"invalid-json\"}") >= 1);
+    assert_true(rt_test_sample(port, "retrig_dependency_up{dependency=\"redis\"}") == 1);
     rt_ch_message *dead = NULL;
     rt_ch_take(h, "dead-letter", 1, WAIT_MS, &dead);
     rt_ch_messages_free(dead, 1);
@@ -225,20 +146,20 @@ static void test_healthz_is_unready_while_redis_is_lost_and_ready_again_after(vo
     rt_ch *h = rt_ch_new();
     rt_ch_setenv(h, "REDIS_URL", redis.url);
     int port = start_worker_with_metrics(h);
-    char *body = wait_health(port, 200, WAIT_MS);
+    char *body = rt_test_wait_health(port, 200, WAIT_MS);
     assert_string_equal(body, "ready\n");
     free(body);
 
     kill_redis(&redis);
-    body = wait_health(port, 503, WAIT_MS);
+    body = rt_test_wait_health(port, 503, WAIT_MS);
     assert_non_null(strstr(body, "redis"));
     assert_null(strstr(body, "postgres"));
     free(body);
-    assert_true(sample(port, "retrig_dependency_up{dependency=\"redis\"}") == 0);
+    assert_true(rt_test_sample(port, "retrig_dependency_up{dependency=\"redis\"}") == 0);
 
     start_redis(&redis); /* the same port: the worker reconnects by itself */
-    free(wait_health(port, 200, WAIT_MS));
-    assert_true(sample(port, "retrig_dependency_up{dependency=\"redis\"}") == 1);
+    free(rt_test_wait_health(port, 200, WAIT_MS));
+    assert_true(rt_test_sample(port, "retrig_dependency_up{dependency=\"redis\"}") == 1);
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
     rt_ch_free(h);
     kill_redis(&redis);
@@ -273,37 +194,38 @@ static void test_healthz_names_a_lane_that_lost_its_redis_while_the_others_hold_
     rt_ch_setenv(h, "REDIS_URL", redis.url);
     rt_ch_setenv(h, "CLASSIFY_CONCURRENCY", "4");
     int port = start_worker_with_metrics(h);
-    free(wait_health(port, 200, WAIT_MS));
+    free(rt_test_wait_health(port, 200, WAIT_MS));
 
-    /* The lanes connect one after another at start: the newest client is lane 3's. */
+    /* Each lane names its connection (CLIENT SETNAME retrig-classify-lane-<n>). */
     redisContext *c = redisConnect("127.0.0.1", redis.port);
     assert_true(c && !c->err);
-    long long mine = redis_integer(c, "CLIENT ID");
     redisReply *list = redisCommand(c, "CLIENT LIST TYPE normal");
     assert_true(list && list->type == REDIS_REPLY_STRING);
-    long long newest = 0;
+    long long newest = 0; /* lane 3's client */
     int clients = 0;
     for (const char *at = list->str; (at = strstr(at, "id=")) != NULL; at += 3) {
-        long long id = atoll(at + 3);
         clients++;
-        if (id != mine && id > newest) newest = id;
+        const char *line_end = strchr(at, '\n');
+        const char *name = strstr(at, " name=retrig-classify-lane-3 ");
+        if (name && (!line_end || name < line_end)) newest = atoll(at + 3);
     }
     freeReplyObject(list);
     assert_int_equal(clients, 5); /* four lanes and this connection */
+    assert_true(newest > 0);
 
     /* No room for a new client, then lane 3's connection goes: it cannot come back. */
     redis_ok(c, "CONFIG SET maxclients 4");
     char kill_cmd[64];
     snprintf(kill_cmd, sizeof kill_cmd, "CLIENT KILL ID %lld", newest);
     assert_int_equal(redis_integer(c, kill_cmd), 1);
-    char *body = wait_health(port, 503, WAIT_MS);
+    char *body = rt_test_wait_health(port, 503, WAIT_MS);
     assert_non_null(strstr(body, "redis"));
     assert_non_null(strstr(body, "(lanes 3)"));
     free(body);
-    assert_true(sample(port, "retrig_dependency_up{dependency=\"redis\"}") == 0);
+    assert_true(rt_test_sample(port, "retrig_dependency_up{dependency=\"redis\"}") == 0);
 
     redis_ok(c, "CONFIG SET maxclients 10000");
-    free(wait_health(port, 200, WAIT_MS));
+    free(rt_test_wait_health(port, 200, WAIT_MS));
     redisFree(c);
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
     rt_ch_free(h);
@@ -319,11 +241,12 @@ static void test_sighup_reloads_the_file_and_the_worker_keeps_consuming(void **s
     rt_test_write_file(path, "tiers = 1, 2\nretriggers_per_failure = 5\n");
     rt_ch_setenv(h, "CONFIG", path);
     int port = start_worker_with_metrics(h);
-    free(wait_health(port, 200, WAIT_MS));
+    free(rt_test_wait_health(port, 200, WAIT_MS));
 
     rt_test_write_file(path, "tiers = 1\nretriggers_per_failure = 3\ntask_cache_size = 10\n");
     assert_int_equal(kill(rt_ch_worker_pid(h, 0), SIGHUP), 0);
-    assert_true(wait_sample(port, "retrig_config_reloads_total{result=\"ok\"}", 1, WAIT_MS) == 1);
+    assert_true(
+        rt_test_wait_sample(port, "retrig_config_reloads_total{result=\"ok\"}", 1, WAIT_MS) == 1);
     char log[256];
     snprintf(log, sizeof log, "%s/worker-%d.log", h->dir, (int)rt_ch_worker_pid(h, 0));
     char *text = rt_test_read_file(log, NULL);
@@ -338,7 +261,8 @@ static void test_sighup_reloads_the_file_and_the_worker_keeps_consuming(void **s
      * over them by the broker all see the new tiers. */
     rt_test_write_file(path, "tiers = 3\n");
     assert_int_equal(kill(rt_ch_worker_pid(h, 0), SIGHUP), 0);
-    assert_true(wait_sample(port, "retrig_config_reloads_total{result=\"ok\"}", 2, WAIT_MS) == 2);
+    assert_true(
+        rt_test_wait_sample(port, "retrig_config_reloads_total{result=\"ok\"}", 2, WAIT_MS) == 2);
     enum { NFAILED = 12 };
     char task_ids[NFAILED][23], groups[NFAILED][23];
     rt_ch_eligible_scenario(h, NFAILED, "reload", task_ids, groups);
@@ -353,13 +277,13 @@ static void test_sighup_reloads_the_file_and_the_worker_keeps_consuming(void **s
     /* A file that no longer loads keeps the running configuration. */
     rt_test_write_file(path, "tiers = 7\n");
     assert_int_equal(kill(rt_ch_worker_pid(h, 0), SIGHUP), 0);
-    assert_true(wait_sample(port, "retrig_config_reloads_total{result=\"failed\"}", 1, WAIT_MS) ==
-                1);
+    assert_true(rt_test_wait_sample(port, "retrig_config_reloads_total{result=\"failed\"}", 1,
+                                    WAIT_MS) == 1);
 
     /* Still the same process, still consuming. */
     publish_completed(h);
     assert_string_equal(rt_ch_wait_verdict(h, B3E, 0, WAIT_MS), "skip/not-failed");
-    free(wait_health(port, 200, WAIT_MS));
+    free(rt_test_wait_health(port, 200, WAIT_MS));
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
     rt_ch_free(h);
 }

@@ -85,6 +85,22 @@ expect "config with secret files" 0 "pulse_url = amqp://retrig:\*\*\*@" -- \
     RETRIG_PULSE_URL=amqp://retrig@127.0.0.1:1/ "$BIN/retrig" config
 expect "migrate against an unreachable database fails without the password" 1 "." -- \
     env "${secret_env[@]}" "$BIN/retrig" migrate
+# A person at a terminal reads text, with a hint; a machine reads JSON (the default when
+# stderr is not a terminal); the secret is in neither.
+expect "text errors for people: what failed, where, and a hint" 1 \
+    "^retrig: cannot connect to Postgres at 127\.0\.0\.1:1/retrig: " -- \
+    env "${secret_env[@]}" "$BIN/retrig" --log-format text decisions
+if grep -q "^hint: is Postgres running" "$work/out"; then ok "the text error has a hint"; else bad "no hint: $(cat "$work/out")"; fi
+expect "errors are JSON lines when stderr is not a terminal" 1 \
+    '^\{"ts":"[^"]+","level":"error","prog":"retrig","msg":"cannot connect to Postgres"' -- \
+    env "${secret_env[@]}" "$BIN/retrig" decisions
+if command -v script >/dev/null; then
+    expect "text on a terminal by default" 0 "^retrig: cannot connect to Postgres" -- \
+        script -qec "env ${secret_env[*]} $BIN/retrig decisions; exit 0" /dev/null
+fi
+expect "log_format must be auto, json or text" 2 "log_format" -- \
+    env RETRIG_LOG_FORMAT=xml "$BIN/retrig" config
+expect "--log-format must be auto, json or text" 2 "log-format" -- "$BIN/retrig" --log-format xml config
 printf 'taskcluster_access_token = %s\nbad_key = 1\n' "$token" >"$work/secret.conf"
 expect "config error in a file holding a secret" 2 "bad_key" -- \
     env RETRIG_CONFIG="$work/secret.conf" "$BIN/retrig" config

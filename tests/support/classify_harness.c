@@ -208,6 +208,26 @@ static void wait_consuming(rt_ch *h, size_t index, int64_t deadline)
     }
 }
 
+size_t rt_ch_spawn_program(rt_ch *h, const char *program)
+{
+    assert_true(h->nworkers < RT_CH_MAX_WORKERS);
+    assert_true(strlen(program) < sizeof h->programs[0]);
+    char **env = worker_environment(h);
+    size_t index = h->nworkers++;
+    snprintf(h->programs[index], sizeof h->programs[0], "%s", program);
+    snprintf(h->ready[index], sizeof h->ready[0], "consuming");
+    h->workers[index] = spawn_worker(h, program, env);
+    free(env);
+    return index;
+}
+
+bool rt_ch_log_says(const rt_ch *h, size_t index, const char *message)
+{
+    char log[256];
+    snprintf(log, sizeof log, "%s/worker-%d.log", h->dir, (int)h->workers[index]);
+    return log_says(log, message);
+}
+
 void rt_ch_start_workers(rt_ch *h, size_t n) { rt_ch_start_program(h, "retrig-classify", n); }
 
 void rt_ch_start_program(rt_ch *h, const char *program, size_t n)
@@ -516,6 +536,15 @@ unsigned rt_ch_queue_depth(rt_ch *h, const char *suffix)
     if (rt_amqp_queue_depth(h->amqp, q, &n) != RT_OK)
         fail_msg("depth of %s: %s", q, rt_amqp_errstr(h->amqp));
     return n;
+}
+
+unsigned rt_ch_wait_queue_depth(rt_ch *h, const char *suffix, unsigned want, int timeout_ms)
+{
+    int64_t deadline = rt_test_now_ms() + timeout_ms;
+    unsigned depth;
+    while ((depth = rt_ch_queue_depth(h, suffix)) != want && rt_test_now_ms() < deadline)
+        sleep_ms(20);
+    return depth;
 }
 
 void rt_ch_take(rt_ch *h, const char *suffix, size_t count, int timeout_ms, rt_ch_message **out)

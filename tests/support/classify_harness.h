@@ -81,6 +81,11 @@ void rt_ch_start_program(rt_ch *h, const char *program, size_t n);
 /* The same for a program that logs another message once ready ("running" for retrig-perf
  * without --once); a restart or respawn of its workers waits for that message too. */
 void rt_ch_start_program_ready(rt_ch *h, const char *program, size_t n, const char *ready);
+/* Starts one `program` worker without waiting for it (it may be waiting for its services);
+ * returns its index. */
+size_t rt_ch_spawn_program(rt_ch *h, const char *program);
+/* Whether worker `index`'s log has a line with the JSON string "<message>". */
+bool rt_ch_log_says(const rt_ch *h, size_t index, const char *message);
 /* Sends sig (SIGKILL) to worker `index`, reaps it, and starts the same program in its
  * place (new pid, environment as set now), waiting until it consumes. */
 void rt_ch_restart_worker(rt_ch *h, size_t index, int sig);
@@ -127,6 +132,9 @@ const char *rt_ch_wait_verdict(rt_ch *h, const char *task_id, int run_id, int ti
 /* Messages ready in <ns>.<suffix> ("retrigger", "decide", "dead-letter"); fails when it
  * is missing. */
 unsigned rt_ch_queue_depth(rt_ch *h, const char *suffix);
+/* Polls rt_ch_queue_depth until it equals want or timeout_ms passes; returns the last value
+ * (a message is published after the row that tells of it commits). */
+unsigned rt_ch_wait_queue_depth(rt_ch *h, const char *suffix, unsigned want, int timeout_ms);
 /* Takes exactly `count` messages from <ns>.<suffix> (waiting at most timeout_ms for them)
  * and acks them; *out receives a malloc'd array. Fails the test when fewer arrive. */
 void rt_ch_take(rt_ch *h, const char *suffix, size_t count, int timeout_ms, rt_ch_message **out);

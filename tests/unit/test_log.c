@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/core/errors.h"
 #include "common/io/log.h"
 
 /* Runs one log call into memory and returns the text (caller frees). */
@@ -119,6 +120,44 @@ static void test_registered_secrets_are_redacted_anywhere(void **state)
     free(copy);
 }
 
+/* The text form a person reads: "<prog>: <msg>: <error> (fields)", "warning: " for a
+ * warning, the hint on its own line, a repeated message said once, control characters
+ * escaped and secrets redacted. */
+static void test_text_lines_for_people(void **state)
+{
+    (void)state;
+    rt_log_add_secret("s3cr3t-value");
+    rt_log_set_format(RT_LOG_TEXT);
+    char *text = NULL;
+    CAPTURE(text, rt_log_error("cannot read the file", "file", "a\x1b[31mb\n", "error",
+                               "no such file", "hint", "try s3cr3t-value"));
+    assert_string_equal(text,
+                        "retrig-test: cannot read the file: no such file (file=a\\x1b[31mb\\n)\n"
+                        "hint: try ***\n");
+    free(text);
+    CAPTURE(text, rt_log_warn("cannot connect to Postgres", "error",
+                              "cannot connect to Postgres at h:1/db: refused"));
+    assert_string_equal(text,
+                        "retrig-test: warning: cannot connect to Postgres at h:1/db: refused\n");
+    free(text);
+    CAPTURE(text, rt_log_info("consuming", "queue", "q"));
+    assert_string_equal(text, "retrig-test: consuming (queue=q)\n");
+    free(text);
+    /* Back to JSON: the same call is a JSON object again. */
+    rt_log_set_format(RT_LOG_JSON);
+    CAPTURE(text, rt_log_info("consuming", "queue", "q"));
+    json_t *line = json_loads(text, 0, NULL);
+    assert_non_null(line);
+    assert_string_equal(json_string_value(json_object_get(line, "msg")), "consuming");
+    json_decref(line);
+    free(text);
+    rt_log_format format;
+    assert_int_equal(rt_log_parse_format("text", &format), 0);
+    assert_int_equal(format, RT_LOG_TEXT);
+    assert_int_equal(rt_log_parse_format("xml", &format), RT_EINVAL);
+    rt_log_set_format(RT_LOG_AUTO);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -127,6 +166,7 @@ int main(void)
         cmocka_unit_test_setup(test_hostile_values_stay_valid_json, setup),
         cmocka_unit_test_setup(test_url_passwords_are_redacted, setup),
         cmocka_unit_test_setup(test_registered_secrets_are_redacted_anywhere, setup),
+        cmocka_unit_test_setup(test_text_lines_for_people, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

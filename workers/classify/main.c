@@ -37,6 +37,7 @@
 #include "common/io/metrics.h"
 #include "common/io/pg.h"
 #include "common/io/redis.h"
+#include "common/io/stop.h"
 #include "common/io/upstream.h"
 #include "common/policy.h"
 #include "common/worker.h"
@@ -44,13 +45,25 @@
 #define MAX_DELAYS                 16
 #define ERRORSUMMARY_MAX_ARTIFACTS 32
 
-static volatile sig_atomic_t g_stop;
-static pthread_mutex_t g_group_listing = PTHREAD_MUTEX_INITIALIZER; /* see RT_NEED_EXISTING_... */
+/* Listings of one task group are taken one at a time (a failure's retriggers are counted
+ * while its siblings are, and each listing is up to 1,000 pages); listings of different
+ * groups go on in parallel: one lock per stripe of task group ids. */
+#define GROUP_LOCKS 64
+static pthread_mutex_t g_group_locks[GROUP_LOCKS];
+static pthread_once_t g_group_locks_once = PTHREAD_ONCE_INIT;
 
-static void on_signal(int sig)
+static void init_group_locks(void)
 {
-    if (g_stop) _exit(128 + sig); /* second signal: exit now */
-    g_stop = 1;
+    for (size_t i = 0; i < GROUP_LOCKS; i++) pthread_mutex_init(&g_group_locks[i], NULL);
+}
+
+static pthread_mutex_t *group_lock(const char *task_group_id)
+{
+    pthread_once(&g_group_locks_once, init_group_locks);
+    unsigned long hash = 5381;
+    for (const char *p = task_group_id ? task_group_id : ""; *p; p++)
+        hash = hash * 33 + (unsigned char)*p;
+    return &g_group_locks[hash % GROUP_LOCKS];
 }
 
 typedef struct cached_task {
@@ -58,10 +71,17 @@ typedef struct cached_task {
     rt_taskdef def;
 } cached_task;
 
+typedef struct snapshot snapshot;
+
 typedef struct classify {
-    rt_config *cfg;
-    rt_amqp *pulse; /* consumes the Pulse queue */
-    rt_amqp *ours;  /* our broker: requests, retries, dead letters (== pulse when same URL) */
+    rt_config *cfg; /* snap's configuration: read once per batch */
+    snapshot *snap; /* held from one safe point to the next */
+    unsigned snap_generation;
+    rt_worker_conns conns;
+    rt_worker_settler settler;
+    size_t lane, lanes; /* this lane's number, and how many there are */
+    rt_amqp *pulse;     /* consumes the Pulse queue */
+    rt_amqp *ours;      /* our broker: requests, retries, dead letters (== pulse when same URL) */
     rt_redis *redis;
     rt_pg *pg;
     rt_http *http;
@@ -77,13 +97,6 @@ typedef struct classify {
 } classify;
 
 /* What handling one message came to. */
-typedef enum { DONE_ACK, DONE_RETRY, DONE_DEAD, DONE_REQUEUE } outcome;
-
-typedef struct handled {
-    outcome outcome;
-    char reason[RT_ERRSTR_SIZE]; /* for retries and dead letters */
-} handled;
-
 static const char SQL_RECORD_RUN[] =
     "INSERT INTO runs (task_id, run_id, state, reason_resolved, task_queue_id, task_group_id,"
     " project, revision, label, scheduled_at, started_at, resolved_at)"
@@ -177,22 +190,13 @@ static const rt_taskdef *cache_put(classify *w, const char *task_id, rt_taskdef 
 
 /* ---- small helpers ---- */
 
-static void fail(handled *h, outcome o, const char *fmt, ...) RT_PRINTF(3, 4);
-static void fail(handled *h, outcome o, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    h->outcome = o;
-    vsnprintf(h->reason, sizeof h->reason, fmt, ap);
-    va_end(ap);
-}
-
 /* Maps an upstream failure: transient -> retry later; anything else -> dead letter. */
-static void upstream_failed(handled *h, int rc, const char *what, const char *errstr)
+static void upstream_failed(rt_outcome *h, int rc, const char *what, const char *errstr)
 {
     char detail[RT_ERRSTR_SIZE];
     snprintf(detail, sizeof detail, "%s: %s", what, errstr);
-    fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD, "upstream-error: %s", detail);
+    rt_outcome_set(h, rt_upstream_transient(rc) ? RT_SETTLE_RETRY : RT_SETTLE_DEAD,
+                   "upstream-error: %s", detail);
 }
 
 static int record_verdict(classify *w, const rt_pulse_task *msg, const char *verdict,
@@ -490,7 +494,7 @@ static void report_budget(classify *w, const char *platform, const char *day, in
 /* Claims budget and set, creates the set, publishes the request. */
 static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_taskdef *task,
                                const rt_errorsummary *es, int wanted, const run_facts *facts,
-                               handled *h)
+                               rt_outcome *h)
 {
     const char *project = task->project, *revision = task->revision, *label = task->label;
     const char *platform = task->platform ? task->platform : "unknown";
@@ -505,7 +509,7 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     int rc = RT_OK;
     if ((!facts->known || strcmp(facts->day, day) != 0) &&
         (rc = rt_ledger_spent(w->pg, platform, day, &ledger)) != RT_OK) {
-        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return;
     }
 
@@ -523,7 +527,7 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     rt_claim claim;
     rc = rt_budget_claim(w->redis, &req, &claim);
     if (rc != RT_OK) {
-        fail(h, DONE_REQUEUE, "redis: %s", rt_redis_errstr(w->redis));
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "redis: %s", rt_redis_errstr(w->redis));
         return;
     }
 
@@ -533,7 +537,7 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
         rt_metric_set(rt_metrics_std()->budget_left, claim.left, platform);
         rt_metric_set(rt_metrics_std()->budget_spent, limit - claim.left, platform);
         if (record_verdict(w, msg, "skip", "budget-exhausted") != RT_OK)
-            fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return;
     }
     if (claim.status == RT_CLAIM_EXISTS && strcmp(claim.owner_task_id, msg->task_id) != 0) {
@@ -542,18 +546,18 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
         char original[23];
         bool published = false;
         if (find_set(w, project, revision, label, &set_id, original, &published) != RT_OK) {
-            fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
             return;
         }
         if (!set_id) {
             /* Its owner is between Redis and Postgres: look again later. */
-            fail(h, DONE_RETRY, "set-in-progress: owned by %s", claim.owner_task_id);
+            rt_outcome_set(h, RT_SETTLE_RETRY, "set-in-progress: owned by %s", claim.owner_task_id);
             return;
         }
         snprintf(h->reason, sizeof h->reason, "is-retrigger");
         if (join_set(w, set_id, msg) != RT_OK ||
             record_verdict(w, msg, "skip", "is-retrigger") != RT_OK)
-            fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return;
     }
     int spent = claim.spent; /* CLAIMED now, or EXISTS by this very task (earlier attempt) */
@@ -624,7 +628,7 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
         } else if (rc != RT_OK) {
             /* Nothing was written; the dedupe key still names this task, so the redelivery
              * meets the backstop again and gives the claim back then. */
-            fail(h, DONE_REQUEUE, "redis: %s", rt_redis_errstr(w->redis));
+            rt_outcome_set(h, RT_SETTLE_REQUEUE, "redis: %s", rt_redis_errstr(w->redis));
             return;
         }
         if (kept == 0) {
@@ -632,7 +636,7 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
             rt_metric_set(rt_metrics_std()->budget_left, 0, platform);
             rt_metric_set(rt_metrics_std()->budget_spent, ledger_total, platform);
             if (record_verdict(w, msg, "skip", "budget-exhausted") != RT_OK)
-                fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+                rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
             return;
         }
         spent = kept;
@@ -640,13 +644,13 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     if (rc != RT_OK) {
         /* Nothing durable happened in Postgres; the Redis claim names this task, so the
          * redelivery continues with the budget already spent. */
-        fail(h, DONE_REQUEUE, "creating the set: %s", rt_pg_errstr(w->pg));
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "creating the set: %s", rt_pg_errstr(w->pg));
         return;
     }
     if (created && ensure_published(w, project, revision, label) != RT_OK) {
         /* The set is committed; the redelivery finds it and publishes its request. */
-        fail(h, DONE_REQUEUE, "publishing the retrigger request: %s / %s", rt_pg_errstr(w->pg),
-             rt_amqp_errstr(w->ours));
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "publishing the retrigger request: %s / %s",
+                       rt_pg_errstr(w->pg), rt_amqp_errstr(w->ours));
         return;
     }
     if (created) {
@@ -678,12 +682,12 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     snprintf(h->reason, sizeof h->reason, "duplicate");
     if (ensure_published(w, project, revision, label) != RT_OK ||
         record_verdict(w, msg, "skip", "duplicate") != RT_OK)
-        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
 }
 
 /* ---- gathering the facts ---- */
 
-static int fetch_task(classify *w, const char *task_id, const rt_taskdef **out, handled *h)
+static int fetch_task(classify *w, const char *task_id, const rt_taskdef **out, rt_outcome *h)
 {
     *out = cache_get(w, task_id);
     if (*out) return RT_OK;
@@ -699,7 +703,7 @@ static int fetch_task(classify *w, const char *task_id, const rt_taskdef **out, 
     rc = rt_taskdef_parse(body, len, (size_t)w->cfg->http_max_body_bytes, &def, reason);
     free(body);
     if (rc != RT_OK) {
-        fail(h, DONE_DEAD, "invalid task definition: %s", reason);
+        rt_outcome_set(h, RT_SETTLE_DEAD, "invalid task definition: %s", reason);
         return rc;
     }
     *out = cache_put(w, task_id, &def);
@@ -716,7 +720,7 @@ static int fetch_task(classify *w, const char *task_id, const rt_taskdef **out, 
 }
 
 static int fetch_errorsummary(classify *w, const rt_pulse_task *msg, rt_errorsummary *es,
-                              handled *h)
+                              rt_outcome *h)
 {
     rt_tc_artifact_names names;
     char errstr[RT_ERRSTR_SIZE] = "";
@@ -747,7 +751,7 @@ static int fetch_errorsummary(classify *w, const rt_pulse_task *msg, rt_errorsum
 }
 
 /* The whole decision for one parsed, resolved run. */
-static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
+static void classify_run(classify *w, rt_pulse_task *msg, rt_outcome *h)
 {
     const rt_taskdef *task = NULL;
     bool task_heap = false;
@@ -777,12 +781,12 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
         }
         if (label && project && revision) {
             if (find_set(w, project, revision, label, &set_id, original, &published) != RT_OK) {
-                fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+                rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
                 goto out;
             }
             if (set_id && strcmp(original, msg->task_id) != 0 &&
                 join_set(w, set_id, msg) != RT_OK) {
-                fail(h, DONE_REQUEUE, "postgres or broker: %s", rt_pg_errstr(w->pg));
+                rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres or broker: %s", rt_pg_errstr(w->pg));
                 goto out;
             }
         }
@@ -798,7 +802,7 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
                 task_heap = cache_get(w, msg->task_id) != task;
                 facts.task = task;
                 if (read_run_facts(w, msg, task, &pre) != RT_OK) {
-                    fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+                    rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
                     goto out;
                 }
                 set_id = pre.set_id;
@@ -811,7 +815,7 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
             case RT_NEED_SET_LOOKUP:
                 if (find_set(w, task->project, task->revision, task->label, &set_id, original,
                              &published) != RT_OK) {
-                    fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+                    rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
                     goto out;
                 }
                 facts.set_known = true;
@@ -839,14 +843,12 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
             case RT_NEED_EXISTING_RETRIGGERS: {
                 char errstr[RT_ERRSTR_SIZE] = "";
                 int count = 0;
-                /* One lane at a time: a parsed page of full task definitions is the largest
-                 * thing a lane holds, so the process's peak memory does not grow with the
-                 * number of lanes. */
-                pthread_mutex_lock(&g_group_listing);
+                pthread_mutex_t *lock = group_lock(msg->task_group_id);
+                pthread_mutex_lock(lock);
                 int rc = rt_tc_count_label_in_group(w->http, w->cfg->taskcluster_root_url,
                                                     msg->task_group_id, task->label, msg->task_id,
                                                     &count, errstr);
-                pthread_mutex_unlock(&g_group_listing);
+                pthread_mutex_unlock(lock);
                 if (rc != RT_OK) {
                     upstream_failed(h, rc, "task group", errstr);
                     goto out;
@@ -875,7 +877,7 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
             }
             if (rc == RT_OK) rc = record_verdict(w, msg, verdict, r.reason);
             if (rc != RT_OK) {
-                fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+                rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
                 goto out;
             }
             rt_log_debug("classified", "task_id", msg->task_id, "run_id", run, "verdict", verdict,
@@ -884,7 +886,7 @@ static void classify_run(classify *w, rt_pulse_task *msg, handled *h)
         }
         goto out;
     }
-    fail(h, DONE_DEAD, "internal: eligibility did not settle");
+    rt_outcome_set(h, RT_SETTLE_DEAD, "internal: eligibility did not settle");
 out:
     if (have_es) rt_errorsummary_free(&es);
     if (task_heap && task) {
@@ -895,10 +897,8 @@ out:
 
 /* pre: the delivery already parsed (routes applied) and its run recorded, by the batch
  * (process_batch); NULL: parse and record it here. */
-static void handle(classify *w, const rt_amqp_message *m, rt_pulse_task *pre, handled *h)
+static void handle(classify *w, const rt_amqp_message *m, rt_pulse_task *pre, rt_outcome *h)
 {
-    h->outcome = DONE_ACK;
-    h->reason[0] = '\0';
     if (pre) {
         classify_run(w, pre, h);
         return;
@@ -907,19 +907,11 @@ static void handle(classify *w, const rt_amqp_message *m, rt_pulse_task *pre, ha
     if (!exchange) exchange = m->exchange;
     rt_pulse_task msg;
     char reason[RT_PULSE_REASON_SIZE];
-    int rc =
-        rt_pulse_parse(m->body, m->len, exchange, (size_t)w->cfg->max_message_bytes, &msg, reason);
-    if (rc != RT_OK) {
-        fail(h, DONE_DEAD, "%s", reason);
+    if (rt_pulse_parse_routed(m->body, m->len, exchange, m->cc, m->cc_count,
+                              rt_amqp_message_header(m, "x-retrig-routes"),
+                              (size_t)w->cfg->max_message_bytes, &msg, reason) != RT_OK) {
+        rt_outcome_set(h, RT_SETTLE_DEAD, "%s", reason);
         return;
-    }
-    for (size_t i = 0; i < m->cc_count; i++) (void)rt_pulse_apply_route(&msg, m->cc[i]);
-    const char *routes = rt_amqp_message_header(m, "x-retrig-routes");
-    if (routes) {
-        char *copy = strdup(routes), *save = NULL;
-        for (char *r = copy ? strtok_r(copy, ",", &save) : NULL; r; r = strtok_r(NULL, ",", &save))
-            (void)rt_pulse_apply_route(&msg, r);
-        free(copy);
     }
     if (msg.event == RT_TASK_EVENT_OTHER || msg.event == RT_TASK_EVENT_UNKNOWN) goto out;
 
@@ -931,9 +923,9 @@ static void handle(classify *w, const rt_amqp_message *m, rt_pulse_task *pre, ha
         msg.started,       msg.resolved};
     if (rt_pg_exec(w->pg, SQL_RECORD_RUN, 12, params, NULL) != RT_OK) {
         if (!strcmp(rt_pg_sqlstate(w->pg), "22007") || !strcmp(rt_pg_sqlstate(w->pg), "22008"))
-            fail(h, DONE_DEAD, "invalid-value:status.runs[] time");
+            rt_outcome_set(h, RT_SETTLE_DEAD, "invalid-value:status.runs[] time");
         else
-            fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         goto out;
     }
     classify_run(w, &msg, h);
@@ -941,34 +933,39 @@ out:
     rt_pulse_task_free(&msg);
 }
 
-/* Sends a message whose upstream call failed to the next delay queue, or dead-letters it
- * after the last one. The copy carries the original exchange and routes in headers. */
-static int retry_later(classify *w, rt_amqp *src, const rt_amqp_message *m, const char *reason)
+/* Our topology (requests, the retry queue with its delays, decide requests), the Pulse queue
+ * bound to the task exchanges, and the consumers. Dead letters of Pulse messages go to our
+ * broker's dead-letter exchange, so the Pulse connection knows the same topology names
+ * (declared on our broker only). */
+static int declare(void *ctx, const rt_worker_conns *conns)
 {
-    int attempt = m->attempt; /* 0 for a Pulse delivery */
-    if ((size_t)attempt >= w->ndelays) {
-        char why[RT_ERRSTR_SIZE + 64];
-        snprintf(why, sizeof why, "%s (after %d retries)", reason, attempt);
-        return rt_amqp_dead_letter(src, m, why);
+    classify *w = ctx;
+    const rt_config *cfg = w->cfg;
+    rt_amqp *ours = conns->broker, *pulse = conns->pulse ? conns->pulse : conns->broker;
+    char dlx[300], dlq[300], decide_queue[300];
+    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
+    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
+    snprintf(decide_queue, sizeof decide_queue, "%s.decide", cfg->amqp_namespace);
+    rt_amqp_work_queue queues[] = {
+        {w->request_queue, "retrigger", NULL, 0},
+        {w->retry_queue, "classify-retry", w->delays, w->ndelays},
+        {decide_queue, "decide", NULL, 0},
+    };
+    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, 3, 0};
+    int rc = rt_amqp_declare_topology(ours, &topo);
+    if (rc == RT_OK) rc = rt_amqp_declare_queue(pulse, w->pulse_queue, NULL);
+    static const char *const events[] = {"task-completed", "task-failed", "task-exception"};
+    for (size_t i = 0; i < 3 && rc == RT_OK; i++) {
+        char exchange[300];
+        snprintf(exchange, sizeof exchange, "%s%s", cfg->pulse_exchange_prefix, events[i]);
+        if (cfg->pulse_declare_exchanges) rc = rt_amqp_declare_exchange(pulse, exchange, "topic");
+        for (size_t k = 0; k < cfg->pulse_routing_keys.count && rc == RT_OK; k++)
+            rc = rt_amqp_bind_queue(pulse, w->pulse_queue, exchange,
+                                    cfg->pulse_routing_keys.items[k]);
     }
-    const char *exchange = rt_amqp_message_header(m, "x-retrig-original-exchange");
-    if (!exchange) exchange = m->exchange ? m->exchange : "";
-    char routes[4096] = "";
-    const char *old_routes = rt_amqp_message_header(m, "x-retrig-routes");
-    if (old_routes) snprintf(routes, sizeof routes, "%s", old_routes);
-    for (size_t i = 0; i < m->cc_count; i++) {
-        size_t n = strlen(routes);
-        snprintf(routes + n, sizeof routes - n, "%s%s", n ? "," : "", m->cc[i]);
-    }
-    rt_amqp_header headers[] = {{"x-retrig-original-exchange", exchange},
-                                {"x-retrig-routes", routes},
-                                {"x-retrig-last-error", reason}};
-    rt_amqp_publish_opts opts = {
-        .headers = headers, .header_count = 3, .attempt = attempt + 1, .message_id = m->message_id};
-    int rc = rt_amqp_publish_delayed(w->ours, w->retry_queue, w->delays[attempt], m->body, m->len,
-                                     &opts);
-    if (rc != RT_OK) return rc;
-    return rt_amqp_ack(src, m);
+    if (rc == RT_OK) rc = rt_amqp_consume(pulse, w->pulse_queue);
+    if (rc == RT_OK) rc = rt_amqp_consume(ours, w->retry_queue);
+    return rc;
 }
 
 static int setup(classify *w, rt_config *cfg, int cache_size)
@@ -982,161 +979,48 @@ static int setup(classify *w, rt_config *cfg, int cache_size)
     snprintf(w->retry_queue, sizeof w->retry_queue, "%s.classify-retry", cfg->amqp_namespace);
     snprintf(w->request_queue, sizeof w->request_queue, "%s.retrigger", cfg->amqp_namespace);
     snprintf(w->request_key, sizeof w->request_key, "retrigger");
+    char user[128];
+    rt_amqp_url_user(cfg->pulse_url, user, sizeof user);
+    snprintf(w->pulse_queue, sizeof w->pulse_queue, "queue/%s/%s", user, cfg->pulse_queue_name);
     w->cache_size = (size_t)cache_size;
     if (w->cache_size && !(w->cache = calloc(w->cache_size, sizeof *w->cache))) return RT_ENOMEM;
-
-    /* Our broker and its topology. */
-    rt_amqp_options opts;
-    rt_amqp_options_from_config(&opts, cfg, "classify");
-    if ((rc = rt_amqp_new(&w->ours, &opts, errstr)) != RT_OK ||
-        (rc = rt_amqp_ensure_connected(w->ours, 30000)) != RT_OK) {
-        rt_log_error("cannot connect to the broker", "error",
-                     w->ours ? rt_amqp_errstr(w->ours) : errstr);
-        return rc;
-    }
-    char dlx[300], dlq[300];
-    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
-    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
-    char decide_queue[300];
-    snprintf(decide_queue, sizeof decide_queue, "%s.decide", cfg->amqp_namespace);
-    rt_amqp_work_queue queues[] = {
-        {w->request_queue, "retrigger", NULL, 0},
-        {w->retry_queue, "classify-retry", w->delays, w->ndelays},
-        {decide_queue, "decide", NULL, 0},
-    };
-    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, 3, 0};
-    if ((rc = rt_amqp_declare_topology(w->ours, &topo)) != RT_OK) {
-        rt_log_error("cannot declare the topology", "error", rt_amqp_errstr(w->ours));
-        return rc;
-    }
-
-    /* Pulse: the same connection when it is the same broker. */
-    if (!strcmp(cfg->pulse_url, cfg->amqp_url)) {
-        w->pulse = w->ours;
-        if (rc == RT_OK && (rc = rt_amqp_declare_topology(w->pulse, &topo)) != RT_OK) return rc;
-    } else {
-        rt_amqp_options popts;
-        rt_amqp_options_from_config(&popts, cfg, "classify");
-        popts.url = cfg->pulse_url;
-        if ((rc = rt_amqp_new(&w->pulse, &popts, errstr)) != RT_OK ||
-            (rc = rt_amqp_ensure_connected(w->pulse, 30000)) != RT_OK) {
-            rt_log_error("cannot connect to Pulse", "error",
-                         w->pulse ? rt_amqp_errstr(w->pulse) : errstr);
-            return rc;
-        }
-        /* Dead letters of Pulse messages go to our broker's dead-letter exchange, so the
-         * Pulse connection knows the same topology names (declared on our broker only). */
-    }
-    char user[128] = "guest";
-    const char *u = strstr(cfg->pulse_url, "://");
-    if (u) {
-        u += 3;
-        const char *end = u + strcspn(u, ":@/");
-        if (*end == ':' || *end == '@') snprintf(user, sizeof user, "%.*s", (int)(end - u), u);
-    }
-    snprintf(w->pulse_queue, sizeof w->pulse_queue, "queue/%s/%s", user, cfg->pulse_queue_name);
-    if ((rc = rt_amqp_declare_queue(w->pulse, w->pulse_queue, NULL)) != RT_OK) {
-        rt_log_error("cannot declare the Pulse queue", "queue", w->pulse_queue, "error",
-                     rt_amqp_errstr(w->pulse));
-        return rc;
-    }
-    static const char *const events[] = {"task-completed", "task-failed", "task-exception"};
-    for (size_t i = 0; i < 3; i++) {
-        char exchange[300];
-        snprintf(exchange, sizeof exchange, "%s%s", cfg->pulse_exchange_prefix, events[i]);
-        if (cfg->pulse_declare_exchanges &&
-            (rc = rt_amqp_declare_exchange(w->pulse, exchange, "topic")) != RT_OK) {
-            rt_log_error("cannot declare the exchange", "exchange", exchange, "error",
-                         rt_amqp_errstr(w->pulse));
-            return rc;
-        }
-        for (size_t k = 0; k < cfg->pulse_routing_keys.count; k++) {
-            if ((rc = rt_amqp_bind_queue(w->pulse, w->pulse_queue, exchange,
-                                         cfg->pulse_routing_keys.items[k])) != RT_OK) {
-                rt_log_error("cannot bind the Pulse queue", "exchange", exchange, "error",
-                             rt_amqp_errstr(w->pulse));
-                return rc;
-            }
-        }
-    }
-    if ((rc = rt_amqp_consume(w->pulse, w->pulse_queue)) != RT_OK ||
-        (rc = rt_amqp_consume(w->ours, w->retry_queue)) != RT_OK) {
-        rt_log_error("cannot start consuming", "error", rt_amqp_errstr(w->pulse));
-        return rc;
-    }
-
-    rt_redis_options ropts = {0};
-    if ((rc = rt_redis_connect(&w->redis, cfg->redis_url, &ropts, errstr)) != RT_OK) {
-        rt_log_error("cannot connect to Redis", "error", errstr);
-        return rc;
-    }
-    if ((rc = rt_pg_connect(&w->pg, cfg->database_url, "classify", errstr)) != RT_OK) {
-        rt_log_error("cannot connect to Postgres", "error", errstr);
-        return rc;
-    }
     rt_http_options hopts;
     rt_http_options_from_config(&hopts, cfg);
     if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) {
         rt_log_error("cannot set up HTTP", "error", errstr);
         return rc;
     }
+    rt_worker_setup connect = {"classify",
+                               RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_PULSE |
+                                   RT_WORKER_NEEDS_REDIS | RT_WORKER_NEEDS_POSTGRES,
+                               (int)w->lane,
+                               (int)w->lanes,
+                               declare,
+                               w};
+    if ((rc = rt_worker_connect(cfg, &connect, &w->conns)) != RT_OK) return rc;
+    w->ours = w->conns.broker;
+    w->pulse = w->conns.pulse ? w->conns.pulse : w->conns.broker;
+    w->redis = w->conns.redis;
+    w->pg = w->conns.pg;
+    w->settler = (rt_worker_settler){w->ours, w->retry_queue, w->delays, w->ndelays, NULL, NULL};
     return RT_OK;
 }
 
 static void teardown(classify *w)
 {
-    if (w->pulse != w->ours) rt_amqp_free(w->pulse);
-    rt_amqp_free(w->ours);
-    rt_redis_free(w->redis);
-    rt_pg_free(w->pg);
+    rt_worker_disconnect(&w->conns);
     rt_http_free(w->http);
     for (size_t i = 0; i < w->cache_size; i++) rt_taskdef_free(&w->cache[i].def);
     free(w->cache);
 }
 
-/* Counts a settled message: retrig_messages_total, retrig_dead_lettered_total and the
- * processing time. */
-static void count_message(classify *w, const rt_amqp_message *m, const handled *h, double started)
-{
-    static const char *const names[] = {"acked", "retried", "dead-lettered", "requeued"};
-    const rt_std_metrics *metrics = rt_metrics_std();
-    bool dead =
-        h->outcome == DONE_DEAD || (h->outcome == DONE_RETRY && (size_t)m->attempt >= w->ndelays);
-    char reason[RT_METRICS_LABEL_SIZE];
-    rt_metrics_reason_label(h->reason, reason, sizeof reason);
-    rt_metric_inc(metrics->messages, dead ? "dead-lettered" : names[h->outcome], reason);
-    if (dead) rt_metric_inc(metrics->dead_lettered, m->queue, reason);
-    rt_metric_observe(metrics->processing_seconds, rt_metrics_now() - started, "single");
-}
-
 /* Handles one delivery from src and settles it (ack, retry, dead letter or requeue). */
 static void process(classify *w, rt_amqp *src, rt_amqp_message *m, rt_pulse_task *pre)
 {
-    handled h;
+    rt_outcome h = {RT_SETTLE_ACK, ""};
     double started = rt_metrics_now();
     handle(w, m, pre, &h);
-    int rc = RT_OK;
-    switch (h.outcome) {
-    case DONE_ACK: rc = rt_amqp_ack(src, m); break;
-    case DONE_DEAD:
-        rt_log_warn("message dead-lettered", "reason", h.reason, "message_id", m->message_id);
-        rc = rt_amqp_dead_letter(src, m, h.reason);
-        break;
-    case DONE_RETRY:
-        rt_log_info("upstream failed, retrying later", "reason", h.reason);
-        rc = retry_later(w, src, m, h.reason);
-        break;
-    case DONE_REQUEUE:
-        /* Our own storage failed: nothing was acked, so put it back and slow down. */
-        rt_log_warn("storage failed, message requeued", "reason", h.reason);
-        rc = rt_amqp_nack(src, m, true);
-        usleep(500 * 1000);
-        break;
-    }
-    if (rc != RT_OK)
-        rt_log_warn("could not settle a message; the broker will redeliver it", "error",
-                    rt_amqp_errstr(src));
-    count_message(w, m, &h, started);
+    if (rt_worker_settle(&w->settler, src, m, &h, started)) rt_worker_pause();
 }
 
 /* ---- the fast path: completed and exception runs, many at a time ---- */
@@ -1298,132 +1182,198 @@ slow:
 /* ---- lanes: classify_concurrency loops in one process ---- */
 
 /* Each lane is a whole classifier (its own broker, Redis, Postgres and HTTP connections and
- * task cache) consuming the same queues, like replicas sharing a process: a lane waiting
- * on Taskcluster does not hold up the others. They share the configuration, which SIGHUP
- * changes under g_config (lanes read it while handling messages; lane 0 writes it), and
- * g_config_generation tells the other lanes to refresh their eligibility policy. */
-/* Writer-preferring: with glibc's default (readers first) a pending reload could wait for as
- * long as the other lanes keep overlapping read locks, which under load is forever. */
-static pthread_rwlock_t g_config = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-static atomic_uint g_config_generation;
+ * task cache) consuming the same queues, like replicas sharing a process: a lane waiting on
+ * Taskcluster does not hold up the others, and each waits for its services on its own.
+ *
+ * The configuration they share is an immutable snapshot, swapped by pointer: a lane takes
+ * the current one at each safe point and keeps it (a reference) until the next, so a batch
+ * reads one configuration from start to end. A SIGHUP is applied by whichever lane reaches
+ * a safe point first: it copies the current configuration, applies the reload to the copy
+ * and publishes it; no lane waits for another's batch, and the old snapshot is freed when
+ * its last lane lets go of it. */
+struct snapshot {
+    atomic_int refs;
+    rt_config cfg;
+    rt_elig_policy policy; /* derived from cfg; points into it */
+};
+
+static pthread_mutex_t g_snapshot_lock = PTHREAD_MUTEX_INITIALIZER; /* g_snapshot's pointer */
+static snapshot *g_snapshot; /* the current one; holds one reference */
+static atomic_uint g_snapshot_generation;
+static pthread_mutex_t g_reload_lock = PTHREAD_MUTEX_INITIALIZER; /* one lane reloads */
+
+static snapshot *snapshot_new(const rt_config *from)
+{
+    snapshot *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    if (rt_config_copy(&s->cfg, from) != RT_OK) {
+        free(s);
+        return NULL;
+    }
+    atomic_init(&s->refs, 1);
+    rt_elig_policy_from_config(&s->cfg, &s->policy);
+    return s;
+}
+
+static void snapshot_release(snapshot *s)
+{
+    if (s && atomic_fetch_sub(&s->refs, 1) == 1) {
+        rt_config_free(&s->cfg);
+        free(s);
+    }
+}
+
+static snapshot *snapshot_acquire(unsigned *generation)
+{
+    pthread_mutex_lock(&g_snapshot_lock);
+    snapshot *s = g_snapshot;
+    atomic_fetch_add(&s->refs, 1);
+    *generation = atomic_load(&g_snapshot_generation);
+    pthread_mutex_unlock(&g_snapshot_lock);
+    return s;
+}
+
+static void snapshot_publish(snapshot *s)
+{
+    pthread_mutex_lock(&g_snapshot_lock);
+    snapshot *old = g_snapshot;
+    g_snapshot = s;
+    atomic_fetch_add(&g_snapshot_generation, 1);
+    pthread_mutex_unlock(&g_snapshot_lock);
+    snapshot_release(old);
+}
+
+/* Applies a pending SIGHUP to a copy of the current configuration and publishes it. */
+static void reload_if_asked(void)
+{
+    if (!rt_worker_reload_pending() || pthread_mutex_trylock(&g_reload_lock) != 0) return;
+    unsigned generation;
+    snapshot *current = snapshot_acquire(&generation);
+    snapshot *next = snapshot_new(&current->cfg);
+    snapshot_release(current);
+    if (!next) {
+        rt_log_error("reload: out of memory; keeping the running configuration");
+    } else if (rt_worker_reload(&next->cfg)) {
+        rt_elig_policy_from_config(&next->cfg, &next->policy);
+        snapshot_publish(next);
+    } else {
+        snapshot_release(next);
+    }
+    pthread_mutex_unlock(&g_reload_lock);
+}
+
+/* The lane's safe point (after health): a reload, and the newest snapshot. */
+static int lane_tick(void *ctx, bool idle)
+{
+    classify *w = ctx;
+    (void)idle;
+    reload_if_asked();
+    if (atomic_load(&g_snapshot_generation) != w->snap_generation) {
+        snapshot *old = w->snap;
+        w->snap = snapshot_acquire(&w->snap_generation);
+        w->cfg = &w->snap->cfg;
+        w->policy = w->snap->policy;
+        snapshot_release(old);
+    }
+    return 0;
+}
+
+static void lane_batch(void *ctx, rt_amqp *src, rt_amqp_message *batch, size_t n)
+{
+    process_batch(ctx, src, batch, n);
+}
+
+/* The retry queue's deliveries on their own connection (when Pulse is another broker). */
+static void lane_one(void *ctx, rt_amqp *src, rt_amqp_message *m, rt_outcome *o)
+{
+    classify *w = ctx;
+    handle(w, m, NULL, o);
+    (void)src;
+}
 
 typedef struct lane {
     classify w;
-    size_t index, lanes; /* this lane's number, and how many there are */
+    int cache_size;
     pthread_t thread;
     bool started; /* its thread runs */
-    bool ready;   /* setup succeeded */
+    int rc;       /* what its start-up came to */
 } lane;
 
-static void lane_loop(lane *l)
+/* One lane's life: wait for its services, consume until a stop, let go. */
+static void *lane_main(void *arg)
 {
+    lane *l = arg;
     classify *w = &l->w;
-    rt_amqp_message *batch = calloc(BATCH_MAX, sizeof *batch);
-    if (!batch) {
-        rt_log_error("out of memory");
-        g_stop = 1;
-        return;
+    w->snap = snapshot_acquire(&w->snap_generation);
+    l->rc = setup(w, &w->snap->cfg, l->cache_size);
+    w->policy = w->snap->policy;
+    if (l->rc == RT_OK) {
+        if (w->lane == 0) {
+            char count[16];
+            snprintf(count, sizeof count, "%zu", w->lanes);
+            rt_log_info("consuming", "queue", w->pulse_queue, "retry_queue", w->retry_queue,
+                        "lanes", count);
+        }
+        /* With one connection, deliveries of both queues arrive on it. */
+        rt_worker_loop loop = {.cfg = w->cfg,
+                               .conns = &w->conns,
+                               .lane = (int)w->lane,
+                               .lanes = (int)w->lanes,
+                               .sources = {w->pulse, w->ours},
+                               .batch_max = BATCH_MAX,
+                               .settler = &w->settler,
+                               .ctx = w,
+                               .handle = lane_one,
+                               .handle_batch = lane_batch,
+                               .tick = lane_tick};
+        rt_worker_consume(&loop);
+    } else if (l->rc != RT_ESTOPPED) {
+        rt_stop_request(); /* a lane that cannot start stops the process */
     }
-    unsigned generation = atomic_load(&g_config_generation);
-    while (!g_stop) {
-        rt_amqp_message m = {0};
-        /* Safe point: report readiness of this lane's own connections. */
-        rt_worker_health_lane(
-            (int)l->index, (int)l->lanes,
-            &(rt_worker_conns){w->ours, w->pulse != w->ours ? w->pulse : NULL, w->redis, w->pg});
-        /* Lane 0 applies a SIGHUP, taking the write lock only when one waits: taken on every
-         * pass, it queued lane 0 behind the other lanes' read locks, so lane 0 consumed
-         * nothing under load. */
-        if (l->index == 0 && rt_worker_reload_pending()) {
-            pthread_rwlock_wrlock(&g_config);
-            if (rt_worker_reload(w->cfg)) atomic_fetch_add(&g_config_generation, 1);
-            pthread_rwlock_unlock(&g_config);
-        }
-        if (atomic_load(&g_config_generation) != generation) {
-            pthread_rwlock_rdlock(&g_config);
-            generation = atomic_load(&g_config_generation);
-            rt_elig_policy_from_config(w->cfg, &w->policy);
-            pthread_rwlock_unlock(&g_config);
-        }
-        /* Take what has arrived, up to BATCH_MAX, waiting only for the first. With one
-         * connection, deliveries of both queues arrive here. */
-        size_t n = 0;
-        int rc = rt_amqp_next(w->pulse, &batch[0], w->pulse == w->ours ? 500 : 200);
-        if (rc == RT_OK) {
-            n = 1;
-            while (n < BATCH_MAX && rt_amqp_next(w->pulse, &batch[n], 0) == RT_OK) n++;
-            pthread_rwlock_rdlock(&g_config);
-            process_batch(w, w->pulse, batch, n);
-            pthread_rwlock_unlock(&g_config);
-            for (size_t i = 0; i < n; i++) rt_amqp_message_free(&batch[i]);
-            continue;
-        }
-        if (rc != RT_ETIMEDOUT) {
-            rt_log_warn("broker connection lost; reconnecting", "error", rt_amqp_errstr(w->pulse));
-            usleep(200 * 1000);
-        }
-        if (w->pulse != w->ours) {
-            rc = rt_amqp_next(w->ours, &m, 50);
-            if (rc == RT_OK) {
-                pthread_rwlock_rdlock(&g_config);
-                process(w, w->ours, &m, NULL);
-                pthread_rwlock_unlock(&g_config);
-                rt_amqp_message_free(&m);
-            }
-        }
-    }
-    free(batch);
-}
-
-static void *lane_thread(void *arg)
-{
-    lane_loop(arg);
+    teardown(w);
+    snapshot_release(w->snap);
     return NULL;
 }
 
 static int run(rt_config *cfg)
 {
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
     size_t nlanes = (size_t)cfg->classify_concurrency;
     /* One malloc arena for every lane: an arena per thread costs each lane its own peak of
      * parsed documents in resident memory, and the lanes spend their time waiting. */
     if (nlanes > 1) mallopt(M_ARENA_MAX, 1);
     lane *lanes = calloc(nlanes, sizeof *lanes);
-    if (!lanes) return 1;
-    int status = 1;
+    if (!lanes || !(g_snapshot = snapshot_new(cfg))) {
+        free(lanes);
+        rt_log_error("out of memory");
+        return 1;
+    }
     /* The task cache is shared out between the lanes: the process keeps task_cache_size. */
     int cache_size = cfg->task_cache_size;
     for (size_t i = 0; i < nlanes; i++) {
-        lanes[i].index = i;
-        lanes[i].lanes = nlanes;
-        int share = cache_size / (int)nlanes + (i < (size_t)cache_size % nlanes ? 1 : 0);
-        if (setup(&lanes[i].w, cfg, share) != RT_OK) goto out;
-        lanes[i].ready = true;
+        lanes[i].w.lane = i;
+        lanes[i].w.lanes = nlanes;
+        lanes[i].cache_size = cache_size / (int)nlanes + (i < (size_t)cache_size % nlanes ? 1 : 0);
     }
-    char count[16];
-    snprintf(count, sizeof count, "%zu", nlanes);
-    rt_log_info("consuming", "queue", lanes[0].w.pulse_queue, "retry_queue", lanes[0].w.retry_queue,
-                "lanes", count);
     for (size_t i = 1; i < nlanes; i++) {
-        if (pthread_create(&lanes[i].thread, NULL, lane_thread, &lanes[i]) != 0) {
+        if (pthread_create(&lanes[i].thread, NULL, lane_main, &lanes[i]) != 0) {
             rt_log_error("cannot start a lane; stopping");
-            g_stop = 1;
+            lanes[i].rc = RT_ENOMEM;
+            rt_stop_request();
             break;
         }
         lanes[i].started = true;
     }
-    if (!g_stop) lane_loop(&lanes[0]);
+    lane_main(&lanes[0]);
     for (size_t i = 1; i < nlanes; i++)
         if (lanes[i].started) pthread_join(lanes[i].thread, NULL);
-    rt_log_info("stopping: finished the messages in hand");
-    status = 0;
-out:
-    for (size_t i = 0; i < nlanes; i++)
-        if (lanes[i].ready || lanes[i].w.cfg) teardown(&lanes[i].w);
+    int rc = RT_OK;
+    for (size_t i = 0; i < nlanes && rc == RT_OK; i++)
+        if (lanes[i].rc != RT_OK && lanes[i].rc != RT_ESTOPPED) rc = lanes[i].rc;
+    if (rc == RT_OK) rt_log_info("stopping: finished the messages in hand");
     free(lanes);
-    return status;
+    snapshot_release(g_snapshot);
+    g_snapshot = NULL;
+    return rt_worker_exit_status(rc);
 }
 
 static int check(rt_config *cfg)

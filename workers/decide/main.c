@@ -32,6 +32,7 @@
 #include "common/core/history.h"
 #include "common/core/ids.h"
 #include "common/core/messages.h"
+#include "common/core/utf8.h"
 #include "common/core/verdict.h"
 #include "common/io/amqp.h"
 #include "common/io/history_store.h"
@@ -47,17 +48,10 @@
 #define UNDECIDED_MISSING "retriggers-missing"
 #define ORIGINAL_NO_DATA  "original-logs-unusable"
 
-static volatile sig_atomic_t g_stop;
-
-static void on_signal(int sig)
-{
-    if (g_stop) _exit(128 + sig); /* second signal: exit now */
-    g_stop = 1;
-}
-
 typedef struct decide {
     rt_config *cfg;
-    rt_amqp *amqp;
+    rt_worker_conns conns;
+    rt_amqp *amqp; /* conns.broker */
     rt_pg *pg;
     rt_http *http;      /* Treeherder and Taskcluster GETs, with the client's retries */
     rt_http *http_post; /* cancel calls: one attempt */
@@ -67,23 +61,6 @@ typedef struct decide {
     size_t ndelays;
     time_t next_sweep;
 } decide;
-
-typedef enum { DONE_ACK, DONE_RETRY, DONE_DEAD, DONE_REQUEUE } outcome;
-
-typedef struct handled {
-    outcome outcome;
-    char reason[RT_ERRSTR_SIZE]; /* DONE_RETRY: the wait reason code first */
-} handled;
-
-static void fail(handled *h, outcome o, const char *fmt, ...) RT_PRINTF(3, 4);
-static void fail(handled *h, outcome o, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    h->outcome = o;
-    vsnprintf(h->reason, sizeof h->reason, fmt, ap);
-    va_end(ap);
-}
 
 static const char SQL_SET[] =
     "SELECT s.project, s.revision, s.label, s.platform, s.original_task_id, s.original_run_id,"
@@ -293,7 +270,7 @@ static void note_wait(evidence *e, const char *why, const char *detail)
 }
 
 /* Fills e from Postgres and Treeherder and runs the verdict. */
-static int gather(decide *w, evidence *e, handled *h)
+static int gather(decide *w, evidence *e, rt_outcome *h)
 {
     set_info *s = &e->set;
     char detail[RT_ERRSTR_SIZE] = "";
@@ -322,7 +299,7 @@ static int gather(decide *w, evidence *e, handled *h)
     const char *params[] = {s->id_text, s->original_task_id, run_text};
     PGresult *res = NULL;
     if (rt_pg_exec(w->pg, SQL_MEMBERS, 3, params, &res) != RT_OK) {
-        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return RT_EDB;
     }
     size_t distinct = 0;
@@ -376,7 +353,7 @@ static int gather(decide *w, evidence *e, handled *h)
                            .nruns = e->nruns,
                            .threshold = w->cfg->decide_threshold};
     if (rt_verdict_decide(&in, &e->result) != RT_OK) {
-        fail(h, DONE_DEAD, "internal: verdict input refused");
+        rt_outcome_set(h, RT_SETTLE_DEAD, "internal: verdict input refused");
         return RT_EINVAL;
     }
     return RT_OK;
@@ -683,16 +660,16 @@ static void cancel_pending(decide *w, const evidence *e)
 
 /* ---- one request ---- */
 
-static void decide_set(decide *w, const rt_decide_request *req, int attempt, handled *h)
+static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_outcome *h)
 {
     evidence *e = calloc(1, sizeof *e);
     if (!e) {
-        fail(h, DONE_REQUEUE, "out of memory");
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "out of memory");
         return;
     }
     bool found = false;
     if (load_set(w, req->set_id, &e->set, &found) != RT_OK) {
-        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         goto out;
     }
     if (!found) {
@@ -718,7 +695,7 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, han
             } else if ((size_t)attempt >= w->ndelays) {
                 rt_verdict_undecided(&e->result, e->wait);
             } else {
-                fail(h, DONE_RETRY, "%s", e->wait);
+                rt_outcome_set(h, RT_SETTLE_RETRY, "%s", e->wait);
                 goto out;
             }
         } else if (e->deadline) {
@@ -734,8 +711,8 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, han
     char decided_at[40];
     int rc = store_decision(w, e, req, &inserted, decided_at);
     if (rc != RT_OK) {
-        fail(h, DONE_REQUEUE, "storing the decision: %s / %s", rt_pg_errstr(w->pg),
-             rt_amqp_errstr(w->amqp));
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "storing the decision: %s / %s", rt_pg_errstr(w->pg),
+                       rt_amqp_errstr(w->amqp));
         goto out;
     }
     if (!inserted) goto out; /* a replica decided first */
@@ -768,66 +745,33 @@ out:
     free(e);
 }
 
-static void handle(decide *w, const rt_amqp_message *m, handled *h)
+static void handle(void *ctx, rt_amqp *src, rt_amqp_message *m, rt_outcome *h)
 {
-    h->outcome = DONE_ACK;
-    h->reason[0] = '\0';
+    decide *w = ctx;
+    (void)src;
     rt_decide_request req;
     char reason[RT_MESSAGE_REASON_SIZE];
     if (rt_decide_request_parse(m->body, m->len, &req, reason) != RT_OK) {
-        fail(h, DONE_DEAD, "%s", reason);
+        rt_outcome_set(h, RT_SETTLE_DEAD, "%s", reason);
         return;
     }
     decide_set(w, &req, m->attempt, h);
 }
 
-/* Sends the request to the next delay queue with attempt + 1. */
-static int retry_later(decide *w, const rt_amqp_message *m, const char *why)
+/* A decide request counts its attempts in its body: the delayed copy says which attempt it
+ * is and why it waits ("retry: <why>", after "deadline " for the sweeper's requests). */
+static char *retry_body(void *ctx, const rt_amqp_message *m, const rt_settle_plan *plan)
 {
+    (void)ctx;
     rt_decide_request req;
     char reason[RT_MESSAGE_REASON_SIZE];
-    if (rt_decide_request_parse(m->body, m->len, &req, reason) != RT_OK) return RT_EPROTO;
-    req.attempt = m->attempt + 2; /* the body counts from 1 */
+    if (rt_decide_request_parse(m->body, m->len, &req, reason) != RT_OK) return NULL;
+    req.attempt = plan->next_attempt + 1; /* the body counts from 1 */
     bool was_deadline = !strncmp(req.reason, "deadline", 8);
-    snprintf(req.reason, sizeof req.reason, "%sretry: %s", was_deadline ? "deadline " : "", why);
-    char *body = rt_decide_request_build(&req);
-    if (!body) return RT_ENOMEM;
-    rt_amqp_header headers[] = {{"x-retrig-last-error", why}};
-    rt_amqp_publish_opts opts = {.headers = headers,
-                                 .header_count = 1,
-                                 .attempt = m->attempt + 1,
-                                 .message_id = m->message_id};
-    int rc = rt_amqp_publish_delayed(w->amqp, w->queue, w->delays[m->attempt], body, strlen(body),
-                                     &opts);
-    free(body);
-    if (rc == RT_OK) rc = rt_amqp_ack(w->amqp, m);
-    return rc;
-}
-
-static void process(decide *w, rt_amqp_message *m)
-{
-    handled h;
-    handle(w, m, &h);
-    int rc = RT_OK;
-    switch (h.outcome) {
-    case DONE_ACK: rc = rt_amqp_ack(w->amqp, m); break;
-    case DONE_DEAD:
-        rt_log_warn("request dead-lettered", "reason", h.reason, "message_id", m->message_id);
-        rc = rt_amqp_dead_letter(w->amqp, m, h.reason);
-        break;
-    case DONE_RETRY:
-        rt_log_info("treeherder not ready, looking again later", "reason", h.reason);
-        rc = retry_later(w, m, h.reason);
-        break;
-    case DONE_REQUEUE:
-        rt_log_warn("storage failed, request requeued", "reason", h.reason);
-        rc = rt_amqp_nack(w->amqp, m, true);
-        usleep(500 * 1000);
-        break;
-    }
-    if (rc != RT_OK)
-        rt_log_warn("could not settle a request; the broker will redeliver it", "error",
-                    rt_amqp_errstr(w->amqp));
+    char text[sizeof plan->reason + 16];
+    snprintf(text, sizeof text, "%sretry: %s", was_deadline ? "deadline " : "", plan->reason);
+    rt_utf8_copy(req.reason, sizeof req.reason, text, NULL);
+    return rt_decide_request_build(&req);
 }
 
 /* Asks for a decision on sets still open past set_deadline_minutes, once per sweep
@@ -881,6 +825,22 @@ static void sweep(decide *w)
     }
 }
 
+/* The work queue with its delay queues, the decisions exchange, and the consumer. */
+static int declare(void *ctx, const rt_worker_conns *conns)
+{
+    decide *w = ctx;
+    const rt_config *cfg = w->cfg;
+    char dlx[300], dlq[300];
+    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
+    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
+    rt_amqp_work_queue queues[] = {{w->queue, "decide", w->delays, w->ndelays}};
+    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, 1, 0};
+    int rc = rt_amqp_declare_topology(conns->broker, &topo);
+    if (rc == RT_OK) rc = rt_amqp_declare_exchange(conns->broker, w->events, "topic");
+    if (rc == RT_OK) rc = rt_amqp_consume(conns->broker, w->queue);
+    return rc;
+}
+
 static int setup(decide *w, rt_config *cfg)
 {
     char errstr[RT_ERRSTR_SIZE] = "";
@@ -890,77 +850,61 @@ static int setup(decide *w, rt_config *cfg)
         w->delays[w->ndelays++] = atoi(cfg->decide_delays_ms.items[i]);
     snprintf(w->queue, sizeof w->queue, "%s.decide", cfg->amqp_namespace);
     snprintf(w->events, sizeof w->events, "%s.decisions", cfg->amqp_namespace);
-    rt_amqp_options opts;
-    rt_amqp_options_from_config(&opts, cfg, "decide");
-    if ((rc = rt_amqp_new(&w->amqp, &opts, errstr)) != RT_OK ||
-        (rc = rt_amqp_ensure_connected(w->amqp, 30000)) != RT_OK) {
-        rt_log_error("cannot connect to the broker", "error",
-                     w->amqp ? rt_amqp_errstr(w->amqp) : errstr);
-        return rc;
-    }
-    char dlx[300], dlq[300];
-    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
-    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
-    rt_amqp_work_queue queues[] = {{w->queue, "decide", w->delays, w->ndelays}};
-    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, 1, 0};
-    if ((rc = rt_amqp_declare_topology(w->amqp, &topo)) != RT_OK ||
-        (rc = rt_amqp_declare_exchange(w->amqp, w->events, "topic")) != RT_OK ||
-        (rc = rt_amqp_consume(w->amqp, w->queue)) != RT_OK) {
-        rt_log_error("cannot set up the queues", "error", rt_amqp_errstr(w->amqp));
-        return rc;
-    }
-    if ((rc = rt_pg_connect(&w->pg, cfg->database_url, "decide", errstr)) != RT_OK) {
-        rt_log_error("cannot connect to Postgres", "error", errstr);
-        return rc;
-    }
     rt_http_options hopts;
     rt_http_options_from_config(&hopts, cfg);
     if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) return rc;
     hopts.max_attempts = 1;
     if ((rc = rt_http_new(&w->http_post, &hopts, errstr)) != RT_OK) return rc;
+    rt_worker_setup connect = {
+        "decide", RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES, 0, 1, declare, w};
+    if ((rc = rt_worker_connect(cfg, &connect, &w->conns)) != RT_OK) return rc;
+    w->amqp = w->conns.broker;
+    w->pg = w->conns.pg;
     return RT_OK;
 }
 
 static void teardown(decide *w)
 {
-    rt_amqp_free(w->amqp);
-    rt_pg_free(w->pg);
+    rt_worker_disconnect(&w->conns);
     rt_http_free(w->http);
     rt_http_free(w->http_post);
+}
+
+/* Between messages: the deadline sweep, every decide_sweep_interval_s. */
+static int tick(void *ctx, bool idle)
+{
+    decide *w = ctx;
+    (void)idle;
+    if (time(NULL) >= w->next_sweep) {
+        sweep(w);
+        w->next_sweep = time(NULL) + w->cfg->decide_sweep_interval_s;
+    }
+    return 0;
 }
 
 static int run(rt_config *cfg)
 {
     decide w = {0};
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    int status = 1;
-    if (setup(&w, cfg) != RT_OK) goto out;
-    rt_log_info("consuming", "queue", w.queue, "events", w.events);
-    w.next_sweep = time(NULL);
-    while (!g_stop) {
-        if (time(NULL) >= w.next_sweep) {
-            sweep(&w);
-            w.next_sweep = time(NULL) + cfg->decide_sweep_interval_s;
-        }
-        rt_amqp_message m = {0};
-        rt_worker_health(&(rt_worker_conns){w.amqp, NULL, NULL, w.pg}); /* safe point */
-        (void)rt_worker_reload(cfg); /* decide_threshold and log_level are read from cfg */
-        int rc = rt_amqp_next(w.amqp, &m, 500);
-        if (rc == RT_OK) {
-            process(&w, &m);
-            rt_amqp_message_free(&m);
-        } else if (rc != RT_ETIMEDOUT) {
-            rt_log_warn("broker connection lost; reconnecting", "error", rt_amqp_errstr(w.amqp));
-            usleep(200 * 1000);
-        }
+    int rc = setup(&w, cfg);
+    if (rc == RT_OK) {
+        rt_log_info("consuming", "queue", w.queue, "events", w.events);
+        w.next_sweep = time(NULL);
+        rt_worker_settler settler = {w.amqp, w.queue, w.delays, w.ndelays, retry_body, &w};
+        /* decide_threshold and log_level are read from cfg, so a reload needs nothing more. */
+        rt_worker_loop loop = {.cfg = cfg,
+                               .conns = &w.conns,
+                               .lanes = 1,
+                               .apply_reloads = true,
+                               .sources = {w.amqp, NULL},
+                               .settler = &settler,
+                               .ctx = &w,
+                               .handle = handle,
+                               .tick = tick};
+        rt_worker_consume(&loop);
+        rt_log_info("stopping: finished the request in hand");
     }
-    rt_log_info("stopping: finished the request in hand");
-    status = 0;
-out:
     teardown(&w);
-    return status;
+    return rt_worker_exit_status(rc);
 }
 
 static int check(rt_config *cfg)

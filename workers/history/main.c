@@ -39,14 +39,6 @@
 #define BATCH_IDLE_MS              20   /* a batch is written when no message came this long */
 #define BATCH_MAX_AGE_MS           1000 /* or when its first run waited this long */
 
-static volatile sig_atomic_t g_stop;
-
-static void on_signal(int sig)
-{
-    if (g_stop) _exit(128 + sig); /* second signal: exit now */
-    g_stop = 1;
-}
-
 typedef struct cached_task {
     char task_id[23];
     rt_taskdef def;
@@ -62,8 +54,12 @@ typedef struct held_run {
     rt_history_rows rows;
 } held_run;
 
+/* A run whose outcome is RT_SETTLE_HOLD waits in the batch; its message is settled when
+ * the batch is written. */
 typedef struct history {
     rt_config *cfg;
+    rt_worker_conns conns;
+    rt_worker_settler settler;
     rt_amqp *pulse; /* consumes the Pulse queue */
     rt_amqp *ours;  /* retries and dead letters (== pulse when the same URL) */
     rt_pg *pg;
@@ -82,28 +78,10 @@ typedef struct history {
     bool *batch_inserted;
 } history;
 
-/* DONE_HOLD: the run waits in the batch; its message is settled when the batch is written. */
-typedef enum { DONE_ACK, DONE_RETRY, DONE_DEAD, DONE_REQUEUE, DONE_HOLD } outcome;
-
-typedef struct handled {
-    outcome outcome;
-    char reason[RT_ERRSTR_SIZE];
-} handled;
-
-static void fail(handled *h, outcome o, const char *fmt, ...) RT_PRINTF(3, 4);
-static void fail(handled *h, outcome o, const char *fmt, ...)
+static void upstream_failed(rt_outcome *h, int rc, const char *what, const char *errstr)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    h->outcome = o;
-    vsnprintf(h->reason, sizeof h->reason, fmt, ap);
-    va_end(ap);
-}
-
-static void upstream_failed(handled *h, int rc, const char *what, const char *errstr)
-{
-    fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD, "upstream-error: %s: %s", what,
-         errstr);
+    rt_outcome_set(h, rt_upstream_transient(rc) ? RT_SETTLE_RETRY : RT_SETTLE_DEAD,
+                   "upstream-error: %s: %s", what, errstr);
 }
 
 /* ---- the task definition cache (direct-mapped: definitions never change) ---- */
@@ -117,7 +95,7 @@ static cached_task *cache_slot(history *w, const char *task_id)
 
 /* The definition of task_id: from the cache, else fetched (and cached). *owned is set
  * when the caller must free it (no cache). */
-static int fetch_task(history *w, const char *task_id, rt_taskdef **out, bool *owned, handled *h)
+static int fetch_task(history *w, const char *task_id, rt_taskdef **out, bool *owned, rt_outcome *h)
 {
     *owned = false;
     if (w->cache_size) {
@@ -139,7 +117,7 @@ static int fetch_task(history *w, const char *task_id, rt_taskdef **out, bool *o
     rc = rt_taskdef_parse(body, len, (size_t)w->cfg->http_max_body_bytes, &def, reason);
     free(body);
     if (rc != RT_OK) {
-        fail(h, DONE_DEAD, "invalid task definition: %s", reason);
+        rt_outcome_set(h, RT_SETTLE_DEAD, "invalid task definition: %s", reason);
         return rc;
     }
     if (w->cache_size) {
@@ -161,7 +139,8 @@ static int fetch_task(history *w, const char *task_id, rt_taskdef **out, bool *o
     return RT_OK;
 }
 
-static int fetch_errorsummary(history *w, const rt_pulse_task *msg, rt_errorsummary *es, handled *h)
+static int fetch_errorsummary(history *w, const rt_pulse_task *msg, rt_errorsummary *es,
+                              rt_outcome *h)
 {
     rt_tc_artifact_names names;
     char errstr[RT_ERRSTR_SIZE] = "";
@@ -249,7 +228,7 @@ static int hold(history *w, const rt_history_run *run, rt_history_rows *rows)
 /* Writes one run in a transaction of its own; on failure h says what to do with its
  * message (a bad value: dead letter; anything else: requeue). */
 static void store_one(history *w, const rt_history_run *run, const rt_history_rows *rows,
-                      handled *h)
+                      rt_outcome *h)
 {
     bool inserted = false;
     int rc = rt_pg_begin(w->pg);
@@ -265,9 +244,9 @@ static void store_one(history *w, const rt_history_run *run, const rt_history_ro
             (void)ignored;
         }
         if (bad_value)
-            fail(h, DONE_DEAD, "invalid-value: %s", why);
+            rt_outcome_set(h, RT_SETTLE_DEAD, "invalid-value: %s", why);
         else
-            fail(h, DONE_REQUEUE, "postgres: %s", why);
+            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", why);
         return;
     }
     char groups[24], tests[24];
@@ -285,7 +264,7 @@ static bool wanted(history *w, const rt_pulse_task *msg, const char *project)
 }
 
 /* Fetches what a resolved run needs and records it. */
-static void record_run(history *w, rt_pulse_task *msg, handled *h)
+static void record_run(history *w, rt_pulse_task *msg, rt_outcome *h)
 {
     rt_taskdef *task = NULL;
     bool task_owned = false;
@@ -309,7 +288,7 @@ static void record_run(history *w, rt_pulse_task *msg, handled *h)
     if (!push) push = revision;
     if (fetch_errorsummary(w, msg, &es, h) != RT_OK) goto out;
     if (rt_history_rows_from_errorsummary(&es, &rows) != RT_OK) {
-        fail(h, DONE_REQUEUE, "out of memory");
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "out of memory");
         goto out;
     }
 
@@ -332,15 +311,15 @@ static void record_run(history *w, rt_pulse_task *msg, handled *h)
         .complete_results = false,
     };
     if (!hr.run_at) {
-        fail(h, DONE_DEAD, "missing-field:status.runs[].resolved");
+        rt_outcome_set(h, RT_SETTLE_DEAD, "missing-field:status.runs[].resolved");
         goto out;
     }
     if (w->cfg->history_batch_size <= 1)
         store_one(w, &hr, &rows, h);
     else if (hold(w, &hr, &rows) == RT_OK)
-        h->outcome = DONE_HOLD;
+        h->settle = RT_SETTLE_HOLD;
     else
-        fail(h, DONE_REQUEUE, "out of memory");
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "out of memory");
 out:
     rt_history_rows_free(&rows);
     rt_errorsummary_free(&es);
@@ -350,86 +329,21 @@ out:
     }
 }
 
-static void handle(history *w, const rt_amqp_message *m, handled *h)
+static void handle_message(history *w, const rt_amqp_message *m, rt_outcome *h)
 {
-    h->outcome = DONE_ACK;
-    h->reason[0] = '\0';
     const char *exchange = rt_amqp_message_header(m, "x-retrig-original-exchange");
     if (!exchange) exchange = m->exchange;
     rt_pulse_task msg;
     char reason[RT_PULSE_REASON_SIZE] = "";
-    if (rt_pulse_parse(m->body, m->len, exchange, (size_t)w->cfg->max_message_bytes, &msg,
-                       reason) != RT_OK) {
-        fail(h, DONE_DEAD, "%s", reason);
+    if (rt_pulse_parse_routed(m->body, m->len, exchange, m->cc, m->cc_count,
+                              rt_amqp_message_header(m, "x-retrig-routes"),
+                              (size_t)w->cfg->max_message_bytes, &msg, reason) != RT_OK) {
+        rt_outcome_set(h, RT_SETTLE_DEAD, "%s", reason);
         return;
-    }
-    for (size_t i = 0; i < m->cc_count; i++) (void)rt_pulse_apply_route(&msg, m->cc[i]);
-    const char *routes = rt_amqp_message_header(m, "x-retrig-routes");
-    if (routes) {
-        char *copy = strdup(routes), *save = NULL;
-        for (char *r = copy ? strtok_r(copy, ",", &save) : NULL; r; r = strtok_r(NULL, ",", &save))
-            (void)rt_pulse_apply_route(&msg, r);
-        free(copy);
     }
     if (msg.event == RT_TASK_EVENT_COMPLETED || msg.event == RT_TASK_EVENT_FAILED)
         record_run(w, &msg, h);
     rt_pulse_task_free(&msg);
-}
-
-/* The next delay queue, or the dead-letter queue after the last one. The copy carries
- * the original exchange and routes in headers. */
-static int retry_later(history *w, rt_amqp *src, const rt_amqp_message *m, const char *reason)
-{
-    int attempt = m->attempt;
-    if ((size_t)attempt >= w->ndelays) {
-        char why[RT_ERRSTR_SIZE + 64];
-        snprintf(why, sizeof why, "%s (after %d retries)", reason, attempt);
-        return rt_amqp_dead_letter(src, m, why);
-    }
-    const char *exchange = rt_amqp_message_header(m, "x-retrig-original-exchange");
-    if (!exchange) exchange = m->exchange ? m->exchange : "";
-    char routes[4096] = "";
-    const char *old_routes = rt_amqp_message_header(m, "x-retrig-routes");
-    if (old_routes) snprintf(routes, sizeof routes, "%s", old_routes);
-    for (size_t i = 0; i < m->cc_count; i++) {
-        size_t n = strlen(routes);
-        snprintf(routes + n, sizeof routes - n, "%s%s", n ? "," : "", m->cc[i]);
-    }
-    rt_amqp_header headers[] = {{"x-retrig-original-exchange", exchange},
-                                {"x-retrig-routes", routes},
-                                {"x-retrig-last-error", reason}};
-    rt_amqp_publish_opts opts = {
-        .headers = headers, .header_count = 3, .attempt = attempt + 1, .message_id = m->message_id};
-    int rc = rt_amqp_publish_delayed(w->ours, w->retry_queue, w->delays[attempt], m->body, m->len,
-                                     &opts);
-    if (rc != RT_OK) return rc;
-    return rt_amqp_ack(src, m);
-}
-
-/* Acks, retries, dead-letters or requeues a message as h says. True when requeued. */
-static bool settle(history *w, rt_amqp *src, rt_amqp_message *m, const handled *h)
-{
-    int rc = RT_OK;
-    switch (h->outcome) {
-    case DONE_HOLD:
-    case DONE_ACK: rc = rt_amqp_ack(src, m); break;
-    case DONE_DEAD:
-        rt_log_warn("message dead-lettered", "reason", h->reason, "message_id", m->message_id);
-        rc = rt_amqp_dead_letter(src, m, h->reason);
-        break;
-    case DONE_RETRY:
-        rt_log_info("upstream failed, retrying later", "reason", h->reason);
-        rc = retry_later(w, src, m, h->reason);
-        break;
-    case DONE_REQUEUE:
-        rt_log_warn("storage failed, message requeued", "reason", h->reason);
-        rc = rt_amqp_nack(src, m, true);
-        break;
-    }
-    if (rc != RT_OK)
-        rt_log_warn("could not settle a message; the broker will redeliver it", "error",
-                    rt_amqp_errstr(src));
-    return h->outcome == DONE_REQUEUE;
 }
 
 /* Writes the batch in one transaction and settles its messages; when that fails, writes
@@ -460,10 +374,10 @@ static void flush(history *w)
     size_t recorded = 0;
     for (size_t i = 0; i < n; i++) {
         held_run *p = &w->batch[i];
-        handled h = {DONE_ACK, ""};
+        rt_outcome h = {RT_SETTLE_ACK, ""};
         if (rc != RT_OK) store_one(w, &p->run, &p->rows, &h);
         if (rc == RT_OK && w->batch_inserted[i]) recorded++;
-        if (settle(w, p->src, &p->m, &h)) requeued = true;
+        if (rt_worker_settle(&w->settler, p->src, &p->m, &h, 0)) requeued = true;
         held_run_free(p);
     }
     w->nbatch = 0;
@@ -471,24 +385,58 @@ static void flush(history *w)
     snprintf(count, sizeof count, "%zu", n);
     snprintf(new_runs, sizeof new_runs, "%zu", recorded);
     if (rc == RT_OK) rt_log_debug("batch recorded", "runs", count, "new", new_runs);
-    if (requeued) usleep(500 * 1000);
+    if (requeued) rt_worker_pause();
 }
 
 /* Handles a message; a held one is moved into the batch (*m is then left empty), which is
  * written once full. */
-static void process(history *w, rt_amqp *src, rt_amqp_message *m)
+static void handle(void *ctx, rt_amqp *src, rt_amqp_message *m, rt_outcome *h)
 {
-    handled h;
-    handle(w, m, &h);
-    if (h.outcome == DONE_HOLD) {
-        held_run *p = &w->batch[w->nbatch - 1];
-        p->src = src;
-        p->m = *m;
-        memset(m, 0, sizeof *m);
-        if (w->nbatch >= (size_t)w->cfg->history_batch_size) flush(w);
-        return;
+    history *w = ctx;
+    handle_message(w, m, h);
+    if (h->settle != RT_SETTLE_HOLD) return;
+    held_run *p = &w->batch[w->nbatch - 1];
+    p->src = src;
+    p->m = *m;
+    memset(m, 0, sizeof *m);
+    if (w->nbatch >= (size_t)w->cfg->history_batch_size) flush(w);
+}
+
+/* Between messages: the batch is written when nothing came for a moment or when its first
+ * run has waited BATCH_MAX_AGE_MS; while it holds runs, the loop waits only briefly. */
+static int tick(void *ctx, bool idle)
+{
+    history *w = ctx;
+    if (w->nbatch && (idle || now_ms() - w->batch_since_ms >= BATCH_MAX_AGE_MS)) flush(w);
+    return w->nbatch ? BATCH_IDLE_MS : 0;
+}
+
+/* Our topology (the retry queue and its delays), the Pulse queue bound to the task
+ * exchanges, and the consumers. */
+static int declare(void *ctx, const rt_worker_conns *conns)
+{
+    history *w = ctx;
+    const rt_config *cfg = w->cfg;
+    rt_amqp *ours = conns->broker, *pulse = conns->pulse ? conns->pulse : conns->broker;
+    char dlx[300], dlq[300];
+    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
+    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
+    rt_amqp_work_queue queues[] = {{w->retry_queue, "history-retry", w->delays, w->ndelays}};
+    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, 1, 0};
+    int rc = rt_amqp_declare_topology(ours, &topo);
+    if (rc == RT_OK) rc = rt_amqp_declare_queue(pulse, w->pulse_queue, NULL);
+    static const char *const events[] = {"task-completed", "task-failed"};
+    for (size_t i = 0; i < 2 && rc == RT_OK; i++) {
+        char exchange[300];
+        snprintf(exchange, sizeof exchange, "%s%s", cfg->pulse_exchange_prefix, events[i]);
+        if (cfg->pulse_declare_exchanges) rc = rt_amqp_declare_exchange(pulse, exchange, "topic");
+        for (size_t k = 0; k < cfg->pulse_routing_keys.count && rc == RT_OK; k++)
+            rc = rt_amqp_bind_queue(pulse, w->pulse_queue, exchange,
+                                    cfg->pulse_routing_keys.items[k]);
     }
-    if (settle(w, src, m, &h)) usleep(500 * 1000);
+    if (rc == RT_OK) rc = rt_amqp_consume(pulse, w->pulse_queue);
+    if (rc == RT_OK) rc = rt_amqp_consume(ours, w->retry_queue);
+    return rc;
 }
 
 static int setup(history *w, rt_config *cfg)
@@ -507,94 +455,31 @@ static int setup(history *w, rt_config *cfg)
     w->batch_rows = calloc(batch, sizeof *w->batch_rows);
     w->batch_inserted = calloc(batch, sizeof *w->batch_inserted);
     if (!w->batch || !w->batch_runs || !w->batch_rows || !w->batch_inserted) return RT_ENOMEM;
-
-    rt_amqp_options opts;
-    rt_amqp_options_from_config(&opts, cfg, "history");
-    if ((rc = rt_amqp_new(&w->ours, &opts, errstr)) != RT_OK ||
-        (rc = rt_amqp_ensure_connected(w->ours, 30000)) != RT_OK) {
-        rt_log_error("cannot connect to the broker", "error",
-                     w->ours ? rt_amqp_errstr(w->ours) : errstr);
-        return rc;
-    }
-    char dlx[300], dlq[300];
-    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
-    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
-    rt_amqp_work_queue queues[] = {{w->retry_queue, "history-retry", w->delays, w->ndelays}};
-    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, 1, 0};
-    if ((rc = rt_amqp_declare_topology(w->ours, &topo)) != RT_OK) {
-        rt_log_error("cannot declare the topology", "error", rt_amqp_errstr(w->ours));
-        return rc;
-    }
-
-    if (!strcmp(cfg->pulse_url, cfg->amqp_url)) {
-        w->pulse = w->ours;
-    } else {
-        rt_amqp_options popts;
-        rt_amqp_options_from_config(&popts, cfg, "history");
-        popts.url = cfg->pulse_url;
-        if ((rc = rt_amqp_new(&w->pulse, &popts, errstr)) != RT_OK ||
-            (rc = rt_amqp_ensure_connected(w->pulse, 30000)) != RT_OK) {
-            rt_log_error("cannot connect to Pulse", "error",
-                         w->pulse ? rt_amqp_errstr(w->pulse) : errstr);
-            return rc;
-        }
-    }
-    char user[128] = "guest";
-    const char *u = strstr(cfg->pulse_url, "://");
-    if (u) {
-        u += 3;
-        const char *end = u + strcspn(u, ":@/");
-        if (*end == ':' || *end == '@') snprintf(user, sizeof user, "%.*s", (int)(end - u), u);
-    }
+    char user[128];
+    rt_amqp_url_user(cfg->pulse_url, user, sizeof user);
     snprintf(w->pulse_queue, sizeof w->pulse_queue, "queue/%s/%s-history", user,
              cfg->pulse_queue_name);
-    if ((rc = rt_amqp_declare_queue(w->pulse, w->pulse_queue, NULL)) != RT_OK) {
-        rt_log_error("cannot declare the Pulse queue", "queue", w->pulse_queue, "error",
-                     rt_amqp_errstr(w->pulse));
-        return rc;
-    }
-    static const char *const events[] = {"task-completed", "task-failed"};
-    for (size_t i = 0; i < 2; i++) {
-        char exchange[300];
-        snprintf(exchange, sizeof exchange, "%s%s", cfg->pulse_exchange_prefix, events[i]);
-        if (cfg->pulse_declare_exchanges &&
-            (rc = rt_amqp_declare_exchange(w->pulse, exchange, "topic")) != RT_OK) {
-            rt_log_error("cannot declare the exchange", "exchange", exchange, "error",
-                         rt_amqp_errstr(w->pulse));
-            return rc;
-        }
-        for (size_t k = 0; k < cfg->pulse_routing_keys.count; k++) {
-            if ((rc = rt_amqp_bind_queue(w->pulse, w->pulse_queue, exchange,
-                                         cfg->pulse_routing_keys.items[k])) != RT_OK) {
-                rt_log_error("cannot bind the Pulse queue", "exchange", exchange, "error",
-                             rt_amqp_errstr(w->pulse));
-                return rc;
-            }
-        }
-    }
-    if ((rc = rt_amqp_consume(w->pulse, w->pulse_queue)) != RT_OK ||
-        (rc = rt_amqp_consume(w->ours, w->retry_queue)) != RT_OK) {
-        rt_log_error("cannot start consuming", "error", rt_amqp_errstr(w->pulse));
-        return rc;
-    }
-    if ((rc = rt_pg_connect(&w->pg, cfg->database_url, "history", errstr)) != RT_OK) {
-        rt_log_error("cannot connect to Postgres", "error", errstr);
-        return rc;
-    }
     rt_http_options hopts;
     rt_http_options_from_config(&hopts, cfg);
     if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) {
         rt_log_error("cannot set up HTTP", "error", errstr);
         return rc;
     }
+    rt_worker_setup connect = {
+        "history", RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_PULSE | RT_WORKER_NEEDS_POSTGRES,
+        0,         1,
+        declare,   w};
+    if ((rc = rt_worker_connect(cfg, &connect, &w->conns)) != RT_OK) return rc;
+    w->ours = w->conns.broker;
+    w->pulse = w->conns.pulse ? w->conns.pulse : w->conns.broker;
+    w->pg = w->conns.pg;
+    w->settler = (rt_worker_settler){w->ours, w->retry_queue, w->delays, w->ndelays, NULL, NULL};
     return RT_OK;
 }
 
 static void teardown(history *w)
 {
-    if (w->pulse != w->ours) rt_amqp_free(w->pulse);
-    rt_amqp_free(w->ours);
-    rt_pg_free(w->pg);
+    rt_worker_disconnect(&w->conns);
     rt_http_free(w->http);
     for (size_t i = 0; i < w->cache_size; i++) rt_taskdef_free(&w->cache[i].def);
     free(w->cache);
@@ -608,43 +493,25 @@ static void teardown(history *w)
 static int run(rt_config *cfg)
 {
     history w = {0};
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    int status = 1;
-    if (setup(&w, cfg) != RT_OK) goto out;
-    rt_log_info("consuming", "queue", w.pulse_queue, "retry_queue", w.retry_queue);
-    while (!g_stop) {
-        if (w.nbatch && now_ms() - w.batch_since_ms >= BATCH_MAX_AGE_MS) flush(&w);
-        rt_amqp_message m = {0};
-        /* Safe point: report readiness (no Redis here), apply a SIGHUP (only log_level
-         * concerns this worker; it is read from cfg). */
-        rt_worker_health(
-            &(rt_worker_conns){w.ours, w.pulse != w.ours ? w.pulse : NULL, NULL, w.pg});
-        (void)rt_worker_reload(cfg);
-        int wait = w.nbatch ? BATCH_IDLE_MS : w.pulse == w.ours ? 500 : 200;
-        int rc = rt_amqp_next(w.pulse, &m, wait);
-        if (rc == RT_OK) {
-            process(&w, w.pulse, &m);
-            rt_amqp_message_free(&m);
-            continue;
-        }
-        flush(&w); /* nothing came for a moment: write what is held */
-        if (rc != RT_ETIMEDOUT) {
-            rt_log_warn("broker connection lost; reconnecting", "error", rt_amqp_errstr(w.pulse));
-            usleep(200 * 1000);
-        }
-        if (w.pulse != w.ours && rt_amqp_next(w.ours, &m, 50) == RT_OK) {
-            process(&w, w.ours, &m);
-            rt_amqp_message_free(&m);
-        }
+    int rc = setup(&w, cfg);
+    if (rc == RT_OK) {
+        rt_log_info("consuming", "queue", w.pulse_queue, "retry_queue", w.retry_queue);
+        /* Only log_level concerns this worker on a reload; it is read from cfg. */
+        rt_worker_loop loop = {.cfg = cfg,
+                               .conns = &w.conns,
+                               .lanes = 1,
+                               .apply_reloads = true,
+                               .sources = {w.pulse, w.ours},
+                               .settler = &w.settler,
+                               .ctx = &w,
+                               .handle = handle,
+                               .tick = tick};
+        rt_worker_consume(&loop);
+        flush(&w);
+        rt_log_info("stopping: finished the message in hand");
     }
-    flush(&w);
-    rt_log_info("stopping: finished the message in hand");
-    status = 0;
-out:
     teardown(&w);
-    return status;
+    return rt_worker_exit_status(rc);
 }
 
 static int check(rt_config *cfg)

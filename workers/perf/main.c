@@ -36,6 +36,7 @@
 #include "common/io/ledger.h"
 #include "common/io/pg.h"
 #include "common/io/redis.h"
+#include "common/io/stop.h"
 #include "common/io/upstream.h"
 #include "common/policy.h"
 #include "common/worker.h"
@@ -44,20 +45,14 @@
 #define MAX_PAGES  100
 #define LOCK_CLASS 7273
 
-static volatile sig_atomic_t g_stop;
 static bool g_once;
-
-static void on_signal(int sig)
-{
-    if (g_stop) _exit(128 + sig);
-    g_stop = 1;
-}
 
 typedef struct perf {
     rt_config *cfg;
     rt_perf_options opts;
-    rt_pg *pg;
-    rt_redis *redis;
+    rt_worker_conns conns;
+    rt_pg *pg;          /* conns.pg */
+    rt_redis *redis;    /* conns.redis */
     rt_http *http;      /* GETs, with retries */
     rt_http *http_post; /* the hook call: one attempt */
     char day[11];       /* the UTC day whose budget this run spends */
@@ -823,7 +818,7 @@ static int resume_open(perf *w)
     PGresult *open = NULL;
     int rc = rt_pg_exec(w->pg, SQL_OPEN_ALERTS, 0, NULL, &open);
     if (rc != RT_OK) return rc;
-    for (int i = 0; i < PQntuples(open) && !g_stop; i++) {
+    for (int i = 0; i < PQntuples(open) && !rt_stop_requested(); i++) {
         const char *alert = PQgetvalue(open, i, 0);
         char lock[16];
         if (!lock_summary(w, atoll(PQgetvalue(open, i, 1)), lock)) continue;
@@ -889,9 +884,9 @@ static int run_once(perf *w)
             rt_log_warn("cannot mark a summary handled", "error", rt_pg_errstr(w->pg));
         }
     }
-    for (size_t i = 0; i < result.npicks && !g_stop; i++) {
+    for (size_t i = 0; i < result.npicks && !rt_stop_requested(); i++) {
         /* Between two alerts: readiness only (the picks were made with the running options). */
-        rt_worker_health(&(rt_worker_conns){NULL, NULL, w->redis, w->pg});
+        rt_worker_health(&w->conns);
         backfill(w, &result.picks[i]);
     }
 out:
@@ -924,19 +919,17 @@ static int setup(perf *w, rt_config *cfg)
                      "dry_run is true");
         return RT_ECONFIG;
     }
-    if ((rc = rt_redis_connect(&w->redis, cfg->redis_url, NULL, errstr)) != RT_OK) {
-        rt_log_error("cannot connect to Redis", "error", errstr);
-        return rc;
-    }
-    if ((rc = rt_pg_connect(&w->pg, cfg->database_url, "perf", errstr)) != RT_OK) {
-        rt_log_error("cannot connect to Postgres", "error", errstr);
-        return rc;
-    }
     rt_http_options hopts;
     rt_http_options_from_config(&hopts, cfg);
     if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) return rc;
     hopts.max_attempts = 1;
-    return rt_http_new(&w->http_post, &hopts, errstr);
+    if ((rc = rt_http_new(&w->http_post, &hopts, errstr)) != RT_OK) return rc;
+    rt_worker_setup connect = {"perf", RT_WORKER_NEEDS_REDIS | RT_WORKER_NEEDS_POSTGRES, 0, 1, NULL,
+                               NULL};
+    if ((rc = rt_worker_connect(cfg, &connect, &w->conns)) != RT_OK) return rc;
+    w->redis = w->conns.redis;
+    w->pg = w->conns.pg;
+    return RT_OK;
 }
 
 /* Between runs: report readiness (no broker here) and apply a SIGHUP. No perf_* key is
@@ -944,7 +937,7 @@ static int setup(perf *w, rt_config *cfg)
  * nothing computed from cfg outlives a reload; a failure keeps the running options. */
 static void safe_point(perf *w)
 {
-    rt_worker_health(&(rt_worker_conns){NULL, NULL, w->redis, w->pg});
+    rt_worker_health(&w->conns);
     if (!rt_worker_reload(w->cfg)) return;
     rt_perf_options opts;
     char errstr[RT_ERRSTR_SIZE] = "";
@@ -958,33 +951,25 @@ static void safe_point(perf *w)
 static int run(rt_config *cfg)
 {
     perf w = {0};
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    int status = 1;
     int rc = setup(&w, cfg);
-    if (rc != RT_OK) {
-        status = rc == RT_ECONFIG ? 2 : 1;
-        goto out;
-    }
-    rt_log_info(g_once ? "running once" : "running", "dry_run", cfg->dry_run ? "true" : "false");
-    for (;;) {
-        safe_point(&w);
-        status = run_once(&w);
-        if (g_once || g_stop) break;
-        for (int s = 0; s < cfg->perf_interval_s && !g_stop; s++) {
+    int status = rt_worker_exit_status(rc);
+    if (rc == RT_OK) {
+        rt_log_info(g_once ? "running once" : "running", "dry_run",
+                    cfg->dry_run ? "true" : "false");
+        for (;;) {
             safe_point(&w);
-            sleep(1);
+            status = run_once(&w);
+            if (g_once || rt_stop_requested()) break;
+            /* Until the next run: a safe point each second, and SIGTERM ends the wait. */
+            for (int s = 0; s < cfg->perf_interval_s && rt_stop_sleep_ms(1000); s++) safe_point(&w);
+            if (rt_stop_requested()) {
+                status = 0;
+                break;
+            }
         }
-        if (g_stop) {
-            status = 0;
-            break;
-        }
+        rt_log_info("stopping");
     }
-    rt_log_info("stopping");
-out:
-    rt_pg_free(w.pg);
-    rt_redis_free(w.redis);
+    rt_worker_disconnect(&w.conns);
     rt_http_free(w.http);
     rt_http_free(w.http_post);
     return status;

@@ -35,14 +35,6 @@
 #define MAX_DELAYS    16
 #define ACTIONS_CACHE 32
 
-static volatile sig_atomic_t g_stop;
-
-static void on_signal(int sig)
-{
-    if (g_stop) _exit(128 + sig);
-    g_stop = 1;
-}
-
 typedef struct cached_actions {
     char decision_task_id[23];
     rt_actions *actions;
@@ -50,7 +42,8 @@ typedef struct cached_actions {
 
 typedef struct retrigger {
     rt_config *cfg;
-    rt_amqp *amqp;
+    rt_worker_conns conns;
+    rt_amqp *amqp; /* conns.broker */
     rt_redis *redis;
     rt_pg *pg;
     rt_http *http;      /* GETs, with retries */
@@ -61,26 +54,6 @@ typedef struct retrigger {
     cached_actions cache[ACTIONS_CACHE];
     size_t cache_next;
 } retrigger;
-
-/* DONE_WAIT: nothing failed, the set is busy elsewhere (another worker holds it, or a
- * killed worker's call may still create its task): look again after a delay, without
- * spending an attempt, so it is never dead-lettered for waiting. */
-typedef enum { DONE_ACK, DONE_RETRY, DONE_DEAD, DONE_REQUEUE, DONE_WAIT } outcome;
-
-typedef struct handled {
-    outcome outcome;
-    char reason[RT_ERRSTR_SIZE];
-} handled;
-
-static void fail(handled *h, outcome o, const char *fmt, ...) RT_PRINTF(3, 4);
-static void fail(handled *h, outcome o, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    h->outcome = o;
-    vsnprintf(h->reason, sizeof h->reason, fmt, ap);
-    va_end(ap);
-}
 
 static const char SQL_SET[] =
     "SELECT project, revision, label, original_task_id, retrigger_count, platform, task_group_id"
@@ -191,7 +164,7 @@ static int record_outcome(retrigger *w, const set_info *s, const char *action_na
 
 /* actions.json of a decision task, cached (it never changes). */
 static int get_actions(retrigger *w, const char *decision_task_id, const rt_actions **out,
-                       handled *h)
+                       rt_outcome *h)
 {
     for (size_t i = 0; i < ACTIONS_CACHE; i++) {
         if (w->cache[i].actions && !strcmp(w->cache[i].decision_task_id, decision_task_id)) {
@@ -212,11 +185,11 @@ static int get_actions(retrigger *w, const char *decision_task_id, const rt_acti
         long status = resp.status;
         rt_http_response_free(&resp);
         if (rc == RT_EUPSTREAM && status == 404) {
-            fail(h, DONE_ACK, "no-retrigger-action: no actions.json (%s)", errstr);
+            rt_outcome_set(h, RT_SETTLE_ACK, "no-retrigger-action: no actions.json (%s)", errstr);
             return RT_ENOTFOUND;
         }
-        fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD,
-             "upstream-error: actions.json: %s", errstr);
+        rt_outcome_set(h, rt_upstream_transient(rc) ? RT_SETTLE_RETRY : RT_SETTLE_DEAD,
+                       "upstream-error: actions.json: %s", errstr);
         return rc;
     }
     body = resp.body;
@@ -225,7 +198,7 @@ static int get_actions(retrigger *w, const char *decision_task_id, const rt_acti
     rc = rt_actions_parse(body, len, RT_ACTIONS_MAX_BYTES, &actions, errstr);
     rt_http_response_free(&resp);
     if (rc != RT_OK) {
-        fail(h, DONE_ACK, "no-retrigger-action: unusable actions.json: %s", errstr);
+        rt_outcome_set(h, RT_SETTLE_ACK, "no-retrigger-action: unusable actions.json: %s", errstr);
         return RT_ENOTFOUND;
     }
     cached_actions *slot = &w->cache[w->cache_next++ % ACTIONS_CACHE];
@@ -237,14 +210,14 @@ static int get_actions(retrigger *w, const char *decision_task_id, const rt_acti
 }
 
 /* The tags of the original task, for task actions (retrigger, backfill). */
-static int task_tags(retrigger *w, const char *task_id, json_t **tags_out, handled *h)
+static int task_tags(retrigger *w, const char *task_id, json_t **tags_out, rt_outcome *h)
 {
     char *body = NULL, errstr[RT_ERRSTR_SIZE] = "";
     size_t len = 0;
     int rc = rt_tc_get_task(w->http, w->cfg->taskcluster_root_url, task_id, &body, &len, errstr);
     if (rc != RT_OK) {
-        fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD,
-             "upstream-error: task definition: %s", errstr);
+        rt_outcome_set(h, rt_upstream_transient(rc) ? RT_SETTLE_RETRY : RT_SETTLE_DEAD,
+                       "upstream-error: task definition: %s", errstr);
         return rc;
     }
     json_error_t error;
@@ -282,7 +255,7 @@ static int load_set(retrigger *w, long long set_id, set_info *s, bool *found)
 
 /* Triggers the hook. Returns RT_OK with action_task_id, or an error with h filled. */
 static int call_hook(retrigger *w, const set_info *s, const rt_action *action, const char *payload,
-                     char action_task_id[23], handled *h)
+                     char action_task_id[23], rt_outcome *h)
 {
     char *group = rt_http_url_escape(action->hook_group_id);
     char *hook = rt_http_url_escape(action->hook_id);
@@ -300,13 +273,13 @@ static int call_hook(retrigger *w, const set_info *s, const rt_action *action, c
     if ((rc = rt_hawk_nonce(nonce)) != RT_OK ||
         (rc = rt_hawk_header(&creds, "POST", url, payload, "application/json", (long)time(NULL),
                              nonce, auth, sizeof auth)) != RT_OK) {
-        fail(h, DONE_DEAD, "cannot sign the hook call: %s", rt_strerror(rc));
+        rt_outcome_set(h, RT_SETTLE_DEAD, "cannot sign the hook call: %s", rt_strerror(rc));
         goto out;
     }
     rt_http_header headers[] = {{"Authorization", auth}, {"Content-Type", "application/json"}};
     const char *params[] = {s->id_text};
     if ((rc = rt_pg_exec(w->pg, SQL_ATTEMPT, 1, params, NULL)) != RT_OK) {
-        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         goto out;
     }
     rc = rt_http_request(w->http_post, "POST", url, headers, 2, payload, strlen(payload), &resp);
@@ -319,22 +292,25 @@ static int call_hook(retrigger *w, const set_info *s, const rt_action *action, c
             memcpy(action_task_id, id, 23);
         } else {
             rc = RT_EPROTO;
-            fail(h, DONE_RETRY, "upstream-error: hook answer without status.taskId");
+            rt_outcome_set(h, RT_SETTLE_RETRY, "upstream-error: hook answer without status.taskId");
         }
         json_decref(doc);
     } else if (resp.status == 401 || resp.status == 403) {
-        fail(h, DONE_DEAD,
-             "taskcluster refused the hook call (HTTP %ld): client %s needs scope "
-             "hooks:trigger-hook:%s/%s",
-             resp.status, w->cfg->taskcluster_client_id ? w->cfg->taskcluster_client_id : "(none)",
-             action->hook_group_id, action->hook_id);
+        rt_outcome_set(h, RT_SETTLE_DEAD,
+                       "taskcluster refused the hook call (HTTP %ld): client %s needs scope "
+                       "hooks:trigger-hook:%s/%s",
+                       resp.status,
+                       w->cfg->taskcluster_client_id ? w->cfg->taskcluster_client_id : "(none)",
+                       action->hook_group_id, action->hook_id);
         rc = RT_EAUTH;
     } else {
         /* 429, 5xx, a dropped connection: the call may or may not have arrived. The retry
          * looks for the action task before calling again. */
-        fail(h,
-             rc == RT_EUPSTREAM && resp.status < 500 && resp.status != 429 ? DONE_DEAD : DONE_RETRY,
-             "upstream-error: hook trigger: %s", rt_http_errstr(w->http_post));
+        rt_outcome_set(h,
+                       rc == RT_EUPSTREAM && resp.status < 500 && resp.status != 429
+                           ? RT_SETTLE_DEAD
+                           : RT_SETTLE_RETRY,
+                       "upstream-error: hook trigger: %s", rt_http_errstr(w->http_post));
     }
 out:
     rt_http_response_free(&resp);
@@ -344,7 +320,7 @@ out:
     return rc;
 }
 
-static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled *h)
+static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outcome *h)
 {
     set_info s;
     bool found = false;
@@ -352,12 +328,12 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
     char *payload_text = NULL;
     char errstr[RT_ERRSTR_SIZE] = "";
     if (load_set(w, req->set_id, &s, &found) != RT_OK) {
-        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return;
     }
     if (!found) {
         /* The request may overtake the commit of its set: look again later. */
-        fail(h, DONE_RETRY, "unknown-set: %lld", req->set_id);
+        rt_outcome_set(h, RT_SETTLE_RETRY, "unknown-set: %lld", req->set_id);
         return;
     }
     /* One worker per set at a time; Postgres drops the lock if this process dies. */
@@ -366,13 +342,13 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
     const char *lparams[] = {lock_key};
     PGresult *res = NULL;
     if (rt_pg_exec(w->pg, SQL_TRY_LOCK, 1, lparams, &res) != RT_OK) {
-        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return;
     }
     bool locked = PQgetvalue(res, 0, 0)[0] == 't';
     PQclear(res);
     if (!locked) {
-        fail(h, DONE_WAIT, "set-busy: another worker holds set %lld", s.id);
+        rt_outcome_set(h, RT_SETTLE_WAIT, "set-busy: another worker holds set %lld", s.id);
         return;
     }
 
@@ -381,7 +357,7 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
     const char *params[] = {s.id_text};
     res = NULL;
     if (rt_pg_exec(w->pg, SQL_ACTION, 1, params, &res) != RT_OK) {
-        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         goto out;
     }
     bool have_intent = PQntuples(res) == 1;
@@ -395,8 +371,9 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
      * timed out. */
     long long call_ms = (long long)w->cfg->http_connect_timeout_ms + w->cfg->http_timeout_ms;
     if (attempts > 0 && since_call_ms < call_ms) {
-        fail(h, DONE_WAIT, "call-in-flight: the hook call for set %lld started %lld ms ago", s.id,
-             since_call_ms);
+        rt_outcome_set(h, RT_SETTLE_WAIT,
+                       "call-in-flight: the hook call for set %lld started %lld ms ago", s.id,
+                       since_call_ms);
         goto out;
     }
 
@@ -411,14 +388,14 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
                                         action_name, s.label, s.original_task_id, action_task_id,
                                         &exists, errstr);
         if (rc != RT_OK) {
-            fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD,
-                 "upstream-error: task group: %s", errstr);
+            rt_outcome_set(h, rt_upstream_transient(rc) ? RT_SETTLE_RETRY : RT_SETTLE_DEAD,
+                           "upstream-error: task group: %s", errstr);
             goto out;
         }
         if (exists) {
             if (record_outcome(w, &s, action_name, "found-existing", action_task_id, NULL,
                                "requested") != RT_OK)
-                fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+                rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
             else
                 rt_log_info("action task found; not calling again", "set_id", s.id_text,
                             "action_task_id", action_task_id);
@@ -432,8 +409,8 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
     int rc = rt_th_job_for_task(w->http, w->cfg->treeherder_url, s.original_task_id, req->run_id,
                                 &job, &ingested, errstr);
     if (rc != RT_OK) {
-        fail(h, rt_upstream_transient(rc) ? DONE_RETRY : DONE_DEAD,
-             "upstream-error: treeherder: %s", errstr);
+        rt_outcome_set(h, rt_upstream_transient(rc) ? RT_SETTLE_RETRY : RT_SETTLE_DEAD,
+                       "upstream-error: treeherder: %s", errstr);
         goto out;
     }
     int c = ingested ? job.failure_classification_id : 0;
@@ -445,14 +422,14 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
         if (refund(w, &s, "classified-before-trigger") != RT_OK ||
             record_outcome(w, &s, action_name, "classified-before-trigger", NULL, why, "failed") !=
                 RT_OK)
-            fail(h, DONE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
+            rt_outcome_set(h, RT_SETTLE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
         else
             rt_log_info("classified before trigger; budget returned", "set_id", s.id_text);
         goto out;
     }
 
     const rt_actions *actions = NULL;
-    handled lookup = {DONE_ACK, ""};
+    rt_outcome lookup = {RT_SETTLE_ACK, ""};
     rc = get_actions(w, s.decision_task_id, &actions, &lookup);
     const rt_action *action = NULL;
     if (rc == RT_OK && !task_group_action_input) {
@@ -473,14 +450,14 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
             snprintf(lookup.reason, sizeof lookup.reason, "no-retrigger-action: %.200s", errstr);
     }
     if (rc != RT_OK) {
-        if (lookup.outcome != DONE_ACK) {
+        if (lookup.settle != RT_SETTLE_ACK) {
             *h = lookup;
             goto out;
         } /* transient or broken upstream */
         if (refund(w, &s, "no-retrigger-action") != RT_OK ||
             record_outcome(w, &s, action_name, "no-retrigger-action", NULL, lookup.reason,
                            "failed") != RT_OK)
-            fail(h, DONE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
+            rt_outcome_set(h, RT_SETTLE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
         else
             rt_log_warn("no retrigger action", "set_id", s.id_text, "reason", lookup.reason);
         goto out;
@@ -495,12 +472,12 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
                            &payload, errstr);
     if (rc != RT_OK) {
         /* A template we cannot render exactly is never sent approximately. */
-        fail(h, DONE_DEAD, "cannot render action %s: %s", action_name, errstr);
+        rt_outcome_set(h, RT_SETTLE_DEAD, "cannot render action %s: %s", action_name, errstr);
         goto out;
     }
     payload_text = json_dumps(payload, JSON_COMPACT);
     if (!payload_text) {
-        fail(h, DONE_REQUEUE, "out of memory");
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "out of memory");
         goto out;
     }
 
@@ -512,12 +489,12 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
                              payload_text,
                              w->cfg->dry_run ? "true" : "false"};
     if (rt_pg_exec(w->pg, SQL_INTENT, 7, iparams, NULL) != RT_OK) {
-        fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         goto out;
     }
     if (w->cfg->dry_run) {
         if (record_outcome(w, &s, action_name, "dry-run", NULL, NULL, "requested") != RT_OK)
-            fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         else
             rt_log_info("dry run: hook not called", "set_id", s.id_text, "hook_id",
                         action->hook_id);
@@ -527,7 +504,7 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, handled
     if (rc == RT_OK) {
         if (record_outcome(w, &s, action_name, "triggered", action_task_id, NULL, "requested") !=
             RT_OK)
-            fail(h, DONE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         else
             rt_log_info("retrigger action triggered", "set_id", s.id_text, "label", s.label,
                         "action_task_id", action_task_id);
@@ -548,85 +525,33 @@ out : {
     free(payload_text);
 }
 
-static void handle(retrigger *w, const rt_amqp_message *m, handled *h)
+static void handle(void *ctx, rt_amqp *src, rt_amqp_message *m, rt_outcome *h)
 {
-    h->outcome = DONE_ACK;
-    h->reason[0] = '\0';
+    retrigger *w = ctx;
+    (void)src;
     rt_retrigger_request req;
     char reason[RT_MESSAGE_REASON_SIZE];
     if (rt_retrigger_request_parse(m->body, m->len, &req, reason) != RT_OK) {
-        fail(h, DONE_DEAD, "%s", reason);
+        rt_outcome_set(h, RT_SETTLE_DEAD, "%s", reason);
         return;
     }
     retrigger_set(w, &req, h);
     rt_retrigger_request_free(&req);
 }
 
-static void process(retrigger *w, rt_amqp_message *m)
+/* The work queue with its delay queues, and its consumer. */
+static int declare(void *ctx, const rt_worker_conns *conns)
 {
-    handled h;
-    double started = rt_metrics_now();
-    handle(w, m, &h);
-    int rc = RT_OK;
-    switch (h.outcome) {
-    case DONE_ACK: rc = rt_amqp_ack(w->amqp, m); break;
-    case DONE_DEAD:
-        rt_log_warn("request dead-lettered", "reason", h.reason, "message_id", m->message_id);
-        rc = rt_amqp_dead_letter(w->amqp, m, h.reason);
-        break;
-    case DONE_RETRY:
-        if ((size_t)m->attempt >= w->ndelays) {
-            char why[RT_ERRSTR_SIZE + 64];
-            snprintf(why, sizeof why, "%s (after %d retries)", h.reason, m->attempt);
-            rt_log_warn("request dead-lettered", "reason", why, "message_id", m->message_id);
-            rc = rt_amqp_dead_letter(w->amqp, m, why);
-        } else {
-            rt_log_info("retrying later", "reason", h.reason);
-            rt_amqp_header headers[] = {{"x-retrig-last-error", h.reason}};
-            rt_amqp_publish_opts opts = {.headers = headers,
-                                         .header_count = 1,
-                                         .attempt = m->attempt + 1,
-                                         .message_id = m->message_id};
-            rc = rt_amqp_publish_delayed(w->amqp, w->queue, w->delays[m->attempt], m->body, m->len,
-                                         &opts);
-            if (rc == RT_OK) rc = rt_amqp_ack(w->amqp, m);
-        }
-        break;
-    case DONE_WAIT:
-        if (w->ndelays == 0) {
-            rc = rt_amqp_nack(w->amqp, m, true);
-            usleep(500 * 1000);
-        } else {
-            rt_log_info("set busy; looking again later", "reason", h.reason);
-            rt_amqp_header headers[] = {{"x-retrig-last-error", h.reason}};
-            rt_amqp_publish_opts opts = {.headers = headers,
-                                         .header_count = 1,
-                                         .attempt = m->attempt,
-                                         .message_id = m->message_id};
-            size_t d = (size_t)m->attempt < w->ndelays ? (size_t)m->attempt : w->ndelays - 1;
-            rc = rt_amqp_publish_delayed(w->amqp, w->queue, w->delays[d], m->body, m->len, &opts);
-            if (rc == RT_OK) rc = rt_amqp_ack(w->amqp, m);
-        }
-        break;
-    case DONE_REQUEUE:
-        rt_log_warn("storage failed, request requeued", "reason", h.reason);
-        rc = rt_amqp_nack(w->amqp, m, true);
-        usleep(500 * 1000);
-        break;
-    }
-    if (rc != RT_OK)
-        rt_log_warn("could not settle a request; the broker will redeliver it", "error",
-                    rt_amqp_errstr(w->amqp));
-    /* retrig_messages_total, retrig_dead_lettered_total and the processing time */
-    static const char *const names[] = {"acked", "retried", "dead-lettered", "requeued", "retried"};
-    const rt_std_metrics *metrics = rt_metrics_std();
-    bool dead =
-        h.outcome == DONE_DEAD || (h.outcome == DONE_RETRY && (size_t)m->attempt >= w->ndelays);
-    char reason[RT_METRICS_LABEL_SIZE];
-    rt_metrics_reason_label(h.reason, reason, sizeof reason);
-    rt_metric_inc(metrics->messages, dead ? "dead-lettered" : names[h.outcome], reason);
-    if (dead) rt_metric_inc(metrics->dead_lettered, m->queue, reason);
-    rt_metric_observe(metrics->processing_seconds, rt_metrics_now() - started, "single");
+    retrigger *w = ctx;
+    const rt_config *cfg = w->cfg;
+    char dlx[300], dlq[300];
+    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
+    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
+    rt_amqp_work_queue queues[] = {{w->queue, "retrigger", w->delays, w->ndelays}};
+    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, 1, 0};
+    int rc = rt_amqp_declare_topology(conns->broker, &topo);
+    if (rc == RT_OK) rc = rt_amqp_consume(conns->broker, w->queue);
+    return rc;
 }
 
 static int setup(retrigger *w, rt_config *cfg)
@@ -642,45 +567,25 @@ static int setup(retrigger *w, rt_config *cfg)
                      "dry_run is true");
         return RT_ECONFIG;
     }
-    rt_amqp_options opts;
-    rt_amqp_options_from_config(&opts, cfg, "retrigger");
-    if ((rc = rt_amqp_new(&w->amqp, &opts, errstr)) != RT_OK ||
-        (rc = rt_amqp_ensure_connected(w->amqp, 30000)) != RT_OK) {
-        rt_log_error("cannot connect to the broker", "error",
-                     w->amqp ? rt_amqp_errstr(w->amqp) : errstr);
-        return rc;
-    }
-    char dlx[300], dlq[300];
-    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
-    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
-    rt_amqp_work_queue queues[] = {{w->queue, "retrigger", w->delays, w->ndelays}};
-    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, 1, 0};
-    if ((rc = rt_amqp_declare_topology(w->amqp, &topo)) != RT_OK ||
-        (rc = rt_amqp_consume(w->amqp, w->queue)) != RT_OK) {
-        rt_log_error("cannot set up the queues", "error", rt_amqp_errstr(w->amqp));
-        return rc;
-    }
-    if ((rc = rt_redis_connect(&w->redis, cfg->redis_url, NULL, errstr)) != RT_OK) {
-        rt_log_error("cannot connect to Redis", "error", errstr);
-        return rc;
-    }
-    if ((rc = rt_pg_connect(&w->pg, cfg->database_url, "retrigger", errstr)) != RT_OK) {
-        rt_log_error("cannot connect to Postgres", "error", errstr);
-        return rc;
-    }
     rt_http_options hopts;
     rt_http_options_from_config(&hopts, cfg);
     if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) return rc;
     hopts.max_attempts = 1;
     if ((rc = rt_http_new(&w->http_post, &hopts, errstr)) != RT_OK) return rc;
+    rt_worker_setup connect = {
+        "retrigger", RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_REDIS | RT_WORKER_NEEDS_POSTGRES,
+        0,           1,
+        declare,     w};
+    if ((rc = rt_worker_connect(cfg, &connect, &w->conns)) != RT_OK) return rc;
+    w->amqp = w->conns.broker;
+    w->redis = w->conns.redis;
+    w->pg = w->conns.pg;
     return RT_OK;
 }
 
 static void teardown(retrigger *w)
 {
-    rt_amqp_free(w->amqp);
-    rt_redis_free(w->redis);
-    rt_pg_free(w->pg);
+    rt_worker_disconnect(&w->conns);
     rt_http_free(w->http);
     rt_http_free(w->http_post);
     for (size_t i = 0; i < ACTIONS_CACHE; i++) rt_actions_free(w->cache[i].actions);
@@ -689,31 +594,23 @@ static void teardown(retrigger *w)
 static int run(rt_config *cfg)
 {
     retrigger w = {0};
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    int status = 1;
-    if (setup(&w, cfg) != RT_OK) goto out;
-    rt_log_info("consuming", "queue", w.queue, "dry_run", cfg->dry_run ? "true" : "false");
-    while (!g_stop) {
-        rt_amqp_message m = {0};
-        /* Safe point: report readiness, apply a SIGHUP (nothing here is derived from it). */
-        rt_worker_health(&(rt_worker_conns){w.amqp, NULL, w.redis, w.pg});
-        (void)rt_worker_reload(cfg);
-        int rc = rt_amqp_next(w.amqp, &m, 500);
-        if (rc == RT_OK) {
-            process(&w, &m);
-            rt_amqp_message_free(&m);
-        } else if (rc != RT_ETIMEDOUT) {
-            rt_log_warn("broker connection lost; reconnecting", "error", rt_amqp_errstr(w.amqp));
-            usleep(200 * 1000);
-        }
+    int rc = setup(&w, cfg);
+    if (rc == RT_OK) {
+        rt_log_info("consuming", "queue", w.queue, "dry_run", cfg->dry_run ? "true" : "false");
+        rt_worker_settler settler = {w.amqp, w.queue, w.delays, w.ndelays, NULL, NULL};
+        rt_worker_loop loop = {.cfg = cfg,
+                               .conns = &w.conns,
+                               .lanes = 1,
+                               .apply_reloads = true,
+                               .sources = {w.amqp, NULL},
+                               .settler = &settler,
+                               .ctx = &w,
+                               .handle = handle};
+        rt_worker_consume(&loop);
+        rt_log_info("stopping: finished the request in hand");
     }
-    rt_log_info("stopping: finished the request in hand");
-    status = 0;
-out:
     teardown(&w);
-    return status;
+    return rt_worker_exit_status(rc);
 }
 
 static int check(rt_config *cfg)

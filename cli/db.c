@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* db.c - the commands' one way into Postgres, and what they tell a person when it fails. */
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/io/log.h"
+
+/* A hint for what the server or libpq said, or NULL. */
+static const char *hint_for(const char *sqlstate, const char *message)
+{
+    if (sqlstate && !strcmp(sqlstate, "42P01")) /* undefined_table */
+        return "is the database migrated? run: retrig migrate";
+    if (sqlstate && !strcmp(sqlstate, "3D000")) /* invalid_catalog_name */
+        return "the database does not exist: create it, then run retrig migrate";
+    if (message && strstr(message, "password authentication failed"))
+        return "check the user and password in database_url (RETRIG_DATABASE_URL)";
+    if (message && (strstr(message, "Connection refused") || strstr(message, "could not connect")))
+        return "is Postgres running? locally: bash deploy/local/services.sh start";
+    if (message && strstr(message, "does not exist") && strstr(message, "database"))
+        return "the database does not exist: create it, then run retrig migrate";
+    return NULL;
+}
+
+int rt__cli_connect(const rt_config *cfg, const char *program, rt_pg **pg)
+{
+    char errstr[RT_ERRSTR_SIZE] = "";
+    *pg = NULL;
+    if (!cfg->database_url || !*cfg->database_url) {
+        rt_log_error("database_url is not set", "hint",
+                     "set database_url in the configuration or RETRIG_DATABASE_URL");
+        return 1;
+    }
+    if (rt_pg_connect(pg, cfg->database_url, program, errstr) != RT_OK) {
+        rt_log_error("cannot connect to Postgres", "error", errstr, "hint", hint_for(NULL, errstr));
+        return 1;
+    }
+    return 0;
+}
+
+void rt__cli_db_error(rt_pg *pg, const char *what)
+{
+    const char *message = rt_pg_errstr(pg);
+    rt_log_error(what, "error", message, "hint", hint_for(rt_pg_sqlstate(pg), message));
+}
