@@ -127,8 +127,8 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("verdict policies on simulated failures: %ld per mix, 15%% regressions, seed %ld, "
-           "decide_* defaults (retrig: %s/retrig, in a temporary folder)\n\n",
-           cases, seed, RT_TEST_BIN_DIR);
+           "decide_* defaults (retrig: the build's bin/retrig, in a temporary folder)\n\n",
+           cases, seed);
     int failed = 0;
     for (size_t m = 0; m < 2; m++) {
         char file[64], args[600];
