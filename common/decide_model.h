@@ -192,8 +192,8 @@ size_t rt_decide_next_batch(const rt_decide_settings *s, const rt_decide_input *
 
 /* A Beta fitted by the method of moments to per-test (runs, failures): the flake-rate
  * distribution those tests' counts imply, binomial noise of short histories removed. Tests
- * with no runs are skipped. RT_EINVAL when fewer than 2 tests have runs or every rate is
- * equal and 0 (out untouched): keep the defaults then. */
+ * with no runs are skipped. RT_EINVAL (out untouched: keep the defaults) when fewer than 2
+ * tests have runs, or none or all of their runs failed. */
 typedef struct rt_decide_counts {
     long runs, failures;
 } rt_decide_counts;
