@@ -24,6 +24,9 @@ static void usage(FILE *out)
             "  errorsummary FILE... classify errorsummary artifacts (test-failure, infra, pass)\n"
             "  decide --original F [--retrigger F]... [--passed N] [--threshold N]\n"
             "                       replay retrig-decide's verdict from bug_suggestions files\n"
+            "  simulate --cases F [--policy seed|adaptive|mozci]... [--format table|json]\n"
+            "  simulate --generate N --seed S [--mix uniform|observed] [--regression-share P]\n"
+            "                       verdict policies over simulated failures, or such failures\n"
             "  decisions [--since 24h] [--project P] [--verdict V] [--format table|json]\n"
             "                       list the verdicts retrig-decide stored\n"
             "  explain TASK_ID      the whole story of the retrigger set of a task\n"
@@ -146,6 +149,8 @@ int main(int argc, char **argv)
         status = rt_cli_render_action(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "decide"))
         status = rt_cli_decide(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "simulate"))
+        status = rt_cli_simulate(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "decisions"))
         status = rt_cli_decisions(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "explain"))

@@ -37,6 +37,9 @@ const rt_config_key rt_config_keys[] = {
      "Postgres, as a libpq conninfo string or URI"},
     {"decide_cancel_pending", RT_CFG_BOOL, OFF(decide_cancel_pending), "false", 0, 0, false,
      "cancel the retriggers still pending once a set is decided early (Taskcluster queue, Hawk)"},
+    {"decide_confidence", RT_CFG_DOUBLE, OFF(decide_confidence), "0.95", 510000, 999000, false,
+     "adaptive policy: posterior probability at which a line is a regression (and 1 minus it, "
+     "below which every line must be for an intermittent)"},
     {"decide_delays_ms", RT_CFG_LIST, OFF(decide_delays_ms),
      "1000, 1000, 1000, 1000, 2000, 5000, 10000, 20000, 30000, 60000, 60000, 120000, 300000, "
      "600000",
@@ -45,6 +48,16 @@ const rt_config_key rt_config_keys[] = {
     {"decide_drop_single_tracking", RT_CFG_BOOL, OFF(decide_drop_single_tracking), "true", 0, 0,
      false,
      "ignore failure lines tracked by an open Treeherder single tracking bug for their test"},
+    {"decide_max_retriggers", RT_CFG_INT, OFF(decide_max_retriggers), "10", 1, 64, false,
+     "adaptive policy: most retriggers for one failure, counting those already there; then the "
+     "posterior decides (low-confidence)"},
+    {"decide_policy", RT_CFG_STRING, OFF(decide_policy), "seed", 0, 0, false,
+     "verdict policy: seed (decide_threshold reproductions) or adaptive (a posterior per "
+     "failure line from the test's own history and the reproductions)"},
+    {"decide_prior_regression", RT_CFG_DOUBLE, OFF(decide_prior_regression), "0.15", 1000, 999000,
+     false,
+     "adaptive policy: share of retriggered failures that are regressions, before any evidence "
+     "(an assumption; estimate it from past verdicts)"},
     {"decide_sweep_interval_s", RT_CFG_INT, OFF(decide_sweep_interval_s), "60", 1, 86400, false,
      "how often retrig-decide looks for sets past set_deadline_minutes"},
     {"decide_threshold", RT_CFG_INT, OFF(decide_threshold), "2", 1, 20, false,
@@ -224,6 +237,19 @@ int rt_config_set(rt_config *cfg, const char *key, const char *value, const char
             *(int *)field = (int)v;
         else
             *(long *)field = v;
+        return RT_OK;
+    }
+    case RT_CFG_DOUBLE: {
+        char *end = NULL;
+        errno = 0;
+        double v = strtod(value, &end);
+        double min = (double)k->min / 1e6, max = (double)k->max / 1e6;
+        if (errno || end == value || *end != '\0' || !(v >= min && v <= max)) {
+            rt_set_errstr(errstr, "%s: bad value for '%s': expected a number from %g to %g", origin,
+                          key, min, max);
+            return RT_ECONFIG;
+        }
+        *(double *)field = v;
         return RT_OK;
     }
     case RT_CFG_BOOL:
@@ -562,6 +588,10 @@ static int finish(rt_config *cfg, char *errstr)
             return RT_ECONFIG;
         }
     }
+    if (strcmp(cfg->decide_policy, "seed") != 0 && strcmp(cfg->decide_policy, "adaptive") != 0) {
+        rt_set_errstr(errstr, "bad value for 'decide_policy': expected seed or adaptive");
+        return RT_ECONFIG;
+    }
     if (cfg->http_backoff_base_ms > cfg->http_backoff_max_ms) {
         rt_set_errstr(errstr,
                       "bad value for 'http_backoff_base_ms': larger than http_backoff_max_ms");
@@ -654,6 +684,9 @@ void rt_config_print(const rt_config *cfg, FILE *out)
             break;
         case RT_CFG_LONG:
             snprintf(line, sizeof line, "%s = %ld", k->name, *(const long *)field);
+            break;
+        case RT_CFG_DOUBLE:
+            snprintf(line, sizeof line, "%s = %g", k->name, *(const double *)field);
             break;
         case RT_CFG_BOOL:
             snprintf(line, sizeof line, "%s = %s", k->name,

@@ -37,8 +37,12 @@ typedef struct rt_config {
     int classify_concurrency;
     char *database_url;
     bool decide_cancel_pending;
+    double decide_confidence;
     rt_config_list decide_delays_ms;
     bool decide_drop_single_tracking;
+    int decide_max_retriggers;
+    char *decide_policy;
+    double decide_prior_regression;
     int decide_sweep_interval_s;
     int decide_threshold;
     int drain_timeout_ms;
@@ -107,7 +111,8 @@ typedef enum {
     RT_CFG_LONG,
     RT_CFG_BOOL,
     RT_CFG_LEVEL,
-    RT_CFG_LIST
+    RT_CFG_LIST,
+    RT_CFG_DOUBLE /* min and max in millionths: 500000 is 0.5 */
 } rt_config_type;
 
 typedef struct rt_config_key {

@@ -18,7 +18,8 @@ import re
 import subprocess
 import sys
 
-BENCHES = ["bench_classify", "bench_decide", "bench_scaling", "bench_history", "bench_workers"]
+BENCHES = ["bench_classify", "bench_decide", "bench_scaling", "bench_history", "bench_workers",
+           "bench_simulate"]
 
 
 def read(path, default=""):
@@ -157,6 +158,49 @@ def main():
            if g("scaling_latency_ms") is not None else ""),
         f"{fmt(one, 'msg/s', 1)} against {fmt(many, 'msg/s', 1)}: ratio {fmt(sratio, '', 2)}",
         ">= 2.5", None if sratio is None else sratio >= 2.5)
+
+    def sim(mix, policy, measure):
+        return g(f"simulate.{mix}.{policy}.{measure}")
+
+    def pct(v):
+        return "not measured" if v is None else f"{v * 100:.1f}%"
+
+    def sim_row(mix, targets):
+        """targets: (measure, label, op, bound), checked on adaptive's figures."""
+        shown, checks, wanted = [], [], []
+        for measure, label, op, bound in targets:
+            v = sim(mix, "adaptive", measure)
+            share = measure == "false_regression"
+            shown.append(f"{label} " + (pct(v) if share else
+                                        fmt(v, "", 2 if measure in ("retriggers", "rounds") else 3)))
+            wanted.append(f"{label} {op} " + (f"{bound * 100:g}%" if share else f"{bound:g}"))
+            checks.append(None if v is None else (v >= bound if op == ">=" else v <= bound))
+        row(f"adaptive verdicts, {mix} mix ({fmt(g('simulate.cases'))} simulated failures, "
+            "15% regressions)", ", ".join(shown), ", ".join(wanted),
+            None if None in checks else all(checks))
+
+    sim_row("uniform", [("accuracy", "accuracy", ">=", 0.97), ("recall", "recall", ">=", 0.92),
+                        ("false_regression", "intermittents called regression", "<=", 0.02),
+                        ("retriggers", "retriggers/failure", "<=", 2.75),
+                        ("rounds", "rounds/failure", "<=", 1.3)])
+    sim_row("observed", [("accuracy", "accuracy", ">=", 0.95),
+                         ("retriggers", "retriggers/failure", "<=", 4.5),
+                         ("rounds", "rounds/failure", "<=", 1.6)])
+    beats, oks = [], []
+    for mix in ("uniform", "observed"):
+        acc = {p: sim(mix, p, "accuracy") for p in ("seed", "adaptive", "mozci")}
+        ra, rs = sim(mix, "adaptive", "retriggers"), sim(mix, "seed", "retriggers")
+        beats.append(f"{mix}: accuracy {fmt(acc['adaptive'], '', 3)} (seed "
+                     f"{fmt(acc['seed'], '', 3)}, mozci {fmt(acc['mozci'], '', 3)}), "
+                     f"retriggers {fmt(ra, '', 2)} (seed {fmt(rs, '', 2)})")
+        oks.append(None if None in (acc["adaptive"], acc["seed"], ra, rs)
+                   else acc["adaptive"] > acc["seed"] and ra < rs)
+    row("adaptive against seed on the same failures", "; ".join(beats),
+        "more accurate with fewer retriggers, both mixes", None if None in oks else all(oks))
+    s15, s50 = g("simulate.seed_at_15.false_regression"), g("simulate.seed_at_50.false_regression")
+    row("seed: intermittents failing 15% / 50% of the time called regression",
+        f"{pct(s15)} / {pct(s50)}", "binomial 16.5% / 81.25%, within 1.5 points",
+        None if None in (s15, s50) else abs(s15 - 0.1648) < 0.015 and abs(s50 - 0.8125) < 0.015)
 
     failed = [b for b in BENCHES if status.get(b) not in ("0", "")]
     lines = [

@@ -60,6 +60,41 @@ figure: history_command_ms.retrig_report_project_gecko 3435.0
     "bench_workers": """{"ts":"2026-01-01T00:00:00Z","level":"info","msg":"noise"}
 figure: rss_peak_mb.retrig-decide 9.8
 figure: rss_peak_mb.retrig-history 11.2
+""",    "bench_simulate": """$ retrig simulate --cases uniform.jsonl --policy seed --policy adaptive --policy mozci
+| policy | accuracy |
+figure: simulate.uniform.seed.accuracy 0.891
+figure: simulate.uniform.seed.recall 0.958
+figure: simulate.uniform.seed.false_regression 0.121
+figure: simulate.uniform.seed.retriggers 5
+figure: simulate.uniform.seed.rounds 1
+figure: simulate.uniform.adaptive.accuracy 0.985
+figure: simulate.uniform.adaptive.recall 0.934
+figure: simulate.uniform.adaptive.false_regression 0.0054
+figure: simulate.uniform.adaptive.retriggers 2.62
+figure: simulate.uniform.adaptive.rounds 1.23
+figure: simulate.uniform.mozci.accuracy 0.959
+figure: simulate.uniform.mozci.recall 0.74
+figure: simulate.uniform.mozci.false_regression 0.001
+figure: simulate.uniform.mozci.retriggers 5
+figure: simulate.uniform.mozci.rounds 1
+figure: simulate.observed.seed.accuracy 0.676
+figure: simulate.observed.seed.recall 0.958
+figure: simulate.observed.seed.false_regression 0.375
+figure: simulate.observed.seed.retriggers 5
+figure: simulate.observed.seed.rounds 1
+figure: simulate.observed.adaptive.accuracy 0.94
+figure: simulate.observed.adaptive.recall 0.939
+figure: simulate.observed.adaptive.false_regression 0.007
+figure: simulate.observed.adaptive.retriggers 2.88
+figure: simulate.observed.adaptive.rounds 1.36
+figure: simulate.observed.mozci.accuracy 0.955
+figure: simulate.observed.mozci.recall 0.74
+figure: simulate.observed.mozci.false_regression 0.006
+figure: simulate.observed.mozci.retriggers 5
+figure: simulate.observed.mozci.rounds 1
+figure: simulate.seed_at_15.false_regression 0.1703
+figure: simulate.seed_at_50.false_regression 0.8091
+figure: simulate.cases 20000
 """,
 }
 
@@ -111,6 +146,19 @@ check("retrig-decide 9.8 MB" in row and "retrig-classify-eligible 14.9 MB" in ro
       and row.endswith("| met |"), f"rss row: {row}")
 row = summary_row(page, "retrig-classify, 1 against 3 replicas")
 check("2.93" in row and "50 ms" in row and row.endswith("| met |"), f"scaling row: {row}")
+row = summary_row(page, "adaptive verdicts, uniform mix")
+check("(20,000 simulated failures" in row and "accuracy 0.985" in row and "recall 0.934" in row
+      and "intermittents called regression 0.5%" in row and "retriggers/failure 2.62" in row
+      and "rounds/failure <= 1.3" in row and row.endswith("| met |"), f"simulate uniform row: {row}")
+row = summary_row(page, "adaptive verdicts, observed mix")
+check("accuracy 0.940" in row and "**not met**" in row, f"simulate observed row (0.94 < 0.95): {row}")
+row = summary_row(page, "adaptive against seed")
+check("uniform: accuracy 0.985 (seed 0.891, mozci 0.959), retriggers 2.62 (seed 5.00)" in row
+      and row.endswith("| met |"), f"adaptive against seed row: {row}")
+row = summary_row(page, "seed: intermittents failing 15% / 50%")
+check("17.0% / 80.9%" in row and row.endswith("| met |"), f"seed known figures row: {row}")
+check("### `build-bench/bench/bench_simulate`" in page and "| policy | accuracy |" in page,
+      "simulate's tables shown")
 check("Benchmarks that did not finish: bench_scaling." in page, "failed benchmark named")
 check("at commit `abc1234`" in page, "commit stated")
 check(re.search(r"- \d+ cores: ", page) is not None, "machine section")
@@ -123,7 +171,7 @@ report_src = REPORT.read_text()
 bench_src = "".join(p.read_text() for p in (SOURCE / "tests" / "bench").glob("bench_*.c"))
 for key in sorted(set(re.findall(r'g\("([a-z_]+)"\)', report_src))):
     check(f"figure: {key} " in bench_src, f"no benchmark prints figure {key}")
-for prefix in ("history_%s_ms.", "rss_peak_mb."):
+for prefix in ("history_%s_ms.", "rss_peak_mb.", "simulate.%s.%s.%s ", "simulate.seed_at_"):
     check(f"figure: {prefix}" in bench_src, f"no benchmark prints {prefix}*")
 
 for f in failures:

@@ -223,6 +223,56 @@ static void test_unreadable_secret_file_names_the_key(void **state)
     rt_config_free(&cfg);
 }
 
+/* The verdict policy keys (common/decide_policy.h): defaults, a file, bad values. */
+static void test_decide_policy_keys_load_and_are_validated(void **state)
+{
+    (void)state;
+    rt_config cfg;
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_config_load(&cfg, NULL, err), RT_OK);
+    assert_string_equal(cfg.decide_policy, "seed");
+    assert_true(cfg.decide_confidence == 0.95);
+    assert_int_equal(cfg.decide_max_retriggers, 10);
+    assert_true(cfg.decide_prior_regression == 0.15);
+    rt_config_free(&cfg);
+
+    char *path = write_temp("decide_policy = adaptive\ndecide_confidence = 0.99\n"
+                            "decide_max_retriggers = 8\ndecide_prior_regression = 0.2\n");
+    assert_int_equal(rt_config_load(&cfg, path, err), RT_OK);
+    assert_string_equal(cfg.decide_policy, "adaptive");
+    assert_true(cfg.decide_confidence == 0.99);
+    assert_int_equal(cfg.decide_max_retriggers, 8);
+    assert_true(cfg.decide_prior_regression == 0.2);
+    char *printed = NULL;
+    size_t printed_len = 0;
+    FILE *out = open_memstream(&printed, &printed_len);
+    rt_config_print(&cfg, out);
+    fclose(out);
+    assert_non_null(strstr(printed, "decide_confidence = 0.99\n"));
+    assert_non_null(strstr(printed, "decide_prior_regression = 0.2\n"));
+    free(printed);
+    rt_config_free(&cfg);
+    free(path);
+
+    static const char *const bad[][2] = {
+        {"decide_policy = mozci\n", "decide_policy"},
+        {"decide_confidence = 1\n", "decide_confidence"},
+        {"decide_confidence = 0.5\n", "decide_confidence"},
+        {"decide_confidence = high\n", "decide_confidence"},
+        {"decide_confidence = nan\n", "decide_confidence"},
+        {"decide_prior_regression = 0\n", "decide_prior_regression"},
+        {"decide_max_retriggers = 0\n", "decide_max_retriggers"},
+        {"decide_max_retriggers = 65\n", "decide_max_retriggers"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        path = write_temp(bad[i][0]);
+        assert_int_equal(rt_config_load(&cfg, path, err), RT_ECONFIG);
+        if (!strstr(err, bad[i][1])) fail_msg("'%s' does not name '%s'", err, bad[i][1]);
+        rt_config_free(&cfg);
+        free(path);
+    }
+}
+
 static void test_every_key_has_help_and_keys_are_alphabetical(void **state)
 {
     (void)state;
@@ -248,6 +298,7 @@ int main(void)
         cmocka_unit_test_setup(test_bad_environment_value_names_the_variable, setup),
         cmocka_unit_test_setup(test_secret_files_are_read_and_never_printed, setup),
         cmocka_unit_test_setup(test_unreadable_secret_file_names_the_key, setup),
+        cmocka_unit_test_setup(test_decide_policy_keys_load_and_are_validated, setup),
         cmocka_unit_test_setup(test_every_key_has_help_and_keys_are_alphabetical, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
