@@ -34,6 +34,10 @@ typedef struct rt_config {
     rt_config_list budget_limits;
     int budget_minimum;
     int classify_concurrency;
+    double culprit_confidence;
+    int culprit_max_depth;
+    int culprit_max_jobs;
+    rt_config_list culprit_projects;
     char *database_url;
     bool decide_cancel_pending;
     rt_config_list decide_delays_ms;
@@ -104,7 +108,8 @@ typedef enum {
     RT_CFG_LONG,
     RT_CFG_BOOL,
     RT_CFG_LEVEL,
-    RT_CFG_LIST
+    RT_CFG_LIST,
+    RT_CFG_FRACTION /* a decimal number; min and max are in thousandths */
 } rt_config_type;
 
 typedef struct rt_config_key {
