@@ -24,6 +24,10 @@ static void usage(FILE *out)
             "  errorsummary FILE... classify errorsummary artifacts (test-failure, infra, pass)\n"
             "  decide --original F [--retrigger F]... [--passed N] [--threshold N]\n"
             "                       replay retrig-decide's verdict from bug_suggestions files\n"
+            "  culprit --pushes FILE [--history-runs N --history-failures K] [--confidence C]\n"
+            "          [--threshold N] [--max-jobs N]\n"
+            "                       the next probe of a search for the push that caused a\n"
+            "                       regression, or the culprit (--simulate N: a benchmark)\n"
             "  decisions [--since 24h] [--project P] [--verdict V] [--format table|json]\n"
             "                       list the verdicts retrig-decide stored\n"
             "  explain TASK_ID      the whole story of the retrigger set of a task\n"
@@ -129,6 +133,8 @@ int main(int argc, char **argv)
         status = rt_cli_render_action(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "decide"))
         status = rt_cli_decide(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "culprit"))
+        status = rt_cli_culprit(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "decisions"))
         status = rt_cli_decisions(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "explain"))
