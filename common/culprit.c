@@ -7,21 +7,33 @@
 #include <stdio.h>
 #include <string.h>
 
+/* P(Binomial(n, p) < k): the first k terms, each from the one before by the ratio
+ * (n - i) / (i + 1) * p / (1 - p), in logarithms so that (1 - p)^n does not underflow. */
+static double binomial_below(int n, double p, int k)
+{
+    if (k <= 0) return 0.0;
+    if (k > n || p <= 0.0) return 1.0;
+    if (p >= 1.0) return 0.0;
+    double log_term = n * log1p(-p), log_ratio = log(p) - log1p(-p), sum = 0.0;
+    for (int i = 0; i < k; i++) {
+        sum += exp(log_term);
+        log_term += log((double)(n - i) / (i + 1)) + log_ratio;
+    }
+    return sum > 1.0 ? 1.0 : sum;
+}
+
 double rt_culprit_binomial_tail(int n, double p, int k)
 {
     if (k <= 0) return 1.0;
-    if (k > n) return 0.0;
-    if (p <= 0.0) return 0.0;
+    if (k > n || p <= 0.0) return 0.0;
     if (p >= 1.0) return 1.0;
-    /* P(X = i) from P(X = 0) by the ratio (n - i) / (i + 1) * p / (1 - p), summed from k on;
-     * in logarithms so that (1 - p)^n does not underflow for large n. */
-    double log_term = n * log1p(-p), log_ratio = log(p) - log1p(-p), tail = 0.0;
-    for (int i = 0; i < n; i++) {
-        if (i >= k) tail += exp(log_term);
-        log_term += log((double)(n - i) / (i + 1)) + log_ratio;
+    /* The shorter sum: the k terms below, or the n - k + 1 terms from k up (as the terms
+     * below n - k + 1 of Binomial(n, 1 - p)). */
+    if (k <= n / 2) {
+        double tail = 1.0 - binomial_below(n, p, k);
+        return tail < 0.0 ? 0.0 : tail;
     }
-    tail += exp(log_term); /* i = n */
-    return tail > 1.0 ? 1.0 : tail;
+    return binomial_below(n, 1.0 - p, n - k + 1);
 }
 
 static bool model_valid(const rt_culprit_model *m)
@@ -37,7 +49,7 @@ static bool model_valid(const rt_culprit_model *m)
 static int runs_for(int j, double r, double confidence)
 {
     for (int n = j; n < RT_CULPRIT_MAX_TIMES; n++)
-        if (1.0 - rt_culprit_binomial_tail(n, r, j) <= 1.0 - confidence) return n;
+        if (binomial_below(n, r, j) <= 1.0 - confidence) return n;
     return RT_CULPRIT_MAX_TIMES;
 }
 

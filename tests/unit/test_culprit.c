@@ -466,7 +466,7 @@ static void test_property_range_holds_the_culprit_under_consistent_outcomes(void
 {
     (void)state;
     uint64_t rng = 24;
-    for (int i = 0; i < 3000; i++) {
+    for (int i = 0; i < 1000; i++) {
         size_t skipped = 1 + splitmix(&rng) % 40;
         size_t count = skipped + 2;
         int first_runs = (int)(splitmix(&rng) % 3); /* never ran, ran once, ran twice */
