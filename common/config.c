@@ -40,7 +40,8 @@ const rt_config_key rt_config_keys[] = {
      "it may bisect) at most"},
     {"culprit_max_jobs", RT_CFG_INT, OFF(culprit_max_jobs), "120", 0, 100000, false,
      "jobs one culprit search may spend on probes, then it stops with the range that holds "
-     "the culprit (120: 20 pushes at mozci's 6 runs; 0.02% of simulated searches need more)"},
+     "the culprit (120: 20 pushes at mozci's 6 runs; under 1 simulated search in 10,000 needs "
+     "more)"},
     {"culprit_projects", RT_CFG_LIST, OFF(culprit_projects), "autoland", 0, 0, false,
      "Treeherder projects (globs) whose regressions get a culprit search"},
     {"database_url", RT_CFG_STRING, OFF(database_url),

@@ -56,11 +56,13 @@ typedef struct rt_culprit_sim_row {
     long stopped; /* the budget ran out (not correct) */
     long rounds;  /* probes requested, summed */
     long rounds_max;
-    long within_bound; /* cases with rounds <= ceil(log2(C + 1)) */
-    int bound_max;     /* the largest ceil(log2(C + 1)) of the row */
-    long jobs;         /* jobs the searches spent */
-    long linear_jobs;  /* C x n for each case */
-    long jobs_max;     /* the most one search spent */
+    long within_bound;              /* cases with rounds <= ceil(log2(C + 1)) */
+    long within_bound_reruns_aside; /* the same, not counting rounds that only added runs to
+                                       a push already probed (ambiguous or short) */
+    int bound_max;                  /* the largest ceil(log2(C + 1)) of the row */
+    long jobs;                      /* jobs the searches spent */
+    long linear_jobs;               /* C x n for each case */
+    long jobs_max;                  /* the most one search spent */
 } rt_culprit_sim_row;
 
 typedef struct rt_culprit_sim_report {

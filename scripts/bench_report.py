@@ -18,7 +18,8 @@ import re
 import subprocess
 import sys
 
-BENCHES = ["bench_classify", "bench_decide", "bench_scaling", "bench_history", "bench_workers"]
+BENCHES = ["bench_classify", "bench_decide", "bench_scaling", "bench_history", "bench_workers",
+           "bench_culprit"]
 
 
 def read(path, default=""):
@@ -73,6 +74,10 @@ def fmt(value, unit="", decimals=0):
         return "not measured"
     text = f"{value:,.{decimals}f}"
     return f"{text} {unit}".strip()
+
+
+def pct(value):
+    return "not measured" if value is None else f"{value:.1f}%"
 
 
 def verdict(ok, target="?"):
@@ -157,6 +162,22 @@ def main():
            if g("scaling_latency_ms") is not None else ""),
         f"{fmt(one, 'msg/s', 1)} against {fmt(many, 'msg/s', 1)}: ratio {fmt(sratio, '', 2)}",
         ">= 2.5", None if sratio is None else sratio >= 2.5)
+
+    correct, trusted = g("culprit_correct_pct"), g("culprit_trusted_correct_pct")
+    row("culprit search, simulated with known truth: culprit named correctly"
+        + (f" ({fmt(g('culprit_cases'))} searches; {pct(trusted)} when the known-good push is "
+           "trusted as a linear backfill does)" if g("culprit_cases") else ""),
+        pct(correct), ">= 95%", None if correct is None else correct >= 95)
+    within, aside = g("culprit_rounds_within_bound_pct"), g(
+        "culprit_rounds_within_bound_reruns_aside_pct")
+    row("culprit search: probing rounds at most ceil(log2(skipped pushes + 1))",
+        f"{pct(within)} of searches"
+        + (f" ({pct(aside)} not counting reruns of ambiguous probes)"
+           if aside is not None else ""),
+        "every search", None if within is None else within >= 100)
+    jobs = g("culprit_jobs_ratio")
+    row("culprit search: jobs against a linear backfill of the skipped pushes with the same "
+        "times", fmt(jobs, "", 2), "<= 0.40", None if jobs is None else jobs <= 0.40)
 
     failed = [b for b in BENCHES if status.get(b) not in ("0", "")]
     lines = [

@@ -61,6 +61,15 @@ figure: history_command_ms.retrig_report_project_gecko 3435.0
 figure: rss_peak_mb.retrig-decide 9.8
 figure: rss_peak_mb.retrig-history 11.2
 """,
+    "bench_culprit": """| all | 100000 | 96.9% |
+figure: culprit_cases 100000
+figure: culprit_correct_pct 96.9
+figure: culprit_stopped_pct 0.01
+figure: culprit_rounds_within_bound_pct 97.9
+figure: culprit_rounds_within_bound_reruns_aside_pct 100.0
+figure: culprit_jobs_ratio 0.34
+figure: culprit_trusted_correct_pct 91.4
+""",
 }
 
 
@@ -111,6 +120,16 @@ check("retrig-decide 9.8 MB" in row and "retrig-classify-eligible 14.9 MB" in ro
       and row.endswith("| met |"), f"rss row: {row}")
 row = summary_row(page, "retrig-classify, 1 against 3 replicas")
 check("2.93" in row and "50 ms" in row and row.endswith("| met |"), f"scaling row: {row}")
+row = summary_row(page, "culprit search, simulated")
+check("96.9%" in row and "100,000 searches" in row and "91.4%" in row and row.endswith("| met |"),
+      f"culprit correctness row: {row}")
+row = summary_row(page, "culprit search: probing rounds")
+check("97.9% of searches" in row and "100.0% not counting reruns" in row
+      and "**not met**" in row, f"culprit rounds row: {row}")
+row = summary_row(page, "culprit search: jobs")
+check("0.34" in row and row.endswith("| met |"), f"culprit jobs row: {row}")
+check("### `build-bench/bench/bench_culprit`" in page and "| all | 100000 | 96.9% |" in page,
+      "culprit output shown")
 check("Benchmarks that did not finish: bench_scaling." in page, "failed benchmark named")
 check("at commit `abc1234`" in page, "commit stated")
 check(re.search(r"- \d+ cores: ", page) is not None, "machine section")
