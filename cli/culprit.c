@@ -170,7 +170,7 @@ int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
     long history_runs = 0, history_failures = 0, threshold = cfg->decide_threshold;
     long max_jobs = cfg->culprit_max_jobs, jobs_spent = -1, cases = 0, seed = 1;
     double rate = -1, confidence = cfg->culprit_confidence;
-    bool trust_first = false;
+    bool trust_first = false, seed_given = false;
     int c;
     while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         const char *bad = NULL;
@@ -210,6 +210,7 @@ int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
             break;
         case 'e':
             if (parse_long(optarg, 0, 2147483647L, &seed)) bad = "--seed wants 0..2147483647";
+            seed_given = true;
             break;
         case 'T': trust_first = true; break;
         case 'h': usage(stdout); return 0;
@@ -228,6 +229,10 @@ int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
     if (!path == !cases) {
         fprintf(stderr, "retrig culprit: give either --pushes FILE or --simulate N\n");
         usage(stderr);
+        return 2;
+    }
+    if (path && (seed_given || trust_first)) {
+        fprintf(stderr, "retrig culprit: --seed and --trust-first go with --simulate\n");
         return 2;
     }
     if (history_failures > history_runs) {

@@ -46,24 +46,28 @@
  * of a search are right together with probability at least c.
  *
  * The seed rule (rt_culprit_seed_classify, used when no function is given), until a
- * flake-rate-aware model replaces it. With the push's confidence c, decide threshold T,
- * reproduction rate r of the regression (the share of the failing push's runs that reproduce the
- * line) and the test's history of H runs with F failures on other pushes: f  the test's flake rate,
- * (F + 1) / (H + 2) (rule of succession; 0.5 with no history). n_j  the smallest n >= j with
- * P(Binomial(n, r) < j) <= 1 - c: runs after which a bad push has shown j reproductions with
- * probability at least c (n_j = j when r = 1). k  reproductions that make a push bad: the smallest
- * j in 1..T whose false alarm P(Binomial(n_j, f) >= j) <= 1 - c, else T (decide_threshold: the seed
- * rule "regression when at least T runs reproduce the line"). A long clean history makes k = 1 and
- * so fewer runs. n  = n_k, the probe's `times` (at most RT_CULPRIT_MAX_TIMES); the bound on a
- * push's runs is 2n. A push with m finished runs of which x reproduced: x >= k            bad; but
- * when the history shows flakiness (H > 0) and a good push of this test would show x reproductions
- * in m runs with probability P(Binomial(m, f) >= x) > 1 - c, it is ambiguous: n more runs (up to
+ * flake-rate-aware model replaces it. With the push's confidence c, the decide threshold T,
+ * the regression's reproduction rate r (the share of the failing push's runs that reproduce
+ * the line) and the test's history of H runs with F failures on other pushes:
+ *   f    the test's flake rate, (F + 1) / (H + 2) (rule of succession; 0.5 with no history).
+ *   n_j  the smallest n >= j with P(Binomial(n, r) < j) <= 1 - c: the runs after which a bad
+ *        push has shown j reproductions with probability at least c (n_j = j when r = 1).
+ *   k    reproductions that make a push bad: the smallest j in 1..T whose false alarm
+ *        P(Binomial(n_j, f) >= j) <= 1 - c, else T (decide_threshold: the seed rule
+ *        "regression when at least T runs reproduce the line"). A long clean history makes
+ *        k = 1, and so fewer runs.
+ *   n    n_k, the probe's `times` (at most RT_CULPRIT_MAX_TIMES); a push's runs are
+ *        bounded by 2n.
+ * A push with m finished runs of which x reproduced:
+ *   x >= k            bad; but when the history shows flakiness (H > 0) and a good push of
+ *                     this test would show x reproductions in m runs with probability
+ *                     P(Binomial(m, f) >= x) > 1 - c, it is ambiguous: n more runs (up to
  *                     2n); at 2n runs the likelihood ratio decides: bad when
  *                     x ln(r / f) + (m - x) ln((1 - r) / (1 - f)) >= 0.
  *   x < k and m >= n  good: a bad push shows fewer than k reproductions in n runs with
  *                     probability at most 1 - c.
- *   otherwise         open: n - m more runs (a first push that ran once is not known good
- *                     unless n = 1, so it takes part in the bisection).
+ *   otherwise         open: n - m more runs (so a first push that ran once and passed is
+ *                     only presumed good, unless n = 1: see lower).
  *
  * Worked example: c = 0.95, T = 2, no history, r = 0.75. Window of 8 pushes: N-7 ran once
  * and passed, N-6 .. N-1 skipped, N failing; the true culprit is N-6. Each push is classified
@@ -176,11 +180,10 @@ typedef struct rt_culprit_result {
 
 /* The next step of the search. Reason codes: found "no-candidate" (nothing between a good
  * first push and the failing push) or "bisected"; culprit-before-window
- * "first-push-reproduces"; searching "bisect" (a new push), "more-runs" (the same push,
- * its runs were not enough or ambiguous), "confirm-first" (push 0 alone) or "waiting"
- * (probe -1: its runs are pending);
- * stopped "budget-exhausted". RT_EINVAL (result stopped, reason "invalid-input") when the
- * window, the model or a classification is out of range. */
+ * "first-push-reproduces"; searching "bisect" (a new push), "more-runs" (the same push: its
+ * runs were not enough or ambiguous), "confirm-first" (push 0 alone) or "waiting" (probe
+ * -1: its runs are pending); stopped "budget-exhausted". RT_EINVAL (result stopped, reason
+ * "invalid-input: ...") when the window, the model or a classification is out of range. */
 RT_MUSTCHECK int rt_culprit_next(const rt_culprit_input *in, rt_culprit_result *out);
 
 /* An estimate of the regression's reproduction rate r from the failing push's runs (the

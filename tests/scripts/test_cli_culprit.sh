@@ -206,6 +206,7 @@ culprit "--history-failures above --history-runs" 2 "exceeds" -- --pushes "$work
 culprit "--reproduction-rate 0" 2 "reproduction-rate" -- --pushes "$work/six.json" --reproduction-rate 0
 culprit "--max-jobs negative" 2 "max-jobs" -- --pushes "$work/six.json" --max-jobs -1
 culprit "--simulate 0" 2 "simulate" -- --simulate 0
+culprit "--trust-first without --simulate" 2 "go with --simulate" -- --pushes "$work/six.json" --trust-first
 culprit "a stray argument" 2 "unexpected argument" -- --pushes "$work/six.json" extra
 culprit "an unknown option" 2 "usage: retrig culprit" -- --pushes "$work/six.json" --bogus
 "$BIN/retrig" culprit --help >"$work/out" 2>&1 && grep -q "usage: retrig culprit" "$work/out" \
