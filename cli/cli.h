@@ -21,6 +21,7 @@ int rt_cli_ingest_junit(int argc, char **argv, rt_config *cfg);
 int rt_cli_flakes(int argc, char **argv, rt_config *cfg);
 int rt_cli_report(int argc, char **argv, rt_config *cfg);
 int rt_cli_simulate(int argc, char **argv, rt_config *cfg);
+int rt_cli_culprit(int argc, char **argv, rt_config *cfg);
 
 /* Shared by flakes.c and report.c. */
 #include <jansson.h>

@@ -27,6 +27,10 @@ static void usage(FILE *out)
             "  simulate --cases F [--policy seed|adaptive|mozci]... [--format table|json]\n"
             "  simulate --generate N --seed S [--mix uniform|observed] [--regression-share P]\n"
             "                       verdict policies over simulated failures, or such failures\n"
+            "  culprit --pushes FILE [--history-runs N --history-failures K] [--confidence C]\n"
+            "          [--threshold N] [--max-jobs N]\n"
+            "                       the next probe of a search for the push that caused a\n"
+            "                       regression, or the culprit (--simulate N: a benchmark)\n"
             "  decisions [--since 24h] [--project P] [--verdict V] [--format table|json]\n"
             "                       list the verdicts retrig-decide stored\n"
             "  explain TASK_ID      the whole story of the retrigger set of a task\n"
@@ -151,6 +155,8 @@ int main(int argc, char **argv)
         status = rt_cli_decide(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "simulate"))
         status = rt_cli_simulate(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "culprit"))
+        status = rt_cli_culprit(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "decisions"))
         status = rt_cli_decisions(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "explain"))

@@ -32,6 +32,18 @@ const rt_config_key rt_config_keys[] = {
     {"classify_concurrency", RT_CFG_INT, OFF(classify_concurrency), "4", 1, 64, false,
      "messages one retrig-classify process handles at once (lanes, each with its own "
      "connections)"},
+    {"culprit_confidence", RT_CFG_DOUBLE, OFF(culprit_confidence), "0.95", 500000, 999000, false,
+     "probability with which a culprit search names the right push (0.5 to 0.999); each "
+     "probed push is classified with 1 - (1 - c) / ceil(log2(pushes)), which sets its runs"},
+    {"culprit_max_depth", RT_CFG_INT, OFF(culprit_max_depth), "20", 1, 99, false,
+     "pushes between a culprit search window's first push and the failing push (the pushes "
+     "it may bisect) at most"},
+    {"culprit_max_jobs", RT_CFG_INT, OFF(culprit_max_jobs), "120", 0, 100000, false,
+     "jobs one culprit search may spend on probes, then it stops with the range that holds "
+     "the culprit (120: 20 pushes at mozci's 6 runs; under 1 simulated search in 10,000 needs "
+     "more)"},
+    {"culprit_projects", RT_CFG_LIST, OFF(culprit_projects), "autoland", 0, 0, false,
+     "Treeherder projects (globs) whose regressions get a culprit search"},
     {"database_url", RT_CFG_STRING, OFF(database_url),
      "postgresql://retrig:retrig@127.0.0.1:5433/retrig", 0, 0, false,
      "Postgres, as a libpq conninfo string or URI"},
@@ -244,7 +256,8 @@ int rt_config_set(rt_config *cfg, const char *key, const char *value, const char
         errno = 0;
         double v = strtod(value, &end);
         double min = (double)k->min / 1e6, max = (double)k->max / 1e6;
-        if (errno || end == value || *end != '\0' || !(v >= min && v <= max)) {
+        bool decimal = strspn(value, "0123456789.") == strlen(value); /* no hex, exponent, nan */
+        if (!decimal || errno || end == value || *end != '\0' || !(v >= min && v <= max)) {
             rt_set_errstr(errstr, "%s: bad value for '%s': expected a number from %g to %g", origin,
                           key, min, max);
             return RT_ECONFIG;

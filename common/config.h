@@ -35,6 +35,10 @@ typedef struct rt_config {
     rt_config_list budget_limits;
     int budget_minimum;
     int classify_concurrency;
+    double culprit_confidence;
+    int culprit_max_depth;
+    int culprit_max_jobs;
+    rt_config_list culprit_projects;
     char *database_url;
     bool decide_cancel_pending;
     double decide_confidence;

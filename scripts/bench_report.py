@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 BENCHES = ["bench_classify", "bench_decide", "bench_scaling", "bench_history", "bench_workers",
-           "bench_simulate"]
+           "bench_simulate", "bench_culprit"]
 
 
 def read(path, default=""):
@@ -74,6 +74,10 @@ def fmt(value, unit="", decimals=0):
         return "not measured"
     text = f"{value:,.{decimals}f}"
     return f"{text} {unit}".strip()
+
+
+def pct(value):
+    return "not measured" if value is None else f"{value:.1f}%"
 
 
 def verdict(ok, target="?"):
@@ -162,7 +166,7 @@ def main():
     def sim(mix, policy, measure):
         return g(f"simulate.{mix}.{policy}.{measure}")
 
-    def pct(v):
+    def share(v):
         return "not measured" if v is None else f"{v * 100:.1f}%"
 
     def sim_row(mix, targets):
@@ -170,10 +174,10 @@ def main():
         shown, checks, wanted = [], [], []
         for measure, label, op, bound in targets:
             v = sim(mix, "adaptive", measure)
-            share = measure == "false_regression"
-            shown.append(f"{label} " + (pct(v) if share else
+            as_share = measure == "false_regression"
+            shown.append(f"{label} " + (share(v) if as_share else
                                         fmt(v, "", 2 if measure in ("retriggers", "rounds") else 3)))
-            wanted.append(f"{label} {op} " + (f"{bound * 100:g}%" if share else f"{bound:g}"))
+            wanted.append(f"{label} {op} " + (f"{bound * 100:g}%" if as_share else f"{bound:g}"))
             checks.append(None if v is None else (v >= bound if op == ">=" else v <= bound))
         row(f"adaptive verdicts, {mix} mix ({fmt(g('simulate.cases'))} simulated failures, "
             "15% regressions)", ", ".join(shown), ", ".join(wanted),
@@ -199,8 +203,23 @@ def main():
         "more accurate with fewer retriggers, both mixes", None if None in oks else all(oks))
     s15, s50 = g("simulate.seed_at_15.false_regression"), g("simulate.seed_at_50.false_regression")
     row("seed: intermittents failing 15% / 50% of the time called regression",
-        f"{pct(s15)} / {pct(s50)}", "binomial 16.5% / 81.25%, within 1.5 points",
+        f"{share(s15)} / {share(s50)}", "binomial 16.5% / 81.25%, within 1.5 points",
         None if None in (s15, s50) else abs(s15 - 0.1648) < 0.015 and abs(s50 - 0.8125) < 0.015)
+    correct, trusted = g("culprit_correct_pct"), g("culprit_trusted_correct_pct")
+    row("culprit search, simulated with known truth: culprit named correctly"
+        + (f" ({fmt(g('culprit_cases'))} searches; {pct(trusted)} when the known-good push is "
+           "trusted as a linear backfill does)" if g("culprit_cases") else ""),
+        pct(correct), ">= 95%", None if correct is None else correct >= 95)
+    within, aside = g("culprit_rounds_within_bound_pct"), g(
+        "culprit_rounds_within_bound_reruns_aside_pct")
+    row("culprit search: probing rounds at most ceil(log2(skipped pushes + 1))",
+        f"{pct(within)} of searches"
+        + (f" ({pct(aside)} not counting reruns of ambiguous probes)"
+           if aside is not None else ""),
+        "every search", None if within is None else within >= 100)
+    jobs = g("culprit_jobs_ratio")
+    row("culprit search: jobs against a linear backfill of the skipped pushes with the same "
+        "times", fmt(jobs, "", 2), "<= 0.40", None if jobs is None else jobs <= 0.40)
 
     failed = [b for b in BENCHES if status.get(b) not in ("0", "")]
     lines = [

@@ -329,6 +329,115 @@ static void test_retrigger_set_unique_per_project_revision_label(void **state)
     assert_query(t->pg, "SELECT count(*) FROM retrigger_sets", "2");
 }
 
+/* Expects the statement to fail with the SQL state given. */
+static void exec_fails(rt_pg *pg, const char *sql, const char *sqlstate)
+{
+    if (rt_pg_exec(pg, sql, 0, NULL, NULL) == RT_OK) fail_msg("%s: succeeded", sql);
+    if (strcmp(rt_pg_sqlstate(pg), sqlstate) != 0)
+        fail_msg("%s: SQL state %s, expected %s (%s)", sql, rt_pg_sqlstate(pg), sqlstate,
+                 rt_pg_errstr(pg));
+}
+
+static void test_culprit_search_state_is_kept_on_a_regression_decision(void **state)
+{
+    test_db *t = *state;
+    migrate_ok(t, migrations_dir(), NULL);
+    /* Every column 0015 adds is described. */
+    assert_query(t->pg,
+                 "SELECT count(*) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
+                 " WHERE c.relname IN ('decisions', 'culprit_pending_probes') AND a.attnum > 0"
+                 " AND NOT a.attisdropped AND (c.relname = 'culprit_pending_probes'"
+                 " OR a.attname LIKE 'culprit\\_%') AND col_description(c.oid, a.attnum) IS NULL",
+                 "0");
+    assert_query(t->pg,
+                 "SELECT count(*) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
+                 " WHERE c.relname = 'decisions' AND a.attname LIKE 'culprit\\_%'",
+                 "11");
+    assert_int_equal(
+        insert_set(t->pg, "test-linux1804-64/opt-xpcshell-1", "GWxTc8p_RUa5_Xo4RtMiCA"), RT_OK);
+    assert_int_equal(
+        insert_set(t->pg, "test-linux1804-64/opt-xpcshell-2", "B3EheQ-IQ5aPzw34KS_a6g"), RT_OK);
+    exec_ok(t->pg, "INSERT INTO decisions (set_id, verdict, reason, failure_seen_at)"
+                   " SELECT id, CASE WHEN label LIKE '%-1' THEN 'regression' ELSE 'intermittent'"
+                   " END, 'test', now() FROM retrigger_sets");
+    const char *regression = "(SELECT id FROM retrigger_sets WHERE label LIKE '%-1')";
+    char sql[1024];
+    /* A search starts with an empty list of probes and nothing spent. */
+    snprintf(sql, sizeof sql,
+             "UPDATE decisions SET culprit_status = 'searching', culprit_reason = 'bisect',"
+             " culprit_range_first = 'f4f57f2ef06a', culprit_range_last = 'b437ae030825',"
+             " culprit_started_at = now(), culprit_updated_at = now() WHERE set_id = %s",
+             regression);
+    exec_ok(t->pg, sql);
+    snprintf(sql, sizeof sql,
+             "SELECT culprit_probes::text || ' ' || culprit_jobs_spent FROM decisions"
+             " WHERE set_id = %s",
+             regression);
+    assert_query(t->pg, sql, "[] 0");
+    /* found needs the culprit's revision, and only found has one. */
+    snprintf(sql, sizeof sql, "UPDATE decisions SET culprit_status = 'found' WHERE set_id = %s",
+             regression);
+    exec_fails(t->pg, sql, RT_PG_CHECK_VIOLATION);
+    snprintf(sql, sizeof sql,
+             "UPDATE decisions SET culprit_revision = 'b437ae030825' WHERE set_id = %s",
+             regression);
+    exec_fails(t->pg, sql, RT_PG_CHECK_VIOLATION);
+    snprintf(sql, sizeof sql,
+             "UPDATE decisions SET culprit_status = 'found', culprit_revision = 'B437AE030825'"
+             " WHERE set_id = %s",
+             regression);
+    exec_fails(t->pg, sql, RT_PG_CHECK_VIOLATION);
+    snprintf(sql, sizeof sql,
+             "UPDATE decisions SET culprit_status = 'found', culprit_revision = 'b437ae030825',"
+             " culprit_pushlog_id = 231456, culprit_author = 'dev@example.com',"
+             " culprit_jobs_spent = 19, culprit_probes = '[{\"round\": 1, \"revision\":"
+             " \"b437ae030825\", \"times\": 5, \"runs\": 5, \"reproduced\": 4, \"class\": \"bad\","
+             " \"confirm\": false}]' WHERE set_id = %s",
+             regression);
+    exec_ok(t->pg, sql);
+    snprintf(sql, sizeof sql, "UPDATE decisions SET culprit_probes = '{}' WHERE set_id = %s",
+             regression);
+    exec_fails(t->pg, sql, RT_PG_CHECK_VIOLATION);
+    exec_fails(t->pg, "UPDATE decisions SET culprit_status = 'lost'", RT_PG_CHECK_VIOLATION);
+    /* Only a regression gets a search. */
+    exec_fails(t->pg,
+               "UPDATE decisions SET culprit_status = 'searching' WHERE verdict = 'intermittent'",
+               RT_PG_CHECK_VIOLATION);
+
+    /* Probes: one row per (set, push); a second insert for the same push does nothing. */
+    snprintf(sql, sizeof sql,
+             "INSERT INTO culprit_pending_probes (set_id, revision, label, round, times)"
+             " VALUES (%s, 'a00000000004', 'test-linux1804-64/opt-xpcshell-1', 1, 5)",
+             regression);
+    exec_ok(t->pg, sql);
+    exec_fails(t->pg, sql, RT_PG_UNIQUE_VIOLATION);
+    char upsert[1200];
+    snprintf(upsert, sizeof upsert,
+             "WITH i AS (%s ON CONFLICT ON CONSTRAINT culprit_pending_probes_set_revision_key"
+             " DO NOTHING RETURNING 1) SELECT count(*) FROM i",
+             sql);
+    assert_query(t->pg, upsert, "0");
+    assert_query(t->pg, "SELECT state || ' ' || attempt FROM culprit_pending_probes", "intent 1");
+    exec_fails(t->pg, "UPDATE culprit_pending_probes SET times = 101", RT_PG_CHECK_VIOLATION);
+    exec_fails(t->pg, "UPDATE culprit_pending_probes SET revision = 'a0000000004'",
+               RT_PG_CHECK_VIOLATION);
+    /* More runs on the same push: a compare-and-set on the attempt, done once. */
+    exec_ok(t->pg, "UPDATE culprit_pending_probes SET state = 'done', done_at = now()");
+    const char *more = "WITH u AS (UPDATE culprit_pending_probes SET attempt = attempt + 1,"
+                       " round = 2, times = 5, state = 'intent', action_task_id = NULL,"
+                       " intent_at = now() WHERE revision = 'a00000000004' AND attempt = 1"
+                       " AND state IN ('done', 'dry-run') RETURNING 1) SELECT count(*) FROM u";
+    assert_query(t->pg, more, "1");
+    assert_query(t->pg, more, "0");
+    assert_query(t->pg, "SELECT state || ' ' || attempt FROM culprit_pending_probes", "intent 2");
+    /* Sheriffs read it; deleting the decision removes its probes. */
+    exec_ok(t->pg, "SET ROLE retrig_sheriff");
+    assert_query(t->pg, "SELECT count(*) FROM culprit_pending_probes", "1");
+    exec_ok(t->pg, "RESET ROLE");
+    exec_ok(t->pg, "DELETE FROM decisions");
+    assert_query(t->pg, "SELECT count(*) FROM culprit_pending_probes", "0");
+}
+
 typedef struct migrator {
     const char *url;
     const char *dbname;
@@ -455,6 +564,7 @@ int main(void)
         DB_TEST(test_failing_migration_is_rolled_back_and_earlier_ones_stay),
         DB_TEST(test_sheriff_role_cannot_write),
         DB_TEST(test_retrigger_set_unique_per_project_revision_label),
+        DB_TEST(test_culprit_search_state_is_kept_on_a_regression_decision),
         DB_TEST(test_concurrent_migrators_apply_each_file_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

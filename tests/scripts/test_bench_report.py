@@ -60,7 +60,8 @@ figure: history_command_ms.retrig_report_project_gecko 3435.0
     "bench_workers": """{"ts":"2026-01-01T00:00:00Z","level":"info","msg":"noise"}
 figure: rss_peak_mb.retrig-decide 9.8
 figure: rss_peak_mb.retrig-history 11.2
-""",    "bench_simulate": """$ retrig simulate --cases uniform.jsonl --policy seed --policy adaptive --policy mozci
+""",
+    "bench_simulate": """$ retrig simulate --cases uniform.jsonl --policy seed --policy adaptive --policy mozci
 | policy | accuracy |
 figure: simulate.uniform.seed.accuracy 0.891
 figure: simulate.uniform.seed.recall 0.958
@@ -95,6 +96,15 @@ figure: simulate.observed.mozci.rounds 1
 figure: simulate.seed_at_15.false_regression 0.1703
 figure: simulate.seed_at_50.false_regression 0.8091
 figure: simulate.cases 20000
+""",
+    "bench_culprit": """| all | 100000 | 96.9% |
+figure: culprit_cases 100000
+figure: culprit_correct_pct 96.9
+figure: culprit_stopped_pct 0.01
+figure: culprit_rounds_within_bound_pct 97.9
+figure: culprit_rounds_within_bound_reruns_aside_pct 100.0
+figure: culprit_jobs_ratio 0.34
+figure: culprit_trusted_correct_pct 91.4
 """,
 }
 
@@ -159,6 +169,16 @@ row = summary_row(page, "seed: intermittents failing 15% / 50%")
 check("17.0% / 80.9%" in row and row.endswith("| met |"), f"seed known figures row: {row}")
 check("### `build-bench/bench/bench_simulate`" in page and "| policy | accuracy |" in page,
       "simulate's tables shown")
+row = summary_row(page, "culprit search, simulated")
+check("96.9%" in row and "100,000 searches" in row and "91.4%" in row and row.endswith("| met |"),
+      f"culprit correctness row: {row}")
+row = summary_row(page, "culprit search: probing rounds")
+check("97.9% of searches" in row and "100.0% not counting reruns" in row
+      and "**not met**" in row, f"culprit rounds row: {row}")
+row = summary_row(page, "culprit search: jobs")
+check("0.34" in row and row.endswith("| met |"), f"culprit jobs row: {row}")
+check("### `build-bench/bench/bench_culprit`" in page and "| all | 100000 | 96.9% |" in page,
+      "culprit output shown")
 check("Benchmarks that did not finish: bench_scaling." in page, "failed benchmark named")
 check("at commit `abc1234`" in page, "commit stated")
 check(re.search(r"- \d+ cores: ", page) is not None, "machine section")

@@ -153,6 +153,53 @@ static void test_bad_values_name_the_key(void **state)
     }
 }
 
+static void test_culprit_keys_load_and_are_validated(void **state)
+{
+    (void)state;
+    rt_config cfg;
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_config_load(&cfg, NULL, err), RT_OK);
+    assert_true(cfg.culprit_confidence > 0.9499 && cfg.culprit_confidence < 0.9501);
+    assert_int_equal(cfg.culprit_max_depth, 20);
+    assert_int_equal(cfg.culprit_max_jobs, 120);
+    assert_int_equal(cfg.culprit_projects.count, 1);
+    assert_string_equal(cfg.culprit_projects.items[0], "autoland");
+    rt_config_free(&cfg);
+
+    char *path = write_temp("culprit_confidence = 0.99\nculprit_max_depth = 30\n"
+                            "culprit_max_jobs = 0\nculprit_projects = autoland, try*\n");
+    assert_int_equal(rt_config_load(&cfg, path, err), RT_OK);
+    assert_true(cfg.culprit_confidence > 0.9899 && cfg.culprit_confidence < 0.9901);
+    assert_int_equal(cfg.culprit_max_depth, 30);
+    assert_int_equal(cfg.culprit_max_jobs, 0);
+    assert_int_equal(cfg.culprit_projects.count, 2);
+    char *printed = NULL;
+    size_t printed_len = 0;
+    FILE *out = open_memstream(&printed, &printed_len);
+    rt_config_print(&cfg, out);
+    fclose(out);
+    assert_non_null(strstr(printed, "culprit_confidence = 0.99\n"));
+    free(printed);
+    rt_config_free(&cfg);
+    free(path);
+
+    static const char *const bad[] = {
+        "culprit_confidence = 1\n",      "culprit_confidence = 0.4\n",
+        "culprit_confidence = 95%\n",    "culprit_confidence = nan\n",
+        "culprit_confidence = 0x1p-1\n", "culprit_confidence = 9.5e-1\n",
+        "culprit_max_depth = 100\n",     "culprit_max_depth = 0\n",
+        "culprit_max_jobs = -1\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        path = write_temp(bad[i]);
+        int rc = rt_config_load(&cfg, path, err);
+        if (rc != RT_ECONFIG || !strstr(err, "culprit_"))
+            fail_msg("'%s' gave %d: %s", bad[i], rc, err);
+        rt_config_free(&cfg);
+        free(path);
+    }
+}
+
 static void test_unknown_environment_variable_is_an_error(void **state)
 {
     (void)state;
@@ -294,6 +341,7 @@ int main(void)
         cmocka_unit_test_setup(test_missing_file_names_the_file, setup),
         cmocka_unit_test_setup(test_unknown_key_names_key_and_line, setup),
         cmocka_unit_test_setup(test_bad_values_name_the_key, setup),
+        cmocka_unit_test_setup(test_culprit_keys_load_and_are_validated, setup),
         cmocka_unit_test_setup(test_unknown_environment_variable_is_an_error, setup),
         cmocka_unit_test_setup(test_bad_environment_value_names_the_variable, setup),
         cmocka_unit_test_setup(test_secret_files_are_read_and_never_printed, setup),

@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* culprit.c - `retrig culprit`: the next step of a culprit search over a window of pushes
+ * (common/culprit.h), offline, or a simulation of many searches with known truth
+ * (common/culprit_sim.h). */
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/core/culprit.h"
+#include "common/core/culprit_sim.h"
+#include "common/core/culprit_window.h"
+
+static void usage(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: retrig culprit --pushes FILE [--history-runs N --history-failures K]\n"
+        "                      [--reproduction-rate R] [--confidence C] [--threshold N]\n"
+        "                      [--max-jobs N] [--jobs-spent N] [--project P]\n"
+        "       retrig culprit --simulate N [--seed S] [--confidence C] [--threshold N]\n"
+        "                      [--max-jobs N] [--trust-first]\n"
+        "The next step of a search for the push that caused a regression, by bisecting the\n"
+        "pushes where the failing label did not run (Gecko's add-new-jobs action).\n"
+        "FILE is a JSON array, oldest first, of {\"revision\", \"runs\", \"reproduced\"} (and\n"
+        "optionally \"pending\"): the known-good push first, the failing push last, runs 0\n"
+        "where the label did not run. Prints {\"status\", \"culprit\", \"probe\": {\"revision\",\n"
+        "\"times\"} or null, \"confirm\" (the first push, probed in the same round) or null,\n"
+        "\"range\": [first, last], \"range_includes_earlier\", \"reason\",\n"
+        "\"times\", \"reproductions\", \"reproduction_rate\", \"push_confidence\",\n"
+        "\"jobs_left\"}: times and reproductions are the seed rule's n and k (common/culprit.h).\n"
+        "Status is searching, found, culprit-before-window or stopped.\n"
+        "  --history-runs N, --history-failures K  the test's runs and failures on other\n"
+        "                       pushes (default 0: unknown)\n"
+        "  --reproduction-rate R  share of the failing push's runs reproducing the line\n"
+        "                       (default: max(reproduced - 1, 0.5) / runs of the failing push)\n"
+        "  --confidence C       default: culprit_confidence\n"
+        "  --threshold N        reproductions that call a regression (default: decide_threshold)\n"
+        "  --max-jobs N         the search's budget (default: culprit_max_jobs)\n"
+        "  --jobs-spent N       jobs already spent (default: runs and pending runs of every push\n"
+        "                       between the first and the failing push)\n"
+        "  --project P          stop at once (project-not-searched) unless P matches\n"
+        "                       culprit_projects\n"
+        "  --simulate N         run N searches with known truth and print the table\n"
+        "                       (windows of 1 to culprit_max_depth skipped pushes)\n"
+        "  --seed S             the simulation's seed (default 1)\n"
+        "  --trust-first        simulate taking the first push's single pass as known good\n"
+        "Exit: 0 printed, 1 the file could not be read or is not a valid window, 2 usage.\n");
+}
+
+static int parse_long(const char *text, long min, long max, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < min || v > max) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_double(const char *text, double min, double max, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !(v >= min) || !(v <= max)) return -1;
+    *out = v;
+    return 0;
+}
+
+/* The whole file, at most cap bytes; NULL (logged) when unreadable or too big. */
+static char *read_window_file(const char *path, size_t cap, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        rt_log_error("cannot read the pushes file", "file", path, "error", strerror(errno));
+        return NULL;
+    }
+    char *text = malloc(cap + 1);
+    size_t n = text ? fread(text, 1, cap + 1, f) : 0;
+    bool failed = !text || ferror(f);
+    fclose(f);
+    if (failed || n > cap) {
+        rt_log_error(failed ? "cannot read the pushes file" : "the pushes file is too big", "file",
+                     path);
+        free(text);
+        return NULL;
+    }
+    *len = n;
+    return text;
+}
+
+static bool project_searched(const rt_config *cfg, const char *project)
+{
+    for (size_t i = 0; i < cfg->culprit_projects.count; i++)
+        if (fnmatch(cfg->culprit_projects.items[i], project, 0) == 0) return true;
+    return false;
+}
+
+static int print_json(json_t *doc)
+{
+    char *text =
+        doc ? json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(6)) : NULL;
+    json_decref(doc);
+    if (!text) {
+        rt_log_error("cannot format the answer");
+        return 1;
+    }
+    puts(text);
+    free(text);
+    return 0;
+}
+
+static int simulate(long cases, uint64_t seed, const rt_culprit_model *model, long max_jobs,
+                    int max_skipped, bool trust_first)
+{
+    rt_culprit_sim_options o = {.cases = cases,
+                                .seed = seed,
+                                .confidence = model->confidence,
+                                .threshold = model->threshold,
+                                .max_jobs = max_jobs,
+                                .max_skipped = max_skipped,
+                                .classify = trust_first ? rt_culprit_sim_trust_first : NULL};
+    rt_culprit_sim_report report;
+    if (rt_culprit_sim_run(&o, &report) != RT_OK) {
+        rt_log_error("the simulation's options are out of range");
+        return 2;
+    }
+    size_t size = rt_culprit_sim_format(&report, NULL, 0) + 1;
+    char *table = malloc(size);
+    if (!table) return 1;
+    rt_culprit_sim_format(&report, table, size);
+    const rt_culprit_sim_row *t = &report.total;
+    printf("culprit simulation: %ld cases, seed %llu, confidence %g, threshold %d, budget %ld "
+           "jobs, 1-%d skipped pushes%s\n\n%s\n",
+           cases, (unsigned long long)seed, model->confidence, model->threshold, max_jobs,
+           max_skipped, trust_first ? ", first push trusted" : "", table);
+    printf("correct %.1f%% (target >= 95%%), rounds within ceil(log2(C+1)) %.1f%%, jobs %.2f of "
+           "a linear backfill (target <= 0.40)\n",
+           100.0 * (double)t->correct / (double)t->cases,
+           100.0 * (double)t->within_bound / (double)t->cases,
+           t->linear_jobs ? (double)t->jobs / (double)t->linear_jobs : 0.0);
+    free(table);
+    return 0;
+}
+
+int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
+{
+    static const struct option options[] = {
+        {"pushes", required_argument, NULL, 'p'},
+        {"history-runs", required_argument, NULL, 'H'},
+        {"history-failures", required_argument, NULL, 'F'},
+        {"reproduction-rate", required_argument, NULL, 'r'},
+        {"confidence", required_argument, NULL, 'c'},
+        {"threshold", required_argument, NULL, 't'},
+        {"max-jobs", required_argument, NULL, 'j'},
+        {"jobs-spent", required_argument, NULL, 's'},
+        {"project", required_argument, NULL, 'P'},
+        {"simulate", required_argument, NULL, 'S'},
+        {"seed", required_argument, NULL, 'e'},
+        {"trust-first", no_argument, NULL, 'T'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *path = NULL, *project = NULL;
+    long history_runs = 0, history_failures = 0, threshold = cfg->decide_threshold;
+    long max_jobs = cfg->culprit_max_jobs, jobs_spent = -1, cases = 0, seed = 1;
+    double rate = -1, confidence = cfg->culprit_confidence;
+    bool trust_first = false, seed_given = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        const char *bad = NULL;
+        switch (c) {
+        case 'p': path = optarg; break;
+        case 'H':
+            if (parse_long(optarg, 0, 100000000, &history_runs))
+                bad = "--history-runs wants 0..1e8";
+            break;
+        case 'F':
+            if (parse_long(optarg, 0, 100000000, &history_failures))
+                bad = "--history-failures wants 0..1e8";
+            break;
+        case 'r':
+            if (parse_double(optarg, 0.001, 1.0, &rate))
+                bad = "--reproduction-rate wants a number from 0.001 to 1";
+            break;
+        case 'c':
+            if (parse_double(optarg, 0.5, 0.999, &confidence))
+                bad = "--confidence wants a number from 0.5 to 0.999";
+            break;
+        case 't':
+            if (parse_long(optarg, 1, 20, &threshold)) bad = "--threshold wants 1..20";
+            break;
+        case 'j':
+            if (parse_long(optarg, 0, RT_CULPRIT_MAX_JOBS, &max_jobs))
+                bad = "--max-jobs wants 0..100000";
+            break;
+        case 's':
+            if (parse_long(optarg, 0, RT_CULPRIT_MAX_JOBS, &jobs_spent))
+                bad = "--jobs-spent wants 0..100000";
+            break;
+        case 'P': project = optarg; break;
+        case 'S':
+            if (parse_long(optarg, 1, RT_CULPRIT_SIM_MAX_CASES, &cases))
+                bad = "--simulate wants a number of cases from 1 to 10000000";
+            break;
+        case 'e':
+            if (parse_long(optarg, 0, 2147483647L, &seed)) bad = "--seed wants 0..2147483647";
+            seed_given = true;
+            break;
+        case 'T': trust_first = true; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+        if (bad) {
+            fprintf(stderr, "retrig culprit: %s, not '%s'\n", bad, optarg);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "retrig culprit: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if (!path == !cases) {
+        fprintf(stderr, "retrig culprit: give either --pushes FILE or --simulate N\n");
+        usage(stderr);
+        return 2;
+    }
+    if (path && (seed_given || trust_first)) {
+        fprintf(stderr, "retrig culprit: --seed and --trust-first go with --simulate\n");
+        return 2;
+    }
+    if (history_failures > history_runs) {
+        fprintf(stderr, "retrig culprit: --history-failures (%ld) exceeds --history-runs (%ld)\n",
+                history_failures, history_runs);
+        return 2;
+    }
+    rt_culprit_model model = {.confidence = confidence,
+                              .threshold = (int)threshold,
+                              .reproduction_rate = 1.0,
+                              .history_runs = history_runs,
+                              .history_failures = history_failures};
+    if (cases)
+        return simulate(cases, (uint64_t)seed, &model, max_jobs, cfg->culprit_max_depth,
+                        trust_first);
+
+    size_t len = 0;
+    char *text = read_window_file(path, (size_t)RT_CULPRIT_WINDOW_MAX_BYTES, &len);
+    if (!text) return 1;
+    rt_culprit_window *w = malloc(sizeof *w);
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc = w ? rt_culprit_window_parse(text, len, w, errstr) : RT_ENOMEM;
+    free(text);
+    if (rc != RT_OK) {
+        rt_log_error("invalid pushes file", "file", path, "error", rt_strerror(rc), "reason",
+                     errstr);
+        free(w);
+        return 1;
+    }
+    int status = 1;
+    size_t skipped = w->count - 2;
+    if (skipped > (size_t)cfg->culprit_max_depth) {
+        snprintf(errstr, sizeof errstr,
+                 "%zu pushes between the first and the failing push: "
+                 "culprit_max_depth is %d",
+                 skipped, cfg->culprit_max_depth);
+        rt_log_error("invalid pushes file", "file", path, "reason", errstr);
+        goto out;
+    }
+    const rt_culprit_push *failing = &w->pushes[w->count - 1];
+    model.reproduction_rate =
+        rate > 0 ? rate : rt_culprit_reproduction_rate(failing->runs, failing->reproduced);
+    if (jobs_spent < 0) {
+        jobs_spent = 0;
+        for (size_t i = 1; i + 1 < w->count; i++)
+            jobs_spent += w->pushes[i].runs + w->pushes[i].pending;
+    }
+    rt_culprit_model push_model = model; /* what a probe's times come from */
+    push_model.confidence = rt_culprit_push_confidence(model.confidence, w->count);
+    rt_culprit_plan plan;
+    if (rt_culprit_seed_plan(&push_model, &plan) != RT_OK) {
+        rt_log_error("the model is out of range");
+        goto out;
+    }
+    rt_culprit_input in = {.pushes = w->pushes,
+                           .npushes = w->count,
+                           .model = model,
+                           .jobs_left = max_jobs > jobs_spent ? max_jobs - jobs_spent : 0};
+    rt_culprit_result res;
+    if (rt_culprit_next(&in, &res) != RT_OK) {
+        rt_log_error("cannot search", "reason", res.reason);
+        goto out;
+    }
+    if (project && !project_searched(cfg, project)) {
+        res = (rt_culprit_result){.status = RT_CULPRIT_STOPPED,
+                                  .culprit = -1,
+                                  .probe = -1,
+                                  .confirm = -1,
+                                  .first = res.first,
+                                  .last = res.last};
+        snprintf(res.reason, sizeof res.reason, "project-not-searched");
+    }
+    json_t *probe = res.probe >= 0 ? json_pack("{s:s, s:i}", "revision", w->revisions[res.probe],
+                                               "times", res.times)
+                                   : json_null();
+    json_t *confirm = res.confirm >= 0
+                          ? json_pack("{s:s, s:i}", "revision", w->revisions[res.confirm], "times",
+                                      res.confirm_times)
+                          : json_null();
+    json_t *culprit =
+        res.status == RT_CULPRIT_FOUND ? json_string(w->revisions[res.culprit]) : json_null();
+    json_t *range = json_pack("[s, s]", w->revisions[res.first], w->revisions[res.last]);
+    status = print_json(json_pack("{s:s, s:o, s:o, s:o, s:o, s:b, s:s, s:i, s:i, s:f, s:f, s:I}",
+                                  "status", rt_culprit_status_name(res.status), "culprit", culprit,
+                                  "probe", probe, "confirm", confirm, "range", range,
+                                  "range_includes_earlier", res.first == 0, "reason", res.reason,
+                                  "times", plan.times, "reproductions", plan.reproductions,
+                                  "reproduction_rate", model.reproduction_rate, "push_confidence",
+                                  push_model.confidence, "jobs_left", (json_int_t)in.jobs_left));
+out:
+    free(w);
+    return status;
+}
