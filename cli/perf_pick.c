@@ -152,8 +152,36 @@ int rt_cli_perf_pick(int argc, char **argv, rt_config *cfg)
     if (rt_perf_pick_alerts(&summaries, &o, NULL, now, &result) != RT_OK || !picked) goto out;
     for (size_t i = 0; i < result.npicks; i++)
         json_array_append_new(picked, pick_json(&o, &result.picks[i]));
+    /* What the file held that could not be used is said whatever the mode. */
+    for (size_t i = 0; i < summaries.nproblems; i++) {
+        char sid[32], aid[32];
+        snprintf(sid, sizeof sid, "%lld", summaries.problems[i].summary_id);
+        snprintf(aid, sizeof aid, "%lld", summaries.problems[i].alert_id);
+        rt_log_warn(summaries.problems[i].alert_id ? "malformed alert left out"
+                                                   : "malformed alert summary left out",
+                    "summary_id", sid, "alert_id", summaries.problems[i].alert_id ? aid : NULL,
+                    "reason", summaries.problems[i].reason);
+    }
     if (explain) {
-        json_t *skipped = json_array(), *closed = json_array();
+        json_t *skipped = json_array(), *closed = json_array(), *covered = json_array(),
+               *left_out = json_array();
+        for (size_t i = 0; i < result.ncovered; i++) {
+            const rt_perf_cover *cv = &result.covered[i];
+            json_array_append_new(
+                covered, json_pack("{s:I, s:I, s:o, s:s}", "summary_id", (json_int_t)cv->summary->id,
+                                   "alert_id", (json_int_t)cv->alert->id, "by_alert_id",
+                                   cv->by_alert_id ? json_integer(cv->by_alert_id) : json_null(),
+                                   "reason", cv->reason));
+        }
+        for (size_t i = 0; i < summaries.nproblems; i++) {
+            const rt_perf_problem *p = &summaries.problems[i];
+            json_array_append_new(
+                left_out,
+                json_pack("{s:o, s:o, s:s}", "summary_id",
+                          p->summary_id ? json_integer(p->summary_id) : json_null(), "alert_id",
+                          p->alert_id ? json_integer(p->alert_id) : json_null(), "reason",
+                          p->reason));
+        }
         for (size_t i = 0; i < result.nskips; i++) {
             const rt_perf_skip *k = &result.skips[i];
             json_array_append_new(
@@ -166,7 +194,8 @@ int rt_cli_perf_pick(int argc, char **argv, rt_config *cfg)
         for (size_t i = 0; i < result.npicks; i++)
             if (result.picks[i].closes_summary)
                 json_array_append_new(closed, json_integer(result.picks[i].summary->id));
-        doc = json_pack("{s:O, s:o, s:o}", "picked", picked, "skipped", skipped, "closed", closed);
+        doc = json_pack("{s:O, s:o, s:o, s:o, s:o}", "picked", picked, "covered", covered,
+                        "skipped", skipped, "closed", closed, "left_out", left_out);
     } else {
         doc = json_incref(picked);
     }

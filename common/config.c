@@ -140,15 +140,18 @@ const rt_config_key rt_config_keys[] = {
     {"perf_lookback_hours", RT_CFG_INT, OFF(perf_lookback_hours), "72", 1, 24 * 90, false,
      "alert summaries created longer ago than this are not read"},
     {"perf_max_per_summary", RT_CFG_INT, OFF(perf_max_per_summary), "3", 1, 100, false,
-     "alerts backfilled per alert summary at most"},
+     "jobs backfilled per alert summary at most (alerts of one job are one backfill)"},
     {"perf_min_age_minutes", RT_CFG_INT, OFF(perf_min_age_minutes), "60", 0, 100000, false,
      "an alert summary younger than this is left for a later run (other alerts may join it)"},
     {"perf_min_amount_pct", RT_CFG_INT, OFF(perf_min_amount_pct), "5", 0, 100000, false,
      "smallest change (amount_pct) worth a backfill"},
     {"perf_platform_families", RT_CFG_LIST, OFF(perf_platform_families),
-     "windows10=windows10, windows7=windows7, linux=linux, osx=macosx/osx, android=android", 0, 0,
-     false,
-     "platform families in priority order as NAME=PREFIX/PREFIX (machine_platform prefixes)"},
+     "windows10=windows10/windows11, windows7=windows7, linux=linux, osx=macosx/osx, "
+     "android=android",
+     0, 0, false,
+     "platform families in priority order as NAME=PREFIX/PREFIX (machine_platform prefixes); "
+     "windows10, windows7, linux, osx and android are required (Perfherder's own backfill "
+     "order), others may be added"},
     {"perf_repositories", RT_CFG_LIST, OFF(perf_repositories), "autoland, mozilla-central", 0, 0,
      false, "repositories whose Perfherder alerts retrig-perf backfills"},
     {"pool_prefixes", RT_CFG_LIST, OFF(pool_prefixes), "gecko-t/t-linux-", 0, 0, false,

@@ -53,6 +53,34 @@ static bool get_id(json_t *obj, const char *key, long long *out)
     return true;
 }
 
+/* The job of an alert within its summary: platform | suite | option collection | extra
+ * options (sorted), each cut to its share of the key. Alerts of a suite's subtests share it. */
+static void job_key(json_t *sig, rt_perf_alert *out)
+{
+    const char *options = json_string_value(json_object_get(sig, "option_collection_hash"));
+    char extra[256] = "";
+    json_t *list = json_object_get(sig, "extra_options");
+    const char *items[16];
+    size_t n = 0;
+    for (size_t i = 0; json_is_array(list) && i < json_array_size(list) && n < 16; i++) {
+        const char *v = json_string_value(json_array_get(list, i));
+        if (v && strlen(v) < 64) items[n++] = v;
+    }
+    for (size_t i = 1; i < n; i++) /* insertion sort: a handful at most */
+        for (size_t k = i; k > 0 && strcmp(items[k - 1], items[k]) > 0; k--) {
+            const char *t = items[k - 1];
+            items[k - 1] = items[k];
+            items[k] = t;
+        }
+    for (size_t i = 0; i < n; i++) {
+        size_t used = strlen(extra);
+        if (used + strlen(items[i]) + 2 > sizeof extra) break;
+        snprintf(extra + used, sizeof extra - used, "%s%s", used ? "," : "", items[i]);
+    }
+    snprintf(out->job_key, sizeof out->job_key, "%.127s|%.127s|%.64s|%s", out->platform, out->suite,
+             options && strlen(options) <= 64 ? options : "", extra);
+}
+
 static int parse_alert(json_t *a, rt_perf_alert *out, long long summary_id, char *errstr)
 {
     memset(out, 0, sizeof *out);
@@ -86,10 +114,26 @@ static int parse_alert(json_t *a, rt_perf_alert *out, long long summary_id, char
                 sizeof out->signature_hash);
     copy_string(json_object_get(sig, "suite"), out->suite, sizeof out->suite);
     copy_string(json_object_get(sig, "test"), out->test, sizeof out->test);
+    job_key(sig, out);
     return RT_OK;
 }
 
-static int parse_summary(json_t *s, rt_perf_summary *out, char *errstr)
+static int add_problem(rt_perf_summaries *out, long long summary_id, long long alert_id,
+                       const char *reason)
+{
+    rt_perf_problem *p = realloc(out->problems, (out->nproblems + 1) * sizeof *p);
+    if (!p) return RT_ENOMEM;
+    out->problems = p;
+    p += out->nproblems++;
+    p->summary_id = summary_id;
+    p->alert_id = alert_id;
+    snprintf(p->reason, sizeof p->reason, "%s", reason);
+    return RT_OK;
+}
+
+/* Parses one summary into *out; an unusable summary is RT_EPROTO (errstr), an unusable
+ * alert is left out and listed in problems. */
+static int parse_summary(json_t *s, rt_perf_summary *out, rt_perf_summaries *problems, char *errstr)
 {
     memset(out, 0, sizeof *out);
     json_t *framework = json_object_get(s, "framework");
@@ -101,7 +145,8 @@ static int parse_summary(json_t *s, rt_perf_summary *out, char *errstr)
         bad = "id";
     else if (!get_id(s, "push_id", &out->push_id))
         bad = "push_id";
-    else if (!json_is_integer(framework))
+    else if (!json_is_integer(framework) || json_integer_value(framework) < 0 ||
+             json_integer_value(framework) > 1000000)
         bad = "framework";
     else if (!copy_string(json_object_get(s, "repository"), out->repository,
                           sizeof out->repository))
@@ -121,28 +166,76 @@ static int parse_summary(json_t *s, rt_perf_summary *out, char *errstr)
     if (n > RT_PERF_MAX_ALERTS) {
         rt_set_errstr(errstr, "alert summary %lld: more than %d alerts", out->id,
                       RT_PERF_MAX_ALERTS);
-        return RT_ETOOBIG;
+        return RT_EPROTO;
     }
     if (n == 0) return RT_OK;
     out->alerts = calloc(n, sizeof *out->alerts);
     if (!out->alerts) return RT_ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        int rc = parse_alert(json_array_get(alerts, i), &out->alerts[i], out->id, errstr);
-        if (rc != RT_OK) {
-            free(out->alerts);
-            out->alerts = NULL;
-            return rc;
+        json_t *a = json_array_get(alerts, i);
+        rt_perf_alert *alert = &out->alerts[out->nalerts];
+        if (parse_alert(a, alert, out->id, errstr) != RT_OK) {
+            long long alert_id = 0;
+            (void)get_id(a, "id", &alert_id);
+            if (add_problem(problems, out->id, alert_id, errstr) != RT_OK) {
+                free(out->alerts);
+                out->alerts = NULL;
+                return RT_ENOMEM;
+            }
+            continue;
         }
+        bool seen = false; /* the same alert twice in one summary: the later copy wins */
+        for (size_t k = 0; k < out->nalerts && !seen; k++)
+            if (out->alerts[k].id == alert->id) {
+                out->alerts[k] = *alert;
+                seen = true;
+            }
+        if (!seen) out->nalerts++;
     }
-    out->nalerts = n;
     return RT_OK;
 }
 
-static bool has_summary(const rt_perf_summaries *s, long long id)
+static rt_perf_alert *find_alert(rt_perf_summary *s, long long id)
 {
-    for (size_t i = 0; i < s->count; i++)
-        if (s->items[i].id == id) return true;
-    return false;
+    for (size_t i = 0; i < s->nalerts; i++)
+        if (s->alerts[i].id == id) return &s->alerts[i];
+    return NULL;
+}
+
+static rt_perf_summary *find_summary(rt_perf_summary *items, size_t n, long long id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (items[i].id == id) return &items[i];
+    return NULL;
+}
+
+/* Merges summary s (a second copy) into into: the union of their alerts by id, s's values
+ * winning; s's own fields replace into's. s is consumed. */
+static int merge_summary(rt_perf_summary *into, rt_perf_summary *s)
+{
+    size_t extra = 0;
+    for (size_t i = 0; i < s->nalerts; i++)
+        if (!find_alert(into, s->alerts[i].id)) extra++;
+    rt_perf_alert *alerts = realloc(into->alerts, (into->nalerts + extra + 1) * sizeof *alerts);
+    if (!alerts) {
+        free(s->alerts);
+        return RT_ENOMEM;
+    }
+    into->alerts = alerts;
+    for (size_t i = 0; i < s->nalerts; i++) {
+        rt_perf_alert *old = find_alert(into, s->alerts[i].id);
+        if (old)
+            *old = s->alerts[i];
+        else
+            into->alerts[into->nalerts++] = s->alerts[i];
+    }
+    free(s->alerts);
+    rt_perf_alert *keep = into->alerts;
+    size_t nkeep = into->nalerts;
+    *into = *s;
+    into->alerts = keep;
+    into->nalerts = nkeep;
+    return RT_OK;
 }
 
 int rt_perf_summaries_parse(const char *text, size_t len, rt_perf_summaries *out, char **next,
@@ -193,19 +286,26 @@ int rt_perf_summaries_parse(const char *text, size_t len, rt_perf_summaries *out
     size_t added = 0;
     for (size_t i = 0; i < n; i++) {
         rt_perf_summary s;
-        rc = parse_summary(one ? one : json_array_get(list, i), &s, errstr);
-        if (rc != RT_OK) {
-            for (size_t k = 0; k < added; k++) free(out->items[out->count + k].alerts);
-            goto out;
+        char why[RT_ERRSTR_SIZE] = "";
+        rc = parse_summary(one ? one : json_array_get(list, i), &s, out, why);
+        if (rc == RT_EPROTO) { /* left out, the rest of the page is read */
+            rc = add_problem(out, s.id, 0, why);
+            if (rc != RT_OK) goto undo;
+            continue;
         }
-        if (has_summary(out, s.id)) {
-            free(s.alerts);
+        if (rc != RT_OK) goto undo;
+        rt_perf_summary *twin = find_summary(out->items, out->count + added, s.id);
+        if (twin) {
+            if ((rc = merge_summary(twin, &s)) != RT_OK) goto undo;
             continue;
         }
         out->items[out->count + added++] = s;
     }
     out->count += added;
     rc = RT_OK;
+    goto out;
+undo:
+    for (size_t k = 0; k < added; k++) free(out->items[out->count + k].alerts);
 out:
     if (rc != RT_OK && next) {
         free(*next);
@@ -220,8 +320,8 @@ void rt_perf_summaries_free(rt_perf_summaries *summaries)
     if (!summaries) return;
     for (size_t i = 0; i < summaries->count; i++) free(summaries->items[i].alerts);
     free(summaries->items);
-    summaries->items = NULL;
-    summaries->count = 0;
+    free(summaries->problems);
+    memset(summaries, 0, sizeof *summaries);
 }
 
 /* ---- options ---------------------------------------------------------------------- */
@@ -254,6 +354,11 @@ int rt_perf_options_build(rt_perf_options *o, const rt_perf_settings *cfg, char 
 {
     memset(o, 0, sizeof *o);
     const rt_strlist *fams = cfg->platform_families;
+    if (!fams || fams->count == 0) {
+        rt_set_errstr(errstr, "bad value for 'perf_platform_families': empty (every alert would "
+                              "be in family other)");
+        return RT_ECONFIG;
+    }
     for (size_t i = 0; i < fams->count && i < RT_PERF_MAX_FAMILIES; i++) {
         if (parse_family(fams->items[i], &o->families[o->nfamilies]) != RT_OK ||
             !strcmp(o->families[o->nfamilies].name, "other")) {
@@ -264,6 +369,22 @@ int rt_perf_options_build(rt_perf_options *o, const rt_perf_settings *cfg, char 
             return RT_ECONFIG;
         }
         o->nfamilies++;
+    }
+    /* The five platforms Perfherder's own backfill bot ranks (windows10, windows7, linux,
+     * osx, android): a configuration without one of them would rank it as "other". */
+    static const char *const seed[] = {"windows10", "windows7", "linux", "osx", "android"};
+    for (size_t i = 0; i < sizeof seed / sizeof *seed; i++) {
+        bool found = false;
+        for (size_t f = 0; f < o->nfamilies && !found; f++)
+            found = !strcmp(o->families[f].name, seed[i]);
+        if (!found) {
+            rt_set_errstr(errstr,
+                          "bad value for 'perf_platform_families': no family named %s (windows10, "
+                          "windows7, linux, osx and android are required; add others as you "
+                          "wish)",
+                          seed[i]);
+            return RT_ECONFIG;
+        }
     }
     char inner[RT_ERRSTR_SIZE] = "";
     if (rt_budget_check_limits(cfg->budget_limits, inner) != RT_OK) {
@@ -310,7 +431,7 @@ const char *rt_perf_family_name(const rt_perf_options *o, size_t family)
 
 /* ---- picking ---------------------------------------------------------------------- */
 
-typedef enum { CAND_OPEN, CAND_PICKED, CAND_BUDGET, CAND_FULL } cand_state;
+typedef enum { CAND_OPEN, CAND_PICKED, CAND_BUDGET, CAND_FULL, CAND_COVERED } cand_state;
 
 typedef struct cand {
     size_t summary; /* index in summaries */
@@ -351,6 +472,34 @@ static const rt_perf_taken *taken_of(const rt_perf_history *h, long long summary
     for (size_t i = 0; h && i < h->nsummaries; i++)
         if (h->summaries[i].summary_id == summary_id) return &h->summaries[i];
     return NULL;
+}
+
+/* Whether an earlier run backfilled this summary's job. */
+static bool job_backfilled(const rt_perf_history *h, long long summary_id, const char *job_key)
+{
+    for (size_t i = 0; h && i < h->njobs; i++)
+        if (h->jobs[i].summary_id == summary_id && h->jobs[i].job_key &&
+            !strcmp(h->jobs[i].job_key, job_key))
+            return true;
+    return false;
+}
+
+static int add_cover(rt_perf_result *r, size_t *cap, const rt_perf_summary *s,
+                     const rt_perf_alert *a, long long by, const char *reason)
+{
+    if (r->ncovered == *cap) {
+        size_t n = *cap ? *cap * 2 : 16;
+        rt_perf_cover *p = realloc(r->covered, n * sizeof *p);
+        if (!p) return RT_ENOMEM;
+        r->covered = p;
+        *cap = n;
+    }
+    rt_perf_cover *c = &r->covered[r->ncovered++];
+    c->summary = s;
+    c->alert = a;
+    c->by_alert_id = by;
+    snprintf(c->reason, sizeof c->reason, "%s", reason);
+    return RT_OK;
 }
 
 static bool alert_handled(const rt_perf_history *h, long long alert_id)
@@ -395,12 +544,24 @@ static const char *not_candidate(const rt_perf_alert *a, const rt_perf_options *
     return NULL;
 }
 
+/* The picked alert of the same summary and job as candidate c, or NULL. */
+static const rt_perf_alert *covered_by_pick(const rt_perf_result *r, const cand *cands, size_t c)
+{
+    const rt_perf_alert *a = cands[c].alert;
+    for (size_t i = 0; i < r->npicks; i++)
+        if (r->picks[i].alert != a && r->picks[i].summary->alerts <= a &&
+            a < r->picks[i].summary->alerts + r->picks[i].summary->nalerts &&
+            !strcmp(r->picks[i].alert->job_key, a->job_key))
+            return r->picks[i].alert;
+    return NULL;
+}
+
 int rt_perf_pick_alerts(const rt_perf_summaries *summaries, const rt_perf_options *o,
                         const rt_perf_history *h, time_t now, rt_perf_result *out)
 {
     memset(out, 0, sizeof *out);
     memcpy(out->used, o->used, sizeof out->used);
-    size_t nalerts = 0, skip_cap = 0, ncands = 0;
+    size_t nalerts = 0, skip_cap = 0, cover_cap = 0, ncands = 0;
     for (size_t i = 0; i < summaries->count; i++) nalerts += summaries->items[i].nalerts;
     cand *cands = calloc(nalerts + 1, sizeof *cands);
     summary_state *st = calloc(summaries->count + 1, sizeof *st);
@@ -448,48 +609,86 @@ int rt_perf_pick_alerts(const rt_perf_summaries *summaries, const rt_perf_option
     }
     qsort(cands, ncands, sizeof *cands, compare_cands);
 
-    /* Round r: a summary takes at most one more alert per family, in priority order. */
-    bool progress = true;
-    for (int round = 0; progress; round++) {
-        progress = false;
-        for (size_t c = 0; c < ncands; c++) {
-            cand *x = &cands[c];
-            summary_state *ss = &st[x->summary];
-            if (x->state != CAND_OPEN) continue;
-            if (ss->quota <= 0) {
-                x->state = CAND_FULL;
-                snprintf(x->reason, sizeof x->reason,
-                         "summary gave its %d alerts (max_per_summary)", o->max_per_summary);
-                continue;
+    /* An alert whose job an earlier run backfilled is covered by it. */
+    for (size_t c = 0; c < ncands; c++) {
+        if (!job_backfilled(h, summaries->items[cands[c].summary].id, cands[c].alert->job_key))
+            continue;
+        cands[c].state = CAND_COVERED;
+        if ((rc = add_cover(out, &cover_cap, &summaries->items[cands[c].summary], cands[c].alert, 0,
+                            "its job was backfilled before (same job)")) != RT_OK)
+            goto out;
+    }
+    /* Round r: a summary takes at most one more job per family, in priority order; every
+     * regression's rounds first, then the improvements'. */
+    for (int phase = 0; phase < 2; phase++) {
+        bool progress = true;
+        for (int round = 0; progress; round++) {
+            progress = false;
+            for (size_t c = 0; c < ncands; c++) {
+                cand *x = &cands[c];
+                summary_state *ss = &st[x->summary];
+                if (x->state != CAND_OPEN || x->alert->is_regression != (phase == 0)) continue;
+                if (covered_by_pick(out, cands, c)) {
+                    const rt_perf_alert *by = covered_by_pick(out, cands, c);
+                    x->state = CAND_COVERED;
+                    char text[RT_PERF_REASON_SIZE];
+                    snprintf(text, sizeof text, "same job as alert %lld, which is backfilled",
+                             by->id);
+                    if ((rc = add_cover(out, &cover_cap, &summaries->items[x->summary], x->alert,
+                                        by->id, text)) != RT_OK)
+                        goto out;
+                    continue;
+                }
+                if (ss->quota <= 0) {
+                    x->state = CAND_FULL;
+                    snprintf(x->reason, sizeof x->reason,
+                             "summary gave its %d jobs (max_per_summary)", o->max_per_summary);
+                    continue;
+                }
+                if (ss->per_family[x->family] > round) continue; /* next round */
+                size_t f = x->family;
+                if (out->used[f] + o->cost > o->limit[f]) {
+                    x->state = CAND_BUDGET;
+                    ss->budget_passed++;
+                    snprintf(x->reason, sizeof x->reason,
+                             "family %s out of budget (%d of %d jobs used today, a backfill "
+                             "costs %d)",
+                             rt_perf_family_name(o, f), out->used[f], o->limit[f], o->cost);
+                    continue;
+                }
+                out->used[f] += o->cost;
+                ss->quota--;
+                ss->per_family[f]++;
+                x->state = CAND_PICKED;
+                rt_perf_pick *p = &out->picks[out->npicks++];
+                p->summary = &summaries->items[x->summary];
+                p->alert = x->alert;
+                p->family = f;
+                p->round = round + 1;
+                snprintf(p->reason, sizeof p->reason,
+                         "%s, family %s (priority %zu), %.2f%%, round %d",
+                         x->alert->is_regression ? "regression" : "improvement",
+                         rt_perf_family_name(o, f), f + 1, x->alert->amount_pct, round + 1);
+                ss->last_pick = out->npicks;
+                progress = true;
             }
-            if (ss->per_family[x->family] > round) continue; /* next round */
-            size_t f = x->family;
-            if (out->used[f] + o->cost > o->limit[f]) {
-                x->state = CAND_BUDGET;
-                ss->budget_passed++;
-                snprintf(x->reason, sizeof x->reason,
-                         "family %s out of budget (%d of %d jobs used today, a backfill costs %d)",
-                         rt_perf_family_name(o, f), out->used[f], o->limit[f], o->cost);
-                continue;
-            }
-            out->used[f] += o->cost;
-            ss->quota--;
-            ss->per_family[f]++;
-            x->state = CAND_PICKED;
-            rt_perf_pick *p = &out->picks[out->npicks++];
-            p->summary = &summaries->items[x->summary];
-            p->alert = x->alert;
-            p->family = f;
-            p->round = round + 1;
-            snprintf(p->reason, sizeof p->reason, "%s, family %s (priority %zu), %.2f%%, round %d",
-                     x->alert->is_regression ? "regression" : "improvement",
-                     rt_perf_family_name(o, f), f + 1, x->alert->amount_pct, round + 1);
-            ss->last_pick = out->npicks;
-            progress = true;
         }
     }
+    /* An alert passed over (budget, quota) whose job another alert's pick then took. */
     for (size_t c = 0; c < ncands; c++) {
-        if (cands[c].state == CAND_PICKED) continue;
+        if (cands[c].state != CAND_BUDGET && cands[c].state != CAND_FULL) continue;
+        const rt_perf_alert *by = covered_by_pick(out, cands, c);
+        if (!by) continue;
+        if (cands[c].state == CAND_BUDGET) st[cands[c].summary].budget_passed--;
+        cands[c].state = CAND_COVERED;
+        char text[RT_PERF_REASON_SIZE];
+        snprintf(text, sizeof text, "same job as alert %lld, which is backfilled", by->id);
+        if ((rc = add_cover(out, &cover_cap, &summaries->items[cands[c].summary], cands[c].alert,
+                            by->id, text)) != RT_OK)
+            goto out;
+    }
+    for (size_t c = 0; c < ncands; c++) {
+        if (cands[c].state == CAND_PICKED || cands[c].state == CAND_COVERED) continue;
         const rt_perf_summary *s = &summaries->items[cands[c].summary];
         if ((rc = add_skip(out, &skip_cap, s, cands[c].alert, cands[c].reason)) != RT_OK) goto out;
     }
@@ -513,6 +712,7 @@ void rt_perf_result_free(rt_perf_result *r)
 {
     if (!r) return;
     free(r->picks);
+    free(r->covered);
     free(r->skips);
     free(r->closed);
     memset(r, 0, sizeof *r);

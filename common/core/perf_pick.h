@@ -8,8 +8,13 @@
  * amount_pct >= min_amount_pct. Priority: regression before improvement, then platform
  * family (configured order; a family is a list of machine_platform prefixes ("osx=macosx/osx"); a
  * platform no family claims belongs to "other", after every family), then magnitude, then alert id.
- * Each summary gives at most max_per_summary alerts, taken round by round: one per platform family
- * per round, in priority order, while its quota lasts. A backfill costs `cost` jobs from its
+ * Each summary gives at most max_per_summary backfills, taken round by round: one per platform
+ * family per round, in priority order, while its quota lasts; every regression's rounds come
+ * before any improvement's, so an improvement never takes a place a regression could have.
+ * The quota counts jobs, not alerts: alerts of one summary from the same job (its job_key: the
+ * same platform, suite, options and extra options, the subtests of one suite run in one job)
+ * are one backfill, so the first is picked and its siblings are `covered` by it, as is an
+ * alert whose job an earlier run backfilled. A backfill costs `cost` jobs from its
  * family's daily budget; a family whose budget cannot pay is passed over and the next alert (of
  * another family) is taken. A summary is done ("closed") once its quota is used or nothing is left
  * in it that a later run could take; one whose alerts were passed over for budget stays open. Pure:
@@ -41,6 +46,9 @@ typedef struct rt_perf_alert {
     char platform[128]; /* series_signature.machine_platform */
     char suite[128];
     char test[128];
+    /* The job its data comes from within its summary's push: platform, suite,
+     * option_collection_hash and extra_options, joined by '|'. */
+    char job_key[512];
 } rt_perf_alert;
 
 typedef struct rt_perf_summary {
@@ -54,17 +62,29 @@ typedef struct rt_perf_summary {
     size_t nalerts;
 } rt_perf_summary;
 
+/* A summary or an alert that the parse left out, and why. */
+typedef struct rt_perf_problem {
+    long long summary_id; /* 0 when the summary has no usable id */
+    long long alert_id;   /* 0: the whole summary */
+    char reason[RT_PERF_REASON_SIZE];
+} rt_perf_problem;
+
 typedef struct rt_perf_summaries {
     rt_perf_summary *items;
     size_t count;
+    rt_perf_problem *problems; /* what was left out, in page order */
+    size_t nproblems;
 } rt_perf_summaries;
 
 /* Parses Perfherder's answer and appends its summaries to out: a page
  * {"count", "next", "results": [...]}, a list of summaries, or one summary. *next (may be
- * NULL) receives the page's "next" URL, malloc'd, or NULL on the last page. A summary
- * already in out (same id; pages move while being read) is not added twice. RT_EPROTO
- * (errstr says which field) when a summary or alert lacks a field the picking needs,
- * RT_ETOOBIG past the bounds above, RT_ENOMEM. On failure out keeps what it had. */
+ * NULL) receives the page's "next" URL, malloc'd, or NULL on the last page. A summary seen
+ * twice (in one page, or on two pages, which move while being read) is merged: its alerts
+ * are the union by alert id, the later copy's values winning. A summary or an alert that
+ * lacks a field the picking needs (or is over the bounds above) is left out and listed in
+ * out->problems with the reason; the rest of the page is kept. RT_EPROTO (errstr) only when
+ * the document is not a page, a list or a summary; RT_ETOOBIG past RT_PERF_MAX_SUMMARIES;
+ * RT_ENOMEM. On failure out keeps what it had. */
 RT_MUSTCHECK int rt_perf_summaries_parse(const char *text, size_t len, rt_perf_summaries *out,
                                          char **next, char *errstr);
 void rt_perf_summaries_free(rt_perf_summaries *summaries);
@@ -121,11 +141,19 @@ typedef struct rt_perf_taken {
     bool closed; /* the summary is done */
 } rt_perf_taken;
 
+/* A job an earlier run backfilled for a summary. */
+typedef struct rt_perf_job {
+    long long summary_id;
+    const char *job_key;
+} rt_perf_job;
+
 typedef struct rt_perf_history {
     const long long *handled_alerts; /* alerts with a record, whatever its outcome */
     size_t nhandled_alerts;
-    const rt_perf_taken *summaries;
+    const rt_perf_taken *summaries; /* taken: distinct jobs backfilled */
     size_t nsummaries;
+    const rt_perf_job *jobs; /* jobs backfilled (or in flight) per summary */
+    size_t njobs;
 } rt_perf_history;
 
 typedef struct rt_perf_pick {
@@ -143,9 +171,19 @@ typedef struct rt_perf_skip {
     char reason[RT_PERF_REASON_SIZE];
 } rt_perf_skip;
 
+/* An alert whose job another alert's backfill covers. */
+typedef struct rt_perf_cover {
+    const rt_perf_summary *summary;
+    const rt_perf_alert *alert;
+    long long by_alert_id; /* the picked alert of the same job, 0 when an earlier run's */
+    char reason[RT_PERF_REASON_SIZE];
+} rt_perf_cover;
+
 typedef struct rt_perf_result {
     rt_perf_pick *picks; /* in priority order */
     size_t npicks;
+    rt_perf_cover *covered; /* not counted against max_per_summary, costing nothing */
+    size_t ncovered;
     rt_perf_skip *skips;
     size_t nskips;
     const rt_perf_summary **closed; /* done without a pick now (nothing worth taking) */

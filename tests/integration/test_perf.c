@@ -424,6 +424,63 @@ static void test_once_backfills_picks_and_a_family_limit_passes_to_the_next_fami
     rt_ch_free(h);
 }
 
+/* Two alerts of one summary from the same job (two subtests of the suite on one machine) are
+ * one backfill: the second is recorded covered by the first, costs nothing, and is not
+ * counted against perf_max_per_summary (issue 17, item 7). */
+static void test_alerts_of_one_job_are_one_backfill(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    rt_ch_setenv(h, "PERF_MAX_PER_SUMMARY", "1");
+    test_summary a = {.id = 900041,
+                      .push_id = 1300041,
+                      .age_minutes = 120,
+                      .nalerts = 3,
+                      .alerts = {{.id = 990041,
+                                  .platform = "linux1804-64-shippable-qr",
+                                  .amount_pct = 17.9,
+                                  .regression = true},
+                                 {.id = 990042,
+                                  .platform = "linux1804-64-shippable-qr",
+                                  .amount_pct = 8,
+                                  .regression = true},
+                                 {.id = 990043,
+                                  .platform = "macosx1015-64-shippable-qr",
+                                  .amount_pct = 6,
+                                  .regression = true}}};
+    add_summary(h, &a);
+    run_once(h, 1, 0);
+    /* One job per summary: the linux job (linux before osx); its sibling is covered; the
+     * osx alert waits. */
+    assert_int_equal(trigger_count(h), 1);
+    assert_alert(h, 990041, "outcome", "triggered");
+    assert_alert(h, 990042, "outcome", "covered");
+    assert_alert(h, 990042, "covered_by", "990041");
+    assert_alert(h, 990042, "jobs_scheduled", "0");
+    assert_alert(h, 990043, "outcome", NULL);
+    assert_int_equal(ledger_sum(h, "perf:linux"), 9);
+    assert_int_equal(summary_handled(h, 900041), 1);
+    /* Again: nothing twice. */
+    run_once(h, 1, 0);
+    assert_int_equal(trigger_count(h), 1);
+    assert_int_equal(rows(h, "perf_alerts"), 2);
+
+    /* With room for two jobs, the osx alert is the second job: the covered sibling
+     * took no place. */
+    test_summary b = a;
+    b.id = 900042;
+    b.push_id = 1300042;
+    for (size_t i = 0; i < 3; i++) b.alerts[i].id += 10;
+    add_summary(h, &b);
+    rt_ch_setenv(h, "PERF_MAX_PER_SUMMARY", "2");
+    run_once(h, 1, 0);
+    assert_int_equal(trigger_count(h), 3);
+    assert_alert(h, 990052, "outcome", "covered");
+    assert_alert(h, 990053, "outcome", "triggered");
+    assert_int_equal(summary_handled(h, 900042), 1);
+    rt_ch_free(h);
+}
+
 /* The budget backstop. Redis lost a claim (it restarted and re-created the family's
  * counter below the ledger) while another runner's transaction, still open, writes the
  * family's last 9 jobs of the day and holds the backstop lock. retrig-perf picks the alert
@@ -1158,6 +1215,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_once_backfills_picks_and_a_family_limit_passes_to_the_next_family),
         cmocka_unit_test(test_the_ledger_backstop_refuses_a_claim_redis_granted_past_the_limit),
+        cmocka_unit_test(test_alerts_of_one_job_are_one_backfill),
         cmocka_unit_test(test_two_runners_at_once_backfill_every_alert_exactly_once),
         cmocka_unit_test(test_an_existing_backfill_of_the_job_is_recorded_already_backfilled),
         cmocka_unit_test(test_dry_run_records_the_payload_and_sends_nothing),

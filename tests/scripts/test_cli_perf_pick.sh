@@ -32,11 +32,14 @@ picks() {
 }
 
 picks "regressions only by default" 177727 --summaries "$summaries" --now $now
-picks "improvements: regression, then families, then rounds" 177727,69346,69345,177724,69347 \
+# 177724 is the regression's job and 69347 is 69346's: covered, not picked again.
+picks "improvements: regression, then families, then jobs" 177727,69345,69346 \
     --summaries "$summaries" --now $now --include-improvements
-picks "max-per-summary 2" 177727,69346,69345,177724 \
+picks "max-per-summary 2 (jobs, not alerts)" 177727,69345,69346 \
     --summaries "$summaries" --now $now --include-improvements --max-per-summary 2
-picks "osx budget used up passes to the next family" 177727,69345,177724 \
+picks "max-per-summary 1" 177727,69345 \
+    --summaries "$summaries" --now $now --include-improvements --max-per-summary 1
+picks "osx budget used up passes to the next family" 177727,69345 \
     --summaries "$summaries" --now $now --include-improvements --used osx=600
 picks "a summary 10 minutes old waits" "" --summaries "$summaries" --now 2023-06-23T11:26:45Z
 picks "the same summary an hour old is picked" 177727 --summaries "$summaries" --now 2023-06-23T12:17:00Z
@@ -57,6 +60,38 @@ assert r[(20239, None)] == "framework 2 is not configured", r
 assert r[(38857, 177724)].startswith("improvement"), r
 assert sorted(d["closed"]) == [20174, 38857], d["closed"]
 ' <<<"$out"; then ok "--explain gives the reasons"; else bad "--explain: $out"; fi
+
+out=$("$BIN/retrig" perf-pick --summaries "$summaries" --now $now --include-improvements --explain 2>&1)
+if "$PY" -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+c = {(x["summary_id"], x["alert_id"]): x for x in d["covered"]}
+assert c[(38857, 177724)]["by_alert_id"] == 177727, c
+assert c[(20174, 69347)]["by_alert_id"] == 69346, c
+assert "same job" in c[(38857, 177724)]["reason"], c
+assert d["left_out"] == [], d["left_out"]
+' <<<"$out"; then ok "--explain names the alerts another backfill of their job covers"; else bad "--explain covered: $out"; fi
+
+# One malformed alert (no platform) leaves that alert out, named, and the rest is picked.
+"$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for s in d:
+    for a in s["alerts"]:
+        if a["id"] == 177727:
+            del a["series_signature"]["machine_platform"]
+json.dump(d, open(sys.argv[2], "w"))' "$summaries" "$work/one-bad.json"
+out=$("$BIN/retrig" perf-pick --summaries "$work/one-bad.json" --now $now --include-improvements --explain 2>"$work/err")
+if "$PY" -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+assert [p["alert_id"] for p in d["picked"]] == [69345, 177724, 69346], d["picked"]
+assert d["left_out"][0]["alert_id"] == 177727 and "machine_platform" in d["left_out"][0]["reason"], d
+' <<<"$out" && grep -q "malformed alert left out" "$work/err"; then
+    ok "a malformed alert is left out, named, and the page is still picked"
+else
+    bad "malformed alert: $out $(cat "$work/err")"
+fi
 
 "$BIN/retrig" perf-pick --now $now >/dev/null 2>&1
 [ $? -eq 2 ] && ok "missing --summaries is a usage error" || bad "missing --summaries did not exit 2"

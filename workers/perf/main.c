@@ -34,6 +34,7 @@
 #include "common/io/budget.h"
 #include "common/io/http.h"
 #include "common/io/ledger.h"
+#include "common/io/metrics.h"
 #include "common/io/pg.h"
 #include "common/io/redis.h"
 #include "common/io/stop.h"
@@ -51,25 +52,33 @@ typedef struct perf {
     rt_config *cfg;
     rt_perf_options opts;
     rt_worker_conns conns;
-    rt_pg *pg;          /* conns.pg */
-    rt_redis *redis;    /* conns.redis */
-    rt_http *http;      /* GETs, with retries */
-    rt_http *http_post; /* the hook call: one attempt */
-    char day[11];       /* the UTC day whose budget this run spends */
-    char owner[96];     /* who claims budget: host:pid */
-    int failures;       /* alerts left with an error this run */
+    rt_pg *pg;           /* conns.pg */
+    rt_redis *redis;     /* conns.redis */
+    rt_http *http;       /* GETs, with retries */
+    rt_http *http_post;  /* the hook call: one attempt */
+    char day[11];        /* the UTC day whose budget this run spends */
+    char owner[96];      /* who claims budget: host:pid */
+    int failures;        /* alerts left with an error this run */
+    rt_metric *left_out; /* retrig_perf_left_out_total{what} */
 } perf;
 
 static const char SQL_TRY_LOCK[] = "SELECT pg_try_advisory_lock(7273, $1::integer)";
 static const char SQL_UNLOCK[] = "SELECT pg_advisory_unlock(7273, $1::integer)";
 static const char SQL_HANDLED_ALERTS[] =
     "SELECT alert_id FROM perf_alerts WHERE summary_id = ANY($1::bigint[])";
-/* What a summary gave already: alerts backfilled (or in flight, or found backfilled). */
-static const char SQL_TAKEN[] =
-    "SELECT s.summary_id, s.handled_at IS NOT NULL, (SELECT count(*) FROM perf_alerts a"
-    " WHERE a.summary_id = s.summary_id AND (a.outcome IS NULL OR a.outcome IN"
+/* What a summary gave already: its jobs backfilled (or in flight, or found backfilled); an
+ * alert covered by a sibling's backfill is the same job and not counted. */
+#define SQL_JOBS_TAKEN                                                                             \
+    "(SELECT count(DISTINCT coalesce(a.job_key, a.alert_id::text)) FROM perf_alerts a"             \
+    " WHERE a.summary_id = s.summary_id AND (a.outcome IS NULL OR a.outcome IN"                    \
     " ('triggered', 'dry-run', 'found-existing', 'already-backfilled')))"
-    " FROM perf_summaries s WHERE s.summary_id = ANY($1::bigint[])";
+static const char SQL_TAKEN[] = "SELECT s.summary_id, s.handled_at IS NOT NULL, " SQL_JOBS_TAKEN
+                                " FROM perf_summaries s WHERE s.summary_id = ANY($1::bigint[])";
+/* The jobs those were, for covering their alerts' siblings. */
+static const char SQL_HANDLED_JOBS[] =
+    "SELECT DISTINCT summary_id, job_key FROM perf_alerts WHERE summary_id = ANY($1::bigint[])"
+    " AND job_key IS NOT NULL AND (outcome IS NULL OR outcome IN ('triggered', 'dry-run',"
+    " 'found-existing', 'already-backfilled'))";
 static const char SQL_ALERT[] = "SELECT outcome IS NOT NULL, dry_run, attempts, (extract(epoch "
                                 "FROM now() - intent_at) * 1000)::bigint,"
                                 " task_id, decision_task_id, hook_group_id, hook_id, payload::text"
@@ -77,11 +86,8 @@ static const char SQL_ALERT[] = "SELECT outcome IS NOT NULL, dry_run, attempts, 
 static const char SQL_OPEN_ALERTS[] =
     "SELECT alert_id, summary_id FROM perf_alerts WHERE outcome IS NULL AND NOT dry_run"
     " ORDER BY intent_at";
-static const char SQL_SUMMARY_STATE[] =
-    "SELECT s.handled_at IS NOT NULL, (SELECT count(*) FROM perf_alerts a WHERE a.summary_id ="
-    " s.summary_id AND (a.outcome IS NULL OR a.outcome IN ('triggered', 'dry-run',"
-    " 'found-existing', 'already-backfilled'))) FROM perf_summaries s WHERE s.summary_id = "
-    "$1::bigint";
+static const char SQL_SUMMARY_STATE[] = "SELECT s.handled_at IS NOT NULL, " SQL_JOBS_TAKEN
+                                        " FROM perf_summaries s WHERE s.summary_id = $1::bigint";
 static const char SQL_SUMMARY[] =
     "INSERT INTO perf_summaries (summary_id, repository, framework_id, push_id, revision,"
     " created_at, handled_at) VALUES ($1::bigint, $2, $3::integer, $4::bigint, $5,"
@@ -91,11 +97,21 @@ static const char SQL_SUMMARY[] =
 static const char SQL_INTENT[] =
     "INSERT INTO perf_alerts (alert_id, summary_id, signature_id, platform, family, is_regression,"
     " amount_pct, job_id, task_id, decision_task_id, hook_group_id, hook_id, payload,"
-    " jobs_scheduled, budget_day, dry_run, outcome, action_task_id, error, finished_at)"
+    " jobs_scheduled, budget_day, dry_run, outcome, action_task_id, error, finished_at, job_key,"
+    " covered_by)"
     " VALUES ($1::bigint, $2::bigint, $3::bigint, $4, $5, $6::boolean, $7::double precision,"
     " $8::bigint, $9, $10, $11, $12, $13::jsonb, $14::integer, $15::date, $16::boolean, $17::text, "
     "$18,"
-    " $19, CASE WHEN $17::text IS NULL THEN NULL ELSE now() END)";
+    " $19, CASE WHEN $17::text IS NULL THEN NULL ELSE now() END, $20, $21::bigint)";
+/* The same row for a covered alert; a second run finds it and does nothing. */
+static const char SQL_COVERED[] =
+    "INSERT INTO perf_alerts (alert_id, summary_id, signature_id, platform, family, is_regression,"
+    " amount_pct, job_id, task_id, decision_task_id, hook_group_id, hook_id, payload,"
+    " jobs_scheduled, budget_day, dry_run, outcome, action_task_id, error, finished_at, job_key,"
+    " covered_by)"
+    " VALUES ($1::bigint, $2::bigint, $3::bigint, $4, $5, $6::boolean, $7::double precision,"
+    " $8::bigint, $9, $10, $11, $12, $13::jsonb, $14::integer, $15::date, $16::boolean, $17::text, "
+    "$18, $19, now(), $20, $21::bigint) ON CONFLICT (alert_id) DO NOTHING";
 static const char SQL_LEDGER[] =
     "INSERT INTO budget_ledger (platform, day, amount, idempotency_key, reason)"
     " VALUES ($1, $2::date, $3::integer, 'perf-alert:' || $4, $5)";
@@ -142,8 +158,19 @@ static int fetch_framework(perf *w, const char *framework, time_t oldest, rt_per
             break;
         }
         char errstr[RT_ERRSTR_SIZE] = "", *next = NULL;
-        size_t before = out->count;
+        size_t before = out->count, problems_before = out->nproblems;
         rc = rt_perf_summaries_parse(resp.body, resp.len, out, &next, errstr);
+        /* A summary or an alert Perfherder sent malformed is left out, the rest is picked. */
+        for (size_t i = problems_before; rc == RT_OK && i < out->nproblems; i++) {
+            const rt_perf_problem *p = &out->problems[i];
+            char sid[32], aid[32];
+            snprintf(sid, sizeof sid, "%lld", p->summary_id);
+            snprintf(aid, sizeof aid, "%lld", p->alert_id);
+            rt_log_warn(
+                p->alert_id ? "malformed alert left out" : "malformed alert summary left out",
+                "summary_id", sid, "alert_id", p->alert_id ? aid : NULL, "reason", p->reason);
+            rt_metric_inc(w->left_out, p->alert_id ? "alert" : "summary");
+        }
         rt_http_response_free(&resp);
         if (rc != RT_OK) {
             rt_log_error("unusable alert summary page; nothing is done this run", "framework",
@@ -189,6 +216,9 @@ typedef struct history {
     size_t nalerts;
     rt_perf_taken *taken;
     size_t ntaken;
+    PGresult *jobs_res; /* owns the job keys */
+    rt_perf_job *jobs;
+    size_t njobs;
 } history;
 
 static int load_history(perf *w, const rt_perf_summaries *s, history *h)
@@ -199,14 +229,19 @@ static int load_history(perf *w, const rt_perf_summaries *s, history *h)
     PGresult *a = NULL, *t = NULL;
     int rc = rt_pg_exec(w->pg, SQL_HANDLED_ALERTS, 1, params, &a);
     if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_TAKEN, 1, params, &t);
+    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_HANDLED_JOBS, 1, params, &h->jobs_res);
     free(ids);
     if (rc != RT_OK) goto out;
     h->alerts = calloc((size_t)PQntuples(a) + 1, sizeof *h->alerts);
     h->taken = calloc((size_t)PQntuples(t) + 1, sizeof *h->taken);
-    if (!h->alerts || !h->taken) {
+    h->jobs = calloc((size_t)PQntuples(h->jobs_res) + 1, sizeof *h->jobs);
+    if (!h->alerts || !h->taken || !h->jobs) {
         rc = RT_ENOMEM;
         goto out;
     }
+    for (int i = 0; i < PQntuples(h->jobs_res); i++)
+        h->jobs[h->njobs++] =
+            (rt_perf_job){atoll(PQgetvalue(h->jobs_res, i, 0)), PQgetvalue(h->jobs_res, i, 1)};
     for (int i = 0; i < PQntuples(a); i++) h->alerts[h->nalerts++] = atoll(PQgetvalue(a, i, 0));
     for (int i = 0; i < PQntuples(t); i++)
         h->taken[h->ntaken++] = (rt_perf_taken){atoll(PQgetvalue(t, i, 0)),
@@ -215,6 +250,55 @@ out:
     PQclear(a);
     PQclear(t);
     return rc;
+}
+
+static int upsert_summary(perf *w, const rt_perf_summary *s, bool close);
+
+/* An alert whose job another backfill covers: its row, outcome covered, no budget. */
+static int record_covered(perf *w, const rt_perf_cover *c)
+{
+    char alert[32], summary[32], sig[32], pct[32], by[32];
+    snprintf(alert, sizeof alert, "%lld", c->alert->id);
+    snprintf(summary, sizeof summary, "%lld", c->summary->id);
+    snprintf(sig, sizeof sig, "%lld", c->alert->signature_id);
+    snprintf(pct, sizeof pct, "%.4f", c->alert->amount_pct);
+    snprintf(by, sizeof by, "%lld", c->by_alert_id);
+    const char *params[] = {
+        alert,
+        summary,
+        sig,
+        c->alert->platform,
+        rt_perf_family_name(&w->opts, rt_perf_family_of(&w->opts, c->alert->platform)),
+        c->alert->is_regression ? "true" : "false",
+        pct,
+        NULL,
+        NULL,
+        NULL,
+        NULL,
+        NULL,
+        NULL,
+        "0",
+        NULL,
+        w->cfg->dry_run ? "true" : "false",
+        "covered",
+        NULL,
+        c->reason,
+        c->alert->job_key,
+        c->by_alert_id ? by : NULL};
+    int rc = rt_pg_begin(w->pg);
+    if (rc == RT_OK) rc = upsert_summary(w, c->summary, false);
+    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_COVERED, 21, params, NULL);
+    if (rc == RT_OK) rc = rt_pg_commit(w->pg);
+    if (rc != RT_OK) {
+        rt_log_warn("cannot record a covered alert", "alert_id", alert, "error",
+                    rt_pg_errstr(w->pg));
+        if (rt_pg_rollback(w->pg) != RT_OK)
+            rt_log_warn("rollback failed", "error", rt_pg_errstr(w->pg));
+        return rc;
+    }
+    rt_log_info("alert covered by another backfill of its job", "alert_id", alert, "summary_id",
+                summary, "reason", c->reason);
+    return RT_OK;
 }
 
 /* What each family spent today: the larger of the Redis counter and the ledger. */
@@ -613,7 +697,9 @@ static int record_alert(perf *w, const rt_perf_pick *p, const intent *in, bool c
         w->cfg->dry_run ? "true" : "false",
         in->outcome,
         in->action_task_id,
-        in->error};
+        in->error,
+        p->alert->job_key,
+        NULL};
     *refused = false;
     *ledger_total = 0;
     int rc = rt_pg_begin(w->pg);
@@ -629,7 +715,7 @@ static int record_alert(perf *w, const rt_perf_pick *p, const intent *in, bool c
         }
     }
     if (rc == RT_OK) rc = upsert_summary(w, p->summary, close);
-    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_INTENT, 19, params, NULL);
+    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_INTENT, 21, params, NULL);
     if (rc == RT_OK && in->cost) {
         char reason[256];
         snprintf(reason, sizeof reason, "perf backfill of alert %lld (summary %lld, %s)",
@@ -873,7 +959,7 @@ static int run_once(perf *w)
                      rt_redis_errstr(w->redis));
         goto out;
     }
-    rt_perf_history hist = {h.alerts, h.nalerts, h.taken, h.ntaken};
+    rt_perf_history hist = {h.alerts, h.nalerts, h.taken, h.ntaken, h.jobs, h.njobs};
     if ((rc = rt_perf_pick_alerts(&summaries, &w->opts, &hist, now, &result)) != RT_OK) goto out;
     char counts[64];
     snprintf(counts, sizeof counts, "%zu summaries, %zu picks", summaries.count, result.npicks);
@@ -889,11 +975,16 @@ static int run_once(perf *w)
         rt_worker_health(&w->conns);
         backfill(w, &result.picks[i]);
     }
+    /* Covered alerts are recorded after the picks, so a covering alert's row exists. */
+    for (size_t i = 0; i < result.ncovered && !rt_stop_requested(); i++)
+        if (record_covered(w, &result.covered[i]) != RT_OK) w->failures++;
 out:
     rt_perf_result_free(&result);
     rt_perf_summaries_free(&summaries);
     free(h.alerts);
     free(h.taken);
+    free(h.jobs);
+    PQclear(h.jobs_res);
     if (rc == RT_OK && w->failures) {
         char n[16];
         snprintf(n, sizeof n, "%d", w->failures);
@@ -907,6 +998,10 @@ static int setup(perf *w, rt_config *cfg)
     char errstr[RT_ERRSTR_SIZE] = "";
     int rc;
     w->cfg = cfg;
+    w->left_out = rt_metrics_counter("retrig_perf_left_out_total",
+                                     "Malformed alert summaries and alerts Perfherder sent, left "
+                                     "out of the picking (what: summary, alert)",
+                                     "what");
     if ((rc = rt_perf_options_from_config(&w->opts, cfg, errstr)) != RT_OK) {
         rt_log_error("configuration error", "error", errstr);
         return rc;
