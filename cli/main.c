@@ -11,50 +11,56 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: retrig [--config FILE] COMMAND [ARGS]\n"
-            "\n"
-            "retrig watches Mozilla CI through Pulse and retriggers failed tests to tell a\n"
-            "regression from an intermittent. This tool runs the offline commands.\n"
-            "\n"
-            "commands:\n"
-            "  migrate [--status]   apply pending SQL migrations (migrations_dir) to database_url\n"
-            "  eligibility --message F --task F [--errorsummary F]... [--classification ID]\n"
-            "                       replay retrig-classify's decision for one task run\n"
-            "  errorsummary FILE... classify errorsummary artifacts (test-failure, infra, pass)\n"
-            "  decide --original F [--retrigger F]... [--passed N] [--threshold N]\n"
-            "                       replay retrig-decide's verdict from bug_suggestions files\n"
-            "  decisions [--since 24h] [--project P] [--verdict V] [--format table|json]\n"
-            "                       list the verdicts retrig-decide stored\n"
-            "  explain TASK_ID      the whole story of the retrigger set of a task\n"
-            "  ingest-junit --project OWNER/REPO --branch NAME [--pr N] [--main] --run-id ID\n"
-            "               --revision SHA [--time ISO-8601] FILE...\n"
-            "                       record JUnit XML reports of a CI run in the test history\n"
-            "  flakes --project P [--window 7d] [--min-branches N] [--main-only]\n"
-            "         [--format json|table]\n"
-            "                       the failing and flaky tests of the test history\n"
-            "  report --project P --out FILE [--window 30d]\n"
-            "                       write the flaky-test dashboard, one self-contained HTML page\n"
-            "  perf-pick --summaries F [--now ISO-8601] [--used FAMILY=N]... [--explain]\n"
-            "                       the Perfherder alerts retrig-perf would backfill, offline\n"
-            "  perf-report [--day YYYY-MM-DD] [--format table|json]\n"
-            "                       retrig-perf's backfills of a day: budget, jobs, failures\n"
-            "  render-action --actions F --task F --task-id ID [--action NAME] [--times N]\n"
-            "                       the hook call retrig-retrigger would make, offline\n"
-            "  publish --exchange X [--cc ROUTE]... FILE...\n"
-            "                       publish message files to our broker (demo, tests)\n"
-            "  config [--keys]      print the effective configuration (secrets as ***),\n"
-            "                       or with --keys every key, its default and its meaning\n"
-            "  version              print the version\n"
-            "  help                 print this help\n"
-            "\n"
-            "options:\n"
-            "  -c, --config FILE    configuration file (default: $RETRIG_CONFIG)\n"
-            "  -h, --help           print this help\n"
-            "  -V, --version        print the version\n"
-            "\n"
-            "Configuration: defaults, then the file, then RETRIG_<KEY> environment variables.\n"
-            "Exit codes: 0 success, 1 failure, 2 usage or configuration error.\n");
+    fprintf(
+        out,
+        "usage: retrig [--config FILE] COMMAND [ARGS]\n"
+        "\n"
+        "retrig watches Mozilla CI through Pulse and retriggers failed tests to tell a\n"
+        "regression from an intermittent. This tool runs the offline commands.\n"
+        "\n"
+        "commands:\n"
+        "  migrate [--status]   apply pending SQL migrations (migrations_dir) to database_url\n"
+        "  eligibility --message F --task F [--errorsummary F]... [--classification ID]\n"
+        "                       replay retrig-classify's decision for one task run\n"
+        "  errorsummary FILE... classify errorsummary artifacts (test-failure, infra, pass)\n"
+        "  decide --original F [--retrigger F]... [--passed N] [--threshold N]\n"
+        "                       replay retrig-decide's verdict from bug_suggestions files\n"
+        "  decisions [--since 24h] [--project P] [--verdict V] [--format table|json]\n"
+        "                       list the verdicts retrig-decide stored\n"
+        "  explain TASK_ID      the whole story of the retrigger set of a task\n"
+        "  ingest-junit --project OWNER/REPO --branch NAME [--pr N] [--main] --run-id ID\n"
+        "               --revision SHA [--time ISO-8601] FILE...\n"
+        "                       record JUnit XML reports of a CI run in the test history\n"
+        "  flakes --project P [--window 7d] [--min-branches N] [--main-only]\n"
+        "         [--format json|table]\n"
+        "                       the failing and flaky tests of the test history\n"
+        "  collect-github --repo OWNER/NAME [--workflow FILE]... [--since 7d]\n"
+        "         [--artifact-pattern GLOB] [--token-file F] [--max-requests N] [--interval 1h]\n"
+        "                       store the JUnit results of a GitHub project's Actions runs\n"
+        "  flaky-issues --project OWNER/NAME [--dry-run | --apply] [--format table|json]\n"
+        "                       open, update, close and reopen one issue per flaky test\n"
+        "  report --project P --out FILE [--window 30d]\n"
+        "                       write the flaky-test dashboard, one self-contained HTML page\n"
+        "  perf-pick --summaries F [--now ISO-8601] [--used FAMILY=N]... [--explain]\n"
+        "                       the Perfherder alerts retrig-perf would backfill, offline\n"
+        "  perf-report [--day YYYY-MM-DD] [--format table|json]\n"
+        "                       retrig-perf's backfills of a day: budget, jobs, failures\n"
+        "  render-action --actions F --task F --task-id ID [--action NAME] [--times N]\n"
+        "                       the hook call retrig-retrigger would make, offline\n"
+        "  publish --exchange X [--cc ROUTE]... FILE...\n"
+        "                       publish message files to our broker (demo, tests)\n"
+        "  config [--keys]      print the effective configuration (secrets as ***),\n"
+        "                       or with --keys every key, its default and its meaning\n"
+        "  version              print the version\n"
+        "  help                 print this help\n"
+        "\n"
+        "options:\n"
+        "  -c, --config FILE    configuration file (default: $RETRIG_CONFIG)\n"
+        "  -h, --help           print this help\n"
+        "  -V, --version        print the version\n"
+        "\n"
+        "Configuration: defaults, then the file, then RETRIG_<KEY> environment variables.\n"
+        "Exit codes: 0 success, 1 failure, 2 usage or configuration error.\n");
 }
 
 static int print_keys(void)
@@ -141,6 +147,10 @@ int main(int argc, char **argv)
         status = rt_cli_ingest_junit(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "flakes"))
         status = rt_cli_flakes(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "collect-github"))
+        status = rt_cli_collect_github(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "flaky-issues"))
+        status = rt_cli_flaky_issues(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "report"))
         status = rt_cli_report(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "config")) {
