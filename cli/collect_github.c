@@ -56,9 +56,10 @@ static const char SQL_STATE_FINISH[] =
     " WHERE repository = $1 AND workflow = $2";
 static const char SQL_STATE_RUN[] =
     "UPDATE github_collect_state SET runs_stored = runs_stored + 1,"
-    " newest_run_id = CASE WHEN newest_created_at IS NULL OR $4::timestamptz > newest_created_at"
+    " newest_run_id = CASE WHEN newest_created_at IS NULL"
+    "                   OR to_timestamp($4::bigint) > newest_created_at"
     "                 THEN $3::bigint ELSE newest_run_id END,"
-    " newest_created_at = GREATEST(newest_created_at, $4::timestamptz)"
+    " newest_created_at = GREATEST(newest_created_at, to_timestamp($4::bigint))"
     " WHERE repository = $1 AND workflow = $2";
 static const char SQL_ATTEMPTS_KNOWN[] =
     "SELECT attempt, extract(epoch FROM run_started_at)::bigint FROM github_runs"

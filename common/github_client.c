@@ -319,8 +319,8 @@ static int before_request(rt_gh_client *c, const char *shown)
     return RT_ERETRY;
 }
 
-int rt_gh_request(rt_gh_client *c, const char *method, const char *path, const char *if_none_match,
-                  const char *json_body, rt_gh_response *resp)
+static int request(rt_gh_client *c, const char *method, const char *path, const char *if_none_match,
+                   const char *json_body, bool redirect_ok, rt_gh_response *resp)
 {
     memset(resp, 0, sizeof *resp);
     c->errstr[0] = '\0';
@@ -359,7 +359,8 @@ int rt_gh_request(rt_gh_client *c, const char *method, const char *path, const c
             rc = e == CURLE_OPERATION_TIMEDOUT ? RT_ETIMEDOUT : RT_ECONN;
             delay = 1L << (attempt - 1 < 4 ? attempt - 1 : 4);
         } else if ((resp->status >= 200 && resp->status < 300) ||
-                   (resp->status == 304 && if_none_match)) {
+                   (resp->status == 304 && if_none_match) ||
+                   (redirect_ok && resp->status >= 300 && resp->status < 400 && resp->location)) {
             rc = RT_OK;
             break;
         } else if (resp->status == 403 || resp->status == 429) {
@@ -416,6 +417,12 @@ int rt_gh_request(rt_gh_client *c, const char *method, const char *path, const c
     return rc;
 }
 
+int rt_gh_request(rt_gh_client *c, const char *method, const char *path, const char *if_none_match,
+                  const char *json_body, rt_gh_response *resp)
+{
+    return request(c, method, path, if_none_match, json_body, false, resp);
+}
+
 /* Location resolved against the URL it answered (absolute http(s) only, or a path). */
 static char *resolve_location(const char *base, const char *location)
 {
@@ -434,7 +441,7 @@ static char *resolve_location(const char *base, const char *location)
 
 int rt_gh_download(rt_gh_client *c, const char *path, long max_bytes, rt_gh_response *resp)
 {
-    int rc = rt_gh_request(c, "GET", path, NULL, NULL, resp);
+    int rc = request(c, "GET", path, NULL, NULL, true, resp);
     if (rc != RT_OK) return rc;
     if (resp->status < 300 || resp->status >= 400 || !resp->location) {
         if (resp->status == 200) { /* served directly: accept it within the cap */
