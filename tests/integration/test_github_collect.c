@@ -310,6 +310,15 @@ static void test_rerun_attempt_is_a_second_outcome_and_a_flip(void **state)
                           " limit.\"}}"),
         200);
     char *out = NULL;
+    /* a budget of 2 requests: the repository and the listing, then a clean stop */
+    assert_int_equal(collect(t, &out, NULL, "--max-requests=2", NULL), 0);
+    assert_non_null(strstr(out, "stopped: request budget of 2 used (--max-requests)"));
+    free(out);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM github_runs"), 0);
+    char *reason =
+        rt_ch_sql_text(t->h, "SELECT last_stop_reason FROM github_collect_state", 0, NULL);
+    assert_string_equal(reason, "budget");
+    free(reason);
     assert_int_equal(collect(t, &out, NULL, NULL, NULL), 0);
     assert_non_null(strstr(out, "4 attempts stored"));
     free(out);
