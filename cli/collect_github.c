@@ -43,9 +43,11 @@
 #define JUNIT_FILE_GLOB     "*.xml"
 #define TS(col)             "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
+// clang-format off
 static const char SQL_STATE_GET[] =
     "SELECT " TS("newest_created_at") " FROM github_collect_state"
-                                      " WHERE repository = $1 AND workflow = $2";
+    " WHERE repository = $1 AND workflow = $2";
+// clang-format on
 static const char SQL_STATE_START[] =
     "INSERT INTO github_collect_state (repository, workflow, last_pass_started)"
     " VALUES ($1, $2, now()) ON CONFLICT (repository, workflow)"
@@ -621,8 +623,8 @@ static int collect_pass(collector *c, const char *since_arg)
         rt_gh_response_free(&resp);
     }
     free(url);
-    const char *reason = NULL;
-    if (rc == RT_ERETRY && rt_gh_client_stopped(c->gh))
+    const char *reason = stop_requested ? "signal" : NULL;
+    if (!reason && rc == RT_ERETRY && rt_gh_client_stopped(c->gh))
         reason = rt_gh_client_stopped(c->gh) == RT_GH_STOP_BUDGET ? "budget" : "rate-limit";
     if (complete && first_etag) {
         const char *ep[] = {full_first, first_etag};
@@ -746,10 +748,6 @@ int rt_cli_collect_github(int argc, char **argv, rt_config *cfg)
     const char *token = cfg->github_token;
     if (token_file) {
         char errstr[RT_ERRSTR_SIZE] = "";
-        if (rt_config_set(cfg, "github_token_file", token_file, "--token-file", errstr) != RT_OK) {
-            rt_log_error("bad --token-file", "error", errstr);
-            return 2;
-        }
         FILE *f = fopen(token_file, "r");
         char buf[512] = "";
         if (!f || !fgets(buf, sizeof buf, f)) {
@@ -776,7 +774,8 @@ int rt_cli_collect_github(int argc, char **argv, rt_config *cfg)
                                .wait_for_reset = interval != NULL,
                                .connect_timeout_ms = cfg->http_connect_timeout_ms,
                                .timeout_ms = cfg->http_timeout_ms,
-                               .ca_file = cfg->http_ca_file};
+                               .ca_file = cfg->http_ca_file,
+                               .cancel = &stop_requested};
     if (rt_gh_client_new(&c.gh, &go, errstr) != RT_OK) {
         rt_log_error("cannot create the GitHub client", "error", errstr);
         return 2;

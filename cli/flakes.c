@@ -49,15 +49,15 @@ static const char SQL_GAP_KINDS[] =
     "SELECT g.kind, count(*) FROM github_run_gaps g JOIN github_runs r USING (repository, run_id,"
     " attempt) WHERE g.repository = $1 AND r.run_started_at >= $2::timestamptz - $3::interval"
     " AND r.run_started_at < $2::timestamptz GROUP BY g.kind ORDER BY g.kind";
+// clang-format off
 static const char SQL_GAPS[] =
     "SELECT g.run_id, g.attempt, g.kind, g.artifact, g.file, g.detail, r.html_url, r.branch_key,"
-    "       " TS("r.run_started_at") " FROM github_run_gaps g"
-                                     "  JOIN github_runs r USING (repository, run_id, attempt)"
-                                     " WHERE g.repository = $1 AND r.run_started_at >= "
-                                     "$2::timestamptz - $3::interval"
-                                     "   AND r.run_started_at < $2::timestamptz"
-                                     " ORDER BY r.run_started_at DESC, g.run_id, g.attempt, "
-                                     "g.kind, g.artifact, g.file LIMIT 100";
+    "       " TS("r.run_started_at")
+    "  FROM github_run_gaps g JOIN github_runs r USING (repository, run_id, attempt)"
+    " WHERE g.repository = $1 AND r.run_started_at >= $2::timestamptz - $3::interval"
+    "   AND r.run_started_at < $2::timestamptz"
+    " ORDER BY r.run_started_at DESC, g.run_id, g.attempt, g.kind, g.artifact, g.file LIMIT 100";
+// clang-format on
 
 static void usage(FILE *out)
 {

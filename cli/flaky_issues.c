@@ -26,6 +26,7 @@
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
 /* $1 project, $2 now, $3 window, $4 min branches. */
+// clang-format off
 static const char SQL_CANDIDATES[] =
     "WITH f AS (SELECT * FROM history_flakes($1, $2::timestamptz - $3::interval,"
     "                 $2::timestamptz, false, $4::integer, $3::interval)),"
@@ -41,25 +42,22 @@ static const char SQL_CANDIDATES[] =
     "        (SELECT extract(epoch FROM max(r.run_at))::bigint FROM history_tests ht"
     "           JOIN history_runs r ON r.id = ht.run_id WHERE r.repository = $1"
     "           AND ht.test = t.test AND ht.failed AND r.run_at <= $2::timestamptz),"
-    "        " TS(
-        "f.first_failure_at") ", f.first_failure_branch, f.first_failure_revision,"
-                              "        (SELECT g.html_url FROM github_runs g WHERE g.repository = "
-                              "$1"
-                              "           AND g.head_sha = f.first_failure_revision ORDER BY "
-                              "g.run_started_at LIMIT 1),"
-                              "        (SELECT ht.message FROM history_tests ht JOIN history_runs "
-                              "r ON r.id = ht.run_id"
-                              "           WHERE r.repository = $1 AND ht.test = t.test AND "
-                              "ht.failed"
-                              "             AND r.run_at <= $2::timestamptz ORDER BY r.run_at DESC "
-                              "LIMIT 1),"
-                              "        fi.state, fi.issue_number, fi.issue_url, fi.comment_id, "
-                              "fi.figures::text"
-                              "   FROM t LEFT JOIN f ON f.test = t.test LEFT JOIN m ON m.test = "
-                              "t.test"
-                              "   LEFT JOIN flaky_issues fi ON fi.project = $1 AND fi.test = t.test"
-                              "  ORDER BY coalesce(f.flaky, false) DESC, coalesce(f.branches, 0) "
-                              "DESC, t.test";
+    "        " TS("f.first_failure_at") ", f.first_failure_branch, f.first_failure_revision,"
+    "        (SELECT g.html_url FROM github_runs g WHERE g.repository = $1"
+    "           AND g.head_sha = f.first_failure_revision ORDER BY g.run_started_at LIMIT 1),"
+    "        (SELECT ht.message FROM history_tests ht JOIN history_runs r ON r.id = ht.run_id"
+    "           WHERE r.repository = $1 AND ht.test = t.test AND ht.failed"
+    "             AND r.run_at <= $2::timestamptz ORDER BY r.run_at DESC LIMIT 1),"
+    "        fi.state, fi.issue_number, fi.issue_url, fi.comment_id, fi.figures::text,"
+    "        (SELECT count(DISTINCT r.branch_key) || ' ' ||"
+    "                count(DISTINCT r.branch_key) FILTER (WHERE ht.failed)"
+    "           FROM history_tests ht JOIN history_runs r ON r.id = ht.run_id"
+    "          WHERE r.repository = $1 AND ht.test = t.test AND r.branch_class = 'other'"
+    "            AND r.run_at >= $2::timestamptz - $3::interval AND r.run_at < $2::timestamptz)"
+    "   FROM t LEFT JOIN f ON f.test = t.test LEFT JOIN m ON m.test = t.test"
+    "   LEFT JOIN flaky_issues fi ON fi.project = $1 AND fi.test = t.test"
+    "  ORDER BY coalesce(f.flaky, false) DESC, coalesce(f.branches, 0) DESC, t.test";
+// clang-format on
 
 static const char SQL_RECORD[] =
     "INSERT INTO flaky_issues (project, test, marker, tracker, state, issue_number, issue_url,"
@@ -317,6 +315,9 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         f->first_failure_revision = value_or_null(res, r, 13);
         f->first_failure_url = value_or_null(res, r, 14);
         f->message = value_or_null(res, r, 15);
+        if (PQnfields(res) < 22 ||
+            sscanf(PQgetvalue(res, r, 21), "%ld %ld", &f->prs_ran, &f->prs_failed) != 2)
+            f->prs_ran = f->prs_failed = 0;
         const char *state = value_or_null(res, r, 16);
         p->state = !state                   ? RT_FLAKY_NONE
                    : !strcmp(state, "open") ? RT_FLAKY_OPEN

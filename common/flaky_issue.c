@@ -213,6 +213,11 @@ static void add_figures(text *t, const rt_flaky_figures *f)
          f->runs);
     addf(t, "| pull requests / branches hit | %ld / %ld |\n", f->prs, f->branches);
     addf(t, "| failures on the main branch | %ld |\n", f->main_failures);
+    if (f->prs_ran > 0)
+        addf(t,
+             "| chance a pull request sees it fail | %.1f%% (%ld of %ld pull requests and branches "
+             "that ran it) |\n",
+             100.0 * (double)f->prs_failed / (double)f->prs_ran, f->prs_failed, f->prs_ran);
     addf(t, "| chance a push sees it fail | %.1f%% |\n", 100.0 * f->push_failure_chance);
     addf(t, "| failed, then passed on a re-run of the same commit | %ld |\n", f->rerun_flips);
     if (f->first_failure_time) {

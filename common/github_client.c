@@ -184,10 +184,15 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
-static void sleep_s(long s)
+/* Sleeps s seconds in one-second steps; false when cancelled meanwhile. */
+static bool sleep_s(const rt_gh_client *c, long s)
 {
-    struct timespec ts = {.tv_sec = s, .tv_nsec = 0};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+    for (long left = s; left > 0; left--) {
+        if (c->opts.cancel && *c->opts.cancel) return false;
+        struct timespec ts = {.tv_sec = 1, .tv_nsec = 0};
+        nanosleep(&ts, NULL); /* a signal ends it early: the flag is then checked */
+    }
+    return !(c->opts.cancel && *c->opts.cancel);
 }
 
 /* One attempt: fills resp and x; returns the curl result. */
@@ -307,7 +312,11 @@ static int before_request(rt_gh_client *c, const char *shown)
         snprintf(secs, sizeof secs, "%ld", wait);
         rt_log_warn("GitHub rate limit nearly used: waiting for its reset", "remaining", left,
                     "reset", when, "wait_s", secs, "next", shown);
-        sleep_s(wait);
+        if (!sleep_s(c, wait)) {
+            c->stopped = RT_GH_STOP_RATE_LIMIT;
+            rt_set_errstr(c->errstr, "stopped while waiting for the rate limit's reset (%s)", when);
+            return RT_ERETRY;
+        }
         c->remaining = -1;
         return RT_OK;
     }
@@ -411,7 +420,11 @@ static int request(rt_gh_client *c, const char *method, const char *path, const 
         snprintf(status, sizeof status, "%ld", resp->status);
         rt_log_warn("GitHub call failed, retrying", "path", shown, "status", status, "delay_s",
                     secs, "error", c->errstr);
-        sleep_s(delay);
+        if (!sleep_s(c, delay)) {
+            c->stopped = RT_GH_STOP_RATE_LIMIT;
+            rc = RT_ERETRY;
+            break;
+        }
     }
     free(url);
     return rc;
@@ -486,7 +499,7 @@ int rt_gh_download(rt_gh_client *c, const char *path, long max_bytes, rt_gh_resp
         rt_set_errstr(c->errstr, "GET %s: storage: %s", path,
                       e != CURLE_OK ? curl_easy_strerror(e) : "HTTP 5xx");
         rc = RT_ERETRY;
-        if (attempt < c->opts.max_attempts) sleep_s(1L << (attempt - 1));
+        if (attempt < c->opts.max_attempts && !sleep_s(c, 1L << (attempt - 1))) break;
     }
     free(storage);
     return rc;

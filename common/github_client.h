@@ -19,6 +19,7 @@
 #ifndef RETRIG_COMMON_GITHUB_CLIENT_H
 #define RETRIG_COMMON_GITHUB_CLIENT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
@@ -40,6 +41,9 @@ typedef struct rt_gh_client_options {
     long timeout_ms;         /* <= 0: 60000 */
     long max_body_bytes;     /* API answers; <= 0: 16 MiB */
     const char *ca_file;     /* NULL: system CAs; copied */
+    /* When it becomes non-zero (a signal handler's flag), waits end at once and the client
+     * stops (RT_ERETRY, stopped RATE_LIMIT or BUDGET as it was waiting for); may be NULL. */
+    const volatile sig_atomic_t *cancel;
 } rt_gh_client_options;
 
 typedef enum { RT_GH_STOP_NONE, RT_GH_STOP_RATE_LIMIT, RT_GH_STOP_BUDGET } rt_gh_stop;

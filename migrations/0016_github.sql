@@ -154,7 +154,7 @@ COMMENT ON COLUMN github_collect_state.newest_created_at IS 'When that run was c
 COMMENT ON COLUMN github_collect_state.runs_stored IS 'Run attempts stored so far.';
 COMMENT ON COLUMN github_collect_state.last_pass_started IS 'When the last pass started.';
 COMMENT ON COLUMN github_collect_state.last_pass_finished IS 'When the last pass that went through the whole listing finished, NULL while none did.';
-COMMENT ON COLUMN github_collect_state.last_stop_reason IS 'Why the last pass stopped early (rate-limit, budget), NULL when it did not.';
+COMMENT ON COLUMN github_collect_state.last_stop_reason IS 'Why the last pass stopped early (rate-limit, budget, signal), NULL when it did not.';
 
 -- Conditional requests: the ETag of each listing page read in full.
 CREATE TABLE github_etags (
@@ -203,4 +203,4 @@ COMMENT ON COLUMN flaky_issues.updated_at IS 'When retrig last wrote to it.';
 COMMENT ON COLUMN flaky_issues.closed_at IS 'When retrig closed it, NULL while open.';
 COMMENT ON COLUMN flaky_issues.reopened_at IS 'When retrig last reopened it.';
 COMMENT ON COLUMN flaky_issues.last_failure_at IS 'The last failure of the test retrig knew of when it last wrote.';
-COMMENT ON COLUMN flaky_issues.figures IS 'The figures last posted: runs, failures, failure_rate, branches, prs, main_failures, push_failure_chance, rerun_flips, first failure.';
+COMMENT ON COLUMN flaky_issues.figures IS 'The figures last posted: runs, failures, failure_rate, branches, prs, main_failures, push_failure_chance, prs_ran, prs_failed, rerun_flips, flaky, first_failure.';

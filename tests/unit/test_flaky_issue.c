@@ -86,6 +86,8 @@ static rt_flaky_figures figures(const char *test, const char *message)
                               .prs = 4,
                               .main_failures = 1,
                               .push_failure_chance = 0.111,
+                              .prs_ran = 9,
+                              .prs_failed = 4,
                               .rerun_flips = 2,
                               .flaky = true,
                               .last_failure = 1714557600,
@@ -114,6 +116,8 @@ static void test_body_has_the_marker_first_then_the_figures(void **state)
     assert_non_null(strstr(body, "| failure rate | 12.5% (5 of 40 runs) |"));
     assert_non_null(strstr(body, "| pull requests / branches hit | 4 / 5 |"));
     assert_non_null(strstr(body, "| chance a push sees it fail | 11.1% |"));
+    assert_non_null(strstr(body, "| chance a pull request sees it fail | 44.4% (4 of 9 pull "
+                                 "requests and branches that ran it) |"));
     assert_non_null(strstr(body, "| failed, then passed on a re-run of the same commit | 2 |"));
     assert_non_null(strstr(body, "2024-05-01T10:00:00Z on `fix-1` at commit `acb5820ced94…`"));
     assert_non_null(strstr(body, "([run](https://github.com/dask/distributed/actions/runs/1))"));
