@@ -456,7 +456,8 @@ static int list_artifacts(collector *c, long long run_id, rt_gh_artifacts *out)
                 rc = RT_ENOMEM;
             } else {
                 out->items = grown;
-                memcpy(out->items + out->count, part.items, part.count * sizeof *grown);
+                if (part.count)
+                    memcpy(out->items + out->count, part.items, part.count * sizeof *grown);
                 out->count += part.count;
                 out->skipped += part.skipped;
                 free(part.items);

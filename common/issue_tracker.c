@@ -74,7 +74,8 @@ static int gh_list(gh_tracker *t)
                 rc = RT_ENOMEM;
             } else {
                 t->known.items = grown;
-                memcpy(grown + t->known.count, part.items, part.count * sizeof *grown);
+                if (part.count)
+                    memcpy(grown + t->known.count, part.items, part.count * sizeof *grown);
                 t->known.count += part.count;
                 free(part.items);
                 url = rt_gh_link_next(resp.link);

@@ -52,6 +52,7 @@ static int setup(void **state)
     json_t *scenario = json_pack("{s:{s:{s:{s:s}}, s:s, s:s}}", "github", "repos", REPO,
                                  "default_branch", "main", "token", TOKEN, "bugzilla_api_key", KEY);
     rt_ch_scenario(t->h, scenario);
+    json_decref(scenario);
     *state = t;
     return 0;
 }

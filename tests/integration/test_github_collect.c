@@ -125,6 +125,7 @@ static void load(gh_test *t, json_t *runs, json_t *extra)
     json_decref(extra);
     json_t *scenario = json_pack("{s:o}", "github", gh);
     rt_ch_scenario(t->h, scenario);
+    json_decref(scenario);
 }
 
 static int collect(gh_test *t, char **out, const char *const *more_env, const char *a1,
