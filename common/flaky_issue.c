@@ -290,7 +290,7 @@ char *rt_flaky_body(const rt_flaky_figures *f, const char *marker)
 char *rt_flaky_comment(const rt_flaky_figures *f, const char *when)
 {
     text t = {0};
-    adds(&t, "Latest figures (updated ");
+    adds(&t, RT_FLAKY_FIGURES_HEAD "\nLatest figures (updated ");
     add_escaped(&t, when ? when : "", 40);
     adds(&t, "):\n\n");
     add_figures(&t, f);

@@ -7,6 +7,8 @@
  * (UPDATE); an open issue of a test that has not failed for quiet_days is closed with a
  * comment (CLOSE); a closed issue of a test that is flaky again is reopened (REOPEN).
  *
+ * The figures comment starts with RT_FLAKY_FIGURES_HEAD, so it is found again too.
+ *
  * Never two issues for one test: the first line of every issue body is a hidden marker,
  * "<!-- retrig-flaky: <16 hex digits> -->", the FNV-1a 64 hash of the project and the test;
  * the tracker is searched for it before creating (after a crash between creating and
@@ -66,6 +68,9 @@ typedef struct rt_flaky_figures {
 void rt_flaky_marker(const char *project, const char *test, char out[RT_FLAKY_MARKER_SIZE]);
 /* True when an issue body's first line is the hidden marker "<!-- MARKER -->". */
 bool rt_flaky_marker_matches(const char *first_line, const char *marker);
+
+/* The first line of the figures comment retrig edits (one per issue). */
+#define RT_FLAKY_FIGURES_HEAD "<!-- retrig-flaky-figures -->"
 
 /* The action for a test in `state`; *reason (static text) says why. */
 rt_flaky_action rt_flaky_decide(rt_flaky_state state, bool flaky, bool figures_changed,

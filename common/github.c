@@ -323,6 +323,18 @@ void rt_gh_issues_free(rt_gh_issues *issues)
     memset(issues, 0, sizeof *issues);
 }
 
+/* The first line of a body, cut to size. */
+static void first_line(json_t *body, char *out, size_t size)
+{
+    out[0] = '\0';
+    if (!json_is_string(body)) return;
+    const char *s = json_string_value(body);
+    size_t n = strcspn(s, "\r\n");
+    if (n >= size) n = size - 1;
+    memcpy(out, s, n);
+    out[n] = '\0';
+}
+
 static int issue_from(json_t *o, rt_gh_issue *issue)
 {
     memset(issue, 0, sizeof *issue);
@@ -332,14 +344,7 @@ static int issue_from(json_t *o, rt_gh_issue *issue)
     issue->html_url = dup_text(o, "html_url", &bad);
     issue->state = dup_text(o, "state", &bad);
     issue->pull_request = json_object_get(o, "pull_request") != NULL;
-    json_t *body = json_object_get(o, "body");
-    if (json_is_string(body)) {
-        const char *s = json_string_value(body);
-        size_t n = strcspn(s, "\r\n");
-        if (n >= sizeof issue->body_head) n = sizeof issue->body_head - 1;
-        memcpy(issue->body_head, s, n);
-        issue->body_head[n] = '\0';
-    }
+    first_line(json_object_get(o, "body"), issue->body_head, sizeof issue->body_head);
     if (!issue->number || !issue->html_url || !valid_word(issue->state)) bad = true;
     if (bad) {
         rt_gh_issue_free(issue);
@@ -387,6 +392,48 @@ int rt_gh_parse_issue(const char *json, size_t len, rt_gh_issue *out, char *errs
     int rc = issue_from(root, out);
     if (rc != RT_OK) rt_set_errstr(errstr, "not a valid issue");
     json_decref(root);
+    return rc;
+}
+
+void rt_gh_comments_free(rt_gh_comments *comments)
+{
+    if (!comments) return;
+    free(comments->items);
+    memset(comments, 0, sizeof *comments);
+}
+
+int rt_gh_parse_comments(const char *json, size_t len, rt_gh_comments *out, char *errstr)
+{
+    memset(out, 0, sizeof *out);
+    json_t *root = load(json, len, errstr);
+    if (!root) return RT_EPROTO;
+    int rc = RT_EPROTO;
+    if (!json_is_array(root) || json_array_size(root) > RT_GH_MAX_ITEMS) {
+        rt_set_errstr(errstr, "not an array of at most %d comments", RT_GH_MAX_ITEMS);
+        goto out;
+    }
+    if (json_array_size(root) &&
+        !(out->items = calloc(json_array_size(root), sizeof *out->items))) {
+        rc = RT_ENOMEM;
+        goto out;
+    }
+    size_t i;
+    json_t *o;
+    json_array_foreach(root, i, o)
+    {
+        rt_gh_comment *c = &out->items[out->count];
+        c->id = json_is_object(o) ? positive_int(o, "id") : 0;
+        if (!c->id) {
+            out->skipped++;
+            continue;
+        }
+        first_line(json_object_get(o, "body"), c->body_head, sizeof c->body_head);
+        out->count++;
+    }
+    rc = RT_OK;
+out:
+    json_decref(root);
+    if (rc != RT_OK) rt_gh_comments_free(out);
     return rc;
 }
 

@@ -107,6 +107,21 @@ RT_MUSTCHECK int rt_gh_parse_issue(const char *json, size_t len, rt_gh_issue *ou
 void rt_gh_issue_free(rt_gh_issue *issue);
 void rt_gh_issues_free(rt_gh_issues *issues);
 
+/* GET /repos/{o}/{r}/issues/{n}/comments: a JSON array of comments, each its id and the
+ * first line of its body (in body_head). */
+typedef struct rt_gh_comment {
+    long long id;
+    char body_head[RT_GH_BODY_HEAD_SIZE];
+} rt_gh_comment;
+typedef struct rt_gh_comments {
+    rt_gh_comment *items;
+    size_t count;
+    size_t skipped;
+} rt_gh_comments;
+RT_MUSTCHECK int rt_gh_parse_comments(const char *json, size_t len, rt_gh_comments *out,
+                                      char *errstr);
+void rt_gh_comments_free(rt_gh_comments *comments);
+
 /* An answer's "id" (a created comment, a Bugzilla bug): a positive integer. */
 RT_MUSTCHECK int rt_gh_parse_id(const char *json, size_t len, long long *id, char *errstr);
 

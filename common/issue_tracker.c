@@ -96,6 +96,37 @@ static void issue_of(const rt_gh_issue *i, rt_tracker_issue *out)
     out->open = !strcmp(i->state, "open");
 }
 
+/* The figures comment of an issue found again (0 when it has none yet). */
+static int gh_figures_comment(gh_tracker *t, rt_tracker_issue *issue)
+{
+    char first[300];
+    snprintf(first, sizeof first, "/repos/%s/issues/%lld/comments?per_page=100", t->repo,
+             issue->number);
+    char *url = strdup(first);
+    int rc = url ? RT_OK : RT_ENOMEM;
+    for (int page = 0; rc == RT_OK && url && page < 10 && !issue->comment_id; page++) {
+        rt_gh_response resp;
+        rc = rt_gh_request(t->gh, "GET", url, NULL, NULL, &resp);
+        free(url);
+        url = NULL;
+        rt_gh_comments comments;
+        if (rc == RT_OK)
+            rc = rt_gh_parse_comments(resp.body, resp.len, &comments, t->base.errstr);
+        else
+            rt_set_errstr(t->base.errstr, "%s", rt_gh_client_errstr(t->gh));
+        if (rc == RT_OK) {
+            for (size_t i = 0; i < comments.count && !issue->comment_id; i++)
+                if (!strcmp(comments.items[i].body_head, RT_FLAKY_FIGURES_HEAD))
+                    issue->comment_id = comments.items[i].id;
+            rt_gh_comments_free(&comments);
+            url = rt_gh_link_next(resp.link);
+        }
+        rt_gh_response_free(&resp);
+    }
+    free(url);
+    return rc;
+}
+
 static int gh_find(rt_tracker *base, const char *marker, rt_tracker_issue *out)
 {
     gh_tracker *t = (gh_tracker *)base;
@@ -107,7 +138,7 @@ static int gh_find(rt_tracker *base, const char *marker, rt_tracker_issue *out)
         const rt_gh_issue *issue = &t->known.items[i];
         if (issue->pull_request || !rt_flaky_marker_matches(issue->body_head, marker)) continue;
         issue_of(issue, out);
-        return RT_OK;
+        return gh_figures_comment(t, out);
     }
     return RT_ENOTFOUND;
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* fuzz_github.c - libFuzzer target for the GitHub answers collect-github and flaky-issues
  * read (common/github.h): the same bytes as a run listing, one run, an artifact listing,
- * an issue listing, one issue, an id answer, a repository and a Link header. Invariants:
- * every kept run passes the checks (positive id, attempt 1..RT_GH_MAX_ATTEMPTS, a branch
- * key that fits), every kept artifact has a name, a next link is http(s). */
+ * an issue listing, one issue, a comment listing, an id answer, a repository and a Link header.
+ * Invariants: every kept run passes the checks (positive id, attempt 1..RT_GH_MAX_ATTEMPTS, a
+ * branch key that fits), every kept artifact has a name, a next link is http(s). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,6 +41,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rt_gh_parse_issues(text, size, &issues, errstr) == RT_OK) rt_gh_issues_free(&issues);
     rt_gh_issue issue;
     if (rt_gh_parse_issue(text, size, &issue, errstr) == RT_OK) rt_gh_issue_free(&issue);
+    rt_gh_comments comments;
+    if (rt_gh_parse_comments(text, size, &comments, errstr) == RT_OK)
+        rt_gh_comments_free(&comments);
     long long id;
     (void)rt_gh_parse_id(text, size, &id, errstr);
     char *branch = NULL;

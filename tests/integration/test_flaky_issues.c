@@ -255,6 +255,21 @@ static void test_quiet_closed_then_back_reopened_with_one_edited_comment(void **
     json_decref(new_comments);
     assert_int_equal(sql_int(t, "SELECT comment_id FROM flaky_issues"), comment);
 
+    /* a crash before recording again: the issue and its figures comment are found again */
+    assert_int_equal(rt_pg_exec(t->h->pg, "DELETE FROM flaky_issues", 0, NULL, NULL), RT_OK);
+    fail_on_prs(t, 7, 7, "2024-06-12T11:00:00Z");
+    rt_fake_reset(&t->h->fake);
+    assert_int_equal(flaky_issues(t, &out, DAY(12), "--apply", NULL), 0);
+    assert_non_null(strstr(out, "adopted"));
+    free(out);
+    new_comments = calls(t, "POST", "/repos/acme/widgets/issues/1/comments");
+    assert_int_equal(json_array_size(new_comments), 0);
+    json_decref(new_comments);
+    patches = calls(t, "PATCH", path);
+    assert_int_equal(json_array_size(patches), 1);
+    json_decref(patches);
+    assert_int_equal(sql_int(t, "SELECT comment_id FROM flaky_issues"), comment);
+
     /* quiet for 14 days after the last failure (June 12): closed with a comment */
     rt_fake_reset(&t->h->fake);
     assert_int_equal(flaky_issues(t, &out, "2024-06-26T11:00:00Z", "--apply", NULL), 0);

@@ -126,6 +126,9 @@ static void test_body_has_the_marker_first_then_the_figures(void **state)
     char *title = rt_flaky_title(&f);
     assert_string_equal(title, "Flaky test: distributed/tests/test_worker.py::test_reconnect");
     free(title);
+    char *comment = rt_flaky_comment(&f, "2024-05-02 10:00 UTC");
+    assert_memory_equal(comment, RT_FLAKY_FIGURES_HEAD "\n", strlen(RT_FLAKY_FIGURES_HEAD) + 1);
+    free(comment);
     char *close = rt_flaky_close_comment(&f, 14);
     assert_non_null(strstr(close, "has not failed for 14 days"));
     free(close);

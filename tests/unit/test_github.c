@@ -205,6 +205,14 @@ static void test_issues_keep_their_first_body_line_and_flag_pull_requests(void *
     assert_true(issues.items[1].pull_request);
     assert_string_equal(issues.items[1].body_head, "");
     rt_gh_issues_free(&issues);
+    const char *list =
+        "[{\"id\": 5, \"body\": \"<!-- retrig-flaky-figures -->\\nx\"}, {\"id\": \"6\"}, 3]";
+    rt_gh_comments comments;
+    assert_int_equal(rt_gh_parse_comments(list, strlen(list), &comments, err), RT_OK);
+    assert_int_equal(comments.count, 1);
+    assert_int_equal(comments.skipped, 2);
+    assert_string_equal(comments.items[0].body_head, "<!-- retrig-flaky-figures -->");
+    rt_gh_comments_free(&comments);
     long long id;
     assert_int_equal(rt_gh_parse_id("{\"id\": 77}", 10, &id, err), RT_OK);
     assert_int_equal(id, 77);
