@@ -75,7 +75,8 @@ static void test_runs_with_and_without_pull_requests_forks_and_attempts(void **s
     const char *page = "{\"total_count\": 2, \"workflow_runs\": [" //
         RUN(", \"run_attempt\": 2, \"head_repository\": {\"full_name\": \"dask/distributed\"}, "
             "\"pull_requests\": [{\"number\": 8612, \"head\": {\"ref\": \"fix-flaky\"}}]") ", " //
-        RUN(", \"head_repository\": {\"full_name\": \"alice/distributed\"}, \"pull_requests\": []") "]}";
+        RUN(", \"head_repository\": {\"full_name\": \"alice/distributed\"},"
+            " \"pull_requests\": []") "]}";
     rt_gh_runs runs;
     char err[RT_ERRSTR_SIZE] = "";
     assert_int_equal(rt_gh_parse_runs(page, strlen(page), &runs, err), RT_OK);
