@@ -355,7 +355,9 @@ json_t *rt_flaky_bugzilla_bug(const char *product, const char *component, const 
     if (!kw) return NULL;
     char whiteboard[RT_FLAKY_MARKER_SIZE + 2];
     snprintf(whiteboard, sizeof whiteboard, "[%s]", marker);
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:s}", "product", product, "component",
-                     component, "summary", title, "version", "unspecified", "type", "defect",
-                     "keywords", kw, "whiteboard", whiteboard, "description", body);
+    /* version, op_sys and platform are (defaulted) fields: set, for Bugzillas without defaults */
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:s}", "product", product,
+                     "component", component, "summary", title, "version", "unspecified", "op_sys",
+                     "Unspecified", "platform", "Unspecified", "type", "defect", "keywords", kw,
+                     "whiteboard", whiteboard, "description", body);
 }

@@ -102,8 +102,8 @@ json_t *rt_flaky_github_issue(const char *title, const char *body, const char *l
 RT_MUSTCHECK int rt_flaky_bugzilla_component(const rt_config_list *map, const char *test,
                                              char *product, size_t product_size, char *component,
                                              size_t component_size);
-/* Bugzilla: POST /rest/bug {product, component, summary, version, type, keywords,
- * whiteboard "[<marker>]", description}. */
+/* Bugzilla: POST /rest/bug {product, component, summary, version "unspecified", op_sys and
+ * platform "Unspecified", type "defect", keywords, whiteboard "[<marker>]", description}. */
 json_t *rt_flaky_bugzilla_bug(const char *product, const char *component, const char *title,
                               const char *body, const rt_config_list *keywords, const char *marker);
 

@@ -371,7 +371,9 @@ static void test_bugzilla_gets_one_bug_per_test_with_its_fields(void **state)
                         "intermittent-failure");
     assert_non_null(
         strstr(json_string_value(json_object_get(bug, "description")), "| failure rate |"));
-    assert_int_equal(json_object_size(bug), 8);
+    assert_string_equal(json_string_value(json_object_get(bug, "op_sys")), "Unspecified");
+    assert_string_equal(json_string_value(json_object_get(bug, "platform")), "Unspecified");
+    assert_int_equal(json_object_size(bug), 10);
     json_decref(bug);
     json_decref(posts);
     long long id = sql_int(t, "SELECT issue_number FROM flaky_issues WHERE tracker = 'bugzilla'");

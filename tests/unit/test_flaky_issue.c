@@ -254,6 +254,9 @@ static void test_payloads_field_by_field(void **state)
     assert_string_equal(json_string_value(json_object_get(bug, "version")), "unspecified");
     assert_string_equal(json_string_value(json_object_get(bug, "type")), "defect");
     assert_string_equal(json_string_value(json_object_get(bug, "description")), "text");
+    assert_string_equal(json_string_value(json_object_get(bug, "op_sys")), "Unspecified");
+    assert_string_equal(json_string_value(json_object_get(bug, "platform")), "Unspecified");
+    assert_int_equal(json_object_size(bug), 10);
     assert_string_equal(json_string_value(json_object_get(bug, "whiteboard")),
                         "[retrig-flaky: 00112233aabbccdd]");
     assert_string_equal(json_string_value(json_array_get(json_object_get(bug, "keywords"), 0)),
