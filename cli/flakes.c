@@ -4,7 +4,10 @@
  * window (main branches only or all), how widely they fail (pushes, branches, pull
  * requests), their first failure with the same signature, and the flaky flag: failed on
  * more than N branches or pull requests within history_flaky_window_days, even if never
- * on main. Read-only. */
+ * on main. For projects collected from GitHub (retrig collect-github) each test also shows
+ * its re-run flips (failed, then passed on a later attempt of the same run) and its flaky
+ * issue (retrig flaky-issues), and the JSON output has a coverage section: the run attempts
+ * of the window, those that gave outcomes, and the gaps (what could not be used). Read-only. */
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -26,6 +29,36 @@ static const char SQL_FLAKES[] =
                             "$2::timestamptz, $4::boolean,"
                             " $5::integer, $6::interval) LIMIT $7::integer";
 
+/* $1 project, $2 until, $3 window. */
+static const char SQL_FLIPS[] =
+    "SELECT test, count(*) FROM github_rerun_flips WHERE repository = $1"
+    " AND failed_at >= $2::timestamptz - $3::interval AND failed_at < $2::timestamptz"
+    " GROUP BY test";
+static const char SQL_ISSUES[] =
+    "SELECT test, state, issue_number, issue_url, tracker FROM flaky_issues WHERE project = $1";
+static const char SQL_COVERAGE[] =
+    "SELECT count(*), count(*) FILTER (WHERE outcomes > 0),"
+    "       count(*) FILTER (WHERE EXISTS (SELECT 1 FROM github_run_gaps g"
+    "                          WHERE g.repository = r.repository AND g.run_id = r.run_id"
+    "                            AND g.attempt = r.attempt)),"
+    "       coalesce(sum(expired_artifacts), 0), count(*) FILTER (WHERE attempt > 1),"
+    "       coalesce(sum(outcomes), 0)"
+    "  FROM github_runs r WHERE repository = $1"
+    "   AND run_started_at >= $2::timestamptz - $3::interval AND run_started_at < $2::timestamptz";
+static const char SQL_GAP_KINDS[] =
+    "SELECT g.kind, count(*) FROM github_run_gaps g JOIN github_runs r USING (repository, run_id,"
+    " attempt) WHERE g.repository = $1 AND r.run_started_at >= $2::timestamptz - $3::interval"
+    " AND r.run_started_at < $2::timestamptz GROUP BY g.kind ORDER BY g.kind";
+// clang-format off
+static const char SQL_GAPS[] =
+    "SELECT g.run_id, g.attempt, g.kind, g.artifact, g.file, g.detail, r.html_url, r.branch_key,"
+    "       " TS("r.run_started_at")
+    "  FROM github_run_gaps g JOIN github_runs r USING (repository, run_id, attempt)"
+    " WHERE g.repository = $1 AND r.run_started_at >= $2::timestamptz - $3::interval"
+    "   AND r.run_started_at < $2::timestamptz"
+    " ORDER BY r.run_started_at DESC, g.run_id, g.attempt, g.kind, g.artifact, g.file LIMIT 100";
+// clang-format on
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -36,6 +69,11 @@ static void usage(FILE *out)
             "first. --main-only counts runs on main branches only; the flaky flag (failed on\n"
             "more than N branches or pull requests within history_flaky_window_days; N\n"
             "defaults to history_flaky_min_branches) always looks at every branch.\n"
+            "For a GitHub project (retrig collect-github) each test also shows its re-run\n"
+            "flips and its issue (retrig flaky-issues), and --format json adds a coverage\n"
+            "section: run attempts, those with outcomes, and the gaps (what could not be used).\n"
+            "--format json prints {\"project\", \"window\", \"until\", \"tests\": [...],\n"
+            "\"coverage\": {...}, \"gaps\": [...]}.\n"
             "Exit: 0 listed, 1 database error, 2 usage.\n");
 }
 
@@ -95,10 +133,94 @@ json_t *rt__cli_flakes(rt_pg *pg, const rt__flakes_query *q)
     return out;
 }
 
+/* Adds rerun_flips and issue to each row. */
+static int add_github_columns(rt_pg *pg, const rt__flakes_query *q, json_t *rows)
+{
+    const char *params[] = {q->project, q->until, q->window};
+    PGresult *flips = NULL, *issues = NULL;
+    int rc = rt_pg_exec(pg, SQL_FLIPS, 3, params, &flips);
+    if (rc == RT_OK) rc = rt_pg_exec(pg, SQL_ISSUES, 1, params, &issues);
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        if (rc != RT_OK) break;
+        const char *test = json_string_value(json_object_get(row, "test"));
+        json_int_t n = 0;
+        json_t *issue = json_null();
+        for (int r = 0; r < PQntuples(flips); r++)
+            if (!strcmp(PQgetvalue(flips, r, 0), test)) n = atoll(PQgetvalue(flips, r, 1));
+        for (int r = 0; r < PQntuples(issues); r++)
+            if (!strcmp(PQgetvalue(issues, r, 0), test))
+                issue = json_pack("{s:s, s:I, s:s, s:s}", "state", PQgetvalue(issues, r, 1),
+                                  "number", (json_int_t)atoll(PQgetvalue(issues, r, 2)), "url",
+                                  PQgetvalue(issues, r, 3), "tracker", PQgetvalue(issues, r, 4));
+        if (json_object_set_new(row, "rerun_flips", json_integer(n)) != 0 ||
+            json_object_set_new(row, "issue", issue ? issue : json_null()) != 0)
+            rc = RT_ENOMEM;
+    }
+    if (rc == RT_EDB) rt_log_error("cannot query the GitHub history", "error", rt_pg_errstr(pg));
+    PQclear(flips);
+    PQclear(issues);
+    return rc;
+}
+
+/* The coverage section and the gaps list (GitHub projects; zeros and [] otherwise). */
+static int coverage(rt_pg *pg, const rt__flakes_query *q, json_t **cov, json_t **gaps)
+{
+    const char *params[] = {q->project, q->until, q->window};
+    PGresult *res = NULL;
+    *cov = NULL;
+    *gaps = json_array();
+    json_t *kinds = json_object();
+    int rc = rt_pg_exec(pg, SQL_COVERAGE, 3, params, &res);
+    if (rc == RT_OK && PQntuples(res) == 1)
+        *cov = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "run_attempts",
+                         (json_int_t)atoll(PQgetvalue(res, 0, 0)), "attempts_with_outcomes",
+                         (json_int_t)atoll(PQgetvalue(res, 0, 1)), "attempts_with_gaps",
+                         (json_int_t)atoll(PQgetvalue(res, 0, 2)), "expired_artifacts",
+                         (json_int_t)atoll(PQgetvalue(res, 0, 3)), "rerun_attempts",
+                         (json_int_t)atoll(PQgetvalue(res, 0, 4)), "outcomes",
+                         (json_int_t)atoll(PQgetvalue(res, 0, 5)));
+    PQclear(res);
+    res = NULL;
+    if (rc == RT_OK) rc = rt_pg_exec(pg, SQL_GAP_KINDS, 3, params, &res);
+    for (int r = 0; rc == RT_OK && kinds && r < PQntuples(res); r++)
+        json_object_set_new(kinds, PQgetvalue(res, r, 0),
+                            json_integer((json_int_t)atoll(PQgetvalue(res, r, 1))));
+    PQclear(res);
+    res = NULL;
+    if (rc == RT_OK) rc = rt_pg_exec(pg, SQL_GAPS, 3, params, &res);
+    for (int r = 0; rc == RT_OK && *gaps && r < PQntuples(res); r++) {
+        json_t *g =
+            json_pack("{s:I, s:I, s:s, s:s, s:s, s:o, s:o, s:s, s:s}", "run_id",
+                      (json_int_t)atoll(PQgetvalue(res, r, 0)), "attempt",
+                      (json_int_t)atoll(PQgetvalue(res, r, 1)), "kind", PQgetvalue(res, r, 2),
+                      "artifact", PQgetvalue(res, r, 3), "file", PQgetvalue(res, r, 4), "detail",
+                      text_or_null(res, r, 5), "url", text_or_null(res, r, 6), "branch",
+                      PQgetvalue(res, r, 7), "started", PQgetvalue(res, r, 8));
+        if (!g || json_array_append_new(*gaps, g) != 0) rc = RT_ENOMEM;
+    }
+    PQclear(res);
+    if (rc == RT_EDB) rt_log_error("cannot query the GitHub coverage", "error", rt_pg_errstr(pg));
+    if (rc == RT_OK &&
+        (!*cov || !*gaps || !kinds || json_object_set_new(*cov, "gaps_by_kind", kinds) != 0))
+        rc = RT_ENOMEM;
+    else if (rc == RT_OK)
+        kinds = NULL;
+    json_decref(kinds);
+    if (rc != RT_OK) {
+        json_decref(*cov);
+        json_decref(*gaps);
+        *cov = *gaps = NULL;
+    }
+    return rc;
+}
+
 static void print_table(json_t *rows)
 {
-    printf("%-5s %6s %6s %6s %8s %6s  %-20s  %s\n", "FLAKY", "RUNS", "FAILS", "RATE", "BRANCHES",
-           "PUSH%", "FIRST FAILURE", "TEST");
+    printf("%-5s %6s %6s %6s %8s %6s  %-20s %5s %7s  %s\n", "FLAKY", "RUNS", "FAILS", "RATE",
+           "BRANCHES", "PUSH%", "FIRST FAILURE", "FLIPS", "ISSUE", "TEST");
     size_t i;
     json_t *row;
     json_array_foreach(rows, i, row)
@@ -106,14 +228,22 @@ static void print_table(json_t *rows)
         json_t *first = json_object_get(row, "first_failure");
         const char *first_time =
             json_is_object(first) ? json_string_value(json_object_get(first, "time")) : NULL;
-        printf("%-5s %6lld %6lld %5.1f%% %8lld %5.1f%%  %-20s  %s\n",
+        json_t *issue = json_object_get(row, "issue");
+        char issue_text[32] = "-";
+        if (json_is_object(issue))
+            snprintf(issue_text, sizeof issue_text, "#%lld%s",
+                     (long long)json_integer_value(json_object_get(issue, "number")),
+                     strcmp(json_string_value(json_object_get(issue, "state")), "open") ? "c" : "");
+        printf("%-5s %6lld %6lld %5.1f%% %8lld %5.1f%%  %-20s %5lld %7s  %s\n",
                json_is_true(json_object_get(row, "flaky")) ? "yes" : "-",
                (long long)json_integer_value(json_object_get(row, "runs")),
                (long long)json_integer_value(json_object_get(row, "failures")),
                100.0 * json_real_value(json_object_get(row, "failure_rate")),
                (long long)json_integer_value(json_object_get(row, "branches")),
                100.0 * json_real_value(json_object_get(row, "push_failure_chance")),
-               first_time ? first_time : "-", json_string_value(json_object_get(row, "test")));
+               first_time ? first_time : "-",
+               (long long)json_integer_value(json_object_get(row, "rerun_flips")), issue_text,
+               json_string_value(json_object_get(row, "test")));
     }
 }
 
@@ -178,16 +308,36 @@ int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
     }
     rt_pg *pg = NULL;
     if (rt__cli_connect(cfg, "cli", &pg) != 0) return 1;
-    json_t *rows = rt__cli_flakes(pg, &q);
-    rt_pg_free(pg);
-    if (!rows) return 1;
+    json_t *rows = rt__cli_flakes(pg, &q), *cov = NULL, *gaps = NULL;
+    int status = 1;
+    if (!rows || add_github_columns(pg, &q, rows) != RT_OK ||
+        coverage(pg, &q, &cov, &gaps) != RT_OK)
+        goto out;
     if (json) {
-        char *text = json_dumps(rows, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-        if (text) printf("%s\n", text);
+        json_t *doc =
+            json_pack("{s:s, s:s, s:s, s:O, s:O, s:O}", "project", q.project, "window", q.window,
+                      "until", q.until, "tests", rows, "coverage", cov, "gaps", gaps);
+        char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) : NULL;
+        json_decref(doc);
+        if (!text) goto out;
+        printf("%s\n", text);
         free(text);
     } else {
         print_table(rows);
+        json_int_t attempts = json_integer_value(json_object_get(cov, "run_attempts"));
+        if (attempts)
+            printf("coverage: %lld run attempts, %lld with outcomes, %lld with gaps (%zu listed"
+                   " by --format json)\n",
+                   (long long)attempts,
+                   (long long)json_integer_value(json_object_get(cov, "attempts_with_outcomes")),
+                   (long long)json_integer_value(json_object_get(cov, "attempts_with_gaps")),
+                   json_array_size(gaps));
     }
+    status = 0;
+out:
+    rt_pg_free(pg);
     json_decref(rows);
-    return 0;
+    json_decref(cov);
+    json_decref(gaps);
+    return status;
 }

@@ -40,6 +40,11 @@ static void usage(FILE *out)
             "  flakes --project P [--window 7d] [--min-branches N] [--main-only]\n"
             "         [--format json|table]\n"
             "                       the failing and flaky tests of the test history\n"
+            "  collect-github --repo OWNER/NAME [--workflow FILE]... [--since 7d]\n"
+            "         [--artifact-pattern GLOB] [--token-file F] [--max-requests N] [--interval 1h]\n"
+            "                       store the JUnit results of a GitHub project's Actions runs\n"
+            "  flaky-issues --project OWNER/NAME [--dry-run | --apply] [--format table|json]\n"
+            "                       open, update, close and reopen one issue per flaky test\n"
             "  report --project P --out FILE [--window 30d]\n"
             "                       write the flaky-test dashboard, one self-contained HTML page\n"
             "  perf-pick --summaries F [--now ISO-8601] [--used FAMILY=N]... [--explain]\n"
@@ -169,6 +174,10 @@ int main(int argc, char **argv)
         status = rt_cli_ingest_junit(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "flakes"))
         status = rt_cli_flakes(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "collect-github"))
+        status = rt_cli_collect_github(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "flaky-issues"))
+        status = rt_cli_flaky_issues(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "report"))
         status = rt_cli_report(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "config")) {

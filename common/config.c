@@ -29,6 +29,18 @@ const rt_config_key rt_config_keys[] = {
      "daily retrigger budget per platform as PATTERN=LIMIT globs, first match wins"},
     {"budget_minimum", RT_CFG_INT, OFF(budget_minimum), "2", 1, 20, false,
      "fewest retriggers worth requesting; below it the failure is budget-exhausted"},
+    {"bugzilla_api_key", RT_CFG_STRING, OFF(bugzilla_api_key), NULL, 0, 0, true,
+     "Bugzilla API key for retrig flaky-issues (prefer bugzilla_api_key_file or the environment)"},
+    {"bugzilla_api_key_file", RT_CFG_STRING, OFF(bugzilla_api_key_file), NULL, 0, 0, false,
+     "file holding the Bugzilla API key"},
+    {"bugzilla_components", RT_CFG_LIST, OFF(bugzilla_components), "*=Testing::General", 0, 0,
+     false,
+     "product and component of a flaky test's bug as TEST-PATH-PREFIX=Product::Component, first"
+     " match wins (* matches every test)"},
+    {"bugzilla_keywords", RT_CFG_LIST, OFF(bugzilla_keywords), "intermittent-failure", 0, 0, false,
+     "keywords of the bugs retrig flaky-issues files"},
+    {"bugzilla_url", RT_CFG_STRING, OFF(bugzilla_url), "https://bugzilla.mozilla.org", 0, 0, false,
+     "Bugzilla root URL (REST API under /rest)"},
     {"classify_concurrency", RT_CFG_INT, OFF(classify_concurrency), "4", 1, 64, false,
      "messages one retrig-classify process handles at once (lanes, each with its own "
      "connections)"},
@@ -79,6 +91,22 @@ const rt_config_key rt_config_keys[] = {
      "running then is cut and its message goes back to the queue)"},
     {"dry_run", RT_CFG_BOOL, OFF(dry_run), "false", 0, 0, false,
      "record everything, including the payload that would be sent, but never call Taskcluster"},
+    {"flaky_issue_label", RT_CFG_STRING, OFF(flaky_issue_label), "flaky-test", 0, 0, false,
+     "label of the GitHub issues retrig flaky-issues opens (and lists to find its own)"},
+    {"flaky_issue_on_main", RT_CFG_BOOL, OFF(flaky_issue_on_main), "true", 0, 0, false,
+     "a test that failed on the main branch within history_flaky_window_days gets an issue too"},
+    {"flaky_issue_quiet_days", RT_CFG_INT, OFF(flaky_issue_quiet_days), "14", 1, 365, false,
+     "days without a failure after which retrig flaky-issues closes a flaky test's issue"},
+    {"flaky_issue_tracker", RT_CFG_STRING, OFF(flaky_issue_tracker), "github", 0, 0, false,
+     "where retrig flaky-issues files issues: github (the project's GitHub Issues) or bugzilla"},
+    {"github_api_url", RT_CFG_STRING, OFF(github_api_url), "https://api.github.com", 0, 0, false,
+     "GitHub REST API root URL (collect-github, flaky-issues)"},
+    {"github_rate_limit_reserve", RT_CFG_INT, OFF(github_rate_limit_reserve), "50", 0, 100000,
+     false, "GitHub API requests left untouched: collect-github stops (or waits) at this many"},
+    {"github_token", RT_CFG_STRING, OFF(github_token), NULL, 0, 0, true,
+     "GitHub token (actions: read, issues: write); prefer github_token_file or the environment"},
+    {"github_token_file", RT_CFG_STRING, OFF(github_token_file), NULL, 0, 0, false,
+     "file holding the GitHub token"},
     {"history_batch_size", RT_CFG_INT, OFF(history_batch_size), "50", 1, 1000, false,
      "resolved test runs retrig-history writes in one transaction (multi-row INSERT and COPY);"
      " 1 writes each run on its own"},
@@ -515,6 +543,20 @@ static int finish(rt_config *cfg, char *errstr)
         free(cfg->taskcluster_access_token);
         cfg->taskcluster_access_token = token;
     }
+    if (cfg->github_token_file) {
+        char *token = NULL;
+        rc = read_secret_file(cfg->github_token_file, "github_token_file", &token, errstr);
+        if (rc != RT_OK) return rc;
+        free(cfg->github_token);
+        cfg->github_token = token;
+    }
+    if (cfg->bugzilla_api_key_file) {
+        char *key = NULL;
+        rc = read_secret_file(cfg->bugzilla_api_key_file, "bugzilla_api_key_file", &key, errstr);
+        if (rc != RT_OK) return rc;
+        free(cfg->bugzilla_api_key);
+        cfg->bugzilla_api_key = key;
+    }
     if (!cfg->pulse_url) {
         cfg->pulse_url = strdup(cfg->amqp_url);
         if (!cfg->pulse_url) return RT_ENOMEM;
@@ -607,6 +649,22 @@ static int finish(rt_config *cfg, char *errstr)
     if (strcmp(cfg->decide_policy, "seed") != 0 && strcmp(cfg->decide_policy, "adaptive") != 0) {
         rt_set_errstr(errstr, "bad value for 'decide_policy': expected seed or adaptive");
         return RT_ECONFIG;
+    }
+    if (strcmp(cfg->flaky_issue_tracker, "github") != 0 &&
+        strcmp(cfg->flaky_issue_tracker, "bugzilla") != 0) {
+        rt_set_errstr(errstr, "bad value for 'flaky_issue_tracker': expected github or bugzilla");
+        return RT_ECONFIG;
+    }
+    for (size_t i = 0; i < cfg->bugzilla_components.count; i++) {
+        const char *m = cfg->bugzilla_components.items[i], *eq = strchr(m, '='),
+                   *sep = eq ? strstr(eq, "::") : NULL;
+        if (!eq || eq == m || !sep || sep == eq + 1 || !sep[2]) {
+            rt_set_errstr(errstr,
+                          "bad value for 'bugzilla_components': '%s' is not "
+                          "PREFIX=Product::Component",
+                          m);
+            return RT_ECONFIG;
+        }
     }
     if (cfg->http_backoff_base_ms > cfg->http_backoff_max_ms) {
         rt_set_errstr(errstr,

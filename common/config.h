@@ -34,6 +34,11 @@ typedef struct rt_config {
     char *amqp_url;
     rt_config_list budget_limits;
     int budget_minimum;
+    char *bugzilla_api_key;
+    char *bugzilla_api_key_file;
+    rt_config_list bugzilla_components;
+    rt_config_list bugzilla_keywords;
+    char *bugzilla_url;
     int classify_concurrency;
     double culprit_confidence;
     int culprit_max_depth;
@@ -51,6 +56,14 @@ typedef struct rt_config {
     int decide_threshold;
     int drain_timeout_ms;
     bool dry_run;
+    char *flaky_issue_label;
+    bool flaky_issue_on_main;
+    int flaky_issue_quiet_days;
+    char *flaky_issue_tracker;
+    char *github_api_url;
+    int github_rate_limit_reserve;
+    char *github_token;
+    char *github_token_file;
     int history_batch_size;
     int history_flaky_min_branches;
     int history_flaky_window_days;

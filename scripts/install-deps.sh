@@ -11,7 +11,7 @@ PACKAGES=(
     build-essential cmake pkg-config git ca-certificates
     clang libclang-rt-14-dev clang-format
     librabbitmq-dev libhiredis-dev libcurl4-openssl-dev libjansson-dev libpq-dev libssl-dev
-    libcmocka-dev libmicrohttpd-dev libxml2-dev
+    libcmocka-dev libmicrohttpd-dev libxml2-dev libzip-dev
     rabbitmq-server redis-server postgresql postgresql-client
     python3 python3-jsonschema python3-yaml
     valgrind procps iproute2 netcat-openbsd curl openssl

@@ -25,6 +25,8 @@ import traceback
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import github_fake
+
 HAWK_SKEW_S = 60
 STALL_DEFAULT_MS = 60000
 ARTIFACT_PAGE_DEFAULT = 1000
@@ -140,6 +142,7 @@ class Store:
             self.alert_summaries = []
             self.performance_data = []  # datums in the API's shape, plus "project"
             self.index = {}  # namespace -> {name: entry}, from the scenario's "index"
+            self.github = github_fake.GitHubFake()  # GitHub and Bugzilla (github_fake.py)
             self.default_bug_suggestions = self.fixture_json("treeherder/bug_suggestions.json")
             self.failure_classifications = [
                 {"id": row["pk"], "name": row["fields"]["name"]}
@@ -222,7 +225,7 @@ class Store:
             raise ValueError("a scenario is a JSON object")
         known = {"tasks", "statuses", "artifacts", "jobs", "job_logs", "bug_suggestions",
                  "hook_clients", "hooks", "alert_summaries", "performance_data", "faults",
-                 "index"}
+                 "index", "github"}
         unknown = set(scenario) - known
         if unknown:
             raise ValueError("unknown scenario keys: %s" % ", ".join(sorted(unknown)))
@@ -270,6 +273,8 @@ class Store:
             for namespace, entries in scenario.get("index", {}).items():
                 for entry in entries:
                     self.add_index_entry(namespace, entry)
+            if "github" in scenario:
+                self.github.load(scenario["github"])
             if "faults" in scenario:
                 self.add_faults(scenario["faults"])
 
@@ -677,6 +682,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_DELETE(self):
         self.dispatch()
 
+    def do_PATCH(self):
+        self.dispatch()
+
     def dispatch(self):
         started = time.time()
         target = self.path
@@ -838,6 +846,8 @@ class Handler(BaseHTTPRequestHandler):
         seg = [urllib.parse.unquote(s) for s in raw]
         if path.startswith("/_control/"):
             return self.control(method, seg[1:], query, body)
+        if path.startswith(("/repos/", "/storage/", "/rest/")):
+            return self.store.github.route(self, method, path, query, body)
         if seg[:3] == ["api", "queue", "v1"]:
             return self.queue(method, seg[3:], raw[3:], query, record)
         if seg[:3] == ["api", "hooks", "v1"]:
@@ -874,6 +884,8 @@ class Handler(BaseHTTPRequestHandler):
             with store.lock:
                 calls = [copy.deepcopy(c) for c in store.calls if c["path"].startswith(prefix)]
             return 200, calls, None
+        if method == "GET" and name == "github":
+            return 200, store.github.dump(), None
         if method == "GET" and name == "triggers":
             with store.lock:
                 return 200, copy.deepcopy(store.triggers), None

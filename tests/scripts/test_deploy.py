@@ -124,6 +124,11 @@ units = sorted((DEPLOY / "systemd").glob("*.service")) + sorted((DEPLOY / "syste
 check(len(units) >= 6, "deploy/systemd has the worker templates, perf (service+timer) and migrate")
 for worker in ("classify", "retrigger", "decide", "history"):
     check((DEPLOY / "systemd" / f"retrig-{worker}@.service").is_file(), f"a systemd template for retrig-{worker}")
+for unit in ("retrig-github.service", "retrig-github.timer"):
+    check((DEPLOY / "systemd" / unit).is_file(), f"deploy/systemd/{unit} (collect-github and flaky-issues every hour)")
+github_exec = [v for k, v in parse_unit(DEPLOY / "systemd" / "retrig-github.service").get("Service", []) if k == "ExecStart"]
+check([e.split()[3] for e in github_exec] == ["collect-github", "flaky-issues"],
+      "retrig-github.service runs collect-github, then flaky-issues")
 for unit in units:
     sections = parse_unit(unit)
     check("Unit" in sections, f"{unit.name}: has [Unit]")
@@ -215,7 +220,7 @@ for name, d in docs:
                 check(item["key"] in secret_keys, f"{where}: Secret key {item['key']} exists")
         if "configMap" in v:
             check(v["configMap"].get("name") in by_kind.get("ConfigMap", {}), f"{where}: ConfigMap {v['configMap'].get('name')} exists")
-    for c in pod.get("containers", []):
+    for c in pod.get("initContainers", []) + pod.get("containers", []):
         check_command(c.get("command", []), where)
         for mount in c.get("volumeMounts", []):
             check(mount["name"] in volumes, f"{where}: volume {mount['name']} is defined")
@@ -237,6 +242,11 @@ for name, d in docs:
 cron = by_kind.get("CronJob", {}).get("retrig-perf")
 check(cron is not None and pod_specs(cron)["containers"][0]["command"][:2] == ["retrig-perf", "--once"],
       "a CronJob runs retrig-perf --once")
+github = by_kind.get("CronJob", {}).get("retrig-github")
+github_commands = [c["command"] for c in pod_specs(github).get("initContainers", []) + pod_specs(github)["containers"]] if github else []
+check([cmd[3] for cmd in github_commands] == ["collect-github", "flaky-issues"],
+      "a CronJob runs retrig collect-github, then retrig flaky-issues")
+check(any("--apply" in cmd for cmd in github_commands), "the CronJob's flaky-issues acts (--apply)")
 job = by_kind.get("Job", {}).get("retrig-migrate")
 check(job is not None and "migrate" in pod_specs(job)["containers"][0]["command"], "a Job runs retrig migrate")
 

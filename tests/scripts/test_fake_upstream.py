@@ -1,10 +1,14 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MPL-2.0
 # test_fake_upstream.py - the fake upstream serves the fixtures in the real API shapes,
-# paginates, verifies Hawk, injects parse_pending and exits on SIGTERM.
+# paginates, verifies Hawk, injects parse_pending and exits on SIGTERM; its GitHub part
+# (github_fake.py) lists runs with Link pagination and ETags, counts the rate limit down,
+# redirects artifact downloads to a storage path that refuses Authorization, answers 410
+# for expired artifacts, keeps issues and comments; its Bugzilla part files and updates bugs.
 import base64
 import hashlib
 import hmac
+import io
 import json
 import os
 import shutil
@@ -16,12 +20,38 @@ import time
 import unittest
 import urllib.error
 import urllib.request
+import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.environ.get("RT_TEST_SOURCE_DIR", os.path.join(HERE, "..", ".."))
 FIXTURES = os.environ.get("RT_TEST_FIXTURES_DIR", os.path.join(SOURCE, "tests", "fixtures"))
 SCRIPT = os.path.join(SOURCE, "tests", "fake-upstream", "fake_upstream.py")
 HOOK = "/api/hooks/v1/hooks/project-gecko/in-tree-action-3-generic%2F9353e8f146/trigger"
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+GH_TOKEN = "ghp_fake_upstream_test"
+GH_AUTH = {"Authorization": "Bearer " + GH_TOKEN}
+
+
+def gh_runs():
+    """Three runs of o/r: a pull request re-run once, a fork's, a push to main."""
+    xml = '<testsuites><testsuite name="pytest"><testcase classname="a.py" name="t"/></testsuite></testsuites>'
+    return [
+        {"repo": "o/r", "id": 11, "head_branch": "fix", "head_sha": "a" * 40, "pull_requests": [5],
+         "created_at": "2024-05-01T10:00:00Z",
+         "attempts": [{"conclusion": "failure", "artifacts": [{"name": "junit", "files": {"r.xml": xml}}]},
+                      {"conclusion": "success", "artifacts": [{"name": "junit-2", "files": {"r.xml": xml},
+                                                               "expired": True}]}]},
+        {"repo": "o/r", "id": 12, "head_branch": "patch-1", "head_sha": "b" * 40,
+         "head_repository": "eve/r", "event": "pull_request", "created_at": "2024-05-02T10:00:00Z"},
+        {"repo": "o/r", "id": 13, "head_branch": "main", "head_sha": "c" * 40,
+         "created_at": "2024-05-03T10:00:00Z"},
+    ]
 
 
 def fixture(relative):
@@ -55,18 +85,26 @@ class FakeUpstreamTest(unittest.TestCase):
     def setUp(self):
         self.call("POST", "/_control/reset", {})
 
-    def call(self, method, path, body=None, headers=None):
+    def call(self, method, path, body=None, headers=None, with_headers=False):
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base + path, data=data, method=method,
+        url = path if path.startswith("http") else self.base + path
+        request = urllib.request.Request(url, data=data, method=method,
                                          headers=dict(headers or {}))
         if data is not None:
             request.add_header("Content-Type", "application/json")
+        opener = urllib.request.build_opener(NoRedirect)
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:
+            with opener.open(request, timeout=10) as response:
                 raw = response.read()
                 status = response.status
+                answer_headers = response.headers
         except urllib.error.HTTPError as e:
-            raw, status = e.read(), e.code
+            raw, status, answer_headers = e.read(), e.code, e.headers
+        if with_headers:
+            try:
+                return status, json.loads(raw), answer_headers
+            except ValueError:
+                return status, raw, answer_headers
         try:
             return status, json.loads(raw)
         except ValueError:
@@ -177,6 +215,125 @@ class FakeUpstreamTest(unittest.TestCase):
         self.assertEqual(len(calls), 3)
         for call in calls:
             self.assertIn('mac="***"', call["headers"]["Authorization"])
+
+    def test_github_runs_paginate_with_link_and_etags(self):
+        self.call("POST", "/_control/reset", {"data": True})
+        status, answer = self.call("POST", "/_control/scenario", {"github": {
+            "repos": {"o/r": {"default_branch": "main"}}, "runs": gh_runs(), "token": GH_TOKEN}})
+        self.assertEqual(status, 200, answer)
+        status, _ = self.call("GET", "/repos/o/r/actions/runs")
+        self.assertEqual(status, 401)
+        status, repo, _ = self.call("GET", "/repos/o/r", headers=GH_AUTH, with_headers=True)
+        self.assertEqual(repo["default_branch"], "main")
+        path, seen, etag = "/repos/o/r/actions/runs?per_page=2&created=%3E%3D2024-05-02", [], None
+        while path:
+            status, page, headers = self.call("GET", path, headers=GH_AUTH, with_headers=True)
+            self.assertEqual(status, 200, page)
+            etag = etag or headers["ETag"]
+            seen += [(r["id"], r["run_attempt"], [p["number"] for p in r["pull_requests"]],
+                      r["head_repository"]["full_name"]) for r in page["workflow_runs"]]
+            links = dict((rel.split('"')[1], url.strip()[1:-1]) for url, rel in
+                         (part.split(";") for part in headers.get("Link", "").split(",") if part))
+            path = links.get("next")
+        # newest first; the created filter dropped run 11
+        self.assertEqual(seen, [(13, 1, [], "o/r"), (12, 1, [], "eve/r")])
+        first = "/repos/o/r/actions/runs?per_page=2&created=%3E%3D2024-05-02"
+        status, _, _ = self.call("GET", first, headers=dict(GH_AUTH, **{"If-None-Match": etag}),
+                                 with_headers=True)
+        self.assertEqual(status, 304)
+        status, run, _ = self.call("GET", "/repos/o/r/actions/runs/11/attempts/1", headers=GH_AUTH,
+                                   with_headers=True)
+        self.assertEqual((run["run_attempt"], run["conclusion"]), (1, "failure"))
+        status, run, _ = self.call("GET", "/repos/o/r/actions/runs/11", headers=GH_AUTH, with_headers=True)
+        self.assertEqual((run["run_attempt"], run["conclusion"], run["pull_requests"][0]["number"]),
+                         (2, "success", 5))
+
+    def test_github_artifacts_redirect_to_storage_that_refuses_authorization(self):
+        self.call("POST", "/_control/reset", {"data": True})
+        self.call("POST", "/_control/scenario", {"github": {"runs": gh_runs(), "token": GH_TOKEN}})
+        status, listing, _ = self.call("GET", "/repos/o/r/actions/runs/11/artifacts", headers=GH_AUTH,
+                                       with_headers=True)
+        self.assertEqual(listing["total_count"], 2)
+        live, expired = listing["artifacts"]
+        self.assertFalse(live["expired"])
+        self.assertTrue(expired["expired"])
+        self.assertLess(live["created_at"], expired["created_at"])  # attempt 1, then 2
+        status, _, headers = self.call("GET", "/repos/o/r/actions/artifacts/%d/zip" % live["id"],
+                                       headers=GH_AUTH, with_headers=True)
+        self.assertEqual(status, 302)
+        location = headers["Location"]
+        self.assertIn("/storage/artifacts/", location)
+        status, _ = self.call("GET", location, headers=GH_AUTH)
+        self.assertEqual(status, 400)
+        status, data = self.call("GET", location)
+        self.assertEqual(status, 200)
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            self.assertEqual(z.namelist(), ["r.xml"])
+        status, answer = self.call("GET", "/repos/o/r/actions/artifacts/%d/zip" % expired["id"],
+                                   headers=GH_AUTH)
+        self.assertEqual(status, 410)
+
+    def test_github_rate_limit_counts_down_and_resets(self):
+        self.call("POST", "/_control/reset", {"data": True})
+        self.call("POST", "/_control/scenario", {"github": {
+            "runs": gh_runs(), "rate_limit": {"limit": 2, "reset_s": 1}}})
+        remaining = []
+        for _ in range(3):
+            status, answer, headers = self.call("GET", "/repos/o/r", with_headers=True)
+            remaining.append((status, headers["x-ratelimit-remaining"]))
+        self.assertEqual(remaining, [(200, "1"), (200, "0"), (403, "0")])
+        self.assertIn("rate limit", answer["message"])
+        time.sleep(1.2)
+        status, _ = self.call("GET", "/repos/o/r")
+        self.assertEqual(status, 200)
+        # a secondary limit is an injected fault with retry-after
+        self.call("POST", "/_control/faults", {"path_prefix": "/repos/", "kind": "status",
+                                               "status": 403, "times": 1,
+                                               "headers": {"retry-after": "1"},
+                                               "body": {"message": "secondary rate limit"}})
+        status, _, headers = self.call("GET", "/repos/o/r", with_headers=True)
+        self.assertEqual((status, headers["retry-after"]), (403, "1"))
+
+    def test_github_issues_and_comments(self):
+        self.call("POST", "/_control/reset", {"data": True})
+        self.call("POST", "/_control/scenario", {"github": {"repos": {"o/r": {}}}})
+        status, issue = self.call("POST", "/repos/o/r/issues",
+                                  {"title": "Flaky test: t", "body": "<!-- m -->\nx", "labels": ["flaky-test"]})
+        self.assertEqual((status, issue["number"], issue["state"]), (201, 1, "open"))
+        self.call("POST", "/repos/o/r/issues", {"title": "other"})
+        status, listed = self.call("GET", "/repos/o/r/issues?labels=flaky-test&state=all")
+        self.assertEqual([i["number"] for i in listed], [1])
+        status, comment = self.call("POST", "/repos/o/r/issues/1/comments", {"body": "figures"})
+        self.assertEqual(status, 201)
+        status, edited = self.call("PATCH", "/repos/o/r/issues/comments/%d" % comment["id"],
+                                   {"body": "new figures"})
+        self.assertEqual(edited["body"], "new figures")
+        status, closed = self.call("PATCH", "/repos/o/r/issues/1", {"state": "closed",
+                                                                    "state_reason": "completed"})
+        self.assertEqual((closed["state"], closed["state_reason"]), ("closed", "completed"))
+        status, listed = self.call("GET", "/repos/o/r/issues?labels=flaky-test")
+        self.assertEqual(listed, [])  # open only by default
+        status, dump = self.call("GET", "/_control/github")
+        self.assertEqual([c["body"] for c in dump["issues"][0]["comment_list"]], ["new figures"])
+
+    def test_bugzilla_files_finds_and_resolves_bugs(self):
+        self.call("POST", "/_control/reset", {"data": True})
+        self.call("POST", "/_control/scenario", {"github": {"bugzilla_api_key": "k3y"}})
+        bug = {"product": "Testing", "component": "General", "summary": "Flaky test: t",
+               "version": "unspecified", "whiteboard": "[retrig-flaky: 01]"}
+        status, _ = self.call("POST", "/rest/bug", bug)
+        self.assertEqual(status, 401)
+        key = {"X-BUGZILLA-API-KEY": "k3y"}
+        status, answer = self.call("POST", "/rest/bug", dict(bug, component=""), headers=key)
+        self.assertEqual(status, 400)
+        status, answer = self.call("POST", "/rest/bug", bug, headers=key)
+        self.assertEqual(status, 200)
+        status, found = self.call("GET", "/rest/bug?whiteboard=%5Bretrig-flaky%3A%2001%5D", headers=key)
+        self.assertEqual([b["id"] for b in found["bugs"]], [answer["id"]])
+        status, changed = self.call("PUT", "/rest/bug/%d" % answer["id"],
+                                    {"status": "RESOLVED", "resolution": "WORKSFORME",
+                                     "comment": {"body": "quiet"}}, headers=key)
+        self.assertEqual(changed["bugs"][0]["changes"]["status"]["added"], "RESOLVED")
 
     def test_sigterm_exits_cleanly_and_removes_the_port_file(self):
         port_file = os.path.join(self.tmp, "port2")

@@ -130,7 +130,7 @@ flakes --format json --min-branches 2 >"$work/min2.json" 2>"$work/err" || bad "f
 "$PY" - "$work" <<'EOF' && ok "flakes JSON answers the hand-checked questions" || bad "flakes JSON"
 import json, sys
 w = sys.argv[1]
-load = lambda n: {r["test"]: r for r in json.load(open(f"{w}/{n}.json"))}
+load = lambda n: {r["test"]: r for r in json.load(open(f"{w}/{n}.json"))["tests"]}
 every, main, min2 = load("all"), load("main"), load("min2")
 def check(cond, what):
     if not cond:
@@ -157,7 +157,11 @@ check(mf["first_failure"]["time"] == "2024-04-20T09:00:00Z", mf)
 check((ms["runs"], ms["failures"], ms["failure_rate"]) == (2, 1, 0.5), ms)
 check(min2["tests.db::test_some"]["flaky"] is True, min2["tests.db::test_some"])
 # The flaky test comes first.
-check(json.load(open(f"{w}/all.json"))[0]["test"] == "tests.net::test_flaky", "order")
+doc = json.load(open(f"{w}/all.json"))
+check(doc["tests"][0]["test"] == "tests.net::test_flaky", "order")
+# A JUnit project has no GitHub runs: the coverage section is there, empty.
+check(doc["coverage"]["run_attempts"] == 0 and doc["gaps"] == [], doc["coverage"])
+check(doc["tests"][0]["rerun_flips"] == 0 and doc["tests"][0]["issue"] is None, doc["tests"][0])
 EOF
 expect "flakes table lists the flaky test" 0 "yes +7 +5 +71\.4% +4 .*tests\.net::test_flaky" -- flakes
 expect "flakes needs --project" 2 "usage" -- "$BIN/retrig" flakes

@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* flaky_issues.c - `retrig flaky-issues`: one issue per flaky test of a project, kept in
+ * step with the test history. For every test that is flaky by the rule (failed on more
+ * than history_flaky_min_branches branches or pull requests within
+ * history_flaky_window_days, or on the main branch when flaky_issue_on_main) and every
+ * test that has an issue, common/flaky_issue.h decides: create, update (the one figures
+ * comment), close after flaky_issue_quiet_days without a failure, reopen, or nothing.
+ * --dry-run (the default) prints the plan and changes nothing; --apply acts on the tracker
+ * (flaky_issue_tracker: GitHub Issues or Bugzilla, common/issue_tracker.h) and records
+ * each step in flaky_issues (migrations/0016_github.sql) right after it. Before creating,
+ * the tracker is searched for the test's hidden marker, so a crash between creating and
+ * recording, or a second run, never makes a second issue. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "common/core/flaky_issue.h"
+#include "common/core/github.h"
+#include "common/io/issue_tracker.h"
+#include "common/io/pg.h"
+
+#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+
+/* $1 project, $2 now, $3 window, $4 min branches. */
+// clang-format off
+static const char SQL_CANDIDATES[] =
+    "WITH f AS (SELECT * FROM history_flakes($1, $2::timestamptz - $3::interval,"
+    "                 $2::timestamptz, false, $4::integer, $3::interval)),"
+    " m AS (SELECT test, failures FROM history_flakes($1, $2::timestamptz - $3::interval,"
+    "                 $2::timestamptz, true, $4::integer, $3::interval)),"
+    " t AS (SELECT test FROM f UNION SELECT test FROM flaky_issues WHERE project = $1)"
+    " SELECT t.test, coalesce(f.runs, 0), coalesce(f.failures, 0), coalesce(f.failure_rate, 0),"
+    "        coalesce(f.branches, 0), coalesce(f.prs, 0), coalesce(m.failures, 0),"
+    "        coalesce(f.push_failure_chance, 0), coalesce(f.flaky, false),"
+    "        (SELECT count(*) FROM github_rerun_flips x WHERE x.repository = $1"
+    "           AND x.test = t.test AND x.failed_at >= $2::timestamptz - $3::interval"
+    "           AND x.failed_at <= $2::timestamptz),"
+    "        (SELECT extract(epoch FROM max(r.run_at))::bigint FROM history_tests ht"
+    "           JOIN history_runs r ON r.id = ht.run_id WHERE r.repository = $1"
+    "           AND ht.test = t.test AND ht.failed AND r.run_at <= $2::timestamptz),"
+    "        " TS("f.first_failure_at") ", f.first_failure_branch, f.first_failure_revision,"
+    "        (SELECT g.html_url FROM github_runs g WHERE g.repository = $1"
+    "           AND g.head_sha = f.first_failure_revision ORDER BY g.run_started_at LIMIT 1),"
+    "        (SELECT ht.message FROM history_tests ht JOIN history_runs r ON r.id = ht.run_id"
+    "           WHERE r.repository = $1 AND ht.test = t.test AND ht.failed"
+    "             AND r.run_at <= $2::timestamptz ORDER BY r.run_at DESC LIMIT 1),"
+    "        fi.state, fi.issue_number, fi.issue_url, fi.comment_id, fi.figures::text,"
+    "        (SELECT count(DISTINCT r.branch_key) || ' ' ||"
+    "                count(DISTINCT r.branch_key) FILTER (WHERE ht.failed)"
+    "           FROM history_tests ht JOIN history_runs r ON r.id = ht.run_id"
+    "          WHERE r.repository = $1 AND ht.test = t.test AND r.branch_class = 'other'"
+    "            AND r.run_at >= $2::timestamptz - $3::interval AND r.run_at < $2::timestamptz)"
+    "   FROM t LEFT JOIN f ON f.test = t.test LEFT JOIN m ON m.test = t.test"
+    "   LEFT JOIN flaky_issues fi ON fi.project = $1 AND fi.test = t.test"
+    "  ORDER BY coalesce(f.flaky, false) DESC, coalesce(f.branches, 0) DESC, t.test";
+// clang-format on
+
+static const char SQL_RECORD[] =
+    "INSERT INTO flaky_issues (project, test, marker, tracker, state, issue_number, issue_url,"
+    " comment_id, opened_at, updated_at, closed_at, reopened_at, last_failure_at, figures)"
+    " VALUES ($1, $2, $3, $4, $5, $6::bigint, $7, $8::bigint, $9::timestamptz, $9::timestamptz,"
+    " CASE WHEN $5 = 'closed' THEN $9::timestamptz END, NULL, to_timestamp($10::bigint),"
+    " $11::jsonb)"
+    " ON CONFLICT (project, test) DO UPDATE SET state = EXCLUDED.state,"
+    " issue_number = EXCLUDED.issue_number, issue_url = EXCLUDED.issue_url,"
+    " comment_id = EXCLUDED.comment_id, updated_at = EXCLUDED.updated_at,"
+    " closed_at = CASE WHEN EXCLUDED.state = 'closed' THEN coalesce(CASE WHEN"
+    "   flaky_issues.state = 'closed' THEN flaky_issues.closed_at END, EXCLUDED.updated_at) END,"
+    " reopened_at = CASE WHEN flaky_issues.state = 'closed' AND EXCLUDED.state = 'open'"
+    "   THEN EXCLUDED.updated_at ELSE flaky_issues.reopened_at END,"
+    " last_failure_at = EXCLUDED.last_failure_at, figures = EXCLUDED.figures";
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: retrig flaky-issues --project OWNER/NAME [--dry-run | --apply]\n"
+            "                           [--repo OWNER/NAME] [--tracker github|bugzilla]\n"
+            "                           [--token-file F] [--now ISO-8601] [--format table|json]\n"
+            "One issue per flaky test of the test history of --project: opened when the test\n"
+            "becomes flaky (history_flaky_min_branches, history_flaky_window_days,\n"
+            "flaky_issue_on_main), its figures comment edited while it stays flaky, closed\n"
+            "after flaky_issue_quiet_days without a failure, reopened if it fails again.\n"
+            "--dry-run (the default) prints what it would do; --apply does it on the tracker\n"
+            "(flaky_issue_tracker: GitHub Issues of --repo, default the project, labelled\n"
+            "flaky_issue_label; or Bugzilla) and records it. The GitHub token (issues: write)\n"
+            "comes from --token-file, else github_token or github_token_file.\n"
+            "Exit: 0 done, 1 failure, 2 usage.\n");
+}
+
+typedef struct plan_row {
+    rt_flaky_figures fig;
+    rt_flaky_state state;
+    rt_flaky_action action;
+    const char *reason;
+    rt_tracker_issue issue;
+    json_t *stored;
+    json_t *fresh;
+    char marker[RT_FLAKY_MARKER_SIZE];
+    char *title;
+    const char *done; /* what --apply did, NULL in a dry run */
+} plan_row;
+
+static const char *value_or_null(PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
+}
+
+/* Records an issue's state after a step on the tracker. */
+static int record(rt_pg *pg, const char *project, plan_row *p, const char *tracker,
+                  const char *now_text)
+{
+    char number[24], comment[24], last[24];
+    snprintf(number, sizeof number, "%lld", p->issue.number);
+    snprintf(comment, sizeof comment, "%lld", p->issue.comment_id);
+    snprintf(last, sizeof last, "%lld", (long long)p->fig.last_failure);
+    char *figures = json_dumps(p->fresh, JSON_COMPACT);
+    if (!figures) return RT_ENOMEM;
+    const char *params[] = {project,
+                            p->fig.test,
+                            p->marker,
+                            tracker,
+                            p->issue.open ? "open" : "closed",
+                            number,
+                            p->issue.url,
+                            p->issue.comment_id > 0 ? comment : NULL,
+                            now_text,
+                            p->fig.last_failure > 0 ? last : "0",
+                            figures};
+    int rc = rt_pg_exec(pg, SQL_RECORD, 11, params, NULL);
+    if (rc != RT_OK) rt_log_error("cannot record the issue", "error", rt_pg_errstr(pg));
+    free(figures);
+    return rc;
+}
+
+/* Carries out one row's action; p->done says what happened. */
+static int act(rt_tracker *tracker, rt_pg *pg, const char *project, plan_row *p, time_t now,
+               const char *now_text, int quiet_days)
+{
+    const char *tname = tracker->ops->name;
+    char when[32];
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
+    int rc = RT_OK;
+    char *text = NULL;
+    if (p->action == RT_FLAKY_CREATE) {
+        /* never two issues: the marker first, also after a crash between create and record */
+        rc = tracker->ops->find(tracker, p->marker, &p->issue);
+        if (rc == RT_OK) {
+            p->done = p->issue.open ? "adopted" : "adopted-closed";
+            rc = record(pg, project, p, tname, now_text);
+            if (rc == RT_OK && !p->issue.open) {
+                text = rt_flaky_reopen_comment(&p->fig);
+                rc = text ? tracker->ops->reopen(tracker, &p->issue, text) : RT_ENOMEM;
+                free(text);
+                text = NULL;
+                if (rc == RT_OK) p->done = "adopted-reopened";
+            }
+            if (rc == RT_OK) {
+                text = rt_flaky_comment(&p->fig, when);
+                rc = text ? tracker->ops->update(tracker, &p->issue, text) : RT_ENOMEM;
+            }
+        } else if (rc == RT_ENOTFOUND) {
+            char *body = rt_flaky_body(&p->fig, p->marker);
+            rc = body ? tracker->ops->create(tracker, p->fig.test, p->title, body, p->marker,
+                                             &p->issue)
+                      : RT_ENOMEM;
+            free(body);
+            if (rc == RT_OK) p->done = "created";
+        }
+    } else if (p->action == RT_FLAKY_UPDATE) {
+        text = rt_flaky_comment(&p->fig, when);
+        rc = text ? tracker->ops->update(tracker, &p->issue, text) : RT_ENOMEM;
+        if (rc == RT_OK) p->done = "updated";
+    } else if (p->action == RT_FLAKY_CLOSE) {
+        text = rt_flaky_close_comment(&p->fig, quiet_days);
+        rc = text ? tracker->ops->close(tracker, &p->issue, text) : RT_ENOMEM;
+        if (rc == RT_OK) p->done = "closed";
+    } else if (p->action == RT_FLAKY_REOPEN) {
+        text = rt_flaky_reopen_comment(&p->fig);
+        rc = text ? tracker->ops->reopen(tracker, &p->issue, text) : RT_ENOMEM;
+        free(text);
+        text = NULL;
+        if (rc == RT_OK) {
+            text = rt_flaky_comment(&p->fig, when);
+            rc = text ? tracker->ops->update(tracker, &p->issue, text) : RT_ENOMEM;
+        }
+        if (rc == RT_OK) p->done = "reopened";
+    }
+    free(text);
+    if (rc != RT_OK) {
+        rt_log_error("the tracker refused a step", "test", p->fig.test, "action",
+                     rt_flaky_action_name(p->action), "error", tracker->errstr);
+        return rc;
+    }
+    return record(pg, project, p, tname, now_text);
+}
+
+int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
+{
+    static const struct option options[] = {
+        {"project", required_argument, NULL, 'p'}, {"dry-run", no_argument, NULL, 'd'},
+        {"apply", no_argument, NULL, 'a'},         {"repo", required_argument, NULL, 'r'},
+        {"tracker", required_argument, NULL, 'T'}, {"token-file", required_argument, NULL, 't'},
+        {"now", required_argument, NULL, 'n'},     {"format", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    const char *project = NULL, *repo = NULL, *tracker_name = cfg->flaky_issue_tracker,
+               *token_file = NULL, *now_arg = NULL;
+    bool apply = false, dry_run = false, json = false;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "p:dar:T:t:n:f:h", options, NULL)) != -1) {
+        switch (opt) {
+        case 'p': project = optarg; break;
+        case 'd': dry_run = true; break;
+        case 'a': apply = true; break;
+        case 'r': repo = optarg; break;
+        case 'T':
+            if (strcmp(optarg, "github") && strcmp(optarg, "bugzilla")) {
+                rt_log_error("--tracker wants github or bugzilla", "value", optarg);
+                return 2;
+            }
+            tracker_name = optarg;
+            break;
+        case 't': token_file = optarg; break;
+        case 'n': now_arg = optarg; break;
+        case 'f':
+            if (strcmp(optarg, "json") && strcmp(optarg, "table")) {
+                rt_log_error("--format wants json or table", "value", optarg);
+                return 2;
+            }
+            json = !strcmp(optarg, "json");
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!project || optind < argc || (apply && dry_run)) {
+        usage(stderr);
+        return 2;
+    }
+    if (!repo) repo = project;
+    if (!strcmp(tracker_name, "github") && !rt_gh_valid_repo(repo)) {
+        rt_log_error("--repo (or --project) wants OWNER/NAME for GitHub Issues", "value", repo);
+        return 2;
+    }
+    time_t now = time(NULL);
+    if (now_arg && rt_gh_parse_time(now_arg, &now) != RT_OK) {
+        rt_log_error("--now wants an ISO-8601 time such as 2024-05-01T10:00:00Z", "value", now_arg);
+        return 2;
+    }
+    char now_text[32], window[32], min_branches[16];
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(now_text, sizeof now_text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(window, sizeof window, "%d days", cfg->history_flaky_window_days);
+    snprintf(min_branches, sizeof min_branches, "%d", cfg->history_flaky_min_branches);
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (token_file) {
+        char buf[512] = "";
+        FILE *f = fopen(token_file, "r");
+        if (!f || !fgets(buf, sizeof buf, f)) {
+            if (f) fclose(f);
+            rt_log_error("cannot read --token-file", "file", token_file);
+            return 2;
+        }
+        fclose(f);
+        buf[strcspn(buf, "\r\n")] = '\0';
+        rt_log_add_secret(buf);
+        if (rt_config_set(cfg, "github_token", buf, "--token-file", errstr) != RT_OK) return 2;
+        memset(buf, 0, sizeof buf);
+    }
+
+    int status = 1;
+    rt_pg *pg = NULL;
+    rt_tracker *tracker = NULL;
+    PGresult *res = NULL;
+    plan_row *plan = NULL;
+    int n = 0;
+    json_t *out_rows = json_array();
+    if (rt_pg_connect(&pg, cfg->database_url, "cli", errstr) != RT_OK) {
+        rt_log_error("cannot connect to Postgres", "error", errstr);
+        goto out;
+    }
+    const char *params[] = {project, now_text, window, min_branches};
+    if (rt_pg_exec(pg, SQL_CANDIDATES, 4, params, &res) != RT_OK) {
+        rt_log_error("cannot query the test history", "error", rt_pg_errstr(pg));
+        goto out;
+    }
+    n = PQntuples(res);
+    if (n && !(plan = calloc((size_t)n, sizeof *plan))) goto out;
+    for (int r = 0; r < n; r++) {
+        plan_row *p = &plan[r];
+        rt_flaky_figures *f = &p->fig;
+        f->project = project;
+        f->test = PQgetvalue(res, r, 0);
+        f->window_days = cfg->history_flaky_window_days;
+        f->runs = atol(PQgetvalue(res, r, 1));
+        f->failures = atol(PQgetvalue(res, r, 2));
+        f->failure_rate = atof(PQgetvalue(res, r, 3));
+        f->branches = atol(PQgetvalue(res, r, 4));
+        f->prs = atol(PQgetvalue(res, r, 5));
+        f->main_failures = atol(PQgetvalue(res, r, 6));
+        f->push_failure_chance = atof(PQgetvalue(res, r, 7));
+        f->flaky =
+            PQgetvalue(res, r, 8)[0] == 't' || (cfg->flaky_issue_on_main && f->main_failures > 0);
+        f->rerun_flips = atol(PQgetvalue(res, r, 9));
+        f->last_failure = (time_t)atoll(PQgetvalue(res, r, 10));
+        f->first_failure_time = value_or_null(res, r, 11);
+        f->first_failure_branch = value_or_null(res, r, 12);
+        f->first_failure_revision = value_or_null(res, r, 13);
+        f->first_failure_url = value_or_null(res, r, 14);
+        f->message = value_or_null(res, r, 15);
+        if (PQnfields(res) < 22 ||
+            sscanf(PQgetvalue(res, r, 21), "%ld %ld", &f->prs_ran, &f->prs_failed) != 2)
+            f->prs_ran = f->prs_failed = 0;
+        const char *state = value_or_null(res, r, 16);
+        p->state = !state                   ? RT_FLAKY_NONE
+                   : !strcmp(state, "open") ? RT_FLAKY_OPEN
+                                            : RT_FLAKY_CLOSED;
+        if (state) {
+            p->issue.number = atoll(PQgetvalue(res, r, 17));
+            snprintf(p->issue.url, sizeof p->issue.url, "%s", PQgetvalue(res, r, 18));
+            p->issue.comment_id = PQgetisnull(res, r, 19) ? 0 : atoll(PQgetvalue(res, r, 19));
+            p->issue.open = p->state == RT_FLAKY_OPEN;
+            p->stored = json_loads(PQgetvalue(res, r, 20), 0, NULL);
+        }
+        p->fresh = rt_flaky_figures_json(f);
+        p->title = rt_flaky_title(f);
+        if (!p->fresh || !p->title) goto out;
+        rt_flaky_marker(project, f->test, p->marker);
+        p->action =
+            rt_flaky_decide(p->state, f->flaky, rt_flaky_figures_changed(p->stored, p->fresh),
+                            f->last_failure, now, cfg->flaky_issue_quiet_days, &p->reason);
+    }
+
+    if (apply) {
+        int rc = !strcmp(tracker_name, "github")
+                     ? rt_tracker_github_new(&tracker, cfg, repo, cfg->github_token, errstr)
+                     : rt_tracker_bugzilla_new(&tracker, cfg, errstr);
+        if (rc != RT_OK) {
+            rt_log_error("cannot reach the issue tracker", "tracker", tracker_name, "error",
+                         errstr);
+            status = rc == RT_ECONFIG ? 2 : 1;
+            goto out;
+        }
+        for (int r = 0; r < n; r++) {
+            if (plan[r].action == RT_FLAKY_NOTHING) continue;
+            if (act(tracker, pg, project, &plan[r], now, now_text, cfg->flaky_issue_quiet_days) !=
+                RT_OK)
+                goto out;
+        }
+    }
+
+    int counts[5] = {0};
+    for (int r = 0; r < n; r++) counts[plan[r].action]++;
+    if (json) {
+        for (int r = 0; r < n; r++) {
+            plan_row *p = &plan[r];
+            json_t *row =
+                json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s?, s:s, s:O}", "test", p->fig.test,
+                          "action", rt_flaky_action_name(p->action), "reason", p->reason, "state",
+                          p->state == RT_FLAKY_NONE   ? "none"
+                          : p->state == RT_FLAKY_OPEN ? "open"
+                                                      : "closed",
+                          "issue_url", p->issue.url[0] ? p->issue.url : NULL, "done", p->done,
+                          "title", p->title, "figures", p->fresh);
+            if (!row || json_array_append_new(out_rows, row) != 0) goto out;
+        }
+        json_t *doc = json_pack("{s:s, s:b, s:s, s:O}", "project", project, "dry_run", !apply,
+                                "tracker", tracker_name, "tests", out_rows);
+        char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) : NULL;
+        json_decref(doc);
+        if (!text) goto out;
+        printf("%s\n", text);
+        free(text);
+    } else {
+        printf("%s%s: %d to create, %d to update, %d to close, %d to reopen (%s)\n",
+               apply ? "" : "dry run: ", project, counts[RT_FLAKY_CREATE], counts[RT_FLAKY_UPDATE],
+               counts[RT_FLAKY_CLOSE], counts[RT_FLAKY_REOPEN], tracker_name);
+        printf("%-8s %-7s %5s %8s %5s %6s  %s\n", "ACTION", "STATE", "FAILS", "BRANCHES", "FLIPS",
+               "ISSUE", "TEST");
+        for (int r = 0; r < n; r++) {
+            plan_row *p = &plan[r];
+            if (p->action == RT_FLAKY_NOTHING && p->state == RT_FLAKY_NONE) continue;
+            char issue[24] = "-";
+            if (p->issue.number) snprintf(issue, sizeof issue, "#%lld", p->issue.number);
+            printf("%-8s %-7s %5ld %8ld %5ld %6s  %s\n",
+                   p->done ? p->done : rt_flaky_action_name(p->action),
+                   p->state == RT_FLAKY_NONE   ? "-"
+                   : p->state == RT_FLAKY_OPEN ? "open"
+                                               : "closed",
+                   p->fig.failures, p->fig.branches, p->fig.rerun_flips, issue, p->fig.test);
+            if (!apply && p->action == RT_FLAKY_CREATE)
+                printf("         would open: %s\n", p->title);
+        }
+    }
+    status = 0;
+out:
+    for (int r = 0; plan && r < n; r++) {
+        json_decref(plan[r].stored);
+        json_decref(plan[r].fresh);
+        free(plan[r].title);
+    }
+    free(plan);
+    json_decref(out_rows);
+    PQclear(res);
+    rt_tracker_free(tracker);
+    rt_pg_free(pg);
+    return status;
+}

@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* test_github_collect.c - `retrig collect-github` against the fake upstream's GitHub and
+ * the local Postgres, each test in a database of its own: a collector killed mid-way
+ * resumes and stores each outcome exactly once; rate-limit exhaustion stops cleanly, a
+ * later run resumes after the reset, and the periodic mode waits for resets itself; a
+ * re-run attempt is a second outcome of the same commit and a flip in retrig flakes, a
+ * fork's run is keyed by its branch, the storage host never sees the token and a secondary
+ * limit is waited out; cancelled runs, expired artifacts, unparsable files and runs without
+ * a JUnit artifact are gaps in the coverage section, and an unchanged listing is a 304. */
+#include "support/util.h"
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "support/classify_harness.h"
+#include "support/cli_run.h"
+
+#define REPO  "acme/widgets"
+#define TOKEN "ghp_test_token_for_the_fake_0123456789"
+#define NTEST 10
+
+typedef struct gh_test {
+    rt_ch *h;
+    char env_db[600], env_api[128], env_token[128];
+    const char *env[8];
+} gh_test;
+
+static int setup(void **state)
+{
+    gh_test *t = calloc(1, sizeof *t);
+    t->h = rt_ch_new();
+    snprintf(t->env_db, sizeof t->env_db, "RETRIG_DATABASE_URL=%s", t->h->database_url);
+    snprintf(t->env_api, sizeof t->env_api, "RETRIG_GITHUB_API_URL=%s", t->h->fake.base_url);
+    snprintf(t->env_token, sizeof t->env_token, "RETRIG_GITHUB_TOKEN=%s", TOKEN);
+    t->env[0] = t->env_db;
+    t->env[1] = t->env_api;
+    t->env[2] = t->env_token;
+    t->env[3] = "RETRIG_LOG_LEVEL=warn";
+    t->env[4] = "RETRIG_HTTP_TIMEOUT_MS=10000";
+    *state = t;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    gh_test *t = *state;
+    rt_ch_free(t->h);
+    free(t);
+    return 0;
+}
+
+static void iso_ago(long seconds, char *out, size_t size)
+{
+    time_t t = time(NULL) - seconds;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* A pytest-like JUnit file of NTEST tests pkg/test_mod.py::test_<i>; `failing` (may be
+ * NULL) names the tests that fail, comma-separated indexes ",3,". */
+static char *junit(const char *failing, bool truncated)
+{
+    char *xml = malloc(8192);
+    size_t n = (size_t)snprintf(xml, 8192,
+                                "<?xml version=\"1.0\" encoding=\"utf-8\"?><testsuites><testsuite "
+                                "name=\"pytest\" tests=\"%d\" timestamp=\"2024-05-01T10:00:00\">",
+                                NTEST);
+    for (int i = 0; i < NTEST; i++) {
+        char key[8];
+        snprintf(key, sizeof key, ",%d,", i);
+        bool fail = failing && strstr(failing, key);
+        n += (size_t)snprintf(
+            xml + n, 8192 - n,
+            "<testcase classname=\"pkg/test_mod.py\" name=\"test_%d\" time=\"0.1\"%s", i,
+            fail ? "><failure message=\"AssertionError: flaky\">assert 1 == 2"
+                   "</failure></testcase>"
+                 : " />");
+    }
+    snprintf(xml + n, 8192 - n, "</testsuite></testsuites>");
+    if (truncated) xml[n / 2] = '\0';
+    return xml;
+}
+
+static json_t *artifact(const char *name, const char *xml, bool expired)
+{
+    return json_pack("{s:s, s:{s:s}, s:b}", "name", name, "files", "reports/junit.xml", xml,
+                     "expired", expired);
+}
+
+/* A completed run: attempts as [{conclusion, run_started_at, artifacts}]. */
+static json_t *run(long long id, const char *branch, int pr, const char *fork, long ago_s,
+                   json_t *attempts)
+{
+    char created[32], sha[41];
+    iso_ago(ago_s, created, sizeof created);
+    snprintf(sha, sizeof sha, "%040llx", id * 7919);
+    json_t *r = json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:o, s:o}", "repo", REPO, "id",
+                          (json_int_t)id, "head_branch", branch, "head_sha", sha, "created_at",
+                          created, "head_repository", fork ? fork : REPO, "pull_requests",
+                          pr ? json_pack("[i]", pr) : json_array(), "attempts", attempts);
+    json_object_set_new(r, "event", json_string(pr || fork ? "pull_request" : "push"));
+    return r;
+}
+
+static json_t *attempt(const char *conclusion, long ago_s, json_t *artifacts)
+{
+    char started[32];
+    iso_ago(ago_s, started, sizeof started);
+    return json_pack("{s:s, s:s, s:o}", "conclusion", conclusion, "run_started_at", started,
+                     "artifacts", artifacts ? artifacts : json_array());
+}
+
+/* Loads {"github": {"repos", "runs", "token", ...extra}} into the fake. */
+static void load(gh_test *t, json_t *runs, json_t *extra)
+{
+    json_t *gh = json_pack("{s:{s:{s:s}}, s:o, s:s}", "repos", REPO, "default_branch", "main",
+                           "runs", runs, "token", TOKEN);
+    if (extra) json_object_update(gh, extra);
+    json_decref(extra);
+    json_t *scenario = json_pack("{s:o}", "github", gh);
+    rt_ch_scenario(t->h, scenario);
+    json_decref(scenario);
+}
+
+static int collect(gh_test *t, char **out, const char *const *more_env, const char *a1,
+                   const char *a2)
+{
+    const char *env[16];
+    size_t n = 0;
+    for (size_t i = 0; t->env[i]; i++) env[n++] = t->env[i];
+    for (size_t i = 0; more_env && more_env[i]; i++) env[n++] = more_env[i];
+    env[n] = NULL;
+    const char *argv[] = {"retrig", "collect-github", "--repo", REPO, a1, a2, NULL};
+    char *err = NULL;
+    int status = rt_test_run(env, argv, out, &err);
+    if (status != 0) fprintf(stderr, "collect-github exit %d: %s\n", status, err);
+    free(err);
+    return status;
+}
+
+static long long sql_int(gh_test *t, const char *sql) { return rt_ch_sql_int(t->h, sql, 0, NULL); }
+
+/* n runs of one attempt (a pull request or main) with one JUnit artifact, plus a run whose
+ * second attempt passed: n + 2 attempts, (n + 2) * NTEST outcomes. */
+static json_t *plain_runs(int n)
+{
+    json_t *runs = json_array();
+    for (int i = 0; i < n; i++) {
+        char *xml = junit(i % 2 ? ",3," : NULL, false);
+        json_array_append_new(
+            runs,
+            run(5000 + i * 3, i % 2 ? "main" : "fix", i % 2 ? 0 : 100 + i, NULL, 7200 + i * 60,
+                json_pack("[o]", attempt(i % 2 ? "failure" : "success", 7200 + i * 60,
+                                         json_pack("[o]", artifact("junit", xml, false))))));
+        free(xml);
+    }
+    char *red = junit(",3,", false), *green = junit(NULL, false);
+    json_array_append_new(
+        runs,
+        run(9000, "fix-r", 90, NULL, 6000,
+            json_pack(
+                "[o, o]", attempt("failure", 6000, json_pack("[o]", artifact("junit", red, false))),
+                attempt("success", 3000, json_pack("[o]", artifact("junit-2", green, false))))));
+    free(red);
+    free(green);
+    return runs;
+}
+
+static void test_killed_collector_resumes_and_stores_each_outcome_once(void **state)
+{
+    gh_test *t = *state;
+    load(t, plain_runs(7), json_pack("{s:i}", "page_size", 3));
+    /* downloads take a while, so the kill lands mid-collection */
+    assert_int_equal(rt_fake_add_fault(&t->h->fake, "{\"path_prefix\": \"/storage/\", \"kind\":"
+                                                    " \"latency\", \"ms\": 300}"),
+                     200);
+    const char *argv[] = {"retrig", "collect-github", "--repo", REPO, NULL};
+    pid_t pid = rt_test_spawn(t->env, argv);
+    long long stored =
+        rt_ch_wait_int(t->h, 20000, 3, "SELECT least(count(*), 3) FROM github_runs", 0, NULL);
+    assert_int_equal(stored, 3);
+    kill(pid, SIGKILL);
+    assert_int_equal(rt_test_wait(pid), 128 + SIGKILL);
+    long long before = sql_int(t, "SELECT count(*) FROM github_runs");
+    assert_true(before >= 3 && before < 9);
+    /* each attempt is all or nothing: its outcomes came with its row */
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests"), before * NTEST);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM github_run_files"), before);
+
+    char *out = NULL;
+    assert_int_equal(collect(t, &out, NULL, NULL, NULL), 0);
+    assert_non_null(strstr(out, "attempts stored"));
+    free(out);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM github_runs"), 9);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM history_runs WHERE source = 'github'"), 9);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests"), 9 * NTEST);
+    assert_int_equal(sql_int(t,
+                             "SELECT count(*) FROM (SELECT r.run_key, t.test FROM history_tests t"
+                             " JOIN history_runs r ON r.id = t.run_id GROUP BY 1, 2"
+                             " HAVING count(*) > 1) d"),
+                     0);
+    /* and once more: nothing new, no download */
+    rt_fake_reset(&t->h->fake);
+    assert_int_equal(collect(t, &out, NULL, NULL, NULL), 0);
+    assert_non_null(strstr(out, "0 attempts stored"));
+    free(out);
+    json_t *downloads = rt_fake_calls(&t->h->fake, "/storage/");
+    assert_int_equal(json_array_size(downloads), 0);
+    json_decref(downloads);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests"), 9 * NTEST);
+    assert_int_equal(sql_int(t, "SELECT runs_stored FROM github_collect_state"), 9);
+}
+
+static void test_rate_limit_stops_cleanly_and_resumes_after_the_reset(void **state)
+{
+    gh_test *t = *state;
+    json_t *runs = json_array();
+    for (int i = 0; i < 4; i++) {
+        char *xml = junit(NULL, false);
+        json_array_append_new(
+            runs, run(7000 + i, "fix", 10 + i, NULL, 3600 + i * 60,
+                      json_pack("[o]", attempt("success", 3600 + i * 60,
+                                               json_pack("[o]", artifact("junit", xml, false))))));
+        free(xml);
+    }
+    /* 5 requests a window of 3 s: the repository, the listing, then 2 per run */
+    load(t, runs,
+         json_pack("{s:{s:i, s:i, s:i}}", "rate_limit", "limit", 5, "remaining", 5, "reset_s", 3));
+    const char *reserve[] = {"RETRIG_GITHUB_RATE_LIMIT_RESERVE=0", NULL};
+    char *out = NULL;
+    assert_int_equal(collect(t, &out, reserve, NULL, NULL), 0);
+    assert_non_null(strstr(out, "stopped: GitHub rate limit: 0 requests left (reserve 0) until "));
+    assert_non_null(strstr(out, "run again after the reset to resume"));
+    free(out);
+    long long first = sql_int(t, "SELECT count(*) FROM github_runs");
+    assert_int_equal(first, 1);
+    char *reason =
+        rt_ch_sql_text(t->h, "SELECT last_stop_reason FROM github_collect_state", 0, NULL);
+    assert_string_equal(reason, "rate-limit");
+    free(reason);
+    /* at once again: the limit is still used up, nothing more, a clean stop */
+    assert_int_equal(collect(t, &out, reserve, NULL, NULL), 0);
+    assert_non_null(strstr(out, "stopped: GitHub rate limit"));
+    free(out);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM github_runs"), 1);
+    /* after the reset a later run goes on where it stopped */
+    sleep(4);
+    assert_int_equal(collect(t, &out, reserve, NULL, NULL), 0);
+    free(out);
+    long long second = sql_int(t, "SELECT count(*) FROM github_runs");
+    assert_true(second > first);
+    /* the periodic mode waits for resets itself and finishes */
+    const char *env[] = {t->env[0], t->env[1], t->env[2], t->env[3], reserve[0], NULL};
+    const char *argv[] = {"retrig", "collect-github", "--repo", REPO, "--interval", "1h", NULL};
+    pid_t pid = rt_test_spawn(env, argv);
+    assert_int_equal(rt_ch_wait_int(t->h, 30000, 4, "SELECT count(*) FROM github_runs", 0, NULL),
+                     4);
+    kill(pid, SIGTERM);
+    assert_int_equal(rt_test_wait(pid), 0);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests"), 4 * NTEST);
+    reason = rt_ch_sql_text(
+        t->h, "SELECT coalesce(last_stop_reason, 'none') FROM github_collect_state", 0, NULL);
+    assert_string_equal(reason, "none");
+    free(reason);
+}
+
+static bool has_header(json_t *call, const char *name)
+{
+    const char *key;
+    json_t *value;
+    json_object_foreach(json_object_get(call, "headers"), key, value)
+    {
+        if (!strcasecmp(key, name)) return true;
+    }
+    return false;
+}
+
+static void test_rerun_attempt_is_a_second_outcome_and_a_flip(void **state)
+{
+    gh_test *t = *state;
+    char *red = junit(",3,", false), *green = junit(NULL, false);
+    json_t *runs = json_pack(
+        "[o, o, o]",
+        run(8100, "fix-flaky", 7, NULL, 9000,
+            json_pack("[o, o]",
+                      attempt("failure", 9000, json_pack("[o]", artifact("junit", red, false))),
+                      attempt("success", 4000,
+                              json_pack("[o]", artifact("junit-attempt2", green, false))))),
+        run(8200, "patch-1", 0, "bob/widgets", 8000,
+            json_pack("[o]",
+                      attempt("failure", 8000, json_pack("[o]", artifact("junit", red, false))))),
+        run(8300, "main", 0, NULL, 7000,
+            json_pack("[o]", attempt("success", 7000,
+                                     json_pack("[o]", artifact("junit", green, false))))));
+    free(red);
+    free(green);
+    load(t, runs, NULL);
+    /* one secondary rate limit on the listing: waited out */
+    assert_int_equal(
+        rt_fake_add_fault(&t->h->fake,
+                          "{\"path_prefix\": \"/repos/acme/widgets/actions/runs\","
+                          " \"method\": \"GET\", \"kind\": \"status\", \"status\": 403,"
+                          " \"times\": 1, \"headers\": {\"retry-after\": \"1\"},"
+                          " \"body\": {\"message\": \"You have exceeded a secondary rate"
+                          " limit.\"}}"),
+        200);
+    char *out = NULL;
+    /* a budget of 2 requests: the repository and the listing, then a clean stop */
+    assert_int_equal(collect(t, &out, NULL, "--max-requests=2", NULL), 0);
+    assert_non_null(strstr(out, "stopped: request budget of 2 used (--max-requests)"));
+    free(out);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM github_runs"), 0);
+    char *reason =
+        rt_ch_sql_text(t->h, "SELECT last_stop_reason FROM github_collect_state", 0, NULL);
+    assert_string_equal(reason, "budget");
+    free(reason);
+    assert_int_equal(collect(t, &out, NULL, NULL, NULL), 0);
+    assert_non_null(strstr(out, "4 attempts stored"));
+    free(out);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM github_runs"), 4);
+    /* both attempts of the same commit are kept: one red, one green outcome */
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests t JOIN github_run_files f"
+                                " ON f.history_run_id = t.run_id WHERE f.run_id = 8100"
+                                " AND t.test = 'pkg/test_mod.py::test_3'"),
+                     2);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests t JOIN github_run_files f"
+                                " ON f.history_run_id = t.run_id WHERE f.run_id = 8100"
+                                " AND f.attempt = 1 AND t.failed AND f.artifact = 'junit'"),
+                     1);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM github_rerun_flips WHERE run_id = 8100"
+                                " AND failed_attempt = 1 AND passed_attempt = 2"
+                                " AND test = 'pkg/test_mod.py::test_3'"),
+                     1);
+    char *key = rt_ch_sql_text(t->h,
+                               "SELECT string_agg(branch_key || ':' || main, ' ' ORDER BY"
+                               " run_id, attempt) FROM github_runs",
+                               0, NULL);
+    assert_string_equal(key, "pr:7:false pr:7:false fork:bob/widgets:patch-1:false main:true");
+    free(key);
+
+    /* the storage host never got the token; the API always did */
+    json_t *calls = rt_fake_calls(&t->h->fake, NULL);
+    size_t i, storage = 0, refused = 0;
+    json_t *call;
+    json_array_foreach(calls, i, call)
+    {
+        const char *path = json_string_value(json_object_get(call, "path"));
+        long status = (long)json_integer_value(json_object_get(call, "status"));
+        if (!strncmp(path, "/storage/", 9)) {
+            storage++;
+            assert_false(has_header(call, "Authorization"));
+            assert_int_equal(status, 200);
+        } else if (!strncmp(path, "/repos/", 7)) {
+            json_t *auth = NULL;
+            const char *k;
+            json_t *v;
+            json_object_foreach(json_object_get(call, "headers"), k, v)
+            {
+                if (!strcasecmp(k, "Authorization")) auth = v;
+            }
+            assert_non_null(auth);
+            assert_string_equal(json_string_value(auth), "Bearer " TOKEN);
+            if (status == 403) refused++;
+        }
+    }
+    assert_int_equal(storage, 4);
+    assert_int_equal(refused, 1);
+    json_decref(calls);
+
+    /* retrig flakes shows the flip */
+    const char *argv[] = {"retrig", "flakes", "--project", REPO, "--format", "json", NULL};
+    assert_int_equal(rt_test_run(t->env, argv, &out, NULL), 0);
+    json_t *doc = json_loads(out, 0, NULL);
+    assert_non_null(doc);
+    bool seen = false;
+    json_t *row;
+    json_array_foreach(json_object_get(doc, "tests"), i, row)
+    {
+        if (strcmp(json_string_value(json_object_get(row, "test")), "pkg/test_mod.py::test_3"))
+            continue;
+        seen = true;
+        assert_int_equal(json_integer_value(json_object_get(row, "rerun_flips")), 1);
+        assert_int_equal(json_integer_value(json_object_get(row, "failures")), 2);
+    }
+    assert_true(seen);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(doc, "coverage"), "rerun_attempts")), 1);
+    json_decref(doc);
+    free(out);
+}
+
+static void test_unusable_runs_are_gaps_and_an_unchanged_listing_is_a_304(void **state)
+{
+    gh_test *t = *state;
+    char *good = junit(NULL, false), *cut = junit(",1,", true);
+    json_t *coverage_art = json_pack("{s:s, s:{s:s}}", "name", "coverage-report", "files",
+                                     "coverage.xml", "<coverage/>");
+    json_t *runs = json_pack(
+        "[o, o, o, o, o]",
+        run(6100, "fix-a", 1, NULL, 5000, json_pack("[o]", attempt("cancelled", 5000, NULL))),
+        run(6200, "fix-b", 2, NULL, 4900,
+            json_pack("[o]",
+                      attempt("success", 4900, json_pack("[o]", artifact("junit-x", good, true))))),
+        run(6300, "fix-c", 3, NULL, 4800,
+            json_pack("[o]",
+                      attempt("failure", 4800, json_pack("[o]", artifact("junit-y", cut, false))))),
+        run(6400, "fix-d", 4, NULL, 4700,
+            json_pack("[o]", attempt("success", 4700, json_pack("[o]", coverage_art)))),
+        run(6500, "fix-e", 5, NULL, 4600,
+            json_pack("[o]", attempt("success", 4600,
+                                     json_pack("[o]", artifact("junit-z", good, false))))));
+    free(good);
+    free(cut);
+    load(t, runs, NULL);
+    char *out = NULL;
+    assert_int_equal(collect(t, &out, NULL, "--artifact-pattern=junit*", "--since=7d"), 0);
+    assert_non_null(strstr(out, "5 attempts stored"));
+    assert_non_null(strstr(out, "(1 expired)"));
+    free(out);
+    char *kinds =
+        rt_ch_sql_text(t->h,
+                       "SELECT string_agg(run_id || ' ' || kind, ', ' ORDER BY run_id, kind)"
+                       " FROM github_run_gaps",
+                       0, NULL);
+    assert_string_equal(kinds,
+                        "6100 cancelled, 6200 expired-artifact, 6200 no-junit-artifact, "
+                        "6300 no-junit-artifact, 6300 unparsable-file, 6400 no-junit-artifact");
+    free(kinds);
+    char *detail = rt_ch_sql_text(t->h,
+                                  "SELECT file || ': ' || detail FROM github_run_gaps WHERE kind"
+                                  " = 'unparsable-file'",
+                                  0, NULL);
+    assert_non_null(strstr(detail, "reports/junit.xml: line "));
+    free(detail);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests"), NTEST);
+
+    const char *argv[] = {"retrig", "flakes", "--project", REPO, "--format", "json", NULL};
+    assert_int_equal(rt_test_run(t->env, argv, &out, NULL), 0);
+    json_t *doc = json_loads(out, 0, NULL);
+    json_t *cov = json_object_get(doc, "coverage");
+    assert_int_equal(json_integer_value(json_object_get(cov, "run_attempts")), 5);
+    assert_int_equal(json_integer_value(json_object_get(cov, "attempts_with_outcomes")), 1);
+    assert_int_equal(json_integer_value(json_object_get(cov, "attempts_with_gaps")), 4);
+    assert_int_equal(json_integer_value(json_object_get(cov, "expired_artifacts")), 1);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(cov, "gaps_by_kind"),
+                                                        "no-junit-artifact")),
+                     3);
+    assert_int_equal(json_array_size(json_object_get(doc, "gaps")), 6);
+    json_decref(doc);
+    free(out);
+
+    /* the same listing again: a conditional request answered 304, nothing else asked */
+    rt_fake_reset(&t->h->fake);
+    assert_int_equal(collect(t, &out, NULL, "--artifact-pattern=junit*", "--since=7d"), 0);
+    assert_non_null(strstr(out, "unchanged since the last pass"));
+    free(out);
+    json_t *calls = rt_fake_calls(&t->h->fake, "/repos/");
+    assert_int_equal(json_array_size(calls), 2); /* the repository, the listing */
+    json_t *listing = json_array_get(calls, 1);
+    assert_int_equal(json_integer_value(json_object_get(listing, "status")), 304);
+    assert_true(has_header(listing, "If-None-Match"));
+    json_decref(calls);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_killed_collector_resumes_and_stores_each_outcome_once,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rate_limit_stops_cleanly_and_resumes_after_the_reset,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rerun_attempt_is_a_second_outcome_and_a_flip, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_unusable_runs_are_gaps_and_an_unchanged_listing_is_a_304, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
