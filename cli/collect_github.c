@@ -3,7 +3,7 @@
  * Lists the completed GitHub Actions workflow runs of a repository on every branch and pull
  * request, every attempt of each run (a re-run is a retrigger of the same commit: each
  * attempt is kept), downloads the artifacts whose name matches --artifact-pattern, reads
- * the JUnit XML files inside (common/artifact_zip, common/junit) and stores every outcome
+ * the JUnit XML files inside (common/io/artifact_zip, common/core/junit) and stores every outcome
  * (common/history, source github; migrations/0016_github.sql).
  *
  * One transaction per run attempt: its outcomes, the gaps found (no JUnit artifact,
@@ -13,7 +13,7 @@
  * few days before the newest run stored (re-runs of recent runs are found), or --since
  * ago; a first page answered 304 to its stored ETag means nothing changed.
  *
- * Rate limits (common/github_client.h): the command stops before the limit with a message
+ * Rate limits (common/io/github_client.h): the command stops before the limit with a message
  * naming the reset, and a later invocation resumes; with --interval it waits for the reset
  * instead. Single-threaded; SIGTERM/SIGINT stop after the attempt in hand. */
 #include <fnmatch.h>

@@ -3,10 +3,10 @@
  * step with the test history. For every test that is flaky by the rule (failed on more
  * than history_flaky_min_branches branches or pull requests within
  * history_flaky_window_days, or on the main branch when flaky_issue_on_main) and every
- * test that has an issue, common/flaky_issue.h decides: create, update (the one figures
+ * test that has an issue, common/core/flaky_issue.h decides: create, update (the one figures
  * comment), close after flaky_issue_quiet_days without a failure, reopen, or nothing.
  * --dry-run (the default) prints the plan and changes nothing; --apply acts on the tracker
- * (flaky_issue_tracker: GitHub Issues or Bugzilla, common/issue_tracker.h) and records
+ * (flaky_issue_tracker: GitHub Issues or Bugzilla, common/io/issue_tracker.h) and records
  * each step in flaky_issues (migrations/0016_github.sql) right after it. Before creating,
  * the tracker is searched for the test's hidden marker, so a crash between creating and
  * recording, or a second run, never makes a second issue. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* issue_tracker.h - where retrig flaky-issues files its issues, behind one small vtable:
- * GitHub Issues of a repository (common/github_client.h) or Bugzilla's REST API
- * (common/http.h). The texts and payloads come from common/flaky_issue.h.
+ * GitHub Issues of a repository (common/io/github_client.h) or Bugzilla's REST API
+ * (common/io/http.h). The texts and payloads come from common/core/flaky_issue.h.
  *
  * GitHub: find lists the issues with flaky_issue_label once (every state, all pages) and
  * matches the hidden marker on each body's first line (the listing is consistent at once,

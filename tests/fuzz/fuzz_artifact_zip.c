@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* fuzz_artifact_zip.c - libFuzzer target for the bounded zip reader (common/artifact_zip.h)
+/* fuzz_artifact_zip.c - libFuzzer target for the bounded zip reader (common/io/artifact_zip.h)
  * with the JUnit reader behind it, as collect-github reads an artifact. Invariants: no file
  * given is over the per-file cap, and the bytes given stay within the total cap. */
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* fuzz_github.c - libFuzzer target for the GitHub answers collect-github and flaky-issues
- * read (common/github.h): the same bytes as a run listing, one run, an artifact listing,
+ * read (common/core/github.h): the same bytes as a run listing, one run, an artifact listing,
  * an issue listing, one issue, a comment listing, an id answer, a repository and a Link
  * header. Invariants: every kept run passes the checks (positive id, attempt from 1 to
  * RT_GH_MAX_ATTEMPTS, a branch key that fits), every kept artifact has a name, a next link

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* test_flaky_issue.c - the flaky-test issue state machine and its texts
- * (common/flaky_issue.h): every transition, the hidden marker (stable, per project and
+ * (common/core/flaky_issue.h): every transition, the hidden marker (stable, per project and
  * test, only on a first line), figures that changed, UTF-8-safe cuts, Markdown escaping of
  * hostile test names and messages, the GitHub and Bugzilla payloads field by field. */
 #include "support/util.h"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* test_github.c - the pure GitHub parsers and decisions (common/github.h): Link headers,
+/* test_github.c - the pure GitHub parsers and decisions (common/core/github.h): Link headers,
  * workflow runs (with and without pull requests, forks, re-run attempts, hostile input),
  * artifacts, issues, times, branch keys, attempts of artifacts, the rate-limit reserve;
- * and the bounded zip reader (common/artifact_zip.h) against zip bombs. */
+ * and the bounded zip reader (common/io/artifact_zip.h) against zip bombs. */
 #include "support/util.h"
 
 #include <stdio.h>
