@@ -192,21 +192,29 @@ static void print_history(json_t *history)
 {
     if (!json_is_object(history)) return;
     printf("      history (%lld days, other pushes): failed on %lld push(es) (%lld on main, %lld "
-           "with this signature), %lld branch(es), %lld PR(s); %lld failure(s) in %lld run(s)%s\n",
+           "with this signature), %lld branch(es) under review, %lld PR(s); %lld failure(s) in "
+           "%lld run(s)%s\n",
            int_of(history, "window_days"), int_of(history, "pushes"),
            int_of(history, "main_pushes"), int_of(history, "same_signature_pushes"),
            int_of(history, "branches"), int_of(history, "prs"), int_of(history, "failures"),
            int_of(history, "runs"),
            json_is_true(json_object_get(history, "flaky")) ? "; FLAKY" : "");
-    json_t *first = json_object_get(history, "first_failure");
-    if (json_is_object(first))
-        printf("      first failed %s on %s push %s (%s)\n",
+    static const char *const firsts[][2] = {
+        {"first_failure", "first failed"},
+        {"first_failure_same_signature", "first failed with this signature"}};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *first = json_object_get(history, firsts[i][0]);
+        if (!json_is_object(first)) continue;
+        const char *sig = json_string_value(json_object_get(first, "signature"));
+        printf("      %s %s on %s push %s (%s)%s%s\n", firsts[i][1],
                json_string_value(json_object_get(first, "at")),
                json_string_value(json_object_get(first, "project")),
                json_string_value(json_object_get(first, "push")),
                json_is_string(json_object_get(first, "revision"))
                    ? json_string_value(json_object_get(first, "revision"))
-                   : "-");
+                   : "-",
+               sig ? ": " : "", sig ? sig : "");
+    }
 }
 
 static void print_lines(json_t *evidence)

@@ -339,18 +339,22 @@ static const char SQL_LINES_LOOKUP[] =
     " SELECT l.n, coalesce(rn.runs, 0), f.failures, f.pushes, f.branches, f.prs, f.main_pushes,"
     "        f.signature_pushes, f.branches_all > $6::integer,"
     "        to_char(ff.run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-    "        ff.project, ff.branch, ff.push, ff.revision"
+    "        ff.project, ff.branch, ff.push, ff.revision,"
+    "        to_char(fa.run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+    "        fa.project, fa.branch, fa.push, fa.revision, fa.signature"
     "   FROM l CROSS JOIN w"
     "   LEFT JOIN LATERAL ("
     "        SELECT count(*) FILTER (WHERE o.other) AS failures,"
     "               count(DISTINCT r.project || '/' || r.push) FILTER (WHERE o.other) AS pushes,"
-    "               count(DISTINCT r.branch_key) FILTER (WHERE o.other) AS branches,"
+    "               count(DISTINCT r.branch_key)"
+    "                     FILTER (WHERE o.other AND r.branch_class <> 'main') AS branches,"
     "               count(DISTINCT r.pr) FILTER (WHERE o.other) AS prs,"
     "               count(DISTINCT r.project || '/' || r.push)"
     "                     FILTER (WHERE o.other AND r.branch_class = 'main') AS main_pushes,"
     "               count(DISTINCT r.project || '/' || r.push)"
     "                     FILTER (WHERE o.other AND t.signature = l.signature) AS signature_pushes,"
-    "               count(DISTINCT r.branch_key) AS branches_all"
+    "               count(DISTINCT r.branch_key) FILTER (WHERE r.branch_class <> 'main')"
+    "                     AS branches_all"
     "          FROM history_tests t"
     "          JOIN history_runs r ON r.id = t.run_id"
     "          CROSS JOIN LATERAL (SELECT NOT (r.project = $4"
@@ -366,6 +370,11 @@ static const char SQL_LINES_LOOKUP[] =
     "         WHERE t.failed AND t.signature_hash = l.hash AND t.signature = l.signature"
     "           AND r.repository = $2"
     "         ORDER BY r.run_at, r.id LIMIT 1) ff ON true"
+    "   LEFT JOIN LATERAL ("
+    "        SELECT r.run_at, r.project, r.branch, r.push, r.revision, t.signature"
+    "          FROM history_tests t JOIN history_runs r ON r.id = t.run_id"
+    "         WHERE t.failed AND t.test = l.test AND r.repository = $2"
+    "         ORDER BY r.run_at, r.id LIMIT 1) fa ON true"
     "  ORDER BY l.n";
 
 static json_t *int_at(PGresult *res, int row, int col)
@@ -407,17 +416,23 @@ int rt_history_lines_lookup(rt_pg *pg, const rt_history_lookup *q, const rt_fail
         goto out;
     }
     for (int r = 0; r < PQntuples(res); r++) {
-        json_t *first = json_null();
+        json_t *same = json_null(), *first = json_null();
         if (!PQgetisnull(res, r, 9))
-            first = json_pack("{s:o, s:o, s:o, s:o, s:o}", "at", text_at(res, r, 9), "project",
-                              text_at(res, r, 10), "branch", text_at(res, r, 11), "push",
-                              text_at(res, r, 12), "revision", text_at(res, r, 13));
-        json_t *o = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o}", "window_days",
-                              q->window_days, "runs", int_at(res, r, 1), "failures",
-                              int_at(res, r, 2), "pushes", int_at(res, r, 3), "branches",
-                              int_at(res, r, 4), "prs", int_at(res, r, 5), "main_pushes",
-                              int_at(res, r, 6), "same_signature_pushes", int_at(res, r, 7),
-                              "flaky", PQgetvalue(res, r, 8)[0] == 't', "first_failure", first);
+            same = json_pack("{s:o, s:o, s:o, s:o, s:o}", "at", text_at(res, r, 9), "project",
+                             text_at(res, r, 10), "branch", text_at(res, r, 11), "push",
+                             text_at(res, r, 12), "revision", text_at(res, r, 13));
+        if (!PQgetisnull(res, r, 14))
+            first = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "at", text_at(res, r, 14),
+                              "project", text_at(res, r, 15), "branch", text_at(res, r, 16), "push",
+                              text_at(res, r, 17), "revision", text_at(res, r, 18), "signature",
+                              text_at(res, r, 19));
+        json_t *o =
+            json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o}", "window_days",
+                      q->window_days, "runs", int_at(res, r, 1), "failures", int_at(res, r, 2),
+                      "pushes", int_at(res, r, 3), "branches", int_at(res, r, 4), "prs",
+                      int_at(res, r, 5), "main_pushes", int_at(res, r, 6), "same_signature_pushes",
+                      int_at(res, r, 7), "flaky", PQgetvalue(res, r, 8)[0] == 't', "first_failure",
+                      first, "first_failure_same_signature", same);
         if (!o || json_array_append_new(result, o) != 0) goto out;
     }
     *out = result;

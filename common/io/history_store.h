@@ -48,14 +48,17 @@ typedef struct rt_history_lookup {
 /* The cross-branch history of each line's test and signature, in one query: *out is a
  * JSON array of nlines objects, in the order of lines, each
  *   {"window_days", "runs", "failures", "pushes", "branches", "prs", "main_pushes",
- *    "same_signature_pushes", "flaky", "first_failure"}
+ *    "same_signature_pushes", "flaky", "first_failure", "first_failure_same_signature"}
  * runs: runs of the test in the window (history_test_runs, passes included); failures,
- * pushes, branches (branch keys), prs, main_pushes (on main branches) and
- * same_signature_pushes (with the line's signature): its failures in the window on other
- * pushes than the one decided about; flaky: it failed on more than min_branches branches
- * in the window (that push included); first_failure: the earliest failure with the same
- * signature on any branch at any time, {"at", "project", "branch", "push", "revision"},
- * or null. RT_OK, RT_EDB (rt_pg_errstr), RT_ENOMEM. */
+ * pushes, prs, main_pushes (on main branches) and same_signature_pushes (with the line's
+ * signature): its failures in the window on other pushes than the one decided about;
+ * branches: the distinct branches other than main ones among those (branch keys of branch
+ * class other: try pushes, pull requests); flaky: it failed on more than min_branches such
+ * branches in the window (that push included; failures on main branches never count);
+ * first_failure: the test's earliest failure, whatever its signature, on any branch at any
+ * time, {"at", "project", "branch", "push", "revision", "signature"}, or null;
+ * first_failure_same_signature: the earliest with the line's signature, {"at", "project",
+ * "branch", "push", "revision"}, or null. RT_OK, RT_EDB (rt_pg_errstr), RT_ENOMEM. */
 RT_MUSTCHECK int rt_history_lines_lookup(rt_pg *pg, const rt_history_lookup *q,
                                          const rt_failure_line *lines, size_t nlines, json_t **out);
 
