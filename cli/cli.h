@@ -22,6 +22,7 @@ int rt_cli_flakes(int argc, char **argv, rt_config *cfg);
 int rt_cli_report(int argc, char **argv, rt_config *cfg);
 int rt_cli_simulate(int argc, char **argv, rt_config *cfg);
 int rt_cli_culprit(int argc, char **argv, rt_config *cfg);
+int rt_cli_followup(int argc, char **argv, rt_config *cfg);
 int rt_cli_collect_github(int argc, char **argv, rt_config *cfg);
 int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg);
 

@@ -49,6 +49,8 @@ static void usage(FILE *out)
             "                       write the flaky-test dashboard, one self-contained HTML page\n"
             "  perf-pick --summaries F [--now ISO-8601] [--used FAMILY=N]... [--explain]\n"
             "                       the Perfherder alerts retrig-perf would backfill, offline\n"
+            "  followup --facts FILE\n"
+            "                       what retrig-perf's follow-up makes of a backfill's facts\n"
             "  perf-report [--day YYYY-MM-DD] [--format table|json]\n"
             "                       retrig-perf's backfills of a day: budget, jobs, failures\n"
             "  render-action --actions F --task F --task-id ID [--action NAME] [--times N]\n"
@@ -160,6 +162,8 @@ int main(int argc, char **argv)
         status = rt_cli_decide(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "simulate"))
         status = rt_cli_simulate(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "followup"))
+        status = rt_cli_followup(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "culprit"))
         status = rt_cli_culprit(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "decisions"))

@@ -14,20 +14,20 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/core/followup.h"
 #include "common/core/ids.h"
 #include "common/core/perf_pick.h"
 #include "common/io/log.h"
 #include "common/io/upstream.h"
 
 #define MAX_ALERTS_PER_RUN 500
-#define MAX_DATA_JOBS      20   /* completed jobs whose Perfherder data is looked at */
-#define MAX_ACTION_DEPTH   3    /* action tasks triggered by action tasks, this deep */
-#define MAX_ACTIONS        32   /* action tasks whose label-to-taskid artifact is read */
-#define MAX_LISTED         200  /* tasks looked at from those artifacts, per backfill */
-#define MAX_DEPTH          25   /* earlier pushes a backfill reaches (gecko's maximum) */
-#define DEFAULT_DEPTH      9    /* gecko's default when the input gives none */
-#define MAX_INDEXED        64   /* action tasks looked at per earlier push's index listing */
-#define INDEX_GRACE_S      3600 /* after the backfill resolved, while none is indexed yet */
+#define MAX_DATA_JOBS      20  /* completed jobs whose Perfherder data is looked at */
+#define MAX_ACTION_DEPTH   3   /* action tasks triggered by action tasks, this deep */
+#define MAX_ACTIONS        32  /* action tasks whose label-to-taskid artifact is read */
+#define MAX_LISTED         200 /* tasks looked at from those artifacts, per backfill */
+#define MAX_DEPTH          25  /* earlier pushes a backfill reaches (gecko's maximum) */
+#define DEFAULT_DEPTH      9   /* gecko's default when the input gives none */
+#define MAX_INDEXED        64  /* action tasks looked at per earlier push's index listing */
 
 /* Where gecko's action tasks write the labels and ids of the tasks they created. */
 static const char *const LABEL_TO_TASKID[] = {"public/label-to-taskid.json",
@@ -57,7 +57,7 @@ typedef struct followed {
 } followed;
 
 typedef struct verdict {
-    const char *state;  /* pending, done, failed */
+    const char *state;  /* pending, done, failed (rt_followup_state_name) */
     const char *reason; /* NULL unless failed */
     char detail[256];
     int jobs;
@@ -70,19 +70,6 @@ typedef struct spawned {
     int ncompleted_ids;
     char first_bad[23]; /* a failed or exception job, for the detail */
 } spawned;
-
-static void set(verdict *v, const char *state, const char *reason, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void set(verdict *v, const char *state, const char *reason, const char *fmt, ...)
-{
-    v->state = state;
-    v->reason = reason;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(v->detail, sizeof v->detail, fmt, ap);
-    va_end(ap);
-}
 
 /* GET a JSON document; *status receives the HTTP status of a failure (0 when none). */
 static int get_json(rt_http *http, const char *url, json_t **out, long *status, char *errstr)
@@ -103,11 +90,6 @@ static int get_json(rt_http *http, const char *url, json_t **out, long *status, 
     }
     rt_http_response_free(&resp);
     return rc;
-}
-
-static bool unresolved(const char *state)
-{
-    return !strcmp(state, "unscheduled") || !strcmp(state, "pending") || !strcmp(state, "running");
 }
 
 /* The reasonResolved of a status's last run ("" when none). */
@@ -152,7 +134,7 @@ static int last_run(json_t *status)
 static void count_job(spawned *s, const char *id, const char *state, json_t *status)
 {
     s->total++;
-    if (unresolved(state)) {
+    if (rt_followup_task_unresolved(state)) {
         s->unresolved++;
     } else if (!strcmp(state, "completed")) {
         s->completed++;
@@ -294,7 +276,7 @@ static int follow_listed(const rt_config *cfg, rt_http *http, walk *w, int from,
     const char *state = json_string_value(json_object_get(status, "state"));
     if (job) {
         count_job(s, id, state, status);
-    } else if (unresolved(state)) {
+    } else if (rt_followup_task_unresolved(state)) {
         w->actions_unresolved++;
     } else if (strcmp(state, "completed") != 0) {
         if (!w->bad_action[0]) memcpy(w->bad_action, id, 23);
@@ -524,7 +506,7 @@ static int search_index(const rt_config *cfg, rt_http *http, const origin *o, wa
             }
             if (rc != RT_OK) break;
             const char *state = json_string_value(json_object_get(status, "state"));
-            if (unresolved(state)) {
+            if (rt_followup_task_unresolved(state)) {
                 w->actions_unresolved++;
             } else if (strcmp(state, "completed") != 0) {
                 if (!w->bad_action[0]) memcpy(w->bad_action, x->ids[i], 23);
@@ -664,138 +646,85 @@ static int produced_data(const rt_config *cfg, rt_http *http, const followed *f,
     return RT_OK;
 }
 
-/* What became of one backfill. RT_OK with v filled, or an upstream error (left pending). */
+/* What became of one backfill: the facts from Taskcluster, Treeherder and Perfherder, read
+ * as far as the ladder of common/core/followup.h needs them, and its answer. RT_OK with v
+ * filled, or an upstream error (left pending). */
 static int assess(const rt_config *cfg, rt_http *http, const followed *f, verdict *v, char *errstr)
 {
-    int window = cfg->perf_followup_window_hours;
-    char *url = NULL;
-    if (!rt_valid_task_id(f->action_task_id)) {
-        set(v, "failed", "action-failed", "invalid action task id");
-        return RT_OK;
-    }
-    if (asprintf(&url, "%s/api/queue/v1/task/%s/status", cfg->taskcluster_root_url,
-                 f->action_task_id) < 0)
-        return RT_ENOMEM;
+    rt_followup_facts facts = {.action_task_valid = rt_valid_task_id(f->action_task_id),
+                               .action_task_id = f->action_task_id,
+                               .expired = f->expired,
+                               .window_hours = cfg->perf_followup_window_hours,
+                               .now = time(NULL),
+                               .signature_id = f->signature_id};
     json_t *doc = NULL;
-    long http_status = 0;
-    int rc = get_json(http, url, &doc, &http_status, errstr);
-    free(url);
-    if (rc != RT_OK && http_status == 404) {
-        if (f->expired)
-            set(v, "failed", "action-failed", "action task %s not found in the queue",
-                f->action_task_id);
-        else
-            set(v, "pending", NULL, "action task %s not in the queue yet", f->action_task_id);
-        return RT_OK;
+    walk *w = NULL;
+    spawned s = {0};
+    int rc = RT_OK;
+    if (facts.action_task_valid) {
+        char *url = NULL;
+        if (asprintf(&url, "%s/api/queue/v1/task/%s/status", cfg->taskcluster_root_url,
+                     f->action_task_id) < 0)
+            return RT_ENOMEM;
+        long http_status = 0;
+        rc = get_json(http, url, &doc, &http_status, errstr);
+        free(url);
+        if (rc != RT_OK && http_status != 404) return rc;
+        rc = RT_OK;
+        facts.action_task_known = doc != NULL;
     }
-    if (rc != RT_OK) return rc;
-    json_t *status = json_object_get(doc, "status");
-    const char *state = json_string_value(json_object_get(status, "state"));
-    const char *group = json_string_value(json_object_get(status, "taskGroupId"));
-    if (!state || !group || !rt_valid_task_id(group)) {
-        rt_set_errstr(errstr, "action task status without state or taskGroupId");
-        json_decref(doc);
-        return RT_EPROTO;
-    }
-    if (unresolved(state)) {
-        if (f->expired)
-            set(v, "failed", "deadline-exceeded", "action task still %s after %d h", state, window);
-        else
-            set(v, "pending", NULL, "action task %s", state);
-    } else if (!strcmp(state, "failed")) {
-        set(v, "failed", "action-failed", "action task %s failed", f->action_task_id);
-    } else if (!strcmp(state, "exception")) {
-        const char *why = last_reason(status);
-        if (!strcmp(why, "deadline-exceeded"))
-            set(v, "failed", "deadline-exceeded", "action task %s: deadline-exceeded",
-                f->action_task_id);
-        else
-            set(v, "failed", "action-failed", "action task %s: exception (%s)", f->action_task_id,
-                why[0] ? why : "no reason");
-    } else if (strcmp(state, "completed") != 0) {
-        rt_set_errstr(errstr, "action task in unknown state %s", state);
-        rc = RT_EPROTO;
-    } else {
-        spawned s = {0};
-        char group_id[23];
-        memcpy(group_id, group, 23);
-        int run = last_run(status);
-        time_t resolved = last_resolved(status);
-        json_decref(doc);
-        doc = NULL;
-        walk *w = calloc(1, sizeof *w);
-        if (!w) return RT_ENOMEM;
-        rc = list_spawned(cfg, http, f, group_id, run, w, &s, errstr);
-        int actions_unresolved = w->actions_unresolved, actions_failed = w->actions_failed;
-        bool root_artifact = w->root_artifact, searched = w->searched;
-        int backfill_tasks = w->backfill_tasks;
-        long first_push = w->first_push, last_push = w->last_push;
-        char bad_action[23], label[128];
-        memcpy(bad_action, w->bad_action, 23);
-        memcpy(label, w->label, sizeof label);
-        free(w);
-        if (rc != RT_OK) return rc;
-        /* backfill-task action tasks are indexed once they complete: give them time. */
-        bool indexing = searched && !backfill_tasks && resolved > 0 &&
-                        time(NULL) - resolved < INDEX_GRACE_S && !f->expired;
-        v->jobs = s.total;
-        v->completed = s.completed;
-        bool found = false, waiting = false;
-        if (actions_failed) {
-            set(v, "failed", "action-failed", "%d action tasks it triggered failed (e.g. %s)",
-                actions_failed, bad_action);
-        } else if (actions_unresolved) {
-            if (f->expired)
-                set(v, "failed", "deadline-exceeded",
-                    "%d action tasks it triggered unresolved after %d h", actions_unresolved,
-                    window);
-            else
-                set(v, "pending", NULL, "%d action tasks it triggered unresolved; %d jobs so far",
-                    actions_unresolved, s.total);
-        } else if (s.total == 0 && indexing) {
-            set(v, "pending", NULL, "no backfill-task for %.80s indexed on pushes %ld-%ld yet",
-                label, first_push, last_push);
-        } else if (s.total == 0 && searched && backfill_tasks) {
-            set(v, "failed", "no-data",
-                "the %d backfill-task action tasks for %.80s on pushes %ld-%ld spawned no job",
-                backfill_tasks, label, first_push, last_push);
-        } else if (s.total == 0 && searched) {
-            set(v, "failed", "no-data",
-                "the action task spawned no job (no label-to-taskid artifact, no backfill-task "
-                "for %.80s indexed on pushes %ld-%ld, none in its task group)",
-                label, first_push, last_push);
-        } else if (s.total == 0) {
-            set(v, "failed", "no-data", "the action task spawned no job (%s)",
-                root_artifact ? "none in its label-to-taskid artifacts"
-                              : "no label-to-taskid artifact, none in its task group");
-        } else if (s.unresolved) {
-            if (f->expired)
-                set(v, "failed", "deadline-exceeded", "%d of %d jobs unresolved after %d h",
-                    s.unresolved, s.total, window);
-            else
-                set(v, "pending", NULL, "%d of %d jobs unresolved", s.unresolved, s.total);
-        } else if (s.deadline) {
-            set(v, "failed", "deadline-exceeded", "%d of %d jobs deadline-exceeded (e.g. %s)",
-                s.deadline, s.total, s.first_bad);
-        } else if (s.failed) {
-            set(v, "failed", "jobs-failed", "%d of %d jobs failed (e.g. %s)", s.failed, s.total,
-                s.first_bad);
-        } else if (s.exception) {
-            set(v, "failed", "jobs-exception", "%d of %d jobs ended in an exception (e.g. %s)",
-                s.exception, s.total, s.first_bad);
-        } else if ((rc = produced_data(cfg, http, f, &s, &found, &waiting, errstr)) != RT_OK) {
-            return rc;
-        } else if (found) {
-            set(v, "done", NULL, "%d jobs completed with Perfherder data", s.completed);
-        } else if (waiting && !f->expired) {
-            set(v, "pending", NULL, "%d jobs completed; waiting for Treeherder and Perfherder",
-                s.completed);
-        } else {
-            set(v, "failed", "no-data",
-                "%d jobs completed without a Perfherder data point of signature %lld", s.completed,
-                f->signature_id);
+    if (facts.action_task_known) {
+        json_t *status = json_object_get(doc, "status");
+        const char *group = json_string_value(json_object_get(status, "taskGroupId"));
+        facts.action_state = json_string_value(json_object_get(status, "state"));
+        facts.action_reason = last_reason(status);
+        if (!facts.action_state || !group || !rt_valid_task_id(group)) {
+            rt_set_errstr(errstr, "action task status without state or taskGroupId");
+            rc = RT_EPROTO;
+            goto out;
+        }
+        if (!strcmp(facts.action_state, "completed")) {
+            facts.resolved_at = last_resolved(status);
+            if (!(w = calloc(1, sizeof *w))) {
+                rc = RT_ENOMEM;
+                goto out;
+            }
+            if ((rc = list_spawned(cfg, http, f, group, last_run(status), w, &s, errstr)) != RT_OK)
+                goto out;
+            facts.actions_failed = w->actions_failed;
+            facts.actions_unresolved = w->actions_unresolved;
+            facts.bad_action = w->bad_action;
+            facts.root_artifact = w->root_artifact;
+            facts.searched = w->searched;
+            facts.backfill_tasks = w->backfill_tasks;
+            facts.label = w->label;
+            facts.first_push = w->first_push;
+            facts.last_push = w->last_push;
+            facts.jobs = s.total;
+            facts.completed = s.completed;
+            facts.failed = s.failed;
+            facts.exception = s.exception;
+            facts.deadline = s.deadline;
+            facts.unresolved = s.unresolved;
+            facts.first_bad = s.first_bad;
         }
     }
+    rt_followup_outcome o;
+    rt_followup_assess(&facts, &o);
+    if (o.state == RT_FOLLOWUP_NEED_DATA) {
+        if ((rc = produced_data(cfg, http, f, &s, &facts.data_found, &facts.data_waiting,
+                                errstr)) != RT_OK)
+            goto out;
+        facts.data_known = true;
+        rt_followup_assess(&facts, &o);
+    }
+    v->state = rt_followup_state_name(o.state);
+    v->reason = o.reason;
+    snprintf(v->detail, sizeof v->detail, "%s", o.detail);
+    v->jobs = s.total;
+    v->completed = s.completed;
+out:
+    free(w);
     json_decref(doc);
     return rc;
 }
