@@ -16,6 +16,11 @@ void rt_elig_policy_defaults(rt_elig_policy *policy)
     policy->target_retriggers = 5;
 }
 
+bool rt_classification_unclassified(int classification_id)
+{
+    return classification_id == 0 || classification_id == 1 || classification_id == 6;
+}
+
 static void set(rt_elig_result *r, rt_elig_verdict verdict, const char *reason)
 {
     r->verdict = verdict;
@@ -94,14 +99,12 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
         return;
     }
 
-    /* 5. Not classified by a sheriff yet (1 not classified, 6 new failure not classified;
-     * 0 means Treeherder has not ingested the job, which counts as unclassified). */
+    /* 5. Not classified by a sheriff yet. */
     if (!facts->classification_known) {
         need(r, RT_NEED_CLASSIFICATION);
         return;
     }
-    int c = facts->classification_id;
-    if (c != 0 && c != 1 && c != 6) {
+    if (!rt_classification_unclassified(facts->classification_id)) {
         set(r, RT_ELIG_SKIP, "classified");
         return;
     }

@@ -64,6 +64,12 @@ typedef struct rt_elig_result {
     rt_elig_need need;  /* for RT_ELIG_NEED */
 } rt_elig_result;
 
+/* Whether a Treeherder failure_classification_id leaves the failure to retrig: 1 not
+ * classified and 6 new failure not classified, and 0, Treeherder not having ingested the
+ * job yet. Every other id is a sheriff's classification (intermittent, infra, fixed by
+ * commit, ...), which retrig never second-guesses. */
+bool rt_classification_unclassified(int classification_id);
+
 /* Policy defaults: tiers 1 and 2, pool prefix gecko-t/t-linux-, 5 retriggers. */
 void rt_elig_policy_defaults(rt_elig_policy *policy);
 void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *facts,

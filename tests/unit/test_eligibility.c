@@ -133,6 +133,19 @@ static void test_retriggers_are_never_retriggered(void **state)
     assert_string_equal(decide(f).reason, "is-retrigger");
 }
 
+/* The one classification rule, which retrig-retrigger checks again before it triggers. */
+static void test_only_unclassified_failures_are_retrig_s(void **state)
+{
+    (void)state;
+    /* Treeherder's ids (treeherder/failure_classification.json): 1 not classified, 2 fixed
+     * by commit, 3 expected fail, 4 intermittent, 5 infra, 6 new failure not classified,
+     * 7 autoclassified intermittent, 8 intermittent needs bugid; 0: not ingested yet. */
+    const bool want[] = {true, true, false, false, false, false, true, false, false};
+    for (int id = 0; id <= 8; id++) assert_int_equal(rt_classification_unclassified(id), want[id]);
+    assert_false(rt_classification_unclassified(-1));
+    assert_false(rt_classification_unclassified(4096));
+}
+
 static void test_pool_and_classification(void **state)
 {
     fixture *f = *state;
@@ -195,6 +208,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tier_and_job_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retriggers_are_never_retriggered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pool_and_classification, setup, teardown),
+        cmocka_unit_test(test_only_unclassified_failures_are_retrig_s),
         cmocka_unit_test_setup_teardown(test_infra_errorsummaries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_facts_are_asked_for_in_order, setup, teardown),
     };

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/core/actions.h"
+#include "common/core/eligibility.h"
 #include "common/core/hawk.h"
 #include "common/core/messages.h"
 #include "common/io/amqp.h"
@@ -414,7 +415,7 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
         goto out;
     }
     int c = ingested ? job.failure_classification_id : 0;
-    if (c != 0 && c != 1 && c != 6) {
+    if (!rt_classification_unclassified(c)) {
         char why[64];
         snprintf(why, sizeof why, "classified-before-trigger (classification %d)", c);
         /* The refund first (it happens once, whatever the redeliveries): once the outcome is
