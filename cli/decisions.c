@@ -53,6 +53,7 @@ static const char SQL_ACTION[] =
 static const char SQL_MEMBERS[] =
     "SELECT m.task_id, m.run_id, m.state, coalesce(m.result, '-'), coalesce(" TS(
         "m.resolved_at") ", '-'), coalesce(r.verdict || '/' || r.verdict_reason, '-')"
+                         ", m.role"
                          " FROM retrigger_set_members m LEFT JOIN runs r ON r.task_id = m.task_id"
                          " AND r.run_id = m.run_id WHERE m.set_id = $1::bigint ORDER BY "
                          "m.added_at, m.task_id";
@@ -301,12 +302,17 @@ int rt_cli_explain(int argc, char **argv, rt_config *cfg)
     res = NULL;
 
     if (rt_pg_exec(pg, SQL_MEMBERS, 1, sparams, &res) != RT_OK) goto dberror;
-    printf("\nthe retriggers (%d seen)\n", PQntuples(res));
-    for (int i = 0; i < PQntuples(res); i++)
-        printf("  %s run %s: %-9s -> %-13s resolved %s  (classify: %s)%s\n", PQgetvalue(res, i, 0),
+    /* requested: a retrigger retrig asked for; found: a run of the label already on the
+     * push when the set was made. */
+    printf("\nthe runs compared (%d seen)\n", PQntuples(res));
+    for (int i = 0; i < PQntuples(res); i++) {
+        const char *role = PQgetvalue(res, i, 6);
+        printf("  %-9s %s run %s: %-9s -> %-13s resolved %s  (classify: %s)%s\n",
+               !strcmp(role, "retrigger") ? "requested" : role, PQgetvalue(res, i, 0),
                PQgetvalue(res, i, 1), PQgetvalue(res, i, 2), PQgetvalue(res, i, 3),
                PQgetvalue(res, i, 4), PQgetvalue(res, i, 5),
                !strcmp(PQgetvalue(res, i, 0), task_id) ? "  <- asked about" : "");
+    }
     PQclear(res);
     res = NULL;
 

@@ -121,19 +121,17 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
         return;
     }
 
-    /* 7. Enough runs to tell: ask for what is missing. */
+    /* 7. Eligible: a set is made, whose members are the runs of the label already on the
+     * push (evidence at no cost) and the retriggers asked for what is missing, possibly
+     * none. */
     if (!facts->existing_known) {
         need(r, RT_NEED_EXISTING_RETRIGGERS);
         return;
     }
     int wanted = policy->target_retriggers -
                  (facts->existing_retriggers > 0 ? facts->existing_retriggers : 0);
-    if (wanted <= 0) {
-        set(r, RT_ELIG_SKIP, "enough-runs");
-        return;
-    }
     set(r, RT_ELIG_RETRIGGER, "eligible");
-    r->retriggers = wanted;
+    r->retriggers = wanted > 0 ? wanted : 0;
 }
 
 const char *rt_elig_verdict_name(rt_elig_verdict verdict)

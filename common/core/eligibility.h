@@ -9,7 +9,8 @@
  *   4 pool (task queue id does not start with a configured prefix)
  *   5 classified (Treeherder classification other than 1 or 6)
  *   6 no-errorsummary / incomplete-errorsummary / no-test-failure (verdict infra)
- *   7 eligible (retriggers = target - existing), or enough-runs
+ *   7 eligible: a set is made with the runs of the label already on the push as members,
+ *     and retriggers = target - existing of them asked for (0 when those are enough)
  * Facts that need an upstream call are optional: when the next check needs one that is
  * missing, the verdict is RT_ELIG_NEED with `need` naming it, so the worker fetches only
  * what the decision actually requires. No I/O, no clock, no globals. */
@@ -54,13 +55,14 @@ typedef struct rt_elig_facts {
     int classification_id;               /* 0 when Treeherder has not ingested the job yet */
     const rt_errorsummary *errorsummary; /* NULL: not fetched yet */
     bool existing_known;
-    int existing_retriggers; /* retriggers of the label already present for the push */
+    int existing_retriggers; /* runs of the label already on the push (found members) */
 } rt_elig_facts;
 
 typedef struct rt_elig_result {
     rt_elig_verdict verdict;
     const char *reason; /* static string */
-    int retriggers;     /* > 0 only for RT_ELIG_RETRIGGER */
+    int retriggers;     /* RT_ELIG_RETRIGGER: retriggers to ask for, 0 when the runs on the
+                         * push are enough */
     rt_elig_need need;  /* for RT_ELIG_NEED */
 } rt_elig_result;
 

@@ -25,7 +25,7 @@ static const char claim_source[] =
     "  redis.call('SET', KEYS[2], spent, 'EX', ARGV[7])\n"
     "end\n"
     "local left = tonumber(ARGV[4]) - spent\n"
-    "local take = math.min(tonumber(ARGV[2]), left)\n"
+    "local take = math.max(math.min(tonumber(ARGV[2]), left), 0)\n"
     "if take < tonumber(ARGV[3]) then\n"
     "  return {'exhausted', tostring(math.max(left, 0)), ''}\n"
     "end\n"

@@ -5,7 +5,9 @@
  * A claim for a (project, revision, label) set either finds the set's dedupe key (someone
  * already claimed it: the value names the task that did and how much it spent), or spends
  * min(wanted, left) from the platform's counter for the UTC day and sets the dedupe key,
- * or, when fewer than `minimum` are left, spends nothing (exhausted). A counter that does
+ * or, when fewer than `minimum` are left, spends nothing (exhausted); a claim of 0 with
+ * minimum 0 sets the dedupe key and spends nothing (a set that asks for no retrigger). A
+ * counter that does
  * not exist (new day, or Redis flushed or restarted) starts from the spend the Postgres
  * ledger records at that moment.
  *

@@ -414,6 +414,71 @@ static int count_label_page(void *ctx, const listing_page *pg, bool *stop, char 
     return RT_OK;
 }
 
+typedef struct label_runs {
+    const char *label, *exclude_task_id;
+    rt_tc_run *out;
+    size_t max, n;
+} label_runs;
+
+static bool copy_short(const rt_jscan *js, int i, char *out, size_t size)
+{
+    if (rt_js_type_of(js, i) != RT_JS_STRING || rt_js_strlen(js, i) >= size) return false;
+    char *s = rt_js_strdup(js, i);
+    if (!s) return false;
+    memcpy(out, s, strlen(s) + 1);
+    free(s);
+    return true;
+}
+
+static int label_runs_page(void *ctx, const listing_page *pg, bool *stop, char *errstr)
+{
+    label_runs *c = ctx;
+    const rt_jscan *js = pg->js;
+    (void)stop;
+    (void)errstr;
+    int tasks = rt_js_get(js, 0, "tasks");
+    if (rt_js_type_of(js, tasks) != RT_JS_ARRAY) return RT_OK;
+    for (int e = rt_js_first(js, tasks); e >= 0; e = rt_js_after(js, tasks, e)) {
+        int task = rt_js_get(js, e, "task");
+        int l = rt_js_get(js, rt_js_get(js, task, "tags"), "label");
+        if (rt_js_type_of(js, l) != RT_JS_STRING)
+            l = rt_js_get(js, rt_js_get(js, task, "metadata"), "name");
+        if (!rt_js_streq(js, l, c->label)) continue;
+        int status = rt_js_get(js, e, "status");
+        int id = rt_js_get(js, status, "taskId");
+        if (c->exclude_task_id && rt_js_streq(js, id, c->exclude_task_id)) continue;
+        rt_tc_run run = {0};
+        if (!copy_short(js, id, run.task_id, sizeof run.task_id) || !rt_valid_task_id(run.task_id))
+            continue;
+        /* Its latest run, else the task's own state (no run yet). */
+        int runs = rt_js_get(js, status, "runs"), last = -1;
+        for (int r = rt_js_type_of(js, runs) == RT_JS_ARRAY ? rt_js_first(js, runs) : -1; r >= 0;
+             r = rt_js_after(js, runs, r))
+            last = r;
+        int state = last >= 0 ? rt_js_get(js, last, "state") : rt_js_get(js, status, "state");
+        int run_id = last >= 0 ? rt_js_get(js, last, "runId") : -1;
+        if (!copy_short(js, state, run.state, sizeof run.state)) continue;
+        if (run_id >= 0 && rt_js_type_of(js, run_id) == RT_JS_INTEGER) {
+            long long v = rt_js_integer(js, run_id);
+            if (v < 0 || v > 1000) continue;
+            run.run_id = (int)v;
+        }
+        if (c->n < c->max) c->out[c->n] = run;
+        c->n++;
+    }
+    return RT_OK;
+}
+
+int rt_tc_label_runs_in_group(rt_http *h, const char *root_url, const char *task_group_id,
+                              const char *label, const char *exclude_task_id, rt_tc_run *out,
+                              size_t max, size_t *n, char *errstr)
+{
+    label_runs c = {label, exclude_task_id, out, max, 0};
+    int rc = each_group_page(h, root_url, task_group_id, false, label_runs_page, &c, errstr);
+    *n = c.n;
+    return rc;
+}
+
 int rt_tc_count_label_in_group(rt_http *h, const char *root_url, const char *task_group_id,
                                const char *label, const char *exclude_task_id, int *count,
                                char *errstr)

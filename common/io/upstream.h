@@ -73,6 +73,22 @@ typedef bool rt_tc_task_fn(void *ctx, const char *task_id, json_t *status, json_
 RT_MUSTCHECK int rt_tc_each_group_task(rt_http *h, const char *root_url, const char *task_group_id,
                                        rt_tc_task_fn *fn, void *ctx, char *errstr);
 
+/* A run of a task of the push, as its task group lists it. */
+typedef struct rt_tc_run {
+    char task_id[23];
+    int run_id;     /* its latest run (0 when it has none yet) */
+    char state[16]; /* unscheduled, pending, running, completed, failed, exception */
+} rt_tc_run;
+
+/* The tasks of a task group whose label is `label` (tags.label, else metadata.name),
+ * leaving out `exclude_task_id`, each with its latest run: the runs of the label already on
+ * the push or scheduled for it, whoever asked for them. At most max are kept in out; *n is
+ * how many were found in all. A task without a valid id or state is left out. */
+RT_MUSTCHECK int rt_tc_label_runs_in_group(rt_http *h, const char *root_url,
+                                           const char *task_group_id, const char *label,
+                                           const char *exclude_task_id, rt_tc_run *out, size_t max,
+                                           size_t *n, char *errstr);
+
 /* Counts the tasks of a task group whose label (tags.label, else metadata.name) is
  * `label`, leaving out `exclude_task_id`: the runs of that label already present or
  * scheduled for the push, whoever asked for them. */

@@ -20,6 +20,7 @@
 
 #include "common/core/bugsug.h"
 #include "support/classify_harness.h"
+#include "support/endpoint.h"
 #include "support/fixtures.h"
 
 #define GWX_PULSE "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
@@ -461,7 +462,11 @@ static void test_logs_pending_for_a_while_are_waited_for_then_decided(void **sta
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
-static void test_logs_never_parsed_are_undecided_after_the_last_delay(void **state)
+/* One retrigger whose logs are never parsed does not end the set: after the last delay it
+ * stays pending (until the set's deadline), and the verdict comes from the others (issue
+ * 17, item 2). */
+static void
+test_a_retrigger_whose_logs_never_parse_stays_pending_and_the_others_decide(void **state)
 {
     fixture *f = *state;
     rt_ch *h = f->h;
@@ -469,29 +474,36 @@ static void test_logs_never_parsed_are_undecided_after_the_last_delay(void **sta
     start_all(h);
     push p;
     fail_original(f, &p);
-    char r1[23], r2[23];
-    resolve_retrigger(f, &p, RUN_REPRODUCES, r1, 0);
-    wait_member(h, &p, r1);
+    char r1[23], r2[23], r3[23];
     long upcoming = next_job_id();
     char fault[160];
     snprintf(fault, sizeof fault,
              "{\"kind\": \"parse_pending\", \"path_prefix\": \"/api/project/\", \"job_id\": %ld}",
              upcoming);
     assert_int_equal(rt_fake_add_fault(&h->fake, fault), 200);
-    int64_t start = rt_test_now_ms();
-    resolve_retrigger(f, &p, RUN_REPRODUCES, r2, upcoming);
-    assert_true(decided(h, &p, WAIT_MS));
-    char *v = decision(h, &p);
-    assert_string_equal(v, "undecided/logs-not-parsed");
-    free(v);
-    assert_true(rt_test_now_ms() - start >= 600); /* both delays were waited */
+    resolve_retrigger(f, &p, RUN_REPRODUCES, r1, upcoming); /* its logs never parse */
+    wait_member(h, &p, r1);
+    /* Both delays waited, and more: still no decision, nothing dead-lettered. */
     char needle[48];
     snprintf(needle, sizeof needle, "job_id=%ld", upcoming);
+    int64_t deadline = rt_test_now_ms() + WAIT_MS;
+    while (calls_matching(h, "/api/project/", needle) < 3 && rt_test_now_ms() < deadline)
+        rt_test_pause_ms(50);
     assert_true(calls_matching(h, "/api/project/", needle) >= 3); /* first look + 2 delays */
+    rt_test_pause_ms(800);
+    assert_false(decided(h, &p, 10));
+    assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
+    /* The others reproduce the failure: a regression, with r1 still pending. */
+    resolve_retrigger(f, &p, RUN_REPRODUCES, r2, 0);
+    resolve_retrigger(f, &p, RUN_REPRODUCES, r3, 0);
+    assert_true(decided(h, &p, WAIT_MS));
+    char *v = decision(h, &p);
+    assert_string_equal(v, "regression/reproduced");
+    free(v);
+    assert_true(evidence_int(h, &p, "{counts,pending}") >= 1);
     char *event = take_event(f, WAIT_MS);
     assert_non_null(event);
     assert_event_valid(event);
-    assert_non_null(strstr(event, "logs-not-parsed"));
     free(event);
     assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
@@ -785,18 +797,117 @@ static void test_decision_carries_the_cross_branch_history_of_each_failing_line(
     free(all);
 }
 
+/* Runs of the label already on the push are members of the set: with five of them resolved
+ * (two reproducing the failure, three passing) the set asks for no retrigger, spends no
+ * budget, and is decided from them at once (issue 17, item 1). */
+static void test_runs_already_on_the_push_decide_with_no_new_trigger(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    start_all(h);
+    push p = {0};
+    rt_ch_slugid(p.group);
+    rt_ch_slugid(p.original);
+    snprintf(p.label, sizeof p.label, "%s-%s", GWX_LABEL, p.group);
+    json_t *s = json_pack(
+        "{s:{s:{s:s, s:{s:s}}, s:o}, s:{s:{s:[{s:s, s:s}]}, s:{s:o}}, s:{s:s}, s:{}}", "tasks",
+        p.group, "fixture", DEC_FIX, "override", "taskGroupId", p.group, p.original,
+        rt_ch_task_definition(GWX_DEF, p.group, p.label), "artifacts", p.group, "0", "name",
+        "public/actions.json", "fixture", "taskcluster/actions.json", p.original, "0",
+        json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "public/logs/live_backing.log", "content",
+                  "recorded log\n", "name", "public/test_info/mochitest_errorsummary.log",
+                  "fixture", ES_FAIL),
+        "hook_clients", CLIENT_ID, TOKEN, "statuses");
+    char found[5][23];
+    for (int i = 0; i < 5; i++) {
+        rt_ch_slugid(found[i]);
+        bool fails = i < 2;
+        json_object_set_new(json_object_get(s, "tasks"), found[i],
+                            rt_ch_task_definition(GWX_DEF, p.group, p.label));
+        json_object_set_new(json_object_get(s, "statuses"), found[i],
+                            json_pack("{s:s, s:[{s:i, s:s, s:s}]}", "state",
+                                      fails ? "failed" : "completed", "runs", "runId", 0, "state",
+                                      fails ? "failed" : "completed", "reasonResolved",
+                                      fails ? "failed" : "completed"));
+    }
+    rt_ch_scenario(h, s);
+    json_decref(s);
+    p.job = next_job_id();
+    add_job(h, p.original, p.job, NULL);
+    for (int i = 0; i < 2; i++) add_job(h, found[i], next_job_id(), NULL);
+    char *body = rt_ch_failed_message(GWX_PULSE, p.original, p.group);
+    rt_ch_publish(h, "task-failed", body, strlen(body), GWX_ROUTE, NULL);
+    free(body);
+
+    const char *params[] = {p.original};
+    char *id = NULL;
+    int64_t deadline = rt_test_now_ms() + WAIT_MS;
+    while (
+        !(id = rt_ch_sql_text(h, "SELECT id::text FROM retrigger_sets WHERE original_task_id = $1",
+                              1, params)) &&
+        rt_test_now_ms() < deadline)
+        rt_test_pause_ms(50);
+    assert_non_null(id);
+    snprintf(p.set_id, sizeof p.set_id, "%s", id);
+    free(id);
+    assert_true(decided(h, &p, WAIT_MS));
+    char *v = decision(h, &p);
+    assert_string_equal(v, "regression/reproduced");
+    free(v);
+    assert_int_equal(evidence_int(h, &p, "{counts,requested}"), 0);
+    assert_int_equal(evidence_int(h, &p, "{counts,found}"), 5);
+    const char *sparams[] = {p.set_id};
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM retrigger_sets WHERE id = $1::bigint"
+                                   " AND retrigger_count = 0 AND found_count = 5",
+                                   1, sparams),
+                     1);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM retrigger_set_members"
+                                   " WHERE set_id = $1::bigint AND role = 'found'",
+                                   1, sparams),
+                     5);
+    /* Nothing triggered, nothing spent, nothing to retrigger. */
+    json_t *triggers = rt_fake_triggers(&h->fake);
+    assert_int_equal(json_array_size(triggers), 0);
+    json_decref(triggers);
+    assert_int_equal(rt_ch_sql_int(h, "SELECT count(*) FROM budget_ledger", 0, NULL), 0);
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+
+    /* retrig explain says which runs it found. */
+    char cmd[1024], out[64];
+    snprintf(cmd, sizeof cmd, "RETRIG_DATABASE_URL='%s' %s/retrig explain %s 2>&1", h->database_url,
+             RT_TEST_BIN_DIR, p.original);
+    FILE *pipe = popen(cmd, "r");
+    assert_non_null(pipe);
+    char *all = NULL;
+    size_t size = 0;
+    FILE *mem = open_memstream(&all, &size);
+    size_t n;
+    while ((n = fread(out, 1, sizeof out, pipe)) > 0) fwrite(out, 1, n, mem);
+    fclose(mem);
+    assert_int_equal(pclose(pipe), 0);
+    if (!strstr(all, "found     ") || !strstr(all, found[0]))
+        fail_msg("retrig explain does not show the runs it found:\n%s", all);
+    free(all);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
             test_every_retrigger_reproducing_is_a_regression_decided_after_the_second, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(test_runs_already_on_the_push_decide_with_no_new_trigger,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_reproduction_of_three_is_an_intermittent, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_logs_pending_for_a_while_are_waited_for_then_decided,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_logs_never_parsed_are_undecided_after_the_last_delay,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_retrigger_whose_logs_never_parse_stays_pending_and_the_others_decide, setup,
+            teardown),
         cmocka_unit_test_setup_teardown(test_treeherder_500s_are_retried_then_decided, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_set_past_its_deadline_is_decided_with_what_is_there,

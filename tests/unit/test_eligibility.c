@@ -89,15 +89,24 @@ static void test_failed_tier2_test_with_test_failures_gets_five_retriggers(void 
     assert_int_equal(r.retriggers, 5);
 }
 
-static void test_existing_retriggers_are_subtracted(void **state)
+/* The runs already on the push are members: retrig asks only for the missing ones, and with
+ * enough of them it asks for none but still makes the set (issue 17, item 1). */
+static void test_existing_runs_are_subtracted_and_still_make_a_set(void **state)
 {
     fixture *f = *state;
     f->facts.existing_retriggers = 3;
     assert_int_equal(decide(f).retriggers, 2);
-    f->facts.existing_retriggers = 5;
+    f->facts.existing_retriggers = 4;
     rt_elig_result r = decide(f);
-    assert_int_equal(r.verdict, RT_ELIG_SKIP);
-    assert_string_equal(r.reason, "enough-runs");
+    assert_int_equal(r.verdict, RT_ELIG_RETRIGGER);
+    assert_int_equal(r.retriggers, 1);
+    for (int existing = 5; existing <= 7; existing++) {
+        f->facts.existing_retriggers = existing;
+        r = decide(f);
+        assert_int_equal(r.verdict, RT_ELIG_RETRIGGER);
+        assert_string_equal(r.reason, "eligible");
+        assert_int_equal(r.retriggers, 0);
+    }
 }
 
 static void test_completed_and_exception_runs_are_skipped_first(void **state)
@@ -202,7 +211,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
             test_failed_tier2_test_with_test_failures_gets_five_retriggers, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_existing_retriggers_are_subtracted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_existing_runs_are_subtracted_and_still_make_a_set,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_completed_and_exception_runs_are_skipped_first, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_tier_and_job_kind, setup, teardown),

@@ -29,6 +29,7 @@
 #include "common/core/ids.h"
 #include "common/core/messages.h"
 #include "common/core/pulse.h"
+#include "common/core/retrigger_set.h"
 #include "common/core/taskdef.h"
 #include "common/io/amqp.h"
 #include "common/io/budget.h"
@@ -44,6 +45,7 @@
 
 #define MAX_DELAYS                 16
 #define ERRORSUMMARY_MAX_ARTIFACTS 32
+#define MAX_FOUND                  32 /* runs of a label already on a push kept as members */
 
 /* Listings of one task group are taken one at a time (a failure's retriggers are counted
  * while its siblings are, and each listing is up to 1,000 pages); listings of different
@@ -94,6 +96,8 @@ typedef struct classify {
     size_t ndelays;
     cached_task *cache;
     size_t cache_size;
+    rt_tc_run found[MAX_FOUND]; /* the message in hand's runs already on its push */
+    size_t nfound;
 } classify;
 
 /* What handling one message came to. */
@@ -128,21 +132,25 @@ static const char SQL_ADD_MEMBER[] =
     " resolved_at = EXCLUDED.resolved_at";
 static const char SQL_CREATE_SET[] =
     "SELECT set_id, kept, total, refused FROM classify_create_set($1, $2, $3, $4, $5,"
-    " $6::integer, $7::integer, $8::jsonb, $9::jsonb, $10, $11, $12, $13::integer, $14::integer)";
+    " $6::integer, $7::integer, $8::jsonb, $9::jsonb, $10, $11, $12, $13::integer, $14::integer,"
+    " $15::jsonb)";
 static const char SQL_LOCK_SET[] =
     "SELECT id, original_task_id, original_run_id, request_published_at IS NOT NULL,"
     " retrigger_count, platform, task_group_id, task_queue_id, failing_groups::text, failures::text"
     " FROM retrigger_sets WHERE project = $1 AND revision = $2 AND label = $3 FOR UPDATE";
 static const char SQL_LOCK_SET_BY_ID[] =
-    "SELECT retrigger_count, status, project FROM retrigger_sets WHERE id = $1::bigint FOR UPDATE";
+    "SELECT retrigger_count, status, project, found_count FROM retrigger_sets"
+    " WHERE id = $1::bigint FOR UPDATE";
 static const char SQL_RESOLVED_MEMBERS[] =
-    "SELECT count(*) FROM retrigger_set_members WHERE set_id = $1::bigint AND role = 'retrigger'"
-    " AND state IN ('completed', 'failed', 'exception')";
+    "SELECT count(*) FROM retrigger_set_members WHERE set_id = $1::bigint"
+    " AND role IN ('retrigger', 'found') AND state IN ('completed', 'failed', 'exception')";
 static const char SQL_SET_COMPLETE[] =
     "UPDATE retrigger_sets SET status = 'complete', updated_at = now() WHERE id = $1::bigint";
+/* A set that asks for no retrigger has nothing to wait for from retrig-retrigger. */
 static const char SQL_MARK_PUBLISHED[] =
-    "UPDATE retrigger_sets SET request_published_at = now(), updated_at = now()"
-    " WHERE id = $1::bigint";
+    "UPDATE retrigger_sets SET request_published_at = now(), updated_at = now(),"
+    " status = CASE WHEN retrigger_count = 0 AND status = 'pending' THEN 'requested'"
+    " ELSE status END WHERE id = $1::bigint";
 
 static void utc_day(char out[11])
 {
@@ -210,12 +218,7 @@ static int record_verdict(classify *w, const rt_pulse_task *msg, const char *ver
 
 static const char *member_state(const rt_pulse_task *msg)
 {
-    switch (msg->event) {
-    case RT_TASK_EVENT_COMPLETED: return "completed";
-    case RT_TASK_EVENT_FAILED: return "failed";
-    case RT_TASK_EVENT_EXCEPTION: return "exception";
-    default: return "pending";
-    }
+    return rt_member_state_name(rt_member_state_of_event(msg->event));
 }
 
 /* What SQL_RUN_FACTS read along with the run's details. */
@@ -299,7 +302,7 @@ static int request_decision(classify *w, long long set_id, const char *task_id)
     if (rc != RT_OK) return rc;
     rc = rt_pg_exec(w->pg, SQL_LOCK_SET_BY_ID, 1, params, &res);
     if (rc != RT_OK || PQntuples(res) != 1) goto out;
-    int wanted = atoi(PQgetvalue(res, 0, 0));
+    int wanted = atoi(PQgetvalue(res, 0, 0)), found = atoi(PQgetvalue(res, 0, 3));
     const char *status = PQgetvalue(res, 0, 1);
     bool open = !strcmp(status, "pending") || !strcmp(status, "requested");
     rt_decide_request req = {.set_id = set_id, .attempt = 1}; /* the schema counts from 1 */
@@ -309,8 +312,7 @@ static int request_decision(classify *w, long long set_id, const char *task_id)
     if (!open) goto out; /* complete or decided already: nothing new to say */
     rc = rt_pg_exec(w->pg, SQL_RESOLVED_MEMBERS, 1, params, &res);
     if (rc != RT_OK) goto out;
-    int resolved = atoi(PQgetvalue(res, 0, 0));
-    bool complete = resolved >= wanted;
+    bool complete = rt_set_complete(wanted, found, atoi(PQgetvalue(res, 0, 0)));
     snprintf(req.reason, sizeof req.reason, complete ? "set-complete" : "member-resolved: %s",
              task_id);
     if (complete && (rc = rt_pg_exec(w->pg, SQL_SET_COMPLETE, 1, params, NULL)) != RT_OK) goto out;
@@ -423,12 +425,34 @@ static int lock_set(classify *w, const char *project, const char *revision, cons
     return rc;
 }
 
+/* A set that asks for no retrigger (the runs on the push are enough): its decide request in
+ * place of a retrigger request, and the mark, committed together as publish_request does. */
+static int publish_found_only(classify *w, const char *project, const set_row *s)
+{
+    rt_decide_request req = {.set_id = s->id, .attempt = 1};
+    snprintf(req.project, sizeof req.project, "%s", project);
+    snprintf(req.reason, sizeof req.reason, "existing-runs");
+    char *body = rt_decide_request_build(&req);
+    if (!body) return RT_ENOMEM;
+    char message_id[64];
+    snprintf(message_id, sizeof message_id, "decide-%lld-found", s->id);
+    rt_amqp_publish_opts opts = {.message_id = message_id};
+    int rc = rt_amqp_publish(w->ours, w->cfg->amqp_namespace, "decide", body, strlen(body), &opts);
+    free(body);
+    if (rc != RT_OK) return rc;
+    char id[32];
+    snprintf(id, sizeof id, "%lld", s->id);
+    const char *params[] = {id};
+    return rt_pg_exec_commit(w->pg, SQL_MARK_PUBLISHED, 1, params, NULL);
+}
+
 /* Publishes the retrigger request of a locked set and marks it published, committing the
  * caller's transaction with the mark (one round trip): a concurrent replica waits on the
  * row lock for the mark and never publishes twice. */
 static int publish_request(classify *w, const char *project, const char *revision,
                            const char *label, const set_row *s)
 {
+    if (s->count == 0) return publish_found_only(w, project, s);
     char requested_at[32];
     utc_now(requested_at);
     json_error_t error;
@@ -477,6 +501,23 @@ static int ensure_published(classify *w, const char *project, const char *revisi
     return rc;
 }
 
+/* The runs already on the push, as classify_create_set takes them:
+ * [{task_id, run_id, state}] (malloc'd JSON text; NULL when out of memory). */
+static char *found_json(const classify *w)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; list && i < w->nfound; i++) {
+        rt_member_state state;
+        if (!rt_member_state_parse(w->found[i].state, &state)) continue; /* not a run state */
+        json_array_append_new(list,
+                              json_pack("{s:s, s:i, s:s}", "task_id", w->found[i].task_id, "run_id",
+                                        w->found[i].run_id, "state", rt_member_state_name(state)));
+    }
+    char *text = list ? json_dumps(list, JSON_COMPACT) : NULL;
+    json_decref(list);
+    return text;
+}
+
 /* retrig_retriggers_requested_total and today's budget gauges after a spend. total: the
  * counter the claim left (< 0: ask Redis, as after the backstop gave some back). */
 static void report_budget(classify *w, const char *platform, const char *day, int limit, int spent,
@@ -513,6 +554,10 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
         return;
     }
 
+    /* budget_minimum bounds what is worth spending, never more than is wanted; with runs of
+     * the label already on the push, an exhausted budget still makes the set, asking for
+     * nothing: those runs decide. */
+    int minimum = w->cfg->budget_minimum < wanted ? w->cfg->budget_minimum : wanted;
     rt_claim_request req = {.key_prefix = w->cfg->redis_key_prefix,
                             .project = project,
                             .revision = revision,
@@ -521,11 +566,17 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
                             .task_id = msg->task_id,
                             .day = day,
                             .wanted = wanted,
-                            .minimum = w->cfg->budget_minimum,
+                            .minimum = minimum,
                             .limit = limit,
                             .ledger_spent = ledger};
     rt_claim claim;
     rc = rt_budget_claim(w->redis, &req, &claim);
+    if (rc == RT_OK && claim.status == RT_CLAIM_EXHAUSTED && w->nfound > 0) {
+        rt_log_info("budget exhausted: the runs already on the push decide", "task_id",
+                    msg->task_id, "platform", platform, "day", day);
+        req.wanted = req.minimum = 0;
+        rc = rt_budget_claim(w->redis, &req, &claim);
+    }
     if (rc != RT_OK) {
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "redis: %s", rt_redis_errstr(w->redis));
         return;
@@ -582,7 +633,8 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     int kept = spent, ledger_total = 0;
     char limit_text[16], minimum_text[16];
     snprintf(limit_text, sizeof limit_text, "%d", limit);
-    snprintf(minimum_text, sizeof minimum_text, "%d", w->cfg->budget_minimum);
+    snprintf(minimum_text, sizeof minimum_text, "%d", req.minimum);
+    char *found_text = found_json(w);
     const char *params[] = {project,
                             revision,
                             label,
@@ -596,11 +648,14 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
                             queue,
                             day,
                             limit_text,
-                            minimum_text};
+                            minimum_text,
+                            found_text ? found_text : "[]"};
     PGresult *res = NULL;
-    rc = rt_pg_exec(w->pg, SQL_CREATE_SET, 14, params, &res);
+    rc = found_text ? rt_pg_exec(w->pg, SQL_CREATE_SET, 15, params, &res) : RT_ENOMEM;
+    free(found_text);
+    bool refused = false; /* the backstop kept nothing and no run was found: no set */
     if (rc == RT_OK) {
-        bool refused = PQgetvalue(res, 0, 3)[0] == 't';
+        refused = PQgetvalue(res, 0, 3)[0] == 't';
         created = !PQgetisnull(res, 0, 0) || refused;
         if (created) {
             kept = atoi(PQgetvalue(res, 0, 1));
@@ -631,7 +686,7 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
             rt_outcome_set(h, RT_SETTLE_REQUEUE, "redis: %s", rt_redis_errstr(w->redis));
             return;
         }
-        if (kept == 0) {
+        if (refused) {
             snprintf(h->reason, sizeof h->reason, "budget-exhausted");
             rt_metric_set(rt_metrics_std()->budget_left, 0, platform);
             rt_metric_set(rt_metrics_std()->budget_spent, ledger_total, platform);
@@ -651,6 +706,14 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
         /* The set is committed; the redelivery finds it and publishes its request. */
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "publishing the retrigger request: %s / %s",
                        rt_pg_errstr(w->pg), rt_amqp_errstr(w->ours));
+        return;
+    }
+    if (created && spent == 0) {
+        snprintf(h->reason, sizeof h->reason, "existing-runs");
+        char found[16];
+        snprintf(found, sizeof found, "%zu", w->nfound);
+        rt_log_info("set made from the runs already on the push; no retrigger asked for", "task_id",
+                    msg->task_id, "project", project, "label", label, "runs", found);
         return;
     }
     if (created) {
@@ -764,6 +827,7 @@ static void classify_run(classify *w, rt_pulse_task *msg, rt_outcome *h)
     run_facts pre = {0};
     char run[16];
     snprintf(run, sizeof run, "%d", msg->run_id);
+    w->nfound = 0;
 
     /* A resolved run of a label with a set is a member of that set, whatever its state (the
      * decision needs completed retriggers too). Modern messages carry the label and the
@@ -841,20 +905,22 @@ static void classify_run(classify *w, rt_pulse_task *msg, rt_outcome *h)
                 facts.errorsummary = &es;
                 break;
             case RT_NEED_EXISTING_RETRIGGERS: {
+                /* The runs of the label already on the push: members of the set to come. */
                 char errstr[RT_ERRSTR_SIZE] = "";
-                int count = 0;
+                size_t total = 0;
                 pthread_mutex_t *lock = group_lock(msg->task_group_id);
                 pthread_mutex_lock(lock);
-                int rc = rt_tc_count_label_in_group(w->http, w->cfg->taskcluster_root_url,
-                                                    msg->task_group_id, task->label, msg->task_id,
-                                                    &count, errstr);
+                int rc = rt_tc_label_runs_in_group(w->http, w->cfg->taskcluster_root_url,
+                                                   msg->task_group_id, task->label, msg->task_id,
+                                                   w->found, MAX_FOUND, &total, errstr);
                 pthread_mutex_unlock(lock);
                 if (rc != RT_OK) {
                     upstream_failed(h, rc, "task group", errstr);
                     goto out;
                 }
+                w->nfound = total < MAX_FOUND ? total : MAX_FOUND;
                 facts.existing_known = true;
-                facts.existing_retriggers = count;
+                facts.existing_retriggers = (int)w->nfound;
                 break;
             }
             case RT_NEED_NOTHING: break;

@@ -28,10 +28,12 @@
 #include <unistd.h>
 
 #include "common/core/bugsug.h"
+#include "common/core/decide_step.h"
 #include "common/core/hawk.h"
 #include "common/core/history.h"
 #include "common/core/ids.h"
 #include "common/core/messages.h"
+#include "common/core/retrigger_set.h"
 #include "common/core/utf8.h"
 #include "common/core/verdict.h"
 #include "common/io/amqp.h"
@@ -42,11 +44,10 @@
 #include "common/io/upstream.h"
 #include "common/worker.h"
 
-#define MAX_DELAYS        16
-#define SWEEP_BATCH       "50"
-#define EVENT_MAX_TASKS   100
-#define UNDECIDED_MISSING "retriggers-missing"
-#define ORIGINAL_NO_DATA  "original-logs-unusable"
+#define MAX_DELAYS       16
+#define SWEEP_BATCH      "50"
+#define EVENT_MAX_TASKS  100
+#define ORIGINAL_NO_DATA "original-logs-unusable"
 
 typedef struct decide {
     rt_config *cfg;
@@ -76,9 +77,10 @@ static const char SQL_SET[] =
     " LEFT JOIN runs r ON r.task_id = s.original_task_id AND r.run_id = s.original_run_id"
     " LEFT JOIN retrigger_actions a ON a.set_id = s.id"
     " WHERE s.id = $1::bigint";
-static const char SQL_MEMBERS[] = "SELECT task_id, run_id, state FROM retrigger_set_members"
-                                  " WHERE set_id = $1::bigint AND role = 'retrigger' AND NOT "
-                                  "(task_id = $2 AND run_id = $3::integer)"
+/* The members that give evidence: the retriggers asked for and the runs found on the push. */
+static const char SQL_MEMBERS[] = "SELECT task_id, run_id, state, role FROM retrigger_set_members"
+                                  " WHERE set_id = $1::bigint AND role IN ('retrigger', 'found')"
+                                  " AND NOT (task_id = $2 AND run_id = $3::integer)"
                                   " ORDER BY added_at, task_id, run_id LIMIT 64";
 static const char SQL_INSERT_DECISION[] =
     "INSERT INTO decisions (set_id, verdict, reason, evidence, classification_id, failure_seen_at,"
@@ -130,6 +132,7 @@ typedef struct run_info {
     char task_id[23];
     int run_id;
     char member_state[16]; /* "" for a retrigger that has not arrived */
+    bool found;            /* a run that was on the push before the set (role found) */
     rt_run_state state;
     long job_id;
     rt_bugsug lines;
@@ -302,37 +305,34 @@ static int gather(decide *w, evidence *e, rt_outcome *h)
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return RT_EDB;
     }
-    size_t distinct = 0;
+    size_t distinct = 0; /* retriggers asked for that arrived (a task's reruns count once) */
     for (int i = 0; i < PQntuples(res) && e->nruns < RT_VERDICT_MAX_RUNS; i++) {
         run_info *r = &e->runs[e->nruns++];
         snprintf(r->task_id, sizeof r->task_id, "%s", PQgetvalue(res, i, 0));
         r->run_id = atoi(PQgetvalue(res, i, 1));
         snprintf(r->member_state, sizeof r->member_state, "%s", PQgetvalue(res, i, 2));
-        bool seen = false;
-        for (size_t k = 0; k + 1 < e->nruns; k++)
-            if (!strcmp(e->runs[k].task_id, r->task_id)) seen = true;
+        r->found = !strcmp(PQgetvalue(res, i, 3), "found");
+        bool seen = r->found;
+        for (size_t k = 0; k + 1 < e->nruns && !seen; k++)
+            if (!e->runs[k].found && !strcmp(e->runs[k].task_id, r->task_id)) seen = true;
         if (!seen) distinct++;
     }
     PQclear(res);
 
     for (size_t i = 0; i < e->nruns; i++) {
         run_info *r = &e->runs[i];
-        if (!strcmp(r->member_state, "completed"))
-            r->state = RT_RUN_PASSED;
-        else if (!strcmp(r->member_state, "exception"))
-            r->state = RT_RUN_EXCEPTION;
-        else if (!strcmp(r->member_state, "failed")) {
-            look l = look_at_run(w, s, r, NULL, &why, detail);
-            if (l == LOOK_LINES)
-                r->state = RT_RUN_FAILED;
-            else if (l == LOOK_NO_DATA)
-                r->state = RT_RUN_NO_DATA;
-            else {
-                r->state = RT_RUN_PENDING;
-                note_wait(e, why, detail);
-            }
-        } else
-            r->state = RT_RUN_PENDING; /* pending, running */
+        rt_member_state member = RT_MEMBER_PENDING;
+        (void)rt_member_state_parse(r->member_state, &member);
+        r->state = rt_member_run_state(member);
+        if (r->state != RT_RUN_FAILED) continue;
+        /* A failure's lines decide: Treeherder's, once its logs are parsed. */
+        look l = look_at_run(w, s, r, NULL, &why, detail);
+        if (l == LOOK_NO_DATA)
+            r->state = RT_RUN_NO_DATA;
+        else if (l == LOOK_WAIT) {
+            r->state = RT_RUN_PENDING;
+            note_wait(e, why, detail);
+        }
     }
     /* Retriggers asked for that have not resolved yet (a task's reruns count once). */
     while (distinct + e->missing < (size_t)s->count && e->nruns < RT_VERDICT_MAX_RUNS) {
@@ -419,16 +419,18 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
         json_array_append_new(tracked, json_pack("{s:s, s:I}", "line",
                                                  e->original.lines.tracked[i].line.signature, "bug",
                                                  (json_int_t)e->original.lines.tracked[i].bug_id));
-    size_t ncompared = 0;
+    size_t ncompared = 0, nfound = 0;
+    for (size_t k = 0; k < e->nruns; k++) nfound += e->runs[k].found;
     for (size_t k = 0; k < e->nruns; k++) {
         const run_info *run = &e->runs[k];
         if (!run->task_id[0]) continue; /* a retrigger that never arrived */
         bool reproduced = false;
         for (size_t i = 0; e->original.have_lines && i < e->original.lines.nlines; i++)
             if (run_has_line(run, &e->original.lines.lines[i])) reproduced = true;
-        json_t *o = json_pack("{s:s, s:i, s:s, s:s, s:b}", "task_id", run->task_id, "run_id",
-                              run->run_id, "state", run->member_state, "evidence",
-                              rt_run_state_name(run->state), "reproduced", reproduced);
+        json_t *o = json_pack("{s:s, s:i, s:s, s:s, s:s, s:b}", "task_id", run->task_id, "run_id",
+                              run->run_id, "role", run->found ? "found" : "requested", "state",
+                              run->member_state, "evidence", rt_run_state_name(run->state),
+                              "reproduced", reproduced);
         if (run->job_id) json_object_set_new(o, "job_id", json_integer(run->job_id));
         if (run->have_lines)
             json_object_set_new(o, "lines", json_integer((json_int_t)run->lines.nlines));
@@ -446,10 +448,10 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
         "{s:s, s:s?, s:s}", "failure_seen_at", s->failure_seen_at, "retriggers_requested_at",
         s->requested_at[0] ? s->requested_at : NULL, "decided_at", decided_at);
     json_t *counts =
-        json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "requested", s->count, "compared",
-                  (int)ncompared, "passed", (int)r->passed, "failed", (int)r->failed, "exceptions",
-                  (int)r->exceptions, "no_data", (int)r->no_data, "pending", (int)r->pending,
-                  "missing", (int)e->missing);
+        json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "requested", s->count, "found",
+                  (int)nfound, "compared", (int)ncompared, "passed", (int)r->passed, "failed",
+                  (int)r->failed, "exceptions", (int)r->exceptions, "no_data", (int)r->no_data,
+                  "pending", (int)r->pending, "missing", (int)e->missing);
     *stored = json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:i, s:s, s:b}",
                         "threshold", w->cfg->decide_threshold, "verdict",
                         rt_verdict_name(r->verdict), "reason", r->reason, "original", original,
@@ -681,29 +683,27 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_
     e->deadline = e->set.past_deadline || !strncmp(req->reason, "deadline", 8);
     if (gather(w, e, h) != RT_OK) goto out;
 
-    if (e->result.verdict == RT_VERDICT_NOT_YET) {
-        if (e->wait) {
-            if (e->deadline) {
-                /* Past the deadline the sweeper asks again; waiting on Treeherder after
-                 * hours means it will not come, except a transient error. */
-                if (!strcmp(e->wait, RT_UNDECIDED_UPSTREAM_ERROR)) {
-                    rt_log_info("deadline request met an upstream error; the sweeper asks again",
-                                "set_id", e->set.id_text, "detail", e->wait_detail);
-                    goto out;
-                }
-                rt_verdict_undecided(&e->result, e->wait);
-            } else if ((size_t)attempt >= w->ndelays) {
-                rt_verdict_undecided(&e->result, e->wait);
-            } else {
-                rt_outcome_set(h, RT_SETTLE_RETRY, "%s", e->wait);
-                goto out;
-            }
-        } else if (e->deadline) {
-            rt_verdict_undecided(&e->result, UNDECIDED_MISSING);
-        } else {
+    /* What now (common/core/decide_step.h): store, look again later, or leave the set to
+     * its members' events and the deadline. */
+    rt_decide_situation situation = {.result = &e->result,
+                                     .wait = e->wait,
+                                     .deadline = e->deadline,
+                                     .attempt = attempt,
+                                     .ndelays = w->ndelays};
+    rt_verdict_result decided;
+    switch (rt_decide_next_step(&situation, &decided)) {
+    case RT_DECIDE_STORE: e->result = decided; break;
+    case RT_DECIDE_RETRY: rt_outcome_set(h, RT_SETTLE_RETRY, "%s", e->wait); goto out;
+    case RT_DECIDE_LEAVE:
+        if (e->deadline)
+            rt_log_info("deadline request met an upstream error; the sweeper asks again", "set_id",
+                        e->set.id_text, "detail", e->wait_detail);
+        else if (e->wait)
+            rt_log_info("a run is still not readable; it stays pending until the set's deadline",
+                        "set_id", e->set.id_text, "detail", e->wait_detail);
+        else
             rt_log_debug("waiting for retriggers", "set_id", e->set.id_text);
-            goto out; /* the next member's request comes from retrig-classify */
-        }
+        goto out; /* the next member's request comes from retrig-classify */
     }
 
     look_up_history(w, e);
