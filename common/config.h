@@ -22,6 +22,7 @@
 #include "common/io/log.h"
 
 #define RT_CONFIG_MAX_LIST RT_STRLIST_MAX
+#define RT_CONFIG_LEVELS   3 /* Taskcluster trust levels 1..3 (common/core/trust.h) */
 
 /* A list-valued key: the core's string list (common/core/strlist.h). */
 typedef rt_strlist rt_config_list;
@@ -76,6 +77,8 @@ typedef struct rt_config {
     rt_config_list perf_platform_families;
     rt_config_list perf_repositories;
     rt_config_list pool_prefixes;
+    rt_config_list project_levels;
+    rt_config_list projects;
     bool pulse_declare_exchanges;
     char *pulse_exchange_prefix;
     char *pulse_password_file;
@@ -91,8 +94,12 @@ typedef struct rt_config {
     int task_cache_size;
     char *taskcluster_access_token;
     char *taskcluster_access_token_file;
+    char *taskcluster_access_token_level[RT_CONFIG_LEVELS];      /* levels 1..3 */
+    char *taskcluster_access_token_level_file[RT_CONFIG_LEVELS]; /* levels 1..3 */
     char *taskcluster_certificate;
     char *taskcluster_client_id;
+    char *taskcluster_client_id_level[RT_CONFIG_LEVELS]; /* levels 1..3 */
+    char *taskcluster_hook_group;
     char *taskcluster_root_url;
     rt_config_list tiers;
     char *treeherder_url;

@@ -37,8 +37,9 @@ static char *string_of(const rt_jscan *js, int v)
  * of ten (retrig-classify keeps thousands). Leaves d as it was when memory is short. */
 static void pack(rt_taskdef *d)
 {
-    char **fields[] = {&d->task_queue_id, &d->job_kind, &d->platform, &d->label,      &d->kind,
-                       &d->action,        &d->project,  &d->revision, &d->pushlog_id, &d->created};
+    char **fields[] = {&d->task_queue_id, &d->scheduler_id, &d->job_kind, &d->platform,
+                       &d->label,         &d->kind,         &d->action,   &d->project,
+                       &d->revision,      &d->pushlog_id,   &d->created};
     size_t n = sizeof fields / sizeof *fields, total = 0;
     for (size_t i = 0; i < n; i++)
         if (*fields[i]) total += strlen(*fields[i]) + 1;
@@ -111,6 +112,10 @@ int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef 
         rc = RT_EPROTO;
         goto out;
     }
+
+    if ((rc = copy_string(&js, rt_js_get(&js, 0, "schedulerId"), "schedulerId", &out->scheduler_id,
+                          reason)))
+        goto out;
 
     int th = rt_js_get(&js, rt_js_get(&js, 0, "extra"), "treeherder");
     if (rt_js_type_of(&js, th) == RT_JS_OBJECT) {
@@ -195,6 +200,7 @@ void rt_taskdef_free(rt_taskdef *d)
         return;
     }
     free(d->task_queue_id);
+    free(d->scheduler_id);
     free(d->job_kind);
     free(d->platform);
     free(d->label);

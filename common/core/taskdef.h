@@ -13,6 +13,7 @@
 typedef struct rt_taskdef {
     char task_group_id[23];
     char *task_queue_id; /* taskQueueId, or provisionerId/workerType */
+    char *scheduler_id;  /* schedulerId ("gecko-level-3"), may be NULL */
     char *job_kind;      /* extra.treeherder.jobKind, may be NULL */
     int tier;            /* extra.treeherder.tier, 0 when absent */
     char *platform;      /* extra.treeherder.machine.platform, may be NULL */

@@ -383,6 +383,12 @@ static void register_std(void)
     g_std.retrigger_actions =
         rt_metrics_counter("retrig_retrigger_actions_total",
                            "Outcomes of retrigger requests (triggered, dry-run, ...)", "outcome");
+    g_std.hooks_refused = rt_metrics_counter(
+        "retrig_hooks_refused_total",
+        "Hook calls an actions.json asked for that retrig refused to sign (rt_hook_check), by "
+        "worker and reason (project, hook-group, hook-id, scheduler, task-group, task, push, "
+        "credentials)",
+        "worker,reason");
     g_std.budget_spent =
         rt_metrics_gauge("retrig_budget_spent",
                          "Retriggers spent today (UTC) by platform, as last seen", "platform");

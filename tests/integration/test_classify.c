@@ -28,6 +28,7 @@
 #define B3E_ROUTE    "tc-treeherder.v2.autoland.918d7c84da371bda26460fb4b50f161d32107880.88554"
 #define FUZZ_DONE    "pulse/fuzzmanager_task-completed_Z1kaoRtHRRWyyuMDqadYPA.json"
 #define FUZZ_EXC     "pulse/fuzzmanager_task-exception_f8fRfedPSp2-A7M9Zhxe-Q.json"
+#define TRY_REVISION "5f2bd4a1c8d8a6c3b1e0f9a7d6c5b4a3e2d1c0b9"
 #define ES_FAIL      "errorsummary/mochitest-browser-chrome_errorsummary.log"
 #define ES_PASS      "errorsummary/mochitest-browser-chrome_pass_errorsummary.log"
 #define ES_INFRA     "errorsummary/mochitest-browser-chrome_infra_errorsummary.log"
@@ -287,6 +288,58 @@ static void test_tier_and_pool_policies_skip_fixture_failures(void **state)
     assert_int_equal(upstream_calls(h, "/api/jobs/"), 0);
     assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
     assert_int_equal(rt_ch_sql_int(h, SQL_SETS, 0, NULL), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+/* A failure on a try push: everything else about it is eligible (a test on a gecko-t Linux
+ * pool, tier 2, unclassified, a failing errorsummary), but a try push writes its own
+ * actions.json and decision task, so retrig never acts on it: skip/project, before any
+ * upstream call past the task definition. */
+static void test_a_try_push_failure_is_skipped_by_project(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_setenv(h, "POOL_PREFIXES", "gecko-t/t-linux-, terraform-packet/gecko-t-linux");
+    json_t *scenario = scenario_new();
+    variant v;
+    add_variant(scenario, &v, "try", ES_FAIL, 0);
+    json_t *def = json_object_get(json_object_get(scenario, "tasks"), v.task_id);
+    json_object_set_new(def, "schedulerId", json_string("gecko-level-1"));
+    json_object_set_new(def, "taskQueueId", json_string("gecko-t/t-linux-large"));
+    json_object_set_new(def, "routes",
+                        json_pack("[s, s]", "tc-treeherder.v2.try." TRY_REVISION ".1234567",
+                                  "index.gecko.v2.try.latest.test"));
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    rt_ch_start_workers(h, 1);
+
+    char *body = rt_ch_failed_message(GWX_PULSE, v.task_id, v.group);
+    rt_ch_publish(h, "task-failed", body, strlen(body),
+                  "tc-treeherder.v2.try." TRY_REVISION ".1234567", NULL);
+    free(body);
+    assert_string_equal(rt_ch_wait_verdict(h, v.task_id, 0, WAIT_MS), "skip/project");
+    assert_int_equal(upstream_calls(h, "/api/queue/v1/task/"), 1); /* the definition only */
+    assert_int_equal(upstream_calls(h, "/api/jobs/"), 0);
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
+    assert_int_equal(rt_ch_sql_int(h, SQL_SETS, 0, NULL), 0);
+    assert_int_equal(rt_ch_sql_int(h, SQL_LEDGER, 0, NULL), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+
+    /* An operator who does add try (with its level) gets it classified as any push. */
+    rt_ch_setenv(h, "PROJECTS", "autoland, mozilla-central, try");
+    rt_ch_start_workers(h, 1);
+    variant w;
+    scenario = scenario_new();
+    add_variant(scenario, &w, "try-allowed", ES_FAIL, 0);
+    def = json_object_get(json_object_get(scenario, "tasks"), w.task_id);
+    json_object_set_new(def, "routes",
+                        json_pack("[s]", "tc-treeherder.v2.try." TRY_REVISION ".1234567"));
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    body = rt_ch_failed_message(GWX_PULSE, w.task_id, w.group);
+    rt_ch_publish(h, "task-failed", body, strlen(body),
+                  "tc-treeherder.v2.try." TRY_REVISION ".1234567", NULL);
+    free(body);
+    assert_string_equal(rt_ch_wait_verdict(h, w.task_id, 0, WAIT_MS), "retrigger/eligible");
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
@@ -744,6 +797,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_published_retrigger_request_validates_against_its_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tier_and_pool_policies_skip_fixture_failures, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_try_push_failure_is_skipped_by_project, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_duplicated_failure_requests_one_set_even_after_redis_flush, setup, teardown),

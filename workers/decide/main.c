@@ -595,18 +595,18 @@ static int cancel_task(decide *w, const char *task_id)
     char url[512];
     snprintf(url, sizeof url, "%s/api/queue/v1/task/%s/cancel", w->cfg->taskcluster_root_url,
              task_id);
-    char nonce[RT_HAWK_NONCE_SIZE], auth[RT_HAWK_HEADER_SIZE];
+    char nonce[RT_HAWK_NONCE_SIZE], *auth = NULL;
     rt_hawk_credentials creds = {w->cfg->taskcluster_client_id, w->cfg->taskcluster_access_token,
                                  w->cfg->taskcluster_certificate};
     int rc = rt_hawk_nonce(nonce);
     if (rc == RT_OK)
-        rc = rt_hawk_header(&creds, "POST", url, NULL, NULL, (long)time(NULL), nonce, auth,
-                            sizeof auth);
+        rc = rt_hawk_header(&creds, "POST", url, NULL, NULL, (long)time(NULL), nonce, &auth);
     if (rc != RT_OK) return rc;
     rt_http_header headers[] = {{"Authorization", auth}};
     rt_http_response resp;
     rc = rt_http_request(w->http_post, "POST", url, headers, 1, NULL, 0, &resp);
     rt_http_response_free(&resp);
+    free(auth);
     return rc;
 }
 
