@@ -71,20 +71,33 @@ static int load_errorsummaries(char **paths, size_t npaths, rt_errorsummary *es)
     return 0;
 }
 
+/* Appends value (stolen) to array; false when value is NULL (json_pack refused it) or the
+ * append failed, so that an item is never left out without the caller knowing. */
+static bool append(json_t *array, json_t *value)
+{
+    return value && json_array_append_new(array, value) == 0;
+}
+
+/* The summary as JSON; NULL when an item could not be represented (never a shorter list). */
 static json_t *errorsummary_json(const rt_errorsummary *es)
 {
     const char *reason = NULL;
     rt_es_kind kind = rt_errorsummary_classify(es, &reason);
     json_t *failing = json_array(), *failures = json_array();
-    for (size_t i = 0; i < es->ngroups; i++)
+    bool whole = failing && failures;
+    for (size_t i = 0; whole && i < es->ngroups; i++)
         if (rt_errorsummary_group_failed(es, &es->groups[i]))
-            json_array_append_new(failing, json_string(es->groups[i].name));
-    for (size_t i = 0; i < es->nfailures; i++) {
+            whole = append(failing, json_string(es->groups[i].name));
+    for (size_t i = 0; whole && i < es->nfailures; i++) {
         const rt_es_failure *f = &es->failures[i];
-        json_array_append_new(failures,
-                              json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s}", "test", f->test,
-                                        "subtest", f->subtest, "status", f->status, "expected",
-                                        f->expected, "message", f->message, "group", f->group));
+        whole = append(failures, json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s}", "test", f->test,
+                                           "subtest", f->subtest, "status", f->status, "expected",
+                                           f->expected, "message", f->message, "group", f->group));
+    }
+    if (!whole) {
+        json_decref(failing);
+        json_decref(failures);
+        return NULL;
     }
     return json_pack("{s:s, s:s, s:b, s:o, s:o, s:I, s:I}", "kind", rt_es_kind_name(kind), "reason",
                      reason, "complete", rt_errorsummary_complete(es), "failing_groups", failing,
@@ -94,7 +107,7 @@ static json_t *errorsummary_json(const rt_errorsummary *es)
 
 static void print_json(json_t *value)
 {
-    char *text = json_dumps(value, JSON_COMPACT | JSON_ENSURE_ASCII);
+    char *text = value ? json_dumps(value, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     if (text) puts(text);
     free(text);
 }
@@ -115,6 +128,10 @@ int rt_cli_errorsummary(int argc, char **argv, rt_config *cfg)
     int status = load_errorsummaries(argv + 1, (size_t)(argc - 1), &es);
     if (status == 0) {
         json_t *out = errorsummary_json(&es);
+        if (!out) {
+            rt_log_error("cannot represent the errorsummary as JSON");
+            status = 1;
+        }
         print_json(out);
         json_decref(out);
     }

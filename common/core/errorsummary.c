@@ -7,9 +7,18 @@
 #include <string.h>
 
 #include "common/core/jscan.h"
+#include "common/core/utf8.h"
 
-/* The decoded string token i, cut to at most max bytes, or NULL when i is not a string
- * (*rc = RT_ENOMEM when the copy failed). */
+/* A copy of s cut to at most max bytes at a character boundary (the scanner gives valid
+ * UTF-8: a cut inside a character would make it invalid, and jansson and Postgres refuse
+ * it). NULL when memory is short. */
+static char *cut_copy(const char *s, size_t max)
+{
+    return strndup(s, rt_utf8_boundary(s, strlen(s), max));
+}
+
+/* The decoded string token i, cut to at most max bytes (at a character boundary), or NULL
+ * when i is not a string (*rc = RT_ENOMEM when the copy failed). */
 static char *str_copy(const rt_jscan *js, int i, size_t max, int *rc)
 {
     if (rt_js_type_of(js, i) != RT_JS_STRING) return NULL;
@@ -18,7 +27,8 @@ static char *str_copy(const rt_jscan *js, int i, size_t max, int *rc)
         *rc = RT_ENOMEM;
         return NULL;
     }
-    if (strlen(s) > max) s[max] = '\0';
+    size_t len = strlen(s);
+    if (len > max) s[rt_utf8_boundary(s, len, max)] = '\0';
     return s;
 }
 
@@ -43,7 +53,8 @@ static rt_es_group *find_or_add_group(rt_errorsummary *es, const rt_jscan *js, i
     rt_es_group *g = &es->groups[es->ngroups];
     memset(g, 0, sizeof *g);
     g->duration_ms = -1;
-    g->name = name >= 0 ? str_copy(js, name, RT_ES_MAX_FIELD, rc) : strndup(cname, RT_ES_MAX_FIELD);
+    g->name =
+        name >= 0 ? str_copy(js, name, RT_ES_MAX_FIELD, rc) : cut_copy(cname, RT_ES_MAX_FIELD);
     if (!g->name) {
         *rc = RT_ENOMEM;
         return NULL;
@@ -80,10 +91,10 @@ static int add_failure(rt_errorsummary *es, const rt_jscan *js, const char *stat
     f->test = str_copy(js, rt_js_get(js, 0, "test"), RT_ES_MAX_FIELD, &rc);
     if (!f->test && rc == RT_OK) f->test = strdup("");
     f->subtest = str_copy(js, rt_js_get(js, 0, "subtest"), RT_ES_MAX_FIELD, &rc);
-    f->status = strndup(status, 64);
-    f->expected = strndup(expected ? expected : "PASS", 64);
+    f->status = cut_copy(status, 64);
+    f->expected = cut_copy(expected ? expected : "PASS", 64);
     f->message = str_copy(js, rt_js_get(js, 0, "message"), RT_ES_MAX_FIELD, &rc);
-    f->group = strndup(group, RT_ES_MAX_FIELD);
+    f->group = cut_copy(group, RT_ES_MAX_FIELD);
     es->nfailures++; /* counted even if a copy failed, so that free sees it */
     if (rc || !f->test || !f->status || !f->expected || !f->group) return RT_ENOMEM;
     return RT_OK;

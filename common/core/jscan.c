@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/core/utf8.h"
+
 typedef struct parser {
     rt_jscan *js;
     const unsigned char *s;
@@ -23,7 +25,7 @@ static int fail(parser *p, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     if (n > 0 && (size_t)n < sizeof p->js->err)
-        vsnprintf(p->js->err + n, sizeof p->js->err - (size_t)n, fmt, ap);
+        rt_utf8_vformat(p->js->err + n, sizeof p->js->err - (size_t)n, fmt, ap);
     va_end(ap);
     return RT_EPROTO;
 }

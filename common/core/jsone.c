@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/core/utf8.h"
+
 #define MAX_PARSE_DEPTH 600 /* parser recursion (about 8 per nesting level) */
 #define MAX_TREE_HEIGHT 400 /* expression tree height */
 
@@ -28,7 +30,7 @@ static int fail(jstate *st, int rc, const char *fmt, ...)
         char buf[RT_ERRSTR_SIZE];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(buf, sizeof buf, fmt, ap);
+        rt_utf8_vformat(buf, sizeof buf, fmt, ap);
         va_end(ap);
         rt_set_errstr(st->errstr, "%s", buf);
     }

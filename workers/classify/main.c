@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/core/utf8.h"
 #include "common/core/eligibility.h"
 #include "common/core/errorsummary.h"
 #include "common/core/ids.h"
@@ -183,7 +184,7 @@ static void fail(handled *h, outcome o, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     h->outcome = o;
-    vsnprintf(h->reason, sizeof h->reason, fmt, ap);
+    rt_utf8_vformat(h->reason, sizeof h->reason, fmt, ap); /* never half a character */
     va_end(ap);
 }
 
@@ -353,18 +354,32 @@ static bool group_has_sets(classify *w, const char *task_group_id)
 
 /* ---- the retrigger request ---- */
 
+/* Appends value (stolen) to array; false when value is NULL or the append failed. */
+static bool append(json_t *array, json_t *value)
+{
+    return value && json_array_append_new(array, value) == 0;
+}
+
+/* The failing groups and failures of the request; NULL (and *groups_out NULL) when one of
+ * them cannot be represented: never a shorter list. */
 static json_t *failures_json(const rt_errorsummary *es, json_t **groups_out)
 {
     json_t *groups = json_array(), *failures = json_array();
-    for (size_t i = 0; i < es->ngroups; i++)
+    bool whole = groups && failures;
+    for (size_t i = 0; whole && i < es->ngroups; i++)
         if (rt_errorsummary_group_failed(es, &es->groups[i]))
-            json_array_append_new(groups, json_string(es->groups[i].name));
-    for (size_t i = 0; i < es->nfailures && i < 100; i++) {
+            whole = append(groups, json_string(es->groups[i].name));
+    for (size_t i = 0; whole && i < es->nfailures && i < 100; i++) {
         const rt_es_failure *f = &es->failures[i];
-        json_array_append_new(failures,
-                              json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s}", "test", f->test,
-                                        "subtest", f->subtest, "status", f->status, "expected",
-                                        f->expected, "message", f->message, "group", f->group));
+        whole = append(failures, json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s}", "test", f->test,
+                                           "subtest", f->subtest, "status", f->status, "expected",
+                                           f->expected, "message", f->message, "group", f->group));
+    }
+    if (!whole) {
+        json_decref(groups);
+        json_decref(failures);
+        *groups_out = NULL;
+        return NULL;
     }
     *groups_out = groups;
     return failures;
@@ -561,8 +576,8 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
 
     json_t *groups = NULL;
     json_t *failures = failures_json(es, &groups);
-    char *groups_text = json_dumps(groups, JSON_COMPACT);
-    char *failures_text = json_dumps(failures, JSON_COMPACT);
+    char *groups_text = groups ? json_dumps(groups, JSON_COMPACT) : NULL;
+    char *failures_text = failures ? json_dumps(failures, JSON_COMPACT) : NULL;
     json_decref(groups);
     json_decref(failures);
     char run[16], count[16];
@@ -579,22 +594,13 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     char limit_text[16], minimum_text[16];
     snprintf(limit_text, sizeof limit_text, "%d", limit);
     snprintf(minimum_text, sizeof minimum_text, "%d", w->cfg->budget_minimum);
-    const char *params[] = {project,
-                            revision,
-                            label,
-                            platform,
-                            msg->task_id,
-                            run,
-                            count,
-                            groups_text ? groups_text : "[]",
-                            failures_text ? failures_text : "[]",
-                            msg->task_group_id,
-                            queue,
-                            day,
-                            limit_text,
-                            minimum_text};
+    const char *params[] = {project, revision, label,       platform,      msg->task_id,
+                            run,     count,    groups_text, failures_text, msg->task_group_id,
+                            queue,   day,      limit_text,  minimum_text};
     PGresult *res = NULL;
-    rc = rt_pg_exec(w->pg, SQL_CREATE_SET, 14, params, &res);
+    /* A failure list that cannot be written is an error, never an empty list. */
+    rc = groups_text && failures_text ? rt_pg_exec(w->pg, SQL_CREATE_SET, 14, params, &res)
+                                      : RT_ENOMEM;
     if (rc == RT_OK) {
         bool refused = PQgetvalue(res, 0, 3)[0] == 't';
         created = !PQgetisnull(res, 0, 0) || refused;
@@ -640,7 +646,8 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     if (rc != RT_OK) {
         /* Nothing durable happened in Postgres; the Redis claim names this task, so the
          * redelivery continues with the budget already spent. */
-        fail(h, DONE_REQUEUE, "creating the set: %s", rt_pg_errstr(w->pg));
+        fail(h, DONE_REQUEUE, "creating the set: %s",
+             rc == RT_ENOMEM ? "out of memory" : rt_pg_errstr(w->pg));
         return;
     }
     if (created && ensure_published(w, project, revision, label) != RT_OK) {

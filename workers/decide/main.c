@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/core/utf8.h"
 #include "common/core/bugsug.h"
 #include "common/core/hawk.h"
 #include "common/core/history.h"
@@ -81,7 +82,7 @@ static void fail(handled *h, outcome o, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     h->outcome = o;
-    vsnprintf(h->reason, sizeof h->reason, fmt, ap);
+    rt_utf8_vformat(h->reason, sizeof h->reason, fmt, ap); /* never half a character */
     va_end(ap);
 }
 
@@ -416,6 +417,12 @@ static json_t *add_unique(json_t *array, const char *task_id)
     return array;
 }
 
+/* Appends value (stolen) to array; false when value is NULL or the append failed. */
+static bool append(json_t *array, json_t *value)
+{
+    return value && json_array_append_new(array, value) == 0;
+}
+
 /* The evidence stored with the decision (*stored) and the event for bots (*event). */
 static int build_documents(decide *w, const evidence *e, const rt_decide_request *req,
                            const char *decided_at, json_t **stored, json_t **event)
@@ -424,26 +431,32 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
     const rt_verdict_result *r = &e->result;
     json_t *lines = json_array(), *event_lines = json_array(), *runs = json_array();
     json_t *compared = json_array(), *tracked = json_array();
-    for (size_t i = 0; e->original.have_lines && i < e->original.lines.nlines; i++) {
+    /* Every line and run is in the documents, or building them fails: never a shorter list
+     * (a line JSON cannot hold would otherwise vanish and leave "lines": []). */
+    bool whole = lines && event_lines && runs && compared && tracked;
+    for (size_t i = 0; whole && e->original.have_lines && i < e->original.lines.nlines; i++) {
         const rt_failure_line *line = &e->original.lines.lines[i];
         json_t *by = json_array();
-        for (size_t k = 0; k < e->nruns; k++)
+        for (size_t k = 0; by && k < e->nruns; k++)
             if (run_has_line(&e->runs[k], line)) add_unique(by, e->runs[k].task_id);
-        json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:O}", "line", line->signature, "test",
-                              line->test, "hash", line->hash_hex, "reproduced",
-                              (int)json_array_size(by), "reproduced_by", by);
+        json_t *o = by ? json_pack("{s:s, s:s, s:s, s:i, s:O}", "line", line->signature, "test",
+                                   line->test, "hash", line->hash_hex, "reproduced",
+                                   (int)json_array_size(by), "reproduced_by", by)
+                       : NULL;
         json_t *history = json_array_get(e->history, i);
         if (o && history) json_object_set(o, "history", history);
-        json_array_append_new(lines, o);
-        json_array_append_new(
-            event_lines, json_pack("{s:s, s:o}", "line", line->signature, "reproduced_by", by));
+        json_t *event_line =
+            by ? json_pack("{s:s, s:O}", "line", line->signature, "reproduced_by", by) : NULL;
+        bool stored_line = append(lines, o), event_line_ok = append(event_lines, event_line);
+        whole = stored_line && event_line_ok;
+        json_decref(by);
     }
-    for (size_t i = 0; e->original.have_lines && i < e->original.lines.ntracked; i++)
-        json_array_append_new(tracked, json_pack("{s:s, s:I}", "line",
-                                                 e->original.lines.tracked[i].line.signature, "bug",
-                                                 (json_int_t)e->original.lines.tracked[i].bug_id));
+    for (size_t i = 0; whole && e->original.have_lines && i < e->original.lines.ntracked; i++)
+        whole = append(tracked,
+                       json_pack("{s:s, s:I}", "line", e->original.lines.tracked[i].line.signature,
+                                 "bug", (json_int_t)e->original.lines.tracked[i].bug_id));
     size_t ncompared = 0;
-    for (size_t k = 0; k < e->nruns; k++) {
+    for (size_t k = 0; whole && k < e->nruns; k++) {
         const run_info *run = &e->runs[k];
         if (!run->task_id[0]) continue; /* a retrigger that never arrived */
         bool reproduced = false;
@@ -452,13 +465,22 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
         json_t *o = json_pack("{s:s, s:i, s:s, s:s, s:b}", "task_id", run->task_id, "run_id",
                               run->run_id, "state", run->member_state, "evidence",
                               rt_run_state_name(run->state), "reproduced", reproduced);
-        if (run->job_id) json_object_set_new(o, "job_id", json_integer(run->job_id));
-        if (run->have_lines)
+        if (o && run->job_id) json_object_set_new(o, "job_id", json_integer(run->job_id));
+        if (o && run->have_lines)
             json_object_set_new(o, "lines", json_integer((json_int_t)run->lines.nlines));
-        json_array_append_new(runs, o);
+        whole = append(runs, o);
         if (run->state != RT_RUN_PENDING && json_array_size(compared) < EVENT_MAX_TASKS)
             add_unique(compared, run->task_id);
         if (run->state == RT_RUN_PASSED || run->state == RT_RUN_FAILED) ncompared++;
+    }
+    if (!whole) {
+        json_decref(lines);
+        json_decref(event_lines);
+        json_decref(runs);
+        json_decref(compared);
+        json_decref(tracked);
+        *stored = *event = NULL;
+        return RT_ENOMEM;
     }
     json_t *original =
         json_pack("{s:s, s:i, s:s}", "task_id", s->original_task_id, "run_id", s->original_run_id,

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/core/utf8.h"
 #include "common/core/ids.h"
 #include "common/core/perf_pick.h"
 #include "common/io/log.h"
@@ -80,7 +81,7 @@ static void set(verdict *v, const char *state, const char *reason, const char *f
     v->reason = reason;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(v->detail, sizeof v->detail, fmt, ap);
+    rt_utf8_vformat(v->detail, sizeof v->detail, fmt, ap);
     va_end(ap);
 }
 

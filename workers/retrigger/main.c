@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/core/utf8.h"
 #include "common/core/actions.h"
 #include "common/core/hawk.h"
 #include "common/core/messages.h"
@@ -81,7 +82,7 @@ static void fail(handled *h, outcome o, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     h->outcome = o;
-    vsnprintf(h->reason, sizeof h->reason, fmt, ap);
+    rt_utf8_vformat(h->reason, sizeof h->reason, fmt, ap); /* never half a character */
     va_end(ap);
 }
 
