@@ -12,6 +12,7 @@
 #include "common/core/errorsummary.h"
 #include "common/core/pulse.h"
 #include "common/core/taskdef.h"
+#include "common/io/hashkey.h"
 #include "common/policy.h"
 
 #define FILE_CAP (256L * 1024 * 1024)
@@ -51,8 +52,12 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
-static int load_errorsummaries(char **paths, size_t npaths, rt_errorsummary *es)
+/* The files as one run's artifacts, parsed as retrig-classify parses them (the process's
+ * hash key, errorsummary_max_bytes; no time budget). */
+static int load_errorsummaries(const rt_config *cfg, char **paths, size_t npaths,
+                               rt_errorsummary *es)
 {
+    rt_errorsummary_init(es, rt_hash_key(), (size_t)cfg->errorsummary_max_bytes, NULL, NULL);
     for (size_t i = 0; i < npaths; i++) {
         size_t len = 0;
         char *text = slurp(paths[i], &len);
@@ -114,7 +119,6 @@ static void print_json(json_t *value)
 
 int rt_cli_errorsummary(int argc, char **argv, rt_config *cfg)
 {
-    (void)cfg;
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fprintf(argc < 2 ? stderr : stdout,
                 "usage: retrig errorsummary FILE...\n"
@@ -125,7 +129,7 @@ int rt_cli_errorsummary(int argc, char **argv, rt_config *cfg)
         return argc < 2 ? 2 : 0;
     }
     rt_errorsummary es = {0};
-    int status = load_errorsummaries(argv + 1, (size_t)(argc - 1), &es);
+    int status = load_errorsummaries(cfg, argv + 1, (size_t)(argc - 1), &es);
     if (status == 0) {
         json_t *out = errorsummary_json(&es);
         if (!out) {
@@ -231,7 +235,7 @@ int rt_cli_eligibility(int argc, char **argv, rt_config *cfg)
         rt_log_error("invalid task definition", "file", task_path, "reason", reason);
         goto out;
     }
-    if (load_errorsummaries(es_paths, nes, &es) != 0) goto out;
+    if (load_errorsummaries(cfg, es_paths, nes, &es) != 0) goto out;
 
     rt_elig_facts facts = {
         .message = &msg,

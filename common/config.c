@@ -56,6 +56,10 @@ const rt_config_key rt_config_keys[] = {
      "running then is cut and its message goes back to the queue)"},
     {"dry_run", RT_CFG_BOOL, OFF(dry_run), "false", 0, 0, false,
      "record everything, including the payload that would be sent, but never call Taskcluster"},
+    {"errorsummary_max_bytes", RT_CFG_LONG, OFF(errorsummary_max_bytes), "33554432", 1024, 1L << 34,
+     false,
+     "bytes of all errorsummary artifacts of one run parsed at most; past it the run's summary "
+     "is incomplete (infra) and nothing more is parsed"},
     {"history_batch_size", RT_CFG_INT, OFF(history_batch_size), "50", 1, 1000, false,
      "resolved test runs retrig-history writes in one transaction (multi-row INSERT and COPY);"
      " 1 writes each run on its own"},
@@ -90,6 +94,9 @@ const rt_config_key rt_config_keys[] = {
     {"log_level", RT_CFG_LEVEL, OFF(log_level), "info", 0, 0, false, "debug, info, warn or error"},
     {"max_message_bytes", RT_CFG_LONG, OFF(max_message_bytes), "1048576", 1024, 64L << 20, false,
      "largest Pulse message body accepted; bigger ones are dead-lettered (too-big)"},
+    {"message_time_budget_ms", RT_CFG_INT, OFF(message_time_budget_ms), "30000", 1, 3600000, false,
+     "time retrig-classify and retrig-history may spend on one run's errorsummary artifacts; "
+     "past it the message is retried later (delay queues), then dead-lettered"},
     {"metrics_bind", RT_CFG_STRING, OFF(metrics_bind), "127.0.0.1", 0, 0, false,
      "address the /metrics and /healthz endpoint listens on (0.0.0.0 or :: for every interface)"},
     {"metrics_port", RT_CFG_INT, OFF(metrics_port), "0", 0, 65535, false,

@@ -44,6 +44,7 @@ typedef struct rt_config {
     int decide_threshold;
     int drain_timeout_ms;
     bool dry_run;
+    long errorsummary_max_bytes;
     int history_batch_size;
     int history_flaky_min_branches;
     int history_flaky_window_days;
@@ -60,6 +61,7 @@ typedef struct rt_config {
     int http_timeout_ms;
     rt_log_level log_level;
     long max_message_bytes;
+    int message_time_budget_ms;
     char *metrics_bind;
     int metrics_port;
     char *migrations_dir;

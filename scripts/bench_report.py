@@ -18,7 +18,8 @@ import re
 import subprocess
 import sys
 
-BENCHES = ["bench_classify", "bench_decide", "bench_scaling", "bench_history", "bench_workers"]
+BENCHES = ["bench_classify", "bench_decide", "bench_scaling", "bench_history", "bench_workers",
+           "bench_errorsummary"]
 
 
 def read(path, default=""):
@@ -157,6 +158,15 @@ def main():
            if g("scaling_latency_ms") is not None else ""),
         f"{fmt(one, 'msg/s', 1)} against {fmt(many, 'msg/s', 1)}: ratio {fmt(sratio, '', 2)}",
         ">= 2.5", None if sratio is None else sratio >= 2.5)
+
+    es_real, es_worst = g("errorsummary_real_ms_per_mb"), g("errorsummary_worst_ratio")
+    crafted = sorted((k[len("errorsummary_ms_per_mb."):], v) for k, v in fig.items()
+                     if k.startswith("errorsummary_ms_per_mb.") and not k.endswith(".real"))
+    row("errorsummary parsing, worst crafted inputs against a real errorsummary of the same size",
+        (", ".join(f"{name} {fmt(v, 'ms/MB', 2)}" for name, v in crafted)
+         + f" against {fmt(es_real, 'ms/MB', 2)}: worst {fmt(es_worst, 'x', 2)}")
+        if es_worst is not None else "not measured",
+        "<= 3x", None if es_worst is None else es_worst <= 3)
 
     failed = [b for b in BENCHES if status.get(b) not in ("0", "")]
     lines = [

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "support/classify_harness.h"
+#include "support/crafted.h"
 #include "support/fixtures.h"
 
 #define GWX          "GWxTc8p_RUa5_Xo4RtMiCA"
@@ -745,6 +746,64 @@ static void test_permanent_upstream_failure_is_dead_lettered_after_the_last_dela
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
+/* An errorsummary that takes longer than message_time_budget_ms to parse: its message is
+ * retried through the delay queues, then dead-lettered (parse-timeout), never redelivered
+ * forever; the run stays recorded without a verdict. */
+static void test_an_errorsummary_over_the_time_budget_is_retried_then_dead_lettered(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_setenv(h, "MESSAGE_TIME_BUDGET_MS", "1");
+    json_t *scenario = scenario_new();
+    variant v;
+    add_variant(scenario, &v, "slow-errorsummary", NULL, 0);
+    size_t len = 0;
+    char *big = rt_crafted_errorsummary(RT_CRAFTED_REAL, 4 << 20, &len);
+    json_t *list =
+        json_object_get(json_object_get(json_object_get(scenario, "artifacts"), v.task_id), "0");
+    json_array_append_new(list, json_pack("{s:s, s:s%}", "name",
+                                          "public/test_info/mochitest_errorsummary.log", "content",
+                                          big, len));
+    free(big);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    rt_ch_start_workers(h, 1);
+    publish_variant(h, &v, "slow");
+
+    rt_ch_message *dead = NULL;
+    rt_ch_take(h, "dead-letter", 1, 30000, &dead);
+    assert_non_null(dead[0].reason);
+    if (strncmp(dead[0].reason, "parse-timeout", strlen("parse-timeout")) != 0 ||
+        !strstr(dead[0].reason, "after 2 retries"))
+        fail_msg("reason: %s", dead[0].reason);
+    rt_ch_messages_free(dead, 1);
+    /* Fetched once per delivery: the first and the two retries. */
+    char artifact[160];
+    snprintf(artifact, sizeof artifact, "/api/queue/v1/task/%s/runs/0/artifacts/public", v.task_id);
+    assert_int_equal(upstream_calls(h, artifact), 3);
+    assert_string_equal(rt_ch_verdict(h, v.task_id, 0), "");
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+/* The errorsummary artifacts of a run are parsed up to errorsummary_max_bytes in all: past
+ * it the summary is incomplete, an infra verdict, not a test failure judged on part of it. */
+static void test_errorsummaries_past_the_byte_cap_are_incomplete(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_setenv(h, "ERRORSUMMARY_MAX_BYTES", "4096"); /* the recorded one is 7,778 bytes */
+    json_t *scenario = scenario_new();
+    variant v;
+    add_variant(scenario, &v, "byte-cap", ES_FAIL, 0);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    rt_ch_start_workers(h, 1);
+    publish_variant(h, &v, NULL);
+    assert_string_equal(rt_ch_wait_verdict(h, v.task_id, 0, WAIT_MS),
+                        "infra/incomplete-errorsummary");
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
 /* ---- 6. SIGTERM ---- */
 
 static void test_sigterm_mid_stream_exits_0_and_loses_no_message(void **state)
@@ -815,6 +874,11 @@ int main(void)
             test_upstream_503_is_retried_through_delay_queues_then_classified, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_permanent_upstream_failure_is_dead_lettered_after_the_last_delay, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_an_errorsummary_over_the_time_budget_is_retried_then_dead_lettered, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_errorsummaries_past_the_byte_cap_are_incomplete, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_mid_stream_exits_0_and_loses_no_message, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_stops_idle_workers_with_status_0, setup,

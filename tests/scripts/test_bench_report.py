@@ -57,6 +57,12 @@ figure: history_query_ms.history_flakes_7_days_all_branches 787.0
 figure: history_query_ms.history_flakes_30_days_all_branches 1521.0
 figure: history_command_ms.retrig_report_project_gecko 3435.0
 """,
+    "bench_errorsummary": """figure: errorsummary_ms_per_mb.real 2.500
+figure: errorsummary_ms_per_mb.long-names 2.400
+figure: errorsummary_ms_per_mb.lookups 8.100
+figure: errorsummary_real_ms_per_mb 2.500
+figure: errorsummary_worst_ratio 3.240
+""",
     "bench_workers": """{"ts":"2026-01-01T00:00:00Z","level":"info","msg":"noise"}
 figure: rss_peak_mb.retrig-decide 9.8
 figure: rss_peak_mb.retrig-history 11.2
@@ -111,6 +117,9 @@ check("retrig-decide 9.8 MB" in row and "retrig-classify-eligible 14.9 MB" in ro
       and row.endswith("| met |"), f"rss row: {row}")
 row = summary_row(page, "retrig-classify, 1 against 3 replicas")
 check("2.93" in row and "50 ms" in row and row.endswith("| met |"), f"scaling row: {row}")
+row = summary_row(page, "errorsummary parsing")
+check("lookups 8.10 ms/MB" in row and "against 2.50 ms/MB" in row and "3.24 x" in row
+      and "**not met**" in row, f"errorsummary row: {row}")
 check("Benchmarks that did not finish: bench_scaling." in page, "failed benchmark named")
 check("at commit `abc1234`" in page, "commit stated")
 check(re.search(r"- \d+ cores: ", page) is not None, "machine section")
@@ -123,7 +132,7 @@ report_src = REPORT.read_text()
 bench_src = "".join(p.read_text() for p in (SOURCE / "tests" / "bench").glob("bench_*.c"))
 for key in sorted(set(re.findall(r'g\("([a-z_]+)"\)', report_src))):
     check(f"figure: {key} " in bench_src, f"no benchmark prints figure {key}")
-for prefix in ("history_%s_ms.", "rss_peak_mb."):
+for prefix in ("history_%s_ms.", "rss_peak_mb.", "errorsummary_ms_per_mb."):
     check(f"figure: {prefix}" in bench_src, f"no benchmark prints {prefix}*")
 
 for f in failures:

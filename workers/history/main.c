@@ -30,6 +30,8 @@
 #include "common/core/taskdef.h"
 #include "common/io/amqp.h"
 #include "common/io/history_store.h"
+#include "common/io/deadline.h"
+#include "common/io/hashkey.h"
 #include "common/io/http.h"
 #include "common/io/pg.h"
 #include "common/io/upstream.h"
@@ -164,6 +166,12 @@ static int fetch_task(history *w, const char *task_id, rt_taskdef **out, bool *o
 
 static int fetch_errorsummary(history *w, const rt_pulse_task *msg, rt_errorsummary *es, handled *h)
 {
+    /* The run's artifacts are parsed within a time budget and a byte cap (both configured),
+     * into a summary whose group index has the process's random key. */
+    rt_deadline deadline;
+    rt_deadline_start(&deadline, w->cfg->message_time_budget_ms);
+    rt_errorsummary_init(es, rt_hash_key(), (size_t)w->cfg->errorsummary_max_bytes,
+                         rt_deadline_expired, &deadline);
     rt_tc_artifact_names names;
     char errstr[RT_ERRSTR_SIZE] = "";
     int rc = rt_tc_list_artifacts(w->http, w->cfg->taskcluster_root_url, msg->task_id, msg->run_id,
@@ -173,7 +181,8 @@ static int fetch_errorsummary(history *w, const rt_pulse_task *msg, rt_errorsumm
         return rc;
     }
     size_t fetched = 0;
-    for (size_t i = 0; i < names.count && fetched < ERRORSUMMARY_MAX_ARTIFACTS; i++) {
+    for (size_t i = 0; i < names.count && fetched < ERRORSUMMARY_MAX_ARTIFACTS && !es->too_big;
+         i++) {
         if (!strstr(names.names[i], "errorsummary")) continue;
         char *body = NULL;
         size_t len = 0;
@@ -185,10 +194,26 @@ static int fetch_errorsummary(history *w, const rt_pulse_task *msg, rt_errorsumm
         }
         rc = rt_errorsummary_add(es, body, len);
         free(body);
-        if (rc != RT_OK) break;
+        if (rc == RT_ETIMEDOUT) {
+            /* Not redelivered forever: retried through the delay queues, then
+             * dead-lettered with this reason. */
+            fail(h, DONE_RETRY,
+                 "parse-timeout: errorsummary artifacts of %s/%d took more than "
+                 "message_time_budget_ms (%d ms)",
+                 msg->task_id, msg->run_id, w->cfg->message_time_budget_ms);
+            rt_log_warn("errorsummary parsing over its time budget; retried later", "task_id",
+                        msg->task_id);
+            break;
+        }
+        if (rc != RT_OK) {
+            fail(h, DONE_REQUEUE, "out of memory parsing the errorsummary");
+            break;
+        }
         fetched++;
     }
     rt_tc_artifact_names_free(&names);
+    es->expired = NULL; /* the deadline lives on this stack frame */
+    es->expired_context = NULL;
     return rc;
 }
 
