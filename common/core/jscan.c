@@ -505,6 +505,15 @@ bool rt_js_streq(const rt_jscan *js, int i, const char *s)
     }
 }
 
+bool rt_js_integer_in(const rt_jscan *js, int i, long long min, long long max, long long *out)
+{
+    if (rt_js_type_of(js, i) != RT_JS_INTEGER) return false;
+    long long v = rt_js_integer(js, i); /* the scanner refused integers a long long cannot hold */
+    if (v < min || v > max) return false;
+    *out = v;
+    return true;
+}
+
 long long rt_js_integer(const rt_jscan *js, int i)
 {
     if (rt_js_type_of(js, i) != RT_JS_INTEGER) return 0;

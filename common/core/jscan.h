@@ -80,7 +80,11 @@ size_t rt_js_strlen(const rt_jscan *js, int i);
 char *rt_js_strdup(const rt_jscan *js, int i);
 /* True when string token i decodes to exactly s. */
 bool rt_js_streq(const rt_jscan *js, int i, const char *s);
-/* The value of integer token i. */
+/* The value of integer token i (0 when i is not an integer). */
 long long rt_js_integer(const rt_jscan *js, int i);
+/* True when token i is an integer from min to max (*out set); false for another type or an
+ * integer out of that range: a field read into an int must never wrap (tier 4294967297 is
+ * not tier 1). */
+bool rt_js_integer_in(const rt_jscan *js, int i, long long min, long long max, long long *out);
 
 #endif

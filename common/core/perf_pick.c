@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,8 @@ static int parse_alert(json_t *a, rt_perf_alert *out, long long summary_id, char
     const char *bad = NULL;
     if (!get_id(a, "id", &out->id))
         bad = "id";
-    else if (!json_is_integer(status))
+    else if (!json_is_integer(status) || json_integer_value(status) < 0 ||
+             json_integer_value(status) > INT_MAX)
         bad = "status";
     else if (!json_is_boolean(regression))
         bad = "is_regression";
@@ -101,7 +103,8 @@ static int parse_summary(json_t *s, rt_perf_summary *out, char *errstr)
         bad = "id";
     else if (!get_id(s, "push_id", &out->push_id))
         bad = "push_id";
-    else if (!json_is_integer(framework))
+    else if (!json_is_integer(framework) || json_integer_value(framework) < 0 ||
+             json_integer_value(framework) > INT_MAX)
         bad = "framework";
     else if (!copy_string(json_object_get(s, "repository"), out->repository,
                           sizeof out->repository))

@@ -123,12 +123,18 @@ int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef 
                               &out->job_kind, reason)))
             goto out;
         int tier = rt_js_get(&js, th, "tier");
+        long long tier_value = 0;
         if (tier >= 0 && rt_js_type_of(&js, tier) != RT_JS_INTEGER) {
             snprintf(reason, REASON_SIZE, "wrong-type:extra.treeherder.tier");
             rc = RT_EPROTO;
             goto out;
         }
-        out->tier = tier >= 0 ? (int)rt_js_integer(&js, tier) : 0;
+        if (tier >= 0 && !rt_js_integer_in(&js, tier, 0, RT_TASKDEF_MAX_TIER, &tier_value)) {
+            snprintf(reason, REASON_SIZE, "invalid-value:extra.treeherder.tier");
+            rc = RT_EPROTO;
+            goto out;
+        }
+        out->tier = (int)tier_value;
         int machine = rt_js_get(&js, th, "machine");
         if (rt_js_type_of(&js, machine) == RT_JS_OBJECT &&
             (rc = copy_string(&js, rt_js_get(&js, machine, "platform"),

@@ -344,6 +344,32 @@ static void test_a_try_push_failure_is_skipped_by_project(void **state)
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
+/* Treeherder's classification read into an int wrapped: 4294967297 became 1 (not
+ * classified) and the failure was retriggered. Out of range, the answer is refused. */
+static void test_an_out_of_range_classification_is_an_error_not_unclassified(void **state)
+{
+    rt_ch *h = *state;
+    json_t *scenario = scenario_new();
+    variant v;
+    add_variant(scenario, &v, "wrapping-classification", ES_FAIL, 0);
+    json_object_set_new(json_object_get(scenario, "jobs"), v.task_id,
+                        json_pack("[{s:i, s:i, s:s, s:s, s:I}]", "id", 300999001, "retry_id", 0,
+                                  "result", "testfailed", "state", "completed",
+                                  "failure_classification_id", (json_int_t)4294967297LL));
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    rt_ch_start_workers(h, 1);
+    publish_variant(h, &v, "wrapping");
+    rt_ch_message *dead = NULL;
+    rt_ch_take(h, "dead-letter", 1, WAIT_MS, &dead);
+    if (!strstr(dead[0].reason, "failure_classification_id is not an integer"))
+        fail_msg("reason: %s", dead[0].reason);
+    rt_ch_messages_free(dead, 1);
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
+    assert_int_equal(rt_ch_sql_int(h, SQL_SETS, 0, NULL), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
 /* ---- 2. exactly once ---- */
 
 static void test_duplicated_failure_requests_one_set_even_after_redis_flush(void **state)
@@ -859,6 +885,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_a_try_push_failure_is_skipped_by_project, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_an_out_of_range_classification_is_an_error_not_unclassified, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_duplicated_failure_requests_one_set_even_after_redis_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(

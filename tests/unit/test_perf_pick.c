@@ -189,6 +189,14 @@ static void test_summaries_without_what_the_picking_needs_are_refused(void **sta
                      RT_EPROTO);
     assert_non_null(strstr(errstr, "created"));
     assert_int_equal(s.count, 0);
+    /* Integers an int cannot hold are refused, not wrapped (4294967309 is not framework 13). */
+    const char *wrapping =
+        "[{\"id\": 1, \"push_id\": 2, \"framework\": 4294967309, \"repository\": \"autoland\","
+        " \"created\": \"2023-06-24T10:00:00\", \"alerts\": []}]";
+    assert_int_equal(rt_perf_summaries_parse(wrapping, strlen(wrapping), &s, NULL, errstr),
+                     RT_EPROTO);
+    assert_non_null(strstr(errstr, "framework"));
+    assert_int_equal(s.count, 0);
     rt_perf_summaries_free(&s);
 }
 
