@@ -21,6 +21,11 @@ int rt_cli_ingest_junit(int argc, char **argv, rt_config *cfg);
 int rt_cli_flakes(int argc, char **argv, rt_config *cfg);
 int rt_cli_report(int argc, char **argv, rt_config *cfg);
 
+/* Text from the database or an upstream, made safe to print (control characters, ESC, C1
+ * and bidi overrides escaped; rt_utf8_printable). Valid until 31 more calls; NULL gives
+ * "-". Every table and human-readable line of the CLI prints such text through it. */
+const char *rt_cli_text(const char *s);
+
 /* Shared by flakes.c and report.c. */
 #include <jansson.h>
 #include <stdbool.h>

@@ -113,7 +113,8 @@ static void print_table(json_t *rows)
                100.0 * json_real_value(json_object_get(row, "failure_rate")),
                (long long)json_integer_value(json_object_get(row, "branches")),
                100.0 * json_real_value(json_object_get(row, "push_failure_chance")),
-               first_time ? first_time : "-", json_string_value(json_object_get(row, "test")));
+               rt_cli_text(first_time),
+               rt_cli_text(json_string_value(json_object_get(row, "test"))));
     }
 }
 
@@ -186,7 +187,7 @@ int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
     rt_pg_free(pg);
     if (!rows) return 1;
     if (json) {
-        char *text = json_dumps(rows, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        char *text = json_dumps(rows, JSON_INDENT(2) | JSON_REAL_PRECISION(6) | JSON_ENSURE_ASCII);
         if (text) printf("%s\n", text);
         free(text);
     } else {

@@ -140,7 +140,8 @@ int rt_cli_render_action(int argc, char **argv, rt_config *cfg)
         refused ? json_pack("{s:s, s:s}", "code", verdict.code, "reason", verdict.reason) : NULL;
     bool built = result && (!refused || (refusal && !json_object_set(result, "refused", refusal)));
     json_decref(refusal);
-    char *text = built ? json_dumps(result, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+    char *text =
+        built ? json_dumps(result, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII) : NULL;
     json_decref(result);
     if (!text) {
         rt_log_error("out of memory");

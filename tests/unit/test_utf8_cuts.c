@@ -156,6 +156,20 @@ static void test_errstr_is_cut_at_a_character_boundary(void **state)
     free(text);
 }
 
+/* Text for the terminal: controls, ESC, C1 and bidi overrides escaped; the rest kept. */
+static void test_printable_text_escapes_what_a_terminal_obeys(void **state)
+{
+    (void)state;
+    char *out = rt_utf8_printable("a\x1b[2J\x07"
+                                  "b\tc\nd\x7f \xc2\x9b"
+                                  "31m \xe2\x80\xae \xff é€🐛 C:\\x");
+    assert_string_equal(out, "a\\x1b[2J\\x07b\\tc\\nd\\x7f \\u009b31m \\u202e \\xff é€🐛 C:\\x");
+    free(out);
+    out = rt_utf8_printable("");
+    assert_string_equal(out, "");
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -163,6 +177,7 @@ int main(void)
         cmocka_unit_test(test_failure_lines_are_cut_at_character_boundaries),
         cmocka_unit_test(test_failure_lines_replace_invalid_bytes),
         cmocka_unit_test(test_errstr_is_cut_at_a_character_boundary),
+        cmocka_unit_test(test_printable_text_escapes_what_a_terminal_obeys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
