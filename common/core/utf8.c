@@ -82,6 +82,14 @@ void rt_utf8_vformat(char *dst, size_t size, const char *fmt, va_list ap)
     }
 }
 
+void rt_utf8_format(char *dst, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rt_utf8_vformat(dst, size, fmt, ap);
+    va_end(ap);
+}
+
 bool rt_utf8_valid(const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;

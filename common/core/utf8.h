@@ -22,6 +22,9 @@ size_t rt_utf8_boundary(const char *s, size_t len, size_t max);
 size_t rt_utf8_copy(char *dst, size_t size, const char *src, bool *cut);
 /* vsnprintf into dst, the result cut at a character boundary when it does not fit. */
 void rt_utf8_vformat(char *dst, size_t size, const char *fmt, va_list ap);
+/* The same with arguments. */
+void rt_utf8_format(char *dst, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Whether s[0..len) is well-formed UTF-8 (no overlongs, surrogates or code points past
  * U+10FFFF). */
 bool rt_utf8_valid(const char *s, size_t len);

@@ -80,7 +80,8 @@ static bool parse_labels(const char *labels, char names[][LABEL_NAME_SIZE], size
 static rt_metric *register_family(metric_kind kind, const char *name, const char *help,
                                   const char *labels, const double *bounds, size_t nbounds)
 {
-    char names[RT_METRICS_MAX_LABELS][LABEL_NAME_SIZE];
+    char names[RT_METRICS_MAX_LABELS][LABEL_NAME_SIZE] = {
+        {0}}; /* every build type: no maybe-uninitialized */
     size_t nlabels = 0;
     if (!valid_name(name, true) || strlen(name) >= NAME_SIZE ||
         !parse_labels(labels, names, &nlabels) || nbounds > RT_METRICS_MAX_BUCKETS - 1) {

@@ -75,7 +75,7 @@ char *rt_crafted_errorsummary(rt_crafted_kind kind, size_t bytes, size_t *len)
             puts_(&t, "]}\n");
         }
     } else if (kind == RT_CRAFTED_MANY_GROUPS) {
-        char line[512];
+        char line[RT_ES_MAX_FIELD + 512];
         puts_(&t, "{\"action\":\"test_groups\",\"groups\":[");
         for (size_t i = 0; i < RT_ES_MAX_GROUPS && t.n < bytes; i++) {
             name_of(name, 200, i);
@@ -105,7 +105,7 @@ char *rt_crafted_errorsummary(rt_crafted_kind kind, size_t bytes, size_t *len)
         }
         puts_(&t, "]}\n");
         name_of(name, 256, RT_ES_MAX_GROUPS - 1);
-        char line[512];
+        char line[RT_ES_MAX_FIELD + 512];
         for (size_t i = 0; t.n < bytes; i++) {
             snprintf(line, sizeof line,
                      "{\"action\":\"test_result\",\"test\":\"t%zu.js\",\"status\":\"FAIL\","

@@ -811,7 +811,8 @@ static int retry_later(decide *w, const rt_amqp_message *m, const char *why)
     if (rt_decide_request_parse(m->body, m->len, &req, reason) != RT_OK) return RT_EPROTO;
     req.attempt = m->attempt + 2; /* the body counts from 1 */
     bool was_deadline = !strncmp(req.reason, "deadline", 8);
-    snprintf(req.reason, sizeof req.reason, "%sretry: %s", was_deadline ? "deadline " : "", why);
+    rt_utf8_format(req.reason, sizeof req.reason, "%sretry: %s", was_deadline ? "deadline " : "",
+                   why); /* cut, if it must be, on a character boundary */
     char *body = rt_decide_request_build(&req);
     if (!body) return RT_ENOMEM;
     rt_amqp_header headers[] = {{"x-retrig-last-error", why}};
