@@ -77,7 +77,10 @@ int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef 
         goto out;
     }
     if (parsed != RT_OK || rt_js_type_of(&js, 0) != RT_JS_OBJECT) {
-        snprintf(reason, REASON_SIZE, parsed == RT_OK ? "wrong-type:task" : "invalid-json");
+        if (js.too_many)
+            snprintf(reason, REASON_SIZE, "too-big:more than %d values", RT_JSCAN_MAX_TOKENS);
+        else
+            snprintf(reason, REASON_SIZE, parsed == RT_OK ? "wrong-type:task" : "invalid-json");
         goto out;
     }
     group = string_of(&js, rt_js_get(&js, 0, "taskGroupId"));
