@@ -26,6 +26,11 @@ int rt_cli_followup(int argc, char **argv, rt_config *cfg);
 int rt_cli_collect_github(int argc, char **argv, rt_config *cfg);
 int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg);
 
+/* Text from the database or an upstream, made safe to print (control characters, ESC, C1
+ * and bidi overrides escaped; rt_utf8_printable). Valid until 31 more calls; NULL gives
+ * "-". Every table and human-readable line of the CLI prints such text through it. */
+const char *rt_cli_text(const char *s);
+
 /* Shared by flakes.c and report.c. */
 #include <jansson.h>
 #include <stdbool.h>

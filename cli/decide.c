@@ -75,6 +75,12 @@ out:
     return status;
 }
 
+/* Appends value (stolen) to array; false when value is NULL or the append failed. */
+static bool append(json_t *array, json_t *value)
+{
+    return value && json_array_append_new(array, value) == 0;
+}
+
 int rt_cli_decide(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {
@@ -160,15 +166,20 @@ int rt_cli_decide(int argc, char **argv, rt_config *cfg)
         goto out;
     }
     json_t *lines = json_array(), *tracked = json_array();
-    for (size_t i = 0; i < original.nlines; i++)
-        json_array_append_new(lines, json_pack("{s:s, s:I}", "line", original.lines[i].signature,
-                                               "reproduced", (json_int_t)result.reproduced[i]));
-    for (size_t i = 0; i < original.ntracked; i++)
-        json_array_append_new(tracked,
-                              json_pack("{s:s, s:I}", "line", original.tracked[i].line.signature,
-                                        "bug", (json_int_t)original.tracked[i].bug_id));
-    out = json_pack("{s:s, s:s, s:o, s:o}", "verdict", rt_verdict_name(result.verdict), "reason",
-                    result.reason, "lines", lines, "tracked", tracked);
+    bool whole = lines && tracked; /* a line JSON cannot hold is an error, never left out */
+    for (size_t i = 0; whole && i < original.nlines; i++)
+        whole = append(lines, json_pack("{s:s, s:I}", "line", original.lines[i].signature,
+                                        "reproduced", (json_int_t)result.reproduced[i]));
+    for (size_t i = 0; whole && i < original.ntracked; i++)
+        whole = append(tracked, json_pack("{s:s, s:I}", "line", original.tracked[i].line.signature,
+                                          "bug", (json_int_t)original.tracked[i].bug_id));
+    if (whole)
+        out = json_pack("{s:s, s:s, s:o, s:o}", "verdict", rt_verdict_name(result.verdict),
+                        "reason", result.reason, "lines", lines, "tracked", tracked);
+    else {
+        json_decref(lines);
+        json_decref(tracked);
+    }
     char *text = out ? json_dumps(out, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     if (!text) {
         rt_log_error("cannot format the verdict");

@@ -163,7 +163,7 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
                                     json_integer(atoi(PQgetvalue(res, i, 9))));
             json_array_append_new(list, o);
         }
-        char *text = json_dumps(list, JSON_INDENT(2));
+        char *text = json_dumps(list, JSON_INDENT(2) | JSON_ENSURE_ASCII);
         json_decref(list);
         if (text) printf("%s\n", text);
         free(text);
@@ -172,9 +172,11 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
                "REASON", "PROJECT", "REVISION", "REPRO", "ORIGINAL_TASK", "LABEL");
         for (int i = 0; i < n; i++)
             printf("%-20s  %-12s  %-22s  %-10s  %-12.12s  %2s/%-2s  %-22s  %s\n",
-                   PQgetvalue(res, i, 1), PQgetvalue(res, i, 2), PQgetvalue(res, i, 3),
-                   PQgetvalue(res, i, 4), PQgetvalue(res, i, 5), PQgetvalue(res, i, 10),
-                   PQgetvalue(res, i, 11), PQgetvalue(res, i, 8), PQgetvalue(res, i, 6));
+                   rt_cli_text(PQgetvalue(res, i, 1)), rt_cli_text(PQgetvalue(res, i, 2)),
+                   rt_cli_text(PQgetvalue(res, i, 3)), rt_cli_text(PQgetvalue(res, i, 4)),
+                   rt_cli_text(PQgetvalue(res, i, 5)), rt_cli_text(PQgetvalue(res, i, 10)),
+                   rt_cli_text(PQgetvalue(res, i, 11)), rt_cli_text(PQgetvalue(res, i, 8)),
+                   rt_cli_text(PQgetvalue(res, i, 6)));
     }
     status = 0;
 out:
@@ -208,13 +210,13 @@ static void print_history(json_t *history)
         if (!json_is_object(first)) continue;
         const char *sig = json_string_value(json_object_get(first, "signature"));
         printf("      %s %s on %s push %s (%s)%s%s\n", firsts[i][1],
-               json_string_value(json_object_get(first, "at")),
-               json_string_value(json_object_get(first, "project")),
-               json_string_value(json_object_get(first, "push")),
+               rt_cli_text(json_string_value(json_object_get(first, "at"))),
+               rt_cli_text(json_string_value(json_object_get(first, "project"))),
+               rt_cli_text(json_string_value(json_object_get(first, "push"))),
                json_is_string(json_object_get(first, "revision"))
-                   ? json_string_value(json_object_get(first, "revision"))
+                   ? rt_cli_text(json_string_value(json_object_get(first, "revision")))
                    : "-",
-               sig ? ": " : "", sig ? sig : "");
+               sig ? ": " : "", sig ? rt_cli_text(sig) : "");
     }
 }
 
@@ -228,17 +230,17 @@ static void print_lines(json_t *evidence)
     {
         printf("  [%lld reproduced] %s\n",
                (long long)json_integer_value(json_object_get(line, "reproduced")),
-               json_string_value(json_object_get(line, "line")));
+               rt_cli_text(json_string_value(json_object_get(line, "line"))));
         size_t k;
         json_t *by;
         json_array_foreach(json_object_get(line, "reproduced_by"), k, by)
-            printf("      by %s\n", json_string_value(by));
+            printf("      by %s\n", rt_cli_text(json_string_value(by)));
         print_history(json_object_get(line, "history"));
     }
     json_array_foreach(json_object_get(evidence, "tracked"), i, line)
         printf("  [dropped: single tracking bug %lld] %s\n",
                (long long)json_integer_value(json_object_get(line, "bug")),
-               json_string_value(json_object_get(line, "line")));
+               rt_cli_text(json_string_value(json_object_get(line, "line"))));
 }
 
 int rt_cli_explain(int argc, char **argv, rt_config *cfg)
@@ -276,15 +278,18 @@ int rt_cli_explain(int argc, char **argv, rt_config *cfg)
 
     if (rt_pg_exec(pg, SQL_SET, 1, sparams, &res) != RT_OK) goto dberror;
     printf("retrigger set %s: %s %s\n  label    %s\n  platform %s\n  status   %s (created %s)\n",
-           id, PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
-           PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 7), PQgetvalue(res, 0, 8));
+           id, rt_cli_text(PQgetvalue(res, 0, 0)), rt_cli_text(PQgetvalue(res, 0, 1)),
+           rt_cli_text(PQgetvalue(res, 0, 2)), rt_cli_text(PQgetvalue(res, 0, 3)),
+           rt_cli_text(PQgetvalue(res, 0, 7)), rt_cli_text(PQgetvalue(res, 0, 8)));
     printf("\nthe failure\n  original %s run %s: %s on %s, resolved %s, seen %s\n",
-           PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 5), PQgetvalue(res, 0, 10),
-           PQgetvalue(res, 0, 15), PQgetvalue(res, 0, 13), PQgetvalue(res, 0, 14));
-    printf("  retrig-classify: %s (%s)\n  failing groups: %s\n", PQgetvalue(res, 0, 11),
-           PQgetvalue(res, 0, 12), PQgetvalue(res, 0, 16));
-    printf("  asked for %s retriggers; request published %s\n", PQgetvalue(res, 0, 6),
-           PQgetvalue(res, 0, 9));
+           rt_cli_text(PQgetvalue(res, 0, 4)), rt_cli_text(PQgetvalue(res, 0, 5)),
+           rt_cli_text(PQgetvalue(res, 0, 10)), rt_cli_text(PQgetvalue(res, 0, 15)),
+           rt_cli_text(PQgetvalue(res, 0, 13)), rt_cli_text(PQgetvalue(res, 0, 14)));
+    printf("  retrig-classify: %s (%s)\n  failing groups: %s\n",
+           rt_cli_text(PQgetvalue(res, 0, 11)), rt_cli_text(PQgetvalue(res, 0, 12)),
+           rt_cli_text(PQgetvalue(res, 0, 16)));
+    printf("  asked for %s retriggers; request published %s\n", rt_cli_text(PQgetvalue(res, 0, 6)),
+           rt_cli_text(PQgetvalue(res, 0, 9)));
     PQclear(res);
     res = NULL;
 
@@ -294,10 +299,12 @@ int rt_cli_explain(int argc, char **argv, rt_config *cfg)
         printf("  none recorded yet\n");
     else
         printf("  %s: %s%s, action task %s, %s attempt(s), intent %s, finished %s%s%s\n",
-               PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1),
-               PQgetvalue(res, 0, 4)[0] == 't' ? " (dry run)" : "", PQgetvalue(res, 0, 2),
-               PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 5), PQgetvalue(res, 0, 6),
-               PQgetvalue(res, 0, 7)[0] ? "; error: " : "", PQgetvalue(res, 0, 7));
+               rt_cli_text(PQgetvalue(res, 0, 0)), rt_cli_text(PQgetvalue(res, 0, 1)),
+               rt_cli_text(PQgetvalue(res, 0, 4))[0] == 't' ? " (dry run)" : "",
+               rt_cli_text(PQgetvalue(res, 0, 2)), rt_cli_text(PQgetvalue(res, 0, 3)),
+               rt_cli_text(PQgetvalue(res, 0, 5)), rt_cli_text(PQgetvalue(res, 0, 6)),
+               rt_cli_text(PQgetvalue(res, 0, 7))[0] ? "; error: " : "",
+               rt_cli_text(PQgetvalue(res, 0, 7)));
     PQclear(res);
     res = NULL;
 
@@ -308,9 +315,10 @@ int rt_cli_explain(int argc, char **argv, rt_config *cfg)
     for (int i = 0; i < PQntuples(res); i++) {
         const char *role = PQgetvalue(res, i, 6);
         printf("  %-9s %s run %s: %-9s -> %-13s resolved %s  (classify: %s)%s\n",
-               !strcmp(role, "retrigger") ? "requested" : role, PQgetvalue(res, i, 0),
-               PQgetvalue(res, i, 1), PQgetvalue(res, i, 2), PQgetvalue(res, i, 3),
-               PQgetvalue(res, i, 4), PQgetvalue(res, i, 5),
+               !strcmp(role, "retrigger") ? "requested" : rt_cli_text(role),
+               rt_cli_text(PQgetvalue(res, i, 0)), rt_cli_text(PQgetvalue(res, i, 1)),
+               rt_cli_text(PQgetvalue(res, i, 2)), rt_cli_text(PQgetvalue(res, i, 3)),
+               rt_cli_text(PQgetvalue(res, i, 4)), rt_cli_text(PQgetvalue(res, i, 5)),
                !strcmp(PQgetvalue(res, i, 0), task_id) ? "  <- asked about" : "");
     }
     PQclear(res);
@@ -323,10 +331,10 @@ int rt_cli_explain(int argc, char **argv, rt_config *cfg)
     } else {
         json_t *evidence = json_loads(PQgetvalue(res, 0, 7), 0, NULL);
         json_t *counts = json_object_get(evidence, "counts");
-        printf("  %s (%s), threshold %lld; classification %s when decided\n", PQgetvalue(res, 0, 0),
-               PQgetvalue(res, 0, 1),
+        printf("  %s (%s), threshold %lld; classification %s when decided\n",
+               rt_cli_text(PQgetvalue(res, 0, 0)), rt_cli_text(PQgetvalue(res, 0, 1)),
                (long long)json_integer_value(json_object_get(evidence, "threshold")),
-               PQgetvalue(res, 0, 2));
+               rt_cli_text(PQgetvalue(res, 0, 2)));
         printf(
             "  retriggers: %lld compared (%lld passed, %lld failed), %lld exception, %lld without "
             "data, %lld pending\n",
@@ -346,8 +354,8 @@ int rt_cli_explain(int argc, char **argv, rt_config *cfg)
                        json_object_get(cancelled, "estimated_seconds_saved")));
         printf("\nthe times\n  failure seen           %s\n  retriggers requested   %s\n"
                "  decided                %s  (%s s after the failure was seen)\n",
-               PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 5),
-               PQgetvalue(res, 0, 6));
+               rt_cli_text(PQgetvalue(res, 0, 3)), rt_cli_text(PQgetvalue(res, 0, 4)),
+               rt_cli_text(PQgetvalue(res, 0, 5)), rt_cli_text(PQgetvalue(res, 0, 6)));
         json_decref(evidence);
     }
     status = 0;

@@ -233,7 +233,10 @@ static void print_table(json_t *rows)
         if (json_is_object(issue))
             snprintf(issue_text, sizeof issue_text, "#%lld%s",
                      (long long)json_integer_value(json_object_get(issue, "number")),
-                     strcmp(json_string_value(json_object_get(issue, "state")), "open") ? "c" : "");
+                     json_is_string(json_object_get(issue, "state")) &&
+                             strcmp(json_string_value(json_object_get(issue, "state")), "open")
+                         ? "c"
+                         : "");
         printf("%-5s %6lld %6lld %5.1f%% %8lld %5.1f%%  %-20s %5lld %7s  %s\n",
                json_is_true(json_object_get(row, "flaky")) ? "yes" : "-",
                (long long)json_integer_value(json_object_get(row, "runs")),
@@ -241,9 +244,9 @@ static void print_table(json_t *rows)
                100.0 * json_real_value(json_object_get(row, "failure_rate")),
                (long long)json_integer_value(json_object_get(row, "branches")),
                100.0 * json_real_value(json_object_get(row, "push_failure_chance")),
-               first_time ? first_time : "-",
+               rt_cli_text(first_time),
                (long long)json_integer_value(json_object_get(row, "rerun_flips")), issue_text,
-               json_string_value(json_object_get(row, "test")));
+               rt_cli_text(json_string_value(json_object_get(row, "test"))));
     }
 }
 
@@ -317,7 +320,9 @@ int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
         json_t *doc =
             json_pack("{s:s, s:s, s:s, s:O, s:O, s:O}", "project", q.project, "window", q.window,
                       "until", q.until, "tests", rows, "coverage", cov, "gaps", gaps);
-        char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) : NULL;
+        char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(6) |
+                                               JSON_ENSURE_ASCII)
+                         : NULL;
         json_decref(doc);
         if (!text) goto out;
         printf("%s\n", text);

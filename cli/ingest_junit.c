@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "common/core/history.h"
 #include "common/core/junit.h"
+#include "common/io/hashkey.h"
 #include "common/io/history_store.h"
 #include "common/io/pg.h"
 
@@ -194,7 +195,7 @@ int rt_cli_ingest_junit(int argc, char **argv, rt_config *cfg)
     }
 
     int status = 1;
-    rt_history_rows rows = {0};
+    rt_history_rows rows = {.hash_key = *rt_hash_key()}; /* names come from the files */
     rt_junit_stats stats = {0};
     rt_pg *pg = NULL;
     char errstr[RT_ERRSTR_SIZE] = "";

@@ -12,6 +12,7 @@
 #include "common/core/errorsummary.h"
 #include "common/core/pulse.h"
 #include "common/core/taskdef.h"
+#include "common/io/hashkey.h"
 #include "common/policy.h"
 
 #define FILE_CAP (256L * 1024 * 1024)
@@ -51,8 +52,12 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
-static int load_errorsummaries(char **paths, size_t npaths, rt_errorsummary *es)
+/* The files as one run's artifacts, parsed as retrig-classify parses them (the process's
+ * hash key, errorsummary_max_bytes; no time budget). */
+static int load_errorsummaries(const rt_config *cfg, char **paths, size_t npaths,
+                               rt_errorsummary *es)
 {
+    rt_errorsummary_init(es, rt_hash_key(), (size_t)cfg->errorsummary_max_bytes, NULL, NULL);
     for (size_t i = 0; i < npaths; i++) {
         size_t len = 0;
         char *text = slurp(paths[i], &len);
@@ -71,20 +76,33 @@ static int load_errorsummaries(char **paths, size_t npaths, rt_errorsummary *es)
     return 0;
 }
 
+/* Appends value (stolen) to array; false when value is NULL (json_pack refused it) or the
+ * append failed, so that an item is never left out without the caller knowing. */
+static bool append(json_t *array, json_t *value)
+{
+    return value && json_array_append_new(array, value) == 0;
+}
+
+/* The summary as JSON; NULL when an item could not be represented (never a shorter list). */
 static json_t *errorsummary_json(const rt_errorsummary *es)
 {
     const char *reason = NULL;
     rt_es_kind kind = rt_errorsummary_classify(es, &reason);
     json_t *failing = json_array(), *failures = json_array();
-    for (size_t i = 0; i < es->ngroups; i++)
+    bool whole = failing && failures;
+    for (size_t i = 0; whole && i < es->ngroups; i++)
         if (rt_errorsummary_group_failed(es, &es->groups[i]))
-            json_array_append_new(failing, json_string(es->groups[i].name));
-    for (size_t i = 0; i < es->nfailures; i++) {
+            whole = append(failing, json_string(es->groups[i].name));
+    for (size_t i = 0; whole && i < es->nfailures; i++) {
         const rt_es_failure *f = &es->failures[i];
-        json_array_append_new(failures,
-                              json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s}", "test", f->test,
-                                        "subtest", f->subtest, "status", f->status, "expected",
-                                        f->expected, "message", f->message, "group", f->group));
+        whole = append(failures, json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s}", "test", f->test,
+                                           "subtest", f->subtest, "status", f->status, "expected",
+                                           f->expected, "message", f->message, "group", f->group));
+    }
+    if (!whole) {
+        json_decref(failing);
+        json_decref(failures);
+        return NULL;
     }
     return json_pack("{s:s, s:s, s:b, s:o, s:o, s:I, s:I}", "kind", rt_es_kind_name(kind), "reason",
                      reason, "complete", rt_errorsummary_complete(es), "failing_groups", failing,
@@ -94,14 +112,13 @@ static json_t *errorsummary_json(const rt_errorsummary *es)
 
 static void print_json(json_t *value)
 {
-    char *text = json_dumps(value, JSON_COMPACT | JSON_ENSURE_ASCII);
+    char *text = value ? json_dumps(value, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     if (text) puts(text);
     free(text);
 }
 
 int rt_cli_errorsummary(int argc, char **argv, rt_config *cfg)
 {
-    (void)cfg;
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fprintf(argc < 2 ? stderr : stdout,
                 "usage: retrig errorsummary FILE...\n"
@@ -112,9 +129,13 @@ int rt_cli_errorsummary(int argc, char **argv, rt_config *cfg)
         return argc < 2 ? 2 : 0;
     }
     rt_errorsummary es = {0};
-    int status = load_errorsummaries(argv + 1, (size_t)(argc - 1), &es);
+    int status = load_errorsummaries(cfg, argv + 1, (size_t)(argc - 1), &es);
     if (status == 0) {
         json_t *out = errorsummary_json(&es);
+        if (!out) {
+            rt_log_error("cannot represent the errorsummary as JSON");
+            status = 1;
+        }
         print_json(out);
         json_decref(out);
     }
@@ -214,7 +235,7 @@ int rt_cli_eligibility(int argc, char **argv, rt_config *cfg)
         rt_log_error("invalid task definition", "file", task_path, "reason", reason);
         goto out;
     }
-    if (load_errorsummaries(es_paths, nes, &es) != 0) goto out;
+    if (load_errorsummaries(cfg, es_paths, nes, &es) != 0) goto out;
 
     rt_elig_facts facts = {
         .message = &msg,

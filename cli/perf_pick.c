@@ -199,7 +199,8 @@ int rt_cli_perf_pick(int argc, char **argv, rt_config *cfg)
     } else {
         doc = json_incref(picked);
     }
-    char *out = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) : NULL;
+    char *out =
+        doc ? json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(12) | JSON_ENSURE_ASCII) : NULL;
     if (out) {
         printf("%s\n", out);
         free(out);

@@ -177,7 +177,7 @@ static int print_json(const char *day, const report *r, PGresult *failures)
     json_object_del(totals, "family");
     json_t *doc = json_pack("{s:s, s:o, s:o, s:o}", "day", day, "families", families, "totals",
                             totals, "failures", list);
-    int rc = doc && json_dumpf(doc, stdout, JSON_INDENT(2)) == 0 ? 0 : 1;
+    int rc = doc && json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII) == 0 ? 0 : 1;
     fputc('\n', stdout);
     json_decref(doc);
     return rc;
@@ -210,9 +210,9 @@ static int print_table(const char *day, const report *r, PGresult *failures)
         printf("%-10s %-10s %-18s %-22s %s\n", "alert", "family", "reason", "action task",
                "detail");
     for (int i = 0; i < PQntuples(failures); i++)
-        printf("%-10s %-10s %-18s %-22s %s\n", PQgetvalue(failures, i, 0),
-               PQgetvalue(failures, i, 2), PQgetvalue(failures, i, 4), PQgetvalue(failures, i, 6),
-               PQgetvalue(failures, i, 5));
+        printf("%-10s %-10s %-18s %-22s %s\n", rt_cli_text(PQgetvalue(failures, i, 0)),
+               rt_cli_text(PQgetvalue(failures, i, 2)), rt_cli_text(PQgetvalue(failures, i, 4)),
+               rt_cli_text(PQgetvalue(failures, i, 6)), rt_cli_text(PQgetvalue(failures, i, 5)));
     return fflush(stdout) == 0 ? 0 : 1;
 }
 

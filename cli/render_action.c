@@ -11,6 +11,8 @@
 #include "common/core/actions.h"
 #include "common/core/ids.h"
 #include "common/core/taskdef.h"
+#include "common/core/trust.h"
+#include "common/policy.h"
 
 static void usage(FILE *out)
 {
@@ -20,7 +22,11 @@ static void usage(FILE *out)
         "                            [--action NAME] [--times N]\n"
         "Renders the hookPayload of an action (default retrigger-multiple) for the task and\n"
         "prints {\"hookGroupId\", \"hookId\", \"payload\"}. ACTIONS.json is a whole actions.json\n"
-        "or a bare list of actions. A task action must have the task in its context.\n");
+        "or a bare list of actions. A task action must have the task in its context.\n"
+        "The call is checked as retrig-retrigger checks it before signing (the configured\n"
+        "taskcluster_hook_group, an in-tree-action hook of the level of the task's project in\n"
+        "project_levels, the task's schedulerId, task group and push): a call retrig would\n"
+        "refuse is printed with \"refused\": {\"code\", \"reason\"} and the exit code is 1.\n");
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -114,12 +120,39 @@ int rt_cli_render_action(int argc, char **argv, rt_config *cfg)
         rt_log_error("cannot render the action", "action", name, "error", errstr);
         goto out;
     }
+    rt_hook_policy policy;
+    rt_hook_policy_from_config(cfg, &policy);
+    rt_hook_call call = {
+        .hook_group_id = action->hook_group_id,
+        .hook_id = action->hook_id,
+        .payload = payload,
+        .project = def.project,
+        .revision = def.revision,
+        .scheduler_id = def.scheduler_id,
+        .task_group_id = def.task_group_id,
+        .task_id = rt_action_is_task_group(action) ? NULL : task_id,
+    };
+    rt_hook_verdict verdict;
+    bool refused = rt_hook_check(&policy, &call, &verdict) != RT_OK;
     json_t *result = json_pack("{s:s, s:s, s:O}", "hookGroupId", action->hook_group_id, "hookId",
                                action->hook_id, "payload", payload);
-    char *text = json_dumps(result, JSON_INDENT(2) | JSON_SORT_KEYS);
-    if (text) puts(text);
-    free(text);
+    json_t *refusal =
+        refused ? json_pack("{s:s, s:s}", "code", verdict.code, "reason", verdict.reason) : NULL;
+    bool built = result && (!refused || (refusal && !json_object_set(result, "refused", refusal)));
+    json_decref(refusal);
+    char *text =
+        built ? json_dumps(result, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII) : NULL;
     json_decref(result);
+    if (!text) {
+        rt_log_error("out of memory");
+        goto out;
+    }
+    puts(text);
+    free(text);
+    if (refused) {
+        rt_log_warn("retrig would refuse this hook call", "reason", verdict.reason);
+        goto out;
+    }
     status = 0;
 out:
     free(atext);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "common/core/utf8.h"
 #include "common/io/pg.h"
 
 #define CHART_WIDTH  160
@@ -161,7 +162,9 @@ static int view(FILE *f, rt_pg *pg, const rt__flakes_query *q, json_t *rows, con
                 html(f, push);
             }
             fputs(" ", f);
-            fprintf(f, "%.12s", rev ? rev : "");
+            char short_rev[13]; /* the first 12 characters, escaped like every stored text */
+            rt_utf8_copy(short_rev, sizeof short_rev, rev ? rev : "", NULL);
+            html(f, short_rev);
             fputs("</small>", f);
         } else {
             fputs("-", f);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/core/trust.h"
+
 #define OFF(field)         offsetof(rt_config, field)
 #define RT_CONFIG_FILE_MAX (1024 * 1024)
 #define RT_SECRET_FILE_MAX 8192
@@ -91,6 +93,10 @@ const rt_config_key rt_config_keys[] = {
      "running then is cut and its message goes back to the queue)"},
     {"dry_run", RT_CFG_BOOL, OFF(dry_run), "false", 0, 0, false,
      "record everything, including the payload that would be sent, but never call Taskcluster"},
+    {"errorsummary_max_bytes", RT_CFG_LONG, OFF(errorsummary_max_bytes), "33554432", 1024, 1L << 34,
+     false,
+     "bytes of all errorsummary artifacts of one run parsed at most; past it the run's summary "
+     "is incomplete (infra) and nothing more is parsed"},
     {"flaky_issue_label", RT_CFG_STRING, OFF(flaky_issue_label), "flaky-test", 0, 0, false,
      "label of the GitHub issues retrig flaky-issues opens (and lists to find its own)"},
     {"flaky_issue_on_main", RT_CFG_BOOL, OFF(flaky_issue_on_main), "true", 0, 0, false,
@@ -143,6 +149,9 @@ const rt_config_key rt_config_keys[] = {
     {"log_level", RT_CFG_LEVEL, OFF(log_level), "info", 0, 0, false, "debug, info, warn or error"},
     {"max_message_bytes", RT_CFG_LONG, OFF(max_message_bytes), "1048576", 1024, 64L << 20, false,
      "largest Pulse message body accepted; bigger ones are dead-lettered (too-big)"},
+    {"message_time_budget_ms", RT_CFG_INT, OFF(message_time_budget_ms), "30000", 1, 3600000, false,
+     "time retrig-classify and retrig-history may spend on one run's errorsummary artifacts; "
+     "past it the message is retried later (delay queues), then dead-lettered"},
     {"metrics_bind", RT_CFG_STRING, OFF(metrics_bind), "127.0.0.1", 0, 0, false,
      "address the /metrics and /healthz endpoint listens on (0.0.0.0 or :: for every interface)"},
     {"metrics_port", RT_CFG_INT, OFF(metrics_port), "0", 0, 65535, false,
@@ -184,6 +193,14 @@ const rt_config_key rt_config_keys[] = {
      false, "repositories whose Perfherder alerts retrig-perf backfills"},
     {"pool_prefixes", RT_CFG_LIST, OFF(pool_prefixes), "gecko-t/t-linux-", 0, 0, false,
      "comma-separated task queue id prefixes whose failed tests may be retriggered"},
+    {"project_levels", RT_CFG_LIST, OFF(project_levels), "try=1, autoland=3, mozilla-central=3", 0,
+     0, false,
+     "trust level (1-3, Gecko's) of each Treeherder project as PROJECT=LEVEL: a hook call for "
+     "a task of the project must be in-tree-action-<level>-generic/* and its schedulerId "
+     "gecko-level-<level>"},
+    {"projects", RT_CFG_LIST, OFF(projects), "autoland, mozilla-central", 0, 0, false,
+     "Treeherder projects whose failures retrig acts on (exact names, each with a level in "
+     "project_levels); runs of others are recorded skip/project"},
     {"pulse_declare_exchanges", RT_CFG_BOOL, OFF(pulse_declare_exchanges), "true", 0, 0, false,
      "declare the Taskcluster exchanges (true on a local broker; false on Mozilla's Pulse)"},
     {"pulse_exchange_prefix", RT_CFG_STRING, OFF(pulse_exchange_prefix),
@@ -215,10 +232,45 @@ const rt_config_key rt_config_keys[] = {
      "Taskcluster access token (prefer taskcluster_access_token_file or the environment)"},
     {"taskcluster_access_token_file", RT_CFG_STRING, OFF(taskcluster_access_token_file), NULL, 0, 0,
      false, "file holding the Taskcluster access token"},
+    {"taskcluster_access_token_level1", RT_CFG_STRING, OFF(taskcluster_access_token_level[0]), NULL,
+     0, 0, true,
+     "Taskcluster access token for hook calls on level-1 projects (with "
+     "taskcluster_client_id_level1)"},
+    {"taskcluster_access_token_level1_file", RT_CFG_STRING,
+     OFF(taskcluster_access_token_level_file[0]), NULL, 0, 0, false,
+     "file holding taskcluster_access_token_level1"},
+    {"taskcluster_access_token_level2", RT_CFG_STRING, OFF(taskcluster_access_token_level[1]), NULL,
+     0, 0, true,
+     "Taskcluster access token for hook calls on level-2 projects (with "
+     "taskcluster_client_id_level2)"},
+    {"taskcluster_access_token_level2_file", RT_CFG_STRING,
+     OFF(taskcluster_access_token_level_file[1]), NULL, 0, 0, false,
+     "file holding taskcluster_access_token_level2"},
+    {"taskcluster_access_token_level3", RT_CFG_STRING, OFF(taskcluster_access_token_level[2]), NULL,
+     0, 0, true,
+     "Taskcluster access token for hook calls on level-3 projects (with "
+     "taskcluster_client_id_level3)"},
+    {"taskcluster_access_token_level3_file", RT_CFG_STRING,
+     OFF(taskcluster_access_token_level_file[2]), NULL, 0, 0, false,
+     "file holding taskcluster_access_token_level3"},
     {"taskcluster_certificate", RT_CFG_STRING, OFF(taskcluster_certificate), NULL, 0, 0, false,
      "certificate JSON of temporary Taskcluster credentials, if any"},
     {"taskcluster_client_id", RT_CFG_STRING, OFF(taskcluster_client_id), NULL, 0, 0, false,
-     "Taskcluster client id used for Hawk authentication"},
+     "Taskcluster client id used for Hawk authentication (for every level without its own "
+     "taskcluster_client_id_levelN)"},
+    {"taskcluster_client_id_level1", RT_CFG_STRING, OFF(taskcluster_client_id_level[0]), NULL, 0, 0,
+     false,
+     "Taskcluster client id for hook calls on level-1 projects; default: taskcluster_client_id"},
+    {"taskcluster_client_id_level2", RT_CFG_STRING, OFF(taskcluster_client_id_level[1]), NULL, 0, 0,
+     false,
+     "Taskcluster client id for hook calls on level-2 projects; default: taskcluster_client_id"},
+    {"taskcluster_client_id_level3", RT_CFG_STRING, OFF(taskcluster_client_id_level[2]), NULL, 0, 0,
+     false,
+     "Taskcluster client id for hook calls on level-3 projects; default: taskcluster_client_id"},
+    {"taskcluster_hook_group", RT_CFG_STRING, OFF(taskcluster_hook_group), "project-gecko", 0, 0,
+     false,
+     "the only Taskcluster hook group retrig triggers hooks in (an actions.json naming another "
+     "is refused)"},
     {"taskcluster_root_url", RT_CFG_STRING, OFF(taskcluster_root_url),
      "https://firefox-ci-tc.services.mozilla.com", 0, 0, false, "Taskcluster deployment root URL"},
     {"tiers", RT_CFG_LIST, OFF(tiers), "1, 2", 0, 0, false,
@@ -535,6 +587,7 @@ int rt_config_defaults(rt_config *cfg, char *errstr)
 static int finish(rt_config *cfg, char *errstr)
 {
     int rc;
+    char level_error[RT_ERRSTR_SIZE];
     if (cfg->taskcluster_access_token_file) {
         char *token = NULL;
         rc = read_secret_file(cfg->taskcluster_access_token_file, "taskcluster_access_token_file",
@@ -556,6 +609,41 @@ static int finish(rt_config *cfg, char *errstr)
         if (rc != RT_OK) return rc;
         free(cfg->bugzilla_api_key);
         cfg->bugzilla_api_key = key;
+    }
+    for (int i = 0; i < RT_CONFIG_LEVELS; i++) {
+        if (!cfg->taskcluster_access_token_level_file[i]) continue;
+        char *token = NULL, key[64];
+        snprintf(key, sizeof key, "taskcluster_access_token_level%d_file", i + 1);
+        rc = read_secret_file(cfg->taskcluster_access_token_level_file[i], key, &token, errstr);
+        if (rc != RT_OK) return rc;
+        free(cfg->taskcluster_access_token_level[i]);
+        cfg->taskcluster_access_token_level[i] = token;
+    }
+    for (int i = 0; i < RT_CONFIG_LEVELS; i++) {
+        if (!cfg->taskcluster_client_id_level[i] != !cfg->taskcluster_access_token_level[i]) {
+            rt_set_errstr(errstr,
+                          "bad value for 'taskcluster_client_id_level%d': it goes with "
+                          "taskcluster_access_token_level%d (or its _file), both or neither",
+                          i + 1, i + 1);
+            return RT_ECONFIG;
+        }
+    }
+    if (rt_trust_levels_check(&cfg->project_levels, level_error) != RT_OK) {
+        rt_set_errstr(errstr, "bad value for 'project_levels': %s", level_error);
+        return RT_ECONFIG;
+    }
+    for (size_t i = 0; i < cfg->projects.count; i++) {
+        if (!rt_trust_project_level(&cfg->project_levels, cfg->projects.items[i])) {
+            rt_set_errstr(errstr,
+                          "bad value for 'projects': '%s' has no trust level in project_levels",
+                          cfg->projects.items[i]);
+            return RT_ECONFIG;
+        }
+    }
+    if (!cfg->taskcluster_hook_group || !*cfg->taskcluster_hook_group ||
+        strpbrk(cfg->taskcluster_hook_group, "/ %")) {
+        rt_set_errstr(errstr, "bad value for 'taskcluster_hook_group': a hook group name");
+        return RT_ECONFIG;
     }
     if (!cfg->pulse_url) {
         cfg->pulse_url = strdup(cfg->amqp_url);

@@ -22,6 +22,7 @@
 #include "common/io/log.h"
 
 #define RT_CONFIG_MAX_LIST RT_STRLIST_MAX
+#define RT_CONFIG_LEVELS   3 /* Taskcluster trust levels 1..3 (common/core/trust.h) */
 
 /* A list-valued key: the core's string list (common/core/strlist.h). */
 typedef rt_strlist rt_config_list;
@@ -56,6 +57,7 @@ typedef struct rt_config {
     int decide_threshold;
     int drain_timeout_ms;
     bool dry_run;
+    long errorsummary_max_bytes;
     char *flaky_issue_label;
     bool flaky_issue_on_main;
     int flaky_issue_quiet_days;
@@ -81,6 +83,7 @@ typedef struct rt_config {
     char *log_format;
     rt_log_level log_level;
     long max_message_bytes;
+    int message_time_budget_ms;
     char *metrics_bind;
     int metrics_port;
     char *migrations_dir;
@@ -98,6 +101,8 @@ typedef struct rt_config {
     rt_config_list perf_platform_families;
     rt_config_list perf_repositories;
     rt_config_list pool_prefixes;
+    rt_config_list project_levels;
+    rt_config_list projects;
     bool pulse_declare_exchanges;
     char *pulse_exchange_prefix;
     char *pulse_password_file;
@@ -113,8 +118,12 @@ typedef struct rt_config {
     int task_cache_size;
     char *taskcluster_access_token;
     char *taskcluster_access_token_file;
+    char *taskcluster_access_token_level[RT_CONFIG_LEVELS];      /* levels 1..3 */
+    char *taskcluster_access_token_level_file[RT_CONFIG_LEVELS]; /* levels 1..3 */
     char *taskcluster_certificate;
     char *taskcluster_client_id;
+    char *taskcluster_client_id_level[RT_CONFIG_LEVELS]; /* levels 1..3 */
+    char *taskcluster_hook_group;
     char *taskcluster_root_url;
     rt_config_list tiers;
     char *treeherder_url;

@@ -12,7 +12,41 @@ void rt_elig_policy_from_config(const rt_config *cfg, rt_elig_policy *policy)
         policy->tiers[policy->ntiers++] = atoi(cfg->tiers.items[i]);
     for (size_t i = 0; i < cfg->pool_prefixes.count && i < RT_ELIG_MAX_POOLS; i++)
         policy->pool_prefixes[policy->npool_prefixes++] = cfg->pool_prefixes.items[i];
+    for (size_t i = 0; i < cfg->projects.count && i < RT_ELIG_MAX_PROJECTS; i++)
+        policy->projects[policy->nprojects++] = cfg->projects.items[i];
     policy->target_retriggers = cfg->retriggers_per_failure;
+}
+
+void rt_hook_policy_from_config(const rt_config *cfg, rt_hook_policy *policy)
+{
+    policy->hook_group_id = cfg->taskcluster_hook_group;
+    policy->project_levels = &cfg->project_levels;
+}
+
+bool rt_taskcluster_credentials(const rt_config *cfg, int level, rt_hawk_credentials *out)
+{
+    memset(out, 0, sizeof *out);
+    if (level < 1 || level > RT_CONFIG_LEVELS) return false;
+    if (cfg->taskcluster_client_id_level[level - 1] &&
+        cfg->taskcluster_access_token_level[level - 1]) {
+        *out = (rt_hawk_credentials){cfg->taskcluster_client_id_level[level - 1],
+                                     cfg->taskcluster_access_token_level[level - 1], NULL};
+        return true;
+    }
+    if (cfg->taskcluster_client_id && cfg->taskcluster_access_token) {
+        *out = (rt_hawk_credentials){cfg->taskcluster_client_id, cfg->taskcluster_access_token,
+                                     cfg->taskcluster_certificate};
+        return true;
+    }
+    return false;
+}
+
+bool rt_taskcluster_has_credentials(const rt_config *cfg)
+{
+    rt_hawk_credentials creds;
+    for (int level = 1; level <= RT_CONFIG_LEVELS; level++)
+        if (rt_taskcluster_credentials(cfg, level, &creds)) return true;
+    return false;
 }
 
 int rt_perf_options_from_config(rt_perf_options *options, const rt_config *cfg, char *errstr)

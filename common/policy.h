@@ -10,11 +10,25 @@
 
 #include "common/config.h"
 #include "common/core/eligibility.h"
+#include "common/core/hawk.h"
 #include "common/core/perf_pick.h"
+#include "common/core/trust.h"
 
-/* The eligibility policy (tiers, pool_prefixes, retriggers_per_failure). The prefixes point
- * into cfg, which must outlive the policy. */
+/* The eligibility policy (tiers, pool_prefixes, projects, retriggers_per_failure). The
+ * prefixes and projects point into cfg, which must outlive the policy. */
 void rt_elig_policy_from_config(const rt_config *cfg, rt_elig_policy *policy);
+
+/* The hook-call policy (taskcluster_hook_group, project_levels); points into cfg. */
+void rt_hook_policy_from_config(const rt_config *cfg, rt_hook_policy *policy);
+
+/* The Taskcluster credentials that sign hook calls for tasks of trust level `level`:
+ * taskcluster_client_id_level<N> with its token, else taskcluster_client_id with its token
+ * (and certificate). False when the level has neither: its hooks are never triggered. The
+ * strings point into cfg. */
+bool rt_taskcluster_credentials(const rt_config *cfg, int level, rt_hawk_credentials *out);
+/* True when some level has credentials (what a worker that triggers hooks needs unless
+ * dry_run is set). */
+bool rt_taskcluster_has_credentials(const rt_config *cfg);
 
 /* The perf picking options from the perf_* keys (see rt_perf_options_build); the lists
  * point into cfg. RT_ECONFIG with errstr naming the key. */

@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 BENCHES = ["bench_classify", "bench_decide", "bench_scaling", "bench_history", "bench_workers",
-           "bench_simulate", "bench_culprit"]
+           "bench_simulate", "bench_culprit", "bench_errorsummary"]
 
 
 def read(path, default=""):
@@ -220,6 +220,14 @@ def main():
     jobs = g("culprit_jobs_ratio")
     row("culprit search: jobs against a linear backfill of the skipped pushes with the same "
         "times", fmt(jobs, "", 2), "<= 0.40", None if jobs is None else jobs <= 0.40)
+    es_real, es_worst = g("errorsummary_real_ms_per_mb"), g("errorsummary_worst_ratio")
+    crafted = sorted((k[len("errorsummary_ms_per_mb."):], v) for k, v in fig.items()
+                     if k.startswith("errorsummary_ms_per_mb.") and not k.endswith(".real"))
+    row("errorsummary parsing, worst crafted inputs against a real errorsummary of the same size",
+        (", ".join(f"{name} {fmt(v, 'ms/MB', 2)}" for name, v in crafted)
+         + f" against {fmt(es_real, 'ms/MB', 2)}: worst {fmt(es_worst, 'x', 2)}")
+        if es_worst is not None else "not measured",
+        "<= 3x", None if es_worst is None else es_worst <= 3)
 
     failed = [b for b in BENCHES if status.get(b) not in ("0", "")]
     lines = [

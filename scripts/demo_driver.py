@@ -105,8 +105,13 @@ class Demo:
         self.control("/_control/scenario", {
             "tasks": {GROUP: {"fixture": "taskcluster/task_definition_build-android-api-16-debug.json",
                               "override": {"taskGroupId": GROUP}}},
+            # The recorded actions.json (push f7Jj_h6MTEKr5Ln_7aFqbw, revision c7766d0b) moved
+            # to our push: retrig calls only the hooks of the task's own push.
             "artifacts": {GROUP: {"0": [{"name": "public/actions.json",
-                                         "fixture": "taskcluster/actions.json"}]}},
+                                         "fixture": "taskcluster/actions.json",
+                                         "replace": {"f7Jj_h6MTEKr5Ln_7aFqbw": GROUP,
+                                                     "c7766d0b4a121985a8b07e6721d66ccab57bbf76":
+                                                     REVISION}}]}},
             "hook_clients": {self.args.client_id: self.args.access_token},
         })
         # The recorded passes and exceptions, as they were published.

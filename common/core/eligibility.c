@@ -13,6 +13,9 @@ void rt_elig_policy_defaults(rt_elig_policy *policy)
     policy->ntiers = 2;
     policy->pool_prefixes[0] = "gecko-t/t-linux-";
     policy->npool_prefixes = 1;
+    policy->projects[0] = "autoland";
+    policy->projects[1] = "mozilla-central";
+    policy->nprojects = 2;
     policy->target_retriggers = 5;
 }
 
@@ -67,6 +70,13 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
     }
     if (!task->project || !task->revision || !task->label) {
         set(r, RT_ELIG_SKIP, "no-push");
+        return;
+    }
+    bool project_ok = false;
+    for (size_t i = 0; i < policy->nprojects && !project_ok; i++)
+        project_ok = !strcmp(policy->projects[i], task->project);
+    if (!project_ok) {
+        set(r, RT_ELIG_SKIP, "project");
         return;
     }
 

@@ -3,7 +3,9 @@
  *
  * The checks run in a fixed order, each with a reason code:
  *   1 not-failed (completed run), exception (task-exception), not-resolved
- *   2 not-test (extra.treeherder.jobKind), tier, no-push (no tc-treeherder route)
+ *   2 not-test (extra.treeherder.jobKind), tier, no-push (no tc-treeherder route),
+ *     project (the push's Treeherder project is not in the allow-list: a try push, whose
+ *     decision task and actions.json anyone with try access writes, is never acted on)
  *   3 is-retrigger (tags.action, or a member of an existing set), duplicate (this very
  *     task already has its set)
  *   4 pool (task queue id does not start with a configured prefix)
@@ -24,8 +26,9 @@
 #include "common/core/pulse.h"
 #include "common/core/taskdef.h"
 
-#define RT_ELIG_MAX_TIERS 8
-#define RT_ELIG_MAX_POOLS 16
+#define RT_ELIG_MAX_TIERS    8
+#define RT_ELIG_MAX_POOLS    16
+#define RT_ELIG_MAX_PROJECTS 16
 
 typedef enum { RT_ELIG_RETRIGGER, RT_ELIG_SKIP, RT_ELIG_INFRA, RT_ELIG_NEED } rt_elig_verdict;
 
@@ -43,6 +46,8 @@ typedef struct rt_elig_policy {
     size_t ntiers;
     const char *pool_prefixes[RT_ELIG_MAX_POOLS];
     size_t npool_prefixes;
+    const char *projects[RT_ELIG_MAX_PROJECTS]; /* exact Treeherder project names */
+    size_t nprojects;
     int target_retriggers; /* retriggers wanted on top of the original (5) */
 } rt_elig_policy;
 
@@ -72,7 +77,8 @@ typedef struct rt_elig_result {
  * commit, ...), which retrig never second-guesses. */
 bool rt_classification_unclassified(int classification_id);
 
-/* Policy defaults: tiers 1 and 2, pool prefix gecko-t/t-linux-, 5 retriggers. */
+/* Policy defaults: tiers 1 and 2, pool prefix gecko-t/t-linux-, projects autoland and
+ * mozilla-central, 5 retriggers. */
 void rt_elig_policy_defaults(rt_elig_policy *policy);
 void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *facts,
                            rt_elig_result *result);

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "common/core/utf8.h"
+
 const char *rt_strerror(int err)
 {
     switch (err) {
@@ -30,8 +32,9 @@ const char *rt_strerror(int err)
 
 void rt_set_errstr(char *errstr, const char *fmt, ...)
 {
+    if (!errstr) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(errstr, RT_ERRSTR_SIZE, fmt, ap);
+    rt_utf8_vformat(errstr, RT_ERRSTR_SIZE, fmt, ap); /* a cut never splits a character */
     va_end(ap);
 }

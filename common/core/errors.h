@@ -32,7 +32,8 @@ enum {
 /* Short description of an RT_E* code ("out of memory"); never NULL. */
 const char *rt_strerror(int err);
 
-/* Formats into a handle's errstr buffer (RT_ERRSTR_SIZE bytes), truncating safely. */
+/* Formats into a handle's errstr buffer (RT_ERRSTR_SIZE bytes; NULL: nothing), cut at a
+ * UTF-8 character boundary when it does not fit. */
 void rt_set_errstr(char *errstr, const char *fmt, ...) RT_PRINTF(2, 3);
 
 #endif

@@ -7,9 +7,18 @@
 #include <string.h>
 
 #include "common/core/jscan.h"
+#include "common/core/utf8.h"
 
-/* The decoded string token i, cut to at most max bytes, or NULL when i is not a string
- * (*rc = RT_ENOMEM when the copy failed). */
+/* A copy of s cut to at most max bytes at a character boundary (the scanner gives valid
+ * UTF-8: a cut inside a character would make it invalid, and jansson and Postgres refuse
+ * it). NULL when memory is short. */
+static char *cut_copy(const char *s, size_t max)
+{
+    return strndup(s, rt_utf8_boundary(s, strlen(s), max));
+}
+
+/* The decoded string token i, cut to at most max bytes (at a character boundary), or NULL
+ * when i is not a string (*rc = RT_ENOMEM when the copy failed). */
 static char *str_copy(const rt_jscan *js, int i, size_t max, int *rc)
 {
     if (rt_js_type_of(js, i) != RT_JS_STRING) return NULL;
@@ -18,37 +27,109 @@ static char *str_copy(const rt_jscan *js, int i, size_t max, int *rc)
         *rc = RT_ENOMEM;
         return NULL;
     }
-    if (strlen(s) > max) s[max] = '\0';
+    size_t len = strlen(s);
+    if (len > max) s[rt_utf8_boundary(s, len, max)] = '\0';
     return s;
 }
 
-/* The group named by string token name (or by the C string cname when name < 0). */
+void rt_errorsummary_init(rt_errorsummary *es, const rt_siphash_key *key, size_t max_bytes,
+                          bool (*expired)(void *context), void *context)
+{
+    memset(es, 0, sizeof *es);
+    if (key) es->hash_key = *key;
+    es->max_bytes = max_bytes;
+    es->expired = expired;
+    es->expired_context = context;
+}
+
+/* The bytes a group is looked up by: the name token's (decoded into *scratch, malloc'd,
+ * when it has escapes) or cname, cut as stored names are (RT_ES_MAX_FIELD, at a character
+ * boundary), so that a name and its stored copy always meet. */
+static int group_key(const rt_jscan *js, int name, const char *cname, const char **key, size_t *len,
+                     char **scratch)
+{
+    *scratch = NULL;
+    if (name < 0) {
+        *key = cname;
+        *len = strlen(cname);
+    } else if (!js->tok[name].escaped) {
+        *key = js->text + js->tok[name].start;
+        *len = js->tok[name].len;
+    } else {
+        if (!(*scratch = rt_js_strdup(js, name))) return RT_ENOMEM;
+        *key = *scratch;
+        *len = strlen(*scratch);
+    }
+    *len = rt_utf8_boundary(*key, *len, RT_ES_MAX_FIELD);
+    return RT_OK;
+}
+
+/* The index slot of key: the one holding its group, or the empty one where it goes. */
+static size_t *index_slot(const rt_errorsummary *es, const char *key, size_t len)
+{
+    size_t mask = es->rt__index_size - 1;
+    for (size_t i = (size_t)rt_siphash(&es->hash_key, key, len) & mask;; i = (i + 1) & mask) {
+        size_t *slot = &es->rt__index[i];
+        if (!*slot) return slot;
+        const rt_es_group *g = &es->groups[*slot - 1];
+        if (g->name_len == len && !memcmp(g->name, key, len)) return slot;
+    }
+}
+
+/* Room for one more group: the array doubles, the index stays at most half full. */
+static int reserve_group(rt_errorsummary *es)
+{
+    if (es->ngroups == es->rt__cap_groups) {
+        size_t cap = es->rt__cap_groups ? es->rt__cap_groups * 2 : 16;
+        rt_es_group *grown = realloc(es->groups, cap * sizeof *grown);
+        if (!grown) return RT_ENOMEM;
+        es->groups = grown;
+        es->rt__cap_groups = cap;
+    }
+    if (es->rt__index_size >= 2 * (es->ngroups + 1)) return RT_OK;
+    size_t size = es->rt__index_size ? es->rt__index_size * 2 : 64;
+    size_t *index = calloc(size, sizeof *index);
+    if (!index) return RT_ENOMEM;
+    free(es->rt__index);
+    es->rt__index = index;
+    es->rt__index_size = size;
+    for (size_t i = 0; i < es->ngroups; i++)
+        *index_slot(es, es->groups[i].name, es->groups[i].name_len) = i + 1;
+    return RT_OK;
+}
+
+/* The group named by string token name (or by the C string cname when name < 0), added
+ * when new; NULL past RT_ES_MAX_GROUPS (too_big) or when memory is short (*rc). */
 static rt_es_group *find_or_add_group(rt_errorsummary *es, const rt_jscan *js, int name,
                                       const char *cname, int *rc)
 {
-    for (size_t i = 0; i < es->ngroups; i++)
-        if (name >= 0 ? rt_js_streq(js, name, es->groups[i].name)
-                      : !strcmp(es->groups[i].name, cname))
-            return &es->groups[i];
+    const char *key;
+    size_t len;
+    char *scratch = NULL;
+    rt_es_group *g = NULL;
+    if ((*rc = group_key(js, name, cname, &key, &len, &scratch)) != RT_OK) return NULL;
+    if ((*rc = reserve_group(es)) != RT_OK) goto out;
+    size_t *slot = index_slot(es, key, len);
+    if (*slot) {
+        g = &es->groups[*slot - 1];
+        goto out;
+    }
     if (es->ngroups >= RT_ES_MAX_GROUPS) {
         es->too_big = true;
-        return NULL;
+        goto out;
     }
-    rt_es_group *grown = realloc(es->groups, (es->ngroups + 1) * sizeof *grown);
-    if (!grown) {
-        *rc = RT_ENOMEM;
-        return NULL;
-    }
-    es->groups = grown;
-    rt_es_group *g = &es->groups[es->ngroups];
+    g = &es->groups[es->ngroups];
     memset(g, 0, sizeof *g);
     g->duration_ms = -1;
-    g->name = name >= 0 ? str_copy(js, name, RT_ES_MAX_FIELD, rc) : strndup(cname, RT_ES_MAX_FIELD);
-    if (!g->name) {
+    if (!(g->name = strndup(key, len))) {
         *rc = RT_ENOMEM;
-        return NULL;
+        g = NULL;
+        goto out;
     }
-    es->ngroups++;
+    g->name_len = len;
+    *slot = ++es->ngroups;
+out:
+    free(scratch);
     return g;
 }
 
@@ -71,19 +152,23 @@ static int add_failure(rt_errorsummary *es, const rt_jscan *js, const char *stat
         es->failures_dropped++;
         return RT_OK;
     }
-    rt_es_failure *grown = realloc(es->failures, (es->nfailures + 1) * sizeof *grown);
-    if (!grown) return RT_ENOMEM;
-    es->failures = grown;
+    if (es->nfailures == es->rt__cap_failures) {
+        size_t cap = es->rt__cap_failures ? es->rt__cap_failures * 2 : 16;
+        rt_es_failure *grown = realloc(es->failures, cap * sizeof *grown);
+        if (!grown) return RT_ENOMEM;
+        es->failures = grown;
+        es->rt__cap_failures = cap;
+    }
     rt_es_failure *f = &es->failures[es->nfailures];
     memset(f, 0, sizeof *f);
     int rc = RT_OK;
     f->test = str_copy(js, rt_js_get(js, 0, "test"), RT_ES_MAX_FIELD, &rc);
     if (!f->test && rc == RT_OK) f->test = strdup("");
     f->subtest = str_copy(js, rt_js_get(js, 0, "subtest"), RT_ES_MAX_FIELD, &rc);
-    f->status = strndup(status, 64);
-    f->expected = strndup(expected ? expected : "PASS", 64);
+    f->status = cut_copy(status, 64);
+    f->expected = cut_copy(expected ? expected : "PASS", 64);
     f->message = str_copy(js, rt_js_get(js, 0, "message"), RT_ES_MAX_FIELD, &rc);
-    f->group = strndup(group, RT_ES_MAX_FIELD);
+    f->group = cut_copy(group, RT_ES_MAX_FIELD);
     es->nfailures++; /* counted even if a copy failed, so that free sees it */
     if (rc || !f->test || !f->status || !f->expected || !f->group) return RT_ENOMEM;
     return RT_OK;
@@ -112,7 +197,10 @@ static int add_result(rt_errorsummary *es, const rt_jscan *js, bool crash)
      * line may lack a group; it still belongs to a test. */
     if (!crash && (!group || !*group)) es->harness_failure = true;
     rc = add_failure(es, js, status, expected, group ? group : "");
-    if (rc == RT_OK && group && *group) (void)find_or_add_group(es, js, -1, group, &rc);
+    if (rc == RT_OK && group && *group) {
+        rt_es_group *g = find_or_add_group(es, js, -1, group, &rc);
+        if (g) g->failed_tests++;
+    }
 out:
     free(status);
     free(expected);
@@ -169,17 +257,33 @@ static int add_line(rt_errorsummary *es, const rt_jscan *js)
 int rt_errorsummary_add(rt_errorsummary *es, const char *text, size_t len)
 {
     es->artifacts++;
+    if (es->timed_out) return RT_ETIMEDOUT;
+    size_t max_bytes = es->max_bytes ? es->max_bytes : (size_t)RT_ES_MAX_BYTES;
+    if (es->too_big || len > max_bytes - (es->bytes < max_bytes ? es->bytes : max_bytes)) {
+        es->too_big = true; /* parsed no further: the summary is incomplete */
+        return RT_OK;
+    }
+    es->bytes += len;
     rt_jscan js;
     rt_jscan_init(&js);
     int rc = RT_OK;
+    size_t since_deadline = 0;
     const char *p = text, *end = text + len;
-    while (p < end) {
+    while (p < end && !es->too_big) {
         const char *eol = memchr(p, '\n', (size_t)(end - p));
         bool terminated = eol != NULL;
         if (!eol) eol = end;
         size_t n = (size_t)(eol - p);
         const char *start = p;
         p = terminated ? eol + 1 : end;
+        if (es->expired && ++since_deadline >= RT_ES_DEADLINE_LINES) {
+            since_deadline = 0;
+            if (es->expired(es->expired_context)) {
+                es->timed_out = true;
+                rc = RT_ETIMEDOUT;
+                break;
+            }
+        }
         while (n > 0 && (start[n - 1] == '\r' || start[n - 1] == ' ')) n--;
         if (n == 0) continue;
         if (++es->lines > RT_ES_MAX_LINES || n > RT_ES_MAX_LINE_BYTES) {
@@ -208,15 +312,15 @@ static bool status_ok(const char *status)
 
 bool rt_errorsummary_group_failed(const rt_errorsummary *es, const rt_es_group *group)
 {
-    if (group->status && !status_ok(group->status)) return true;
-    for (size_t i = 0; i < es->nfailures; i++)
-        if (!strcmp(es->failures[i].group, group->name)) return true;
-    return false;
+    (void)es;
+    return (group->status && !status_ok(group->status)) || group->failed_tests > 0;
 }
 
 bool rt_errorsummary_complete(const rt_errorsummary *es)
 {
-    if (es->artifacts == 0 || es->bad_lines > 0 || es->too_big || es->harness_failure) return false;
+    if (es->artifacts == 0 || es->bad_lines > 0 || es->too_big || es->timed_out ||
+        es->harness_failure)
+        return false;
     if (es->groups_listed > 0 && es->group_results == 0) return false;
     return true;
 }
@@ -270,5 +374,6 @@ void rt_errorsummary_free(rt_errorsummary *es)
         free(es->groups[i].status);
     }
     free(es->groups);
-    memset(es, 0, sizeof *es);
+    free(es->rt__index);
+    rt_errorsummary_init(es, &es->hash_key, es->max_bytes, es->expired, es->expired_context);
 }

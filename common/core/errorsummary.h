@@ -7,7 +7,12 @@
  * one run are added to the same summary. The classifier answers, from the data alone:
  * did tests fail (and which), is the summary complete, or does it point at an
  * infrastructure problem. Untrusted input: every size is capped and the parser never
- * trusts a field's type. Pure: no I/O. Not thread-safe per summary. */
+ * trusts a field's type. Group names are found through a hash table keyed with SipHash
+ * (hash_key), so a look-up costs the same whatever the names; parsing stops as soon as a
+ * cap is hit (the summary is then incomplete, too_big), and the total bytes of a run's
+ * artifacts are capped (max_bytes). A caller may give a deadline (expired, checked every
+ * RT_ES_DEADLINE_LINES lines): parsing then stops with RT_ETIMEDOUT. Pure: no I/O, no clock
+ * (the deadline is the caller's). Not thread-safe per summary. */
 #ifndef RETRIG_COMMON_ERRORSUMMARY_H
 #define RETRIG_COMMON_ERRORSUMMARY_H
 
@@ -15,12 +20,15 @@
 #include <stddef.h>
 
 #include "common/core/errors.h"
+#include "common/core/siphash.h"
 
 #define RT_ES_MAX_LINE_BYTES (1024 * 1024) /* one JSON line */
 #define RT_ES_MAX_LINES      200000        /* per summary, all artifacts together */
 #define RT_ES_MAX_FAILURES   500           /* failures kept (more are counted) */
 #define RT_ES_MAX_GROUPS     5000          /* groups kept */
-#define RT_ES_MAX_FIELD      2048          /* bytes kept of a message/subtest */
+#define RT_ES_MAX_FIELD      2048          /* bytes kept of a message/subtest/name */
+#define RT_ES_MAX_BYTES      (64L << 20)   /* all artifacts of a run together, by default */
+#define RT_ES_DEADLINE_LINES 256           /* lines between two looks at the deadline */
 
 typedef struct rt_es_failure {
     char *test;
@@ -33,9 +41,11 @@ typedef struct rt_es_failure {
 
 typedef struct rt_es_group {
     char *name;
-    char *status;     /* the group_result status, or NULL when listed but never finished */
-    bool listed;      /* named in test_groups */
-    long duration_ms; /* -1 when unknown */
+    size_t name_len;
+    char *status;        /* the group_result status, or NULL when listed but never finished */
+    bool listed;         /* named in test_groups */
+    long duration_ms;    /* -1 when unknown */
+    size_t failed_tests; /* unexpected results in the group (listed or not) */
 } rt_es_group;
 
 typedef enum { RT_ES_PASS, RT_ES_TEST_FAILURE, RT_ES_INFRA } rt_es_kind;
@@ -53,11 +63,31 @@ typedef struct rt_errorsummary {
     size_t groups_listed;
     size_t crashes;
     bool harness_failure; /* a test_result outside any group (group "") */
-    bool too_big;         /* a cap was hit: the summary is incomplete */
+    bool too_big;         /* a cap was hit: parsing stopped, the summary is incomplete */
+    bool timed_out;       /* the caller's deadline passed: parsing stopped */
+    size_t bytes;         /* of every artifact added */
+
+    /* Set by rt_errorsummary_init (a zeroed summary works, with a known hash key and the
+     * default byte cap): */
+    rt_siphash_key hash_key;        /* of the group index: the process's random key */
+    size_t max_bytes;               /* cap of bytes (all artifacts); 0: RT_ES_MAX_BYTES */
+    bool (*expired)(void *context); /* the deadline, or NULL */
+    void *expired_context;
+
+    size_t rt__cap_groups, rt__cap_failures; /* internal: allocations and the group index */
+    size_t *rt__index, rt__index_size;
 } rt_errorsummary;
 
+/* An empty summary whose group index is keyed with key (NULL: zero), whose artifacts may
+ * hold max_bytes in all (0: RT_ES_MAX_BYTES), and whose parsing stops once expired(context)
+ * is true (expired may be NULL). */
+void rt_errorsummary_init(rt_errorsummary *es, const rt_siphash_key *key, size_t max_bytes,
+                          bool (*expired)(void *context), void *context);
+
 /* Adds one artifact's text. Returns RT_OK even for malformed lines (they are counted as
- * bad_lines and make the summary incomplete); RT_ENOMEM on allocation failure. */
+ * bad_lines and make the summary incomplete) and when a cap is hit (too_big; the rest of
+ * this and later artifacts is not parsed); RT_ETIMEDOUT when the deadline passed (timed_out;
+ * nothing more is parsed); RT_ENOMEM on allocation failure. */
 RT_MUSTCHECK int rt_errorsummary_add(rt_errorsummary *es, const char *text, size_t len);
 
 /* Verdict of the data: kind, and a reason code:
@@ -69,10 +99,11 @@ RT_MUSTCHECK int rt_errorsummary_add(rt_errorsummary *es, const char *text, size
 rt_es_kind rt_errorsummary_classify(const rt_errorsummary *es, const char **reason);
 /* True when the data is complete (see incomplete-errorsummary above). */
 bool rt_errorsummary_complete(const rt_errorsummary *es);
-/* True when the group did not end OK (or SKIP), or one of its tests failed. */
+/* True when the group did not end OK (or SKIP), or one of its tests failed. Constant time. */
 bool rt_errorsummary_group_failed(const rt_errorsummary *es, const rt_es_group *group);
 const char *rt_es_kind_name(rt_es_kind kind);
 
+/* Frees what the summary holds; it is then empty, with the same key, cap and deadline. */
 void rt_errorsummary_free(rt_errorsummary *es);
 
 #endif

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/core/utf8.h"
+
 typedef struct buf {
     char *p;
     size_t n, cap;
@@ -111,6 +113,17 @@ static char *clean_text(const char *text, size_t len)
         buf_put(&b, (const char *)&text[i], 1);
     }
     return buf_take(&b);
+}
+
+/* Takes s (malloc'd, may be NULL) and gives it back as valid UTF-8: ill-formed sequences
+ * (bytes that were never UTF-8, or a character an escape sequence ate half of) become
+ * U+FFFD. NULL when s was NULL or memory is short. */
+static char *valid_text(char *s)
+{
+    if (!s || rt_utf8_valid(s, strlen(s))) return s;
+    char *fixed = rt_utf8_sanitize(s, strlen(s));
+    free(s);
+    return fixed;
 }
 
 /* Length of the volatile temp-directory prefix at s[i] (rule 6d), 0 when none. */
@@ -381,7 +394,7 @@ static char *normalise_volatile(const char *s, size_t n)
 
 char *rt_failure_line_normalise_message(const char *text, size_t len)
 {
-    char *clean = clean_text(text, len);
+    char *clean = valid_text(clean_text(text, len));
     if (!clean) return NULL;
     char *out = normalise_volatile(clean, strlen(clean));
     free(clean);
@@ -464,8 +477,10 @@ int rt_failure_line_parse(const char *text, size_t len, rt_failure_line *line)
 {
     int rc = RT_ENOMEM;
     memset(line, 0, sizeof *line);
-    if (len > RT_FAILURE_LINE_MAX_INPUT) len = RT_FAILURE_LINE_MAX_INPUT;
-    char *clean = clean_text(text, len);
+    /* Cut at a character boundary, and ill-formed bytes made U+FFFD: the signature is stored
+     * in Postgres and sent in JSON, both of which refuse invalid UTF-8. */
+    len = rt_utf8_boundary(text, len, RT_FAILURE_LINE_MAX_INPUT);
+    char *clean = valid_text(clean_text(text, len));
     if (!clean) return RT_ENOMEM;
     size_t n = strlen(clean);
     size_t start = skip_prefixes(clean, n);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/core/failure_line.h"
+#include "common/core/utf8.h"
 
 void rt_flaky_marker(const char *project, const char *test, char out[RT_FLAKY_MARKER_SIZE])
 {
@@ -142,9 +143,9 @@ static void addf(text *t, const char *fmt, ...)
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    rt_utf8_vformat(buf, sizeof buf, fmt, ap); /* never half a character */
     va_end(ap);
-    if (n > 0) add(t, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+    adds(t, buf);
 }
 
 static char *finish(text *t)

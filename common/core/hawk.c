@@ -179,18 +179,29 @@ out:
 
 int rt_hawk_header(const rt_hawk_credentials *creds, const char *method, const char *url,
                    const char *payload, const char *content_type, long now_seconds,
-                   const char *nonce, char *out, size_t size)
+                   const char *nonce, char **out)
 {
-    char *ext = NULL;
+    char *ext = NULL, *header = NULL;
     int rc;
-    if (!creds || !creds->client_id || !creds->access_token) return RT_EINVAL;
+    *out = NULL;
+    if (!creds || !creds->client_id || !creds->access_token || !nonce) return RT_EINVAL;
     if (creds->certificate && creds->certificate[0] &&
         (rc = certificate_ext(creds->certificate, &ext)))
         return rc;
+    /* Sized from the inputs: the fixed text, ts, hash and mac are under 256 bytes. */
+    size_t size = strlen(creds->client_id) + strlen(nonce) + (ext ? strlen(ext) : 0) + 256;
+    if (!(header = malloc(size))) {
+        free(ext);
+        return RT_ENOMEM;
+    }
     rc = rt_hawk_header_ext(creds->client_id, creds->access_token, method, url, payload,
                             payload ? strlen(payload) : 0, content_type, now_seconds, nonce, ext,
-                            out, size);
+                            header, size);
     free(ext);
+    if (rc == RT_OK)
+        *out = header;
+    else
+        free(header);
     return rc;
 }
 

@@ -17,9 +17,8 @@
 
 #include "common/core/errors.h"
 
-#define RT_HAWK_NONCE_SIZE  17   /* 16 characters of [A-Za-z0-9_-] and the NUL */
-#define RT_HAWK_HASH_SIZE   45   /* base64 of a SHA-256, and the NUL */
-#define RT_HAWK_HEADER_SIZE 4096 /* enough for any header with a certificate */
+#define RT_HAWK_NONCE_SIZE 17 /* 16 characters of [A-Za-z0-9_-] and the NUL */
+#define RT_HAWK_HASH_SIZE  45 /* base64 of a SHA-256, and the NUL */
 
 typedef struct rt_hawk_credentials {
     const char *client_id;
@@ -27,17 +26,18 @@ typedef struct rt_hawk_credentials {
     const char *certificate; /* temporary credentials' certificate as JSON text, or NULL */
 } rt_hawk_credentials;
 
-/* The Authorization header value for a request:
+/* The Authorization header value for a request, malloc'd into *out (sized from the inputs:
+ * temporary credentials carry their certificate, several KB with many scopes):
  * Hawk id="...", ts="...", nonce="..."[, hash="..."][, ext="..."], mac="..."
  * payload NULL: no hash (content_type ignored). url: absolute http(s) URL as it is sent.
  * Returns RT_OK, RT_EINVAL (bad URL, a credential or nonce with characters a header value
- * cannot hold, a certificate that is not a JSON object), RT_ETOOBIG (out too small),
- * RT_ENOMEM. */
+ * cannot hold, a certificate that is not a JSON object), RT_ENOMEM. */
 RT_MUSTCHECK int rt_hawk_header(const rt_hawk_credentials *creds, const char *method,
                                 const char *url, const char *payload, const char *content_type,
-                                long now_seconds, const char *nonce, char *out, size_t size);
+                                long now_seconds, const char *nonce, char **out);
 
-/* The same with an explicit ext (NULL or "" for none) instead of the certificate's. */
+/* The same with an explicit ext (NULL or "" for none) instead of the certificate's, into
+ * out (size bytes); RT_ETOOBIG when it does not fit. */
 RT_MUSTCHECK int rt_hawk_header_ext(const char *id, const char *key, const char *method,
                                     const char *url, const char *payload, size_t payload_len,
                                     const char *content_type, long now_seconds, const char *nonce,

@@ -72,9 +72,11 @@ int rt_history_failure_signature(const char *status, const char *test, const cha
 
 /* ---- rows, with name indexes (open addressing over the positions) ---- */
 
-static size_t name_hash(const char *name)
+/* Keyed: test and group names come from artifacts, and an unkeyed hash would let one
+ * craft names that all collide (each look-up then walks all of them). */
+static size_t name_hash(const rt_history_rows *rows, const char *name)
 {
-    return (size_t)rt_failure_line_hash(name, strlen(name));
+    return (size_t)rt_siphash(&rows->hash_key, name, strlen(name));
 }
 
 static size_t *index_slot(size_t *index, size_t size, const char *name,
@@ -82,7 +84,7 @@ static size_t *index_slot(size_t *index, size_t size, const char *name,
                           const rt_history_rows *rows)
 {
     size_t mask = size - 1;
-    for (size_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
+    for (size_t i = name_hash(rows, name) & mask;; i = (i + 1) & mask) {
         if (index[i] == NO_SLOT || !strcmp(name_of(rows, index[i]), name)) return &index[i];
     }
 }
@@ -251,6 +253,7 @@ int rt_history_rows_add_test(rt_history_rows *rows, const char *test, const char
 int rt_history_rows_from_errorsummary(const rt_errorsummary *es, rt_history_rows *out)
 {
     memset(out, 0, sizeof *out);
+    out->hash_key = es->hash_key;
     int rc = RT_OK;
     for (size_t i = 0; rc == RT_OK && i < es->ngroups; i++) {
         const rt_es_group *g = &es->groups[i];
@@ -286,5 +289,7 @@ void rt_history_rows_free(rt_history_rows *rows)
     free(rows->tests);
     free(rows->rt__group_index);
     free(rows->rt__test_index);
+    rt_siphash_key key = rows->hash_key;
     memset(rows, 0, sizeof *rows);
+    rows->hash_key = key;
 }

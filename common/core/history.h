@@ -22,6 +22,7 @@
 #include "common/core/errors.h"
 #include "common/core/errorsummary.h"
 #include "common/core/failure_line.h"
+#include "common/core/siphash.h"
 #include "common/core/strlist.h"
 
 typedef struct rt_history_group {
@@ -44,6 +45,9 @@ typedef struct rt_history_test {
 } rt_history_test;
 
 typedef struct rt_history_rows {
+    /* The key of the name indexes (SipHash: names come from artifacts); set it before the
+     * first add (the process's random key, common/io/hashkey.h). A zeroed struct works. */
+    rt_siphash_key hash_key;
     rt_history_group *groups;
     size_t ngroups;
     rt_history_test *tests;
@@ -86,7 +90,8 @@ RT_MUSTCHECK int rt_history_failure_signature(const char *status, const char *te
                                               const char *subtest, const char *message,
                                               char **signature, char hash_hex[17]);
 
-/* Group and test rows of an errorsummary (only failures are test rows). */
+/* Group and test rows of an errorsummary (only failures are test rows), indexed with the
+ * summary's hash key. */
 RT_MUSTCHECK int rt_history_rows_from_errorsummary(const rt_errorsummary *es, rt_history_rows *out);
 /* Adds a group (or updates the one of that name: status and duration replaced, failed
  * or'ed). The strings are copied. */

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/core/utf8.h"
+
 typedef struct parser {
     rt_jscan *js;
     const unsigned char *s;
@@ -23,7 +25,7 @@ static int fail(parser *p, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     if (n > 0 && (size_t)n < sizeof p->js->err)
-        vsnprintf(p->js->err + n, sizeof p->js->err - (size_t)n, fmt, ap);
+        rt_utf8_vformat(p->js->err + n, sizeof p->js->err - (size_t)n, fmt, ap);
     va_end(ap);
     return RT_EPROTO;
 }
@@ -37,12 +39,13 @@ static void skip_ws(parser *p)
     }
 }
 
-/* Appends a token; its index, or -1 on ENOMEM. */
+/* Appends a token; its index, -1 on ENOMEM, -2 past RT_JSCAN_MAX_TOKENS. */
 static long push(parser *p, rt_js_type type, size_t start)
 {
     rt_jscan *js = p->js;
+    if (js->ntok >= RT_JSCAN_MAX_TOKENS) return -2;
     if (js->ntok == js->cap) {
-        size_t cap = js->cap * 2;
+        size_t cap = js->cap * 2 < RT_JSCAN_MAX_TOKENS ? js->cap * 2 : RT_JSCAN_MAX_TOKENS;
         rt_js_token *tok;
         if (js->tok == js->local) {
             tok = malloc(cap * sizeof *tok);
@@ -59,6 +62,15 @@ static long push(parser *p, rt_js_type type, size_t start)
     t->type = (uint8_t)type;
     t->start = (uint32_t)start;
     return (long)js->ntok++;
+}
+
+/* What a failed push means: out of memory, or a document of too many values (each costs a
+ * token of 20 bytes: 10 MB of "[0,0,...]" held 300 MB of them). */
+static int pushed_nothing(parser *p, long idx)
+{
+    if (idx != -2) return RT_ENOMEM;
+    p->js->too_many = true;
+    return fail(p, "more than %d values", RT_JSCAN_MAX_TOKENS);
 }
 
 static int hex4(const unsigned char *s, unsigned *out)
@@ -112,7 +124,7 @@ static int parse_string(parser *p)
 {
     size_t open = p->pos++;
     long idx = push(p, RT_JS_STRING, p->pos);
-    if (idx < 0) return RT_ENOMEM;
+    if (idx < 0) return pushed_nothing(p, idx);
     bool escaped = false;
     while (p->pos < p->len) {
         unsigned char c = p->s[p->pos];
@@ -208,7 +220,7 @@ static int parse_number(parser *p)
     if (copy != small) free(copy);
     if (range) return fail(p, "number out of range");
     long idx = push(p, integer ? RT_JS_INTEGER : RT_JS_REAL, start);
-    if (idx < 0) return RT_ENOMEM;
+    if (idx < 0) return pushed_nothing(p, idx);
     p->js->tok[idx].len = (uint32_t)len;
     p->js->tok[idx].next = (uint32_t)p->js->ntok;
     return RT_OK;
@@ -344,7 +356,7 @@ static int parse_value(parser *p, int depth)
         bool object = c == '{';
         unsigned char close = object ? '}' : ']';
         long idx = push(p, object ? RT_JS_OBJECT : RT_JS_ARRAY, p->pos);
-        if (idx < 0) return RT_ENOMEM;
+        if (idx < 0) return pushed_nothing(p, idx);
         size_t start = p->pos++;
         skip_ws(p);
         if (p->pos < p->len && p->s[p->pos] == close) {
@@ -389,7 +401,7 @@ static int parse_value(parser *p, int depth)
         size_t n = strlen(words[i].word);
         if (p->len - p->pos >= n && !memcmp(p->s + p->pos, words[i].word, n)) {
             long idx = push(p, words[i].type, p->pos);
-            if (idx < 0) return RT_ENOMEM;
+            if (idx < 0) return pushed_nothing(p, idx);
             p->pos += n;
             p->js->tok[idx].len = (uint32_t)n;
             p->js->tok[idx].next = (uint32_t)p->js->ntok;
@@ -407,6 +419,7 @@ void rt_jscan_init(rt_jscan *js)
     js->ntok = 0;
     js->cap = RT_JSCAN_LOCAL_TOKS;
     js->err[0] = '\0';
+    js->too_many = false;
 }
 
 int rt_jscan_parse(rt_jscan *js, const char *text, size_t len)
@@ -416,6 +429,7 @@ int rt_jscan_parse(rt_jscan *js, const char *text, size_t len)
     js->len = len;
     js->ntok = 0;
     js->err[0] = '\0';
+    js->too_many = false;
     if (len >= UINT32_MAX) return fail(&p, "document too large");
     int rc = parse_value(&p, 1);
     if (rc == RT_OK) {
@@ -501,6 +515,15 @@ bool rt_js_streq(const rt_jscan *js, int i, const char *s)
         if (c < 0) return *u == '\0';
         if (*u == '\0' || c != *u) return false;
     }
+}
+
+bool rt_js_integer_in(const rt_jscan *js, int i, long long min, long long max, long long *out)
+{
+    if (rt_js_type_of(js, i) != RT_JS_INTEGER) return false;
+    long long v = rt_js_integer(js, i); /* the scanner refused integers a long long cannot hold */
+    if (v < min || v > max) return false;
+    *out = v;
+    return true;
 }
 
 long long rt_js_integer(const rt_jscan *js, int i)

@@ -27,6 +27,7 @@
 #define RT_JSCAN_MAX_DEPTH  2048
 #define RT_JSCAN_LOCAL_TOKS 192
 #define RT_JSCAN_ERR_SIZE   96
+#define RT_JSCAN_MAX_TOKENS (1 << 20) /* values in one document (20 bytes each: 20 MB at most) */
 
 typedef enum {
     RT_JS_OBJECT = 1,
@@ -54,13 +55,15 @@ typedef struct rt_jscan {
     rt_js_token *tok;
     size_t ntok, cap;
     char err[RT_JSCAN_ERR_SIZE]; /* why the last parse failed: "line 1 offset 12: ..." */
+    bool too_many;               /* the last parse failed past RT_JSCAN_MAX_TOKENS values */
     rt_js_token local[RT_JSCAN_LOCAL_TOKS];
 } rt_jscan;
 
 /* Prepares a scanner (no allocation). */
 void rt_jscan_init(rt_jscan *js);
-/* Parses text[0..len). RT_OK; RT_EPROTO when it is not one valid JSON document (js->err
- * says why); RT_ENOMEM. A scanner may parse many documents in turn. */
+/* Parses text[0..len). RT_OK; RT_EPROTO when it is not one valid JSON document, or holds
+ * more than RT_JSCAN_MAX_TOKENS values (js->err says why; too_many is set); RT_ENOMEM. A
+ * scanner may parse many documents in turn. */
 RT_MUSTCHECK int rt_jscan_parse(rt_jscan *js, const char *text, size_t len);
 /* Frees the heap buffer, if any. */
 void rt_jscan_free(rt_jscan *js);
@@ -80,7 +83,11 @@ size_t rt_js_strlen(const rt_jscan *js, int i);
 char *rt_js_strdup(const rt_jscan *js, int i);
 /* True when string token i decodes to exactly s. */
 bool rt_js_streq(const rt_jscan *js, int i, const char *s);
-/* The value of integer token i. */
+/* The value of integer token i (0 when i is not an integer). */
 long long rt_js_integer(const rt_jscan *js, int i);
+/* True when token i is an integer from min to max (*out set); false for another type or an
+ * integer out of that range: a field read into an int must never wrap (tier 4294967297 is
+ * not tier 1). */
+bool rt_js_integer_in(const rt_jscan *js, int i, long long min, long long max, long long *out);
 
 #endif

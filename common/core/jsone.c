@@ -12,8 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/core/utf8.h"
+
 #define MAX_PARSE_DEPTH 600 /* parser recursion (about 8 per nesting level) */
 #define MAX_TREE_HEIGHT 400 /* expression tree height */
+
+#define MAX_NUMBER_LITERAL 1024 /* characters of a number literal in an expression */
 
 typedef struct jstate {
     char *errstr;
@@ -28,7 +32,7 @@ static int fail(jstate *st, int rc, const char *fmt, ...)
         char buf[RT_ERRSTR_SIZE];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(buf, sizeof buf, fmt, ap);
+        rt_utf8_vformat(buf, sizeof buf, fmt, ap);
         va_end(ap);
         rt_set_errstr(st->errstr, "%s", buf);
     }
@@ -648,12 +652,24 @@ static int parse_unit(parser *p, node **out)
     case T_NULL: {
         json_t *value = NULL;
         if (t.kind == T_NUMBER) {
-            char text[64];
+            /* Parsed whole, to the nearest double as JavaScript's parseFloat does (a literal
+             * cut to a buffer's size was a different number); one JSON cannot hold (too big
+             * for a double) is an error. */
             size_t n = t.end - t.start;
-            if (n >= sizeof text) n = sizeof text - 1;
+            if (n > MAX_NUMBER_LITERAL) {
+                rc = fail(p->st, RT_EPROTO, "JSON-e: number literal of %zu characters (at most %d)",
+                          n, MAX_NUMBER_LITERAL);
+                break;
+            }
+            char text[MAX_NUMBER_LITERAL + 1];
             memcpy(text, p->src + t.start, n);
             text[n] = '\0';
-            value = make_number(strtod(text, NULL));
+            double d = strtod(text, NULL);
+            if (!isfinite(d)) {
+                rc = fail(p->st, RT_EPROTO, "JSON-e: number literal %.32s... is too big", text);
+                break;
+            }
+            value = make_number(d);
         } else if (t.kind == T_STRING) {
             value = json_stringn_nocheck(p->src + t.start + 1, t.end - t.start - 2);
         } else {

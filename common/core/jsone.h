@@ -17,6 +17,8 @@
  * was not supported, never a silently different result. Numbers that are integral after
  * arithmetic become JSON integers (JavaScript has one number type).
  *
+ * Number literals are read whole (at most 1,024 characters) and rounded to the nearest
+ * double, as JavaScript does; one a double cannot hold is an RT_EPROTO error.
  * Untrusted input: template nesting, expression nesting, string sizes, the size of the
  * result and the total work are capped (RT_ETOOBIG). Pure: no I/O, no clock, no globals;
  * thread-safe as long as the inputs are not modified meanwhile. */

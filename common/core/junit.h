@@ -9,8 +9,9 @@
  * ERROR, <skipped> SKIP, none PASS. Duplicate testcases are merged, a failure winning.
  * The failure line's message is the failure's message attribute, else the first line of
  * its text. Untrusted input: the document must be well-formed (a truncated file is an
- * error naming the line), no network access, no entity expansion, bounded sizes. Uses
- * libxml2 through a parser context of its own (thread-safe per call). */
+ * error naming the line), no network access, no entity expansion, bounded sizes. Read as
+ * a stream with libxml2's xmlTextReader (thread-safe per call): a testcase goes into the rows
+ * as soon as its end is read, so what the parser holds does not grow with the report. */
 #ifndef RETRIG_COMMON_JUNIT_H
 #define RETRIG_COMMON_JUNIT_H
 

@@ -5,11 +5,13 @@
 
 #include <ctype.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/core/limits.h"
+#include "common/core/utf8.h"
 
 /* ---- parsing ---------------------------------------------------------------------- */
 
@@ -91,7 +93,8 @@ static int parse_alert(json_t *a, rt_perf_alert *out, long long summary_id, char
     const char *bad = NULL;
     if (!get_id(a, "id", &out->id))
         bad = "id";
-    else if (!json_is_integer(status))
+    else if (!json_is_integer(status) || json_integer_value(status) < 0 ||
+             json_integer_value(status) > INT_MAX)
         bad = "status";
     else if (!json_is_boolean(regression))
         bad = "is_regression";
@@ -127,7 +130,7 @@ static int add_problem(rt_perf_summaries *out, long long summary_id, long long a
     p += out->nproblems++;
     p->summary_id = summary_id;
     p->alert_id = alert_id;
-    snprintf(p->reason, sizeof p->reason, "%s", reason);
+    rt_utf8_format(p->reason, sizeof p->reason, "%s", reason);
     return RT_OK;
 }
 

@@ -270,6 +270,11 @@ int rt_pulse_parse(const char *body, size_t len, const char *exchange, size_t ma
     }
     rc = rt_jscan_parse(&js, body, len);
     if (rc == RT_ENOMEM) goto out;
+    if (js.too_many) {
+        snprintf(reason, RT_PULSE_REASON_SIZE, "too-big:more than %d values", RT_JSCAN_MAX_TOKENS);
+        rc = RT_ETOOBIG;
+        goto out;
+    }
     rc = RT_EPROTO;
     /* A document that is not an object or array was never valid JSON to this parser. */
     rt_js_type top = rt_js_type_of(&js, 0);

@@ -45,8 +45,8 @@ void rt_settle_plan_for(const rt_outcome *o, int attempt, const int *delays, siz
         if ((size_t)attempt >= ndelays) {
             plan->action = RT_SETTLE_DO_DEAD_LETTER;
             plan->metric = "dead-lettered";
-            snprintf(plan->reason, sizeof plan->reason, "%s (after %d retries)", o->reason,
-                     attempt);
+            rt_utf8_format(plan->reason, sizeof plan->reason, "%s (after %d retries)", o->reason,
+                           attempt);
             return;
         }
         plan->action = RT_SETTLE_DO_DELAY;

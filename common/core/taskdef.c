@@ -37,8 +37,9 @@ static char *string_of(const rt_jscan *js, int v)
  * of ten (retrig-classify keeps thousands). Leaves d as it was when memory is short. */
 static void pack(rt_taskdef *d)
 {
-    char **fields[] = {&d->task_queue_id, &d->job_kind, &d->platform, &d->label,      &d->kind,
-                       &d->action,        &d->project,  &d->revision, &d->pushlog_id, &d->created};
+    char **fields[] = {&d->task_queue_id, &d->scheduler_id, &d->job_kind, &d->platform,
+                       &d->label,         &d->kind,         &d->action,   &d->project,
+                       &d->revision,      &d->pushlog_id,   &d->created};
     size_t n = sizeof fields / sizeof *fields, total = 0;
     for (size_t i = 0; i < n; i++)
         if (*fields[i]) total += strlen(*fields[i]) + 1;
@@ -76,7 +77,10 @@ int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef 
         goto out;
     }
     if (parsed != RT_OK || rt_js_type_of(&js, 0) != RT_JS_OBJECT) {
-        snprintf(reason, REASON_SIZE, parsed == RT_OK ? "wrong-type:task" : "invalid-json");
+        if (js.too_many)
+            snprintf(reason, REASON_SIZE, "too-big:more than %d values", RT_JSCAN_MAX_TOKENS);
+        else
+            snprintf(reason, REASON_SIZE, parsed == RT_OK ? "wrong-type:task" : "invalid-json");
         goto out;
     }
     group = string_of(&js, rt_js_get(&js, 0, "taskGroupId"));
@@ -112,18 +116,28 @@ int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef 
         goto out;
     }
 
+    if ((rc = copy_string(&js, rt_js_get(&js, 0, "schedulerId"), "schedulerId", &out->scheduler_id,
+                          reason)))
+        goto out;
+
     int th = rt_js_get(&js, rt_js_get(&js, 0, "extra"), "treeherder");
     if (rt_js_type_of(&js, th) == RT_JS_OBJECT) {
         if ((rc = copy_string(&js, rt_js_get(&js, th, "jobKind"), "extra.treeherder.jobKind",
                               &out->job_kind, reason)))
             goto out;
         int tier = rt_js_get(&js, th, "tier");
+        long long tier_value = 0;
         if (tier >= 0 && rt_js_type_of(&js, tier) != RT_JS_INTEGER) {
             snprintf(reason, REASON_SIZE, "wrong-type:extra.treeherder.tier");
             rc = RT_EPROTO;
             goto out;
         }
-        out->tier = tier >= 0 ? (int)rt_js_integer(&js, tier) : 0;
+        if (tier >= 0 && !rt_js_integer_in(&js, tier, 0, RT_TASKDEF_MAX_TIER, &tier_value)) {
+            snprintf(reason, REASON_SIZE, "invalid-value:extra.treeherder.tier");
+            rc = RT_EPROTO;
+            goto out;
+        }
+        out->tier = (int)tier_value;
         int machine = rt_js_get(&js, th, "machine");
         if (rt_js_type_of(&js, machine) == RT_JS_OBJECT &&
             (rc = copy_string(&js, rt_js_get(&js, machine, "platform"),
@@ -195,6 +209,7 @@ void rt_taskdef_free(rt_taskdef *d)
         return;
     }
     free(d->task_queue_id);
+    free(d->scheduler_id);
     free(d->job_kind);
     free(d->platform);
     free(d->label);

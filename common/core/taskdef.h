@@ -10,11 +10,14 @@
 
 #include "common/core/errors.h"
 
+#define RT_TASKDEF_MAX_TIER 100 /* a larger tier is invalid-value (Treeherder's are 1-3) */
+
 typedef struct rt_taskdef {
     char task_group_id[23];
     char *task_queue_id; /* taskQueueId, or provisionerId/workerType */
+    char *scheduler_id;  /* schedulerId ("gecko-level-3"), may be NULL */
     char *job_kind;      /* extra.treeherder.jobKind, may be NULL */
-    int tier;            /* extra.treeherder.tier, 0 when absent */
+    int tier;            /* extra.treeherder.tier, 0 when absent; 0..RT_TASKDEF_MAX_TIER */
     char *platform;      /* extra.treeherder.machine.platform, may be NULL */
     char *label;         /* tags.label, else metadata.name */
     char *kind;          /* tags.kind, may be NULL */

@@ -82,6 +82,14 @@ void rt_utf8_vformat(char *dst, size_t size, const char *fmt, va_list ap)
     }
 }
 
+void rt_utf8_format(char *dst, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rt_utf8_vformat(dst, size, fmt, ap);
+    va_end(ap);
+}
+
 bool rt_utf8_valid(const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -110,6 +118,41 @@ char *rt_utf8_sanitize(const char *s, size_t len)
             memcpy(out + o, "\xef\xbf\xbd", 3);
             o += 3;
             i++;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+char *rt_utf8_printable(const char *s)
+{
+    size_t len = strlen(s);
+    if (len > ((size_t)-1 - 1) / 6) return NULL;
+    char *out = malloc(len * 6 + 1); /* a 1-byte control grows to 4, a 2-byte C1 to 6 */
+    if (!out) return NULL;
+    const unsigned char *p = (const unsigned char *)s;
+    size_t o = 0;
+    for (size_t i = 0; i < len;) {
+        unsigned char c = p[i];
+        size_t n = sequence_length(p + i, len - i);
+        unsigned cp = 0;
+        if (n == 2) cp = ((c & 0x1fu) << 6) | (p[i + 1] & 0x3fu);
+        if (n == 3) cp = ((c & 0x0fu) << 12) | ((p[i + 1] & 0x3fu) << 6) | (p[i + 2] & 0x3fu);
+        if (c == '\n' || c == '\r' || c == '\t') {
+            out[o++] = '\\';
+            out[o++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+            i++;
+        } else if (c < 0x20 || c == 0x7f || n == 0) {
+            o += (size_t)sprintf(out + o, "\\x%02x", c);
+            i++;
+        } else if ((n == 2 && cp <= 0x9f) ||
+                   (n == 3 && ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069)))) {
+            o += (size_t)sprintf(out + o, "\\u%04x", cp);
+            i += n;
+        } else {
+            memcpy(out + o, p + i, n);
+            o += n;
+            i += n;
         }
     }
     out[o] = '\0';

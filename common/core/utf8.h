@@ -22,11 +22,21 @@ size_t rt_utf8_boundary(const char *s, size_t len, size_t max);
 size_t rt_utf8_copy(char *dst, size_t size, const char *src, bool *cut);
 /* vsnprintf into dst, the result cut at a character boundary when it does not fit. */
 void rt_utf8_vformat(char *dst, size_t size, const char *fmt, va_list ap);
+/* The same with arguments. */
+void rt_utf8_format(char *dst, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Whether s[0..len) is well-formed UTF-8 (no overlongs, surrogates or code points past
  * U+10FFFF). */
 bool rt_utf8_valid(const char *s, size_t len);
 /* A malloc'd, NUL-terminated copy of s[0..len) in which every ill-formed byte sequence (and
  * NUL) is replaced by U+FFFD; NULL when out of memory. */
 char *rt_utf8_sanitize(const char *s, size_t len);
+/* s made safe to print on a terminal (a malloc'd copy; NULL when out of memory): C0
+ * control characters (ESC among them) and DEL become \n, \r, \t or \xNN, C1 controls
+ * (U+0080-U+009F: U+009B is a CSI) and the bidirectional overrides and isolates (U+202A-
+ * U+202E, U+2066-U+2069, which reorder what follows) become \uNNNN, and ill-formed bytes
+ * \xNN. Everything else, backslashes included, is kept. Every human-readable output of
+ * stored or upstream text goes through it. */
+char *rt_utf8_printable(const char *s);
 
 #endif

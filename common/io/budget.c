@@ -4,6 +4,7 @@
 #include "common/io/budget.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,23 +76,46 @@ static void fill_scripts(void)
 
 static void init_scripts(void) { pthread_once(&scripts_once, fill_scripts); }
 
-static void counter_key(char *out, size_t size, const char *prefix, const char *platform,
-                        const char *day)
+/* Keys are made whole, never cut: a platform name long enough to fill a fixed buffer lost
+ * the counter's ":<day>" suffix, and days, or platforms sharing a long prefix, then shared
+ * one counter. A key longer than RT_BUDGET_MAX_KEY is refused (RT_EINVAL). */
+static int make_key(char **out, const char *fmt, ...) RT_PRINTF(2, 3);
+static int make_key(char **out, const char *fmt, ...)
 {
-    snprintf(out, size, "%sbudget:%s:%s", prefix, platform, day);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(out, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        *out = NULL;
+        return RT_ENOMEM;
+    }
+    if ((size_t)n > RT_BUDGET_MAX_KEY) {
+        free(*out);
+        *out = NULL;
+        return RT_EINVAL;
+    }
+    return RT_OK;
 }
 
-static void set_key(char *out, size_t size, const rt_claim_request *req)
+static int counter_key(char **out, const char *prefix, const char *platform, const char *day)
 {
-    snprintf(out, size, "%sset:%s:%s:%s", req->key_prefix, req->project, req->revision, req->label);
+    return make_key(out, "%sbudget:%s:%s", prefix, platform, day);
+}
+
+static int set_key(char **out, const rt_claim_request *req)
+{
+    return make_key(out, "%sset:%s:%s:%s", req->key_prefix, req->project, req->revision,
+                    req->label);
 }
 
 static int claim(rt_redis *redis, const rt_claim_request *req, const char *dedupe, rt_claim *out)
 {
     init_scripts();
     memset(out, 0, sizeof *out);
-    char counter[512];
-    counter_key(counter, sizeof counter, req->key_prefix, req->platform, req->day);
+    char *counter = NULL;
+    int rc = counter_key(&counter, req->key_prefix, req->platform, req->day);
+    if (rc != RT_OK) return rc;
     char wanted[16], minimum[16], limit[16], ledger[16];
     snprintf(wanted, sizeof wanted, "%d", req->wanted);
     snprintf(minimum, sizeof minimum, "%d", req->minimum);
@@ -101,7 +125,8 @@ static int claim(rt_redis *redis, const rt_claim_request *req, const char *dedup
     const char *args[] = {req->task_id,       wanted, minimum, limit, ledger, DEDUPE_TTL_SECONDS,
                           COUNTER_TTL_SECONDS};
     redisReply *reply = NULL;
-    int rc = rt_redis_eval(redis, &claim_script, 2, keys, 7, args, &reply);
+    rc = rt_redis_eval(redis, &claim_script, 2, keys, 7, args, &reply);
+    free(counter);
     if (rc != RT_OK) return rc;
     rc = RT_EPROTO;
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 3 || reply->elements > 4) goto out;
@@ -131,17 +156,21 @@ out:
 
 int rt_budget_claim(rt_redis *redis, const rt_claim_request *req, rt_claim *out)
 {
-    char dedupe[1024];
-    set_key(dedupe, sizeof dedupe, req);
-    return claim(redis, req, dedupe, out);
+    char *dedupe = NULL;
+    int rc = set_key(&dedupe, req);
+    if (rc == RT_OK) rc = claim(redis, req, dedupe, out);
+    free(dedupe);
+    return rc;
 }
 
 int rt_budget_claim_keyed(rt_redis *redis, const rt_claim_request *req, const char *dedupe_key,
                           rt_claim *out)
 {
-    char dedupe[1024];
-    snprintf(dedupe, sizeof dedupe, "%s%s", req->key_prefix, dedupe_key);
-    return claim(redis, req, dedupe, out);
+    char *dedupe = NULL;
+    int rc = make_key(&dedupe, "%s%s", req->key_prefix, dedupe_key);
+    if (rc == RT_OK) rc = claim(redis, req, dedupe, out);
+    free(dedupe);
+    return rc;
 }
 
 static int settle(rt_redis *redis, const rt_claim_request *req, const char *dedupe, int claimed,
@@ -149,8 +178,9 @@ static int settle(rt_redis *redis, const rt_claim_request *req, const char *dedu
 {
     init_scripts();
     if (refunded) *refunded = 0;
-    char counter[512];
-    counter_key(counter, sizeof counter, req->key_prefix, req->platform, req->day);
+    char *counter = NULL;
+    int rc = counter_key(&counter, req->key_prefix, req->platform, req->day);
+    if (rc != RT_OK) return rc;
     char claimed_text[16], kept_text[16], total_text[16];
     snprintf(claimed_text, sizeof claimed_text, "%d", claimed);
     snprintf(kept_text, sizeof kept_text, "%d", kept);
@@ -158,7 +188,8 @@ static int settle(rt_redis *redis, const rt_claim_request *req, const char *dedu
     const char *keys[] = {dedupe, counter};
     const char *args[] = {req->task_id, claimed_text, kept_text, total_text};
     redisReply *reply = NULL;
-    int rc = rt_redis_eval(redis, &settle_script, 2, keys, 4, args, &reply);
+    rc = rt_redis_eval(redis, &settle_script, 2, keys, 4, args, &reply);
+    free(counter);
     if (rc != RT_OK) return rc;
     if (reply->type != REDIS_REPLY_INTEGER)
         rc = RT_EPROTO;
@@ -171,42 +202,50 @@ static int settle(rt_redis *redis, const rt_claim_request *req, const char *dedu
 int rt_budget_settle(rt_redis *redis, const rt_claim_request *req, int claimed, int kept,
                      int ledger_total, int *refunded)
 {
-    char dedupe[1024];
-    set_key(dedupe, sizeof dedupe, req);
-    return settle(redis, req, dedupe, claimed, kept, ledger_total, refunded);
+    char *dedupe = NULL;
+    int rc = set_key(&dedupe, req);
+    if (rc == RT_OK) rc = settle(redis, req, dedupe, claimed, kept, ledger_total, refunded);
+    free(dedupe);
+    return rc;
 }
 
 int rt_budget_settle_keyed(rt_redis *redis, const rt_claim_request *req, const char *dedupe_key,
                            int claimed, int kept, int ledger_total, int *refunded)
 {
-    char dedupe[1024];
-    snprintf(dedupe, sizeof dedupe, "%s%s", req->key_prefix, dedupe_key);
-    return settle(redis, req, dedupe, claimed, kept, ledger_total, refunded);
+    char *dedupe = NULL;
+    int rc = make_key(&dedupe, "%s%s", req->key_prefix, dedupe_key);
+    if (rc == RT_OK) rc = settle(redis, req, dedupe, claimed, kept, ledger_total, refunded);
+    free(dedupe);
+    return rc;
 }
 
 int rt_budget_refund(rt_redis *redis, const char *key_prefix, const char *platform, const char *day,
                      int amount)
 {
     init_scripts();
-    char counter[512], value[16];
-    counter_key(counter, sizeof counter, key_prefix, platform, day);
+    char *counter = NULL, value[16];
+    int rc = counter_key(&counter, key_prefix, platform, day);
+    if (rc != RT_OK) return rc;
     snprintf(value, sizeof value, "%d", amount);
     const char *keys[] = {counter};
     const char *args[] = {value};
     redisReply *reply = NULL;
-    int rc = rt_redis_eval(redis, &refund_script, 1, keys, 1, args, &reply);
+    rc = rt_redis_eval(redis, &refund_script, 1, keys, 1, args, &reply);
     freeReplyObject(reply);
+    free(counter);
     return rc;
 }
 
 int rt_budget_spent(rt_redis *redis, const char *key_prefix, const char *platform, const char *day,
                     int *spent)
 {
-    char counter[512];
-    counter_key(counter, sizeof counter, key_prefix, platform, day);
+    char *counter = NULL;
+    int rc = counter_key(&counter, key_prefix, platform, day);
+    if (rc != RT_OK) return rc;
     const char *argv[] = {"GET", counter};
     redisReply *reply = NULL;
-    int rc = rt_redis_command_argv(redis, 2, argv, NULL, &reply);
+    rc = rt_redis_command_argv(redis, 2, argv, NULL, &reply);
+    free(counter);
     if (rc != RT_OK) return rc;
     *spent = reply->type == REDIS_REPLY_STRING ? atoi(reply->str) : 0;
     freeReplyObject(reply);

@@ -20,6 +20,8 @@
  * (at least `minimum`) or nothing, and rt_budget_settle (rt_budget_settle_keyed for a keyed
  * claim) gives the rest of the Redis claim back.
  * Limits come from glob patterns ("android*=100, *=600"), first match wins.
+ * Keys are built whole ("<prefix>budget:<platform>:<day>", "<prefix>set:<project>:<revision>:
+ * <label>"), never cut; one longer than RT_BUDGET_MAX_KEY bytes is refused (RT_EINVAL).
  * Thread-safety: per rt_redis handle. */
 #ifndef RETRIG_COMMON_BUDGET_H
 #define RETRIG_COMMON_BUDGET_H
@@ -31,6 +33,9 @@
 #include "common/core/errors.h"
 #include "common/core/limits.h"
 #include "common/io/redis.h"
+
+#define RT_BUDGET_MAX_KEY                                                                          \
+    4096 /* bytes of a Redis key retrig writes; platforms and labels are <= 512 */
 
 typedef enum { RT_CLAIM_CLAIMED, RT_CLAIM_EXISTS, RT_CLAIM_EXHAUSTED } rt_claim_status;
 

@@ -270,7 +270,9 @@ static int setup_attempt(rt_http *h, const char *method, const char *url,
     SET(CURLOPT_FOLLOWLOCATION, 1L);
     SET(CURLOPT_MAXREDIRS, (long)RT_HTTP_MAX_REDIRECTS);
     SET(CURLOPT_PROTOCOLS_STR, "http,https");
-    SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    /* An https URL never follows a redirect to http: the request, and the answer trusted,
+     * would then travel in clear. */
+    SET(CURLOPT_REDIR_PROTOCOLS_STR, strncasecmp(url, "https://", 8) == 0 ? "https" : "http,https");
     SET(CURLOPT_SSL_VERIFYPEER, 1L);
     SET(CURLOPT_SSL_VERIFYHOST, 2L);
     if (h->ca_file) SET(CURLOPT_CAINFO, h->ca_file);

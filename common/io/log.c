@@ -3,6 +3,7 @@
 #include "common/io/log.h"
 
 #include "common/core/errors.h"
+#include "common/core/utf8.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -162,64 +163,106 @@ char *rt_redact_dup(const char *in)
     return out;
 }
 
-/* Appends s as a JSON string (with quotes) to buf; invalid UTF-8 bytes become U+FFFD. */
-static void append_json_string(char *buf, size_t *len, size_t cap, const char *s)
+/* A line being built: at most RT_LOG_LINE_MAX - 1 bytes, always room kept for the end. */
+typedef struct line {
+    char buf[RT_LOG_LINE_MAX];
+    size_t len;
+    bool cut; /* a value did not fit: it was cut, and nothing after it was written */
+} line;
+
+#define TRUNCATED_TAIL ",\"truncated\":true}"
+/* What must still fit after any unit of a string: its closing quote and the tail. */
+#define LINE_LIMIT (RT_LOG_LINE_MAX - 1 - (sizeof TRUNCATED_TAIL - 1) - 1)
+
+/* Appends raw bytes if they fit under the limit; false (nothing written) otherwise. */
+static bool put_raw(line *l, const char *s, size_t n)
 {
-#define PUT(c)                                                                                     \
-    do {                                                                                           \
-        if (*len + 1 < cap) buf[(*len)++] = (c);                                                   \
-    } while (0)
-    PUT('"');
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned char c = *p;
-        if (c == '"' || c == '\\') {
-            PUT('\\');
-            PUT((char)c);
-            p++;
-        } else if (c == '\n') {
-            PUT('\\');
-            PUT('n');
-            p++;
-        } else if (c == '\r') {
-            PUT('\\');
-            PUT('r');
-            p++;
-        } else if (c == '\t') {
-            PUT('\\');
-            PUT('t');
-            p++;
-        } else if (c < 0x20 || c == 0x7f) {
-            char esc[8];
-            snprintf(esc, sizeof esc, "\\u%04x", c);
-            for (char *e = esc; *e; e++) PUT(*e);
-            p++;
-        } else if (c < 0x80) {
-            PUT((char)c);
-            p++;
-        } else {
-            size_t n = (c >= 0xf0 && c <= 0xf4)   ? 4
-                       : (c >= 0xe0)              ? 3
-                       : (c >= 0xc2 && c <= 0xdf) ? 2
-                                                  : 0;
-            bool ok = n > 0 && c < 0xf5;
-            for (size_t i = 1; ok && i < n; i++) ok = (p[i] & 0xc0) == 0x80;
-            if (ok) {
-                for (size_t i = 0; i < n; i++) PUT((char)p[i]);
-                p += n;
-            } else {
-                PUT('\\');
-                PUT('u');
-                PUT('f');
-                PUT('f');
-                PUT('f');
-                PUT('d');
-                p++;
-            }
-        }
+    if (l->len + n > LINE_LIMIT) return false;
+    memcpy(l->buf + l->len, s, n);
+    l->len += n;
+    return true;
+}
+
+/* The JSON form of the character at p (at most 6 bytes into out); *used: bytes of p read.
+ * Invalid UTF-8 becomes \ufffd. */
+static size_t escape_unit(const unsigned char *p, char out[8], size_t *used)
+{
+    unsigned char c = *p;
+    *used = 1;
+    switch (c) {
+    case '"': memcpy(out, "\\\"", 2); return 2;
+    case '\\': memcpy(out, "\\\\", 2); return 2;
+    case '\n': memcpy(out, "\\n", 2); return 2;
+    case '\r': memcpy(out, "\\r", 2); return 2;
+    case '\t': memcpy(out, "\\t", 2); return 2;
+    default: break;
     }
-    PUT('"');
-#undef PUT
+    if (c < 0x20 || c == 0x7f) return (size_t)snprintf(out, 8, "\\u%04x", c);
+    if (c < 0x80) {
+        out[0] = (char)c;
+        return 1;
+    }
+    size_t n = (c >= 0xf0 && c <= 0xf4)   ? 4
+               : (c >= 0xe0 && c <= 0xef) ? 3
+               : (c >= 0xc2 && c <= 0xdf) ? 2
+                                          : 0;
+    bool ok = n > 0 && strnlen((const char *)p, n) == n && rt_utf8_valid((const char *)p, n);
+    if (!ok) {
+        memcpy(out, "\\ufffd", 6);
+        return 6;
+    }
+    memcpy(out, p, n);
+    *used = n;
+    return n;
+}
+
+/* Appends s as a JSON string. When it does not fit, the string is cut after the last whole
+ * character or escape that fits, closed, and the line is marked cut. Returns false when not
+ * even the quotes fit (nothing written). */
+static bool put_string(line *l, const char *s)
+{
+    if (l->len + 2 > LINE_LIMIT) return false;
+    l->buf[l->len++] = '"';
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        char unit[8];
+        size_t used, n = escape_unit(p, unit, &used);
+        if (l->len + n + 1 > LINE_LIMIT) {
+            l->cut = true;
+            break;
+        }
+        memcpy(l->buf + l->len, unit, n);
+        l->len += n;
+        p += used;
+    }
+    l->buf[l->len++] = '"';
+    return true;
+}
+
+/* Appends text redacted (registered secrets and URL passwords, on the raw text: before
+ * escaping, so a secret with a quote or a backslash is found, and before any cut, so a
+ * secret is never printed in part). Call with the lock held. */
+static bool put_redacted(line *l, const char *text)
+{
+    size_t size = 3 * strlen(text) + 4;
+    char *clean = malloc(size);
+    if (!clean) return put_string(l, "(out of memory)");
+    redact_locked(text, clean, size);
+    bool ok = put_string(l, clean);
+    free(clean);
+    return ok;
+}
+
+/* ,"key":"value" (or null), whole, or cut inside the value; a field that cannot even start
+ * is left out and the line marked cut. */
+static void put_field(line *l, const char *key, const char *value)
+{
+    size_t start = l->len;
+    bool ok = put_raw(l, ",", 1) && put_redacted(l, key) && !l->cut && put_raw(l, ":", 1) &&
+              (value ? put_redacted(l, value) : put_raw(l, "null", 4));
+    if (!ok) {
+        l->len = start; /* the key was cut or the value could not start: drop the field */
+        l->cut = true;
+    }
 }
 
 /* Appends s to buf (escaping control characters as \n, \t or \xNN, so that text from
@@ -255,17 +298,17 @@ static void append_text(char *buf, size_t *len, size_t cap, const char *s)
  * the lock held. */
 static void write_text(FILE *out, rt_log_level level, const char *msg, va_list ap)
 {
-    char line[RT_LOG_LINE_MAX], clean[RT_LOG_LINE_MAX], extra[RT_LOG_LINE_MAX] = "";
+    char text[RT_LOG_LINE_MAX], clean[RT_LOG_LINE_MAX], extra[RT_LOG_LINE_MAX] = "";
     const char *error = NULL, *hint = NULL;
     size_t len = 0, xlen = 0;
     redact_locked(g_log.program, clean, sizeof clean);
-    append_text(line, &len, sizeof line, clean);
-    append_text(line, &len, sizeof line,
+    append_text(text, &len, sizeof text, clean);
+    append_text(text, &len, sizeof text,
                 level == RT_LOG_ERROR  ? ": "
                 : level == RT_LOG_WARN ? ": warning: "
                                        : ": ");
     redact_locked(msg ? msg : "", clean, sizeof clean);
-    append_text(line, &len, sizeof line, clean);
+    append_text(text, &len, sizeof text, clean);
     for (;;) {
         const char *key = va_arg(ap, const char *);
         if (!key) break;
@@ -290,20 +333,20 @@ static void write_text(FILE *out, rt_log_level level, const char *msg, va_list a
         size_t mlen = msg ? strlen(msg) : 0;
         if (mlen && !strncmp(clean, msg, mlen)) {
             len = 0;
-            append_text(line, &len, sizeof line, g_log.program);
-            append_text(line, &len, sizeof line, level == RT_LOG_WARN ? ": warning: " : ": ");
+            append_text(text, &len, sizeof text, g_log.program);
+            append_text(text, &len, sizeof text, level == RT_LOG_WARN ? ": warning: " : ": ");
         } else {
-            append_text(line, &len, sizeof line, ": ");
+            append_text(text, &len, sizeof text, ": ");
         }
-        append_text(line, &len, sizeof line, clean);
+        append_text(text, &len, sizeof text, clean);
     }
     if (xlen) append_text(extra, &xlen, sizeof extra, ")");
-    fprintf(out, "%s%s\n", line, extra);
+    fprintf(out, "%s%s\n", text, extra);
     if (hint) {
         redact_locked(hint, clean, sizeof clean);
         len = 0;
-        append_text(line, &len, sizeof line, clean);
-        fprintf(out, "hint: %s\n", line);
+        append_text(text, &len, sizeof text, clean);
+        fprintf(out, "hint: %s\n", text);
     }
     fflush(out);
 }
@@ -323,46 +366,41 @@ void rt_log_write(rt_log_level level, const char *msg, ...)
         }
         pthread_mutex_unlock(&g_log.lock);
     }
-    char line[RT_LOG_LINE_MAX];
-    size_t len = 0;
+    line *l = malloc(sizeof *l);
+    if (!l) return;
+    l->len = 0;
+    l->cut = false;
     struct timeval tv;
     struct tm tm;
     gettimeofday(&tv, NULL);
     gmtime_r(&tv.tv_sec, &tm);
-    len = (size_t)snprintf(
-        line, sizeof line,
+    l->len = (size_t)snprintf(
+        l->buf, sizeof l->buf,
         "{\"ts\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ\",\"level\":\"%s\",\"prog\":",
         tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
         (int)(tv.tv_usec / 1000), level_names[level & 3]);
-    append_json_string(line, &len, sizeof line - 4, g_log.program);
-    const char *k = ",\"msg\":";
-    while (*k && len + 1 < sizeof line - 4) line[len++] = *k++;
-    append_json_string(line, &len, sizeof line - 4, msg ? msg : "");
 
+    pthread_mutex_lock(&g_log.lock);
+    put_redacted(l, g_log.program);
+    if (put_raw(l, ",\"msg\":", 7)) put_redacted(l, msg ? msg : "");
     va_list ap;
     va_start(ap, msg);
     for (;;) {
         const char *key = va_arg(ap, const char *);
         if (!key) break;
         const char *value = va_arg(ap, const char *);
-        if (len + 2 < sizeof line - 4) line[len++] = ',';
-        append_json_string(line, &len, sizeof line - 4, key);
-        if (len + 2 < sizeof line - 4) line[len++] = ':';
-        if (value)
-            append_json_string(line, &len, sizeof line - 4, value);
-        else
-            for (const char *n = "null"; *n && len + 1 < sizeof line - 4; n++) line[len++] = *n;
+        if (!l->cut) put_field(l, key, value);
     }
     va_end(ap);
-    line[len++] = '}';
-    line[len] = '\0';
-
-    char clean[RT_LOG_LINE_MAX];
-    pthread_mutex_lock(&g_log.lock);
-    redact_locked(line, clean, sizeof clean - 1);
+    /* LINE_LIMIT kept room for this. */
+    const char *tail = l->cut ? TRUNCATED_TAIL : "}";
+    memcpy(l->buf + l->len, tail, strlen(tail));
+    l->len += strlen(tail);
+    l->buf[l->len] = '\0';
     FILE *out = g_log.out ? g_log.out : stderr;
-    fputs(clean, out);
+    fputs(l->buf, out);
     fputc('\n', out);
     fflush(out);
     pthread_mutex_unlock(&g_log.lock);
+    free(l);
 }

@@ -8,8 +8,12 @@
  * characters are escaped. The default (auto) is text when the output is a terminal, JSON
  * otherwise; log_format or --log-format chooses.
  * Registered secrets (rt_log_add_secret) and the password part of any URL
- * (scheme://user:PASSWORD@host) are replaced by "***" in the whole line, so a secret
- * that reaches a message or a field by accident is still never printed.
+ * (scheme://user:PASSWORD@host) are replaced by "***" in the message and in every key and
+ * value, on the raw text before it is escaped or cut, so a secret that reaches a message or
+ * a field by accident is never printed, not even in part or with a quote in it. A line is
+ * at most 8 KB: a value that does not fit is cut after a whole character or escape, the
+ * fields after it are left out, and the line, still one valid JSON object, ends with
+ * "truncated":true.
  * Levels are checked before arguments are formatted (the macros below).
  * Thread-safety: configure (init, level, secrets) before starting threads; writing is
  * serialised by a mutex. */

@@ -80,7 +80,8 @@ static bool parse_labels(const char *labels, char names[][LABEL_NAME_SIZE], size
 static rt_metric *register_family(metric_kind kind, const char *name, const char *help,
                                   const char *labels, const double *bounds, size_t nbounds)
 {
-    char names[RT_METRICS_MAX_LABELS][LABEL_NAME_SIZE];
+    char names[RT_METRICS_MAX_LABELS][LABEL_NAME_SIZE] = {
+        {0}}; /* every build type: no maybe-uninitialized */
     size_t nlabels = 0;
     if (!valid_name(name, true) || strlen(name) >= NAME_SIZE ||
         !parse_labels(labels, names, &nlabels) || nbounds > RT_METRICS_MAX_BUCKETS - 1) {
@@ -383,6 +384,12 @@ static void register_std(void)
     g_std.retrigger_actions =
         rt_metrics_counter("retrig_retrigger_actions_total",
                            "Outcomes of retrigger requests (triggered, dry-run, ...)", "outcome");
+    g_std.hooks_refused = rt_metrics_counter(
+        "retrig_hooks_refused_total",
+        "Hook calls an actions.json asked for that retrig refused to sign (rt_hook_check), by "
+        "worker and reason (project, hook-group, hook-id, scheduler, task-group, task, push, "
+        "credentials)",
+        "worker,reason");
     g_std.budget_spent =
         rt_metrics_gauge("retrig_budget_spent",
                          "Retriggers spent today (UTC) by platform, as last seen", "platform");

@@ -75,6 +75,7 @@ typedef struct rt_std_metrics {
     rt_metric *dead_lettered;        /* counter retrig_dead_lettered_total{queue,reason} */
     rt_metric *retriggers_requested; /* counter retrig_retriggers_requested_total{platform} */
     rt_metric *retrigger_actions;    /* counter retrig_retrigger_actions_total{outcome} */
+    rt_metric *hooks_refused;        /* counter retrig_hooks_refused_total{worker,reason} */
     rt_metric *budget_spent;         /* gauge retrig_budget_spent{platform} (today, UTC) */
     rt_metric *budget_left;          /* gauge retrig_budget_left{platform} */
     rt_metric *upstream_requests;    /* counter retrig_upstream_requests_total{service,status} */

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -581,22 +582,41 @@ int rt_th_job_for_task(rt_http *h, const char *treeherder_url, const char *task_
     for (int row = rt_js_first(&js, results); row >= 0; row = rt_js_after(&js, results, row)) {
         if (rt_js_type_of(&js, row) != RT_JS_ARRAY) continue;
         rt_th_job candidate = {0};
-        /* The row's values in the order of the names. */
+        /* The row's values in the order of the names. An integer field of another type, or
+         * out of its range, fails the answer: it must never wrap into an ordinary value
+         * (classification 4294967297 is not 1, not classified). null reads as 0. */
+        static const struct {
+            const char *name;
+            long long max;
+        } ints[] = {{"id", LONG_MAX},
+                    {"failure_classification_id", 1000},
+                    {"tier", 100},
+                    {"retry_id", 1000},
+                    {"push_id", LONG_MAX}};
         int v = rt_js_first(&js, row);
         for (int n = rt_js_first(&js, names); n >= 0 && v >= 0;
              n = rt_js_after(&js, names, n), v = rt_js_after(&js, row, v)) {
             if (rt_js_type_of(&js, n) != RT_JS_STRING) continue;
-            if (rt_js_streq(&js, n, "id"))
-                candidate.id = (long)rt_js_integer(&js, v);
-            else if (rt_js_streq(&js, n, "failure_classification_id"))
-                candidate.failure_classification_id = (int)rt_js_integer(&js, v);
-            else if (rt_js_streq(&js, n, "tier"))
-                candidate.tier = (int)rt_js_integer(&js, v);
-            else if (rt_js_streq(&js, n, "retry_id"))
-                candidate.retry_id = (int)rt_js_integer(&js, v);
-            else if (rt_js_streq(&js, n, "push_id"))
-                candidate.push_id = (long)rt_js_integer(&js, v);
-            else if (rt_js_streq(&js, n, "result"))
+            size_t k = 0;
+            while (k < sizeof ints / sizeof *ints && !rt_js_streq(&js, n, ints[k].name)) k++;
+            if (k < sizeof ints / sizeof *ints) {
+                long long value = 0;
+                if (rt_js_type_of(&js, v) != RT_JS_NULL &&
+                    !rt_js_integer_in(&js, v, 0, ints[k].max, &value)) {
+                    rt_set_errstr(errstr,
+                                  "Treeherder jobs for %s: %s is not an integer from 0 to %lld",
+                                  task_id, ints[k].name, ints[k].max);
+                    rc = RT_EPROTO;
+                    goto out;
+                }
+                switch (k) {
+                case 0: candidate.id = (long)value; break;
+                case 1: candidate.failure_classification_id = (int)value; break;
+                case 2: candidate.tier = (int)value; break;
+                case 3: candidate.retry_id = (int)value; break;
+                default: candidate.push_id = (long)value; break;
+                }
+            } else if (rt_js_streq(&js, n, "result"))
                 scan_string(&js, v, candidate.result, sizeof candidate.result);
             else if (rt_js_streq(&js, n, "state"))
                 scan_string(&js, v, candidate.state, sizeof candidate.state);

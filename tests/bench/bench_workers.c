@@ -35,21 +35,22 @@
 
 #include "support/classify_harness.h"
 
-#define GWX_PULSE "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
-#define GWX_DEF   "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"
-#define GWX_ROUTE "tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"
-#define GWX_LABEL "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"
-#define EXC_PULSE "pulse/fuzzmanager_task-exception_f8fRfedPSp2-A7M9Zhxe-Q.json"
-#define DEC_FIX   "taskcluster/task_definition_build-android-api-16-debug.json"
-#define PERF_TASK "taskcluster/task_definition_B3EheQ-IQ5aPzw34KS_a6g.json"
-#define ES_FAIL   "errorsummary/mochitest-browser-chrome_errorsummary.log"
-#define ES_PASS   "errorsummary/mochitest-browser-chrome_pass_errorsummary.log"
-#define ES_NAME   "public/test_info/mochitest_errorsummary.log"
-#define BUGSUG    "treeherder/bug_suggestions.json"
-#define CLIENT_ID "project/retrig/bench-workers"
-#define TOKEN     "fake-access-token-bench-workers-0123456789"
-#define DELAYS    "200,400,800"
-#define RETRIES   "300,600" /* the harness's retry_delays_ms */
+#define GWX_PULSE    "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
+#define GWX_DEF      "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"
+#define GWX_ROUTE    "tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"
+#define GWX_LABEL    "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"
+#define GWX_REVISION "b437ae030825a8ea9fa7a632b1fcb9becbe11f69"
+#define EXC_PULSE    "pulse/fuzzmanager_task-exception_f8fRfedPSp2-A7M9Zhxe-Q.json"
+#define DEC_FIX      "taskcluster/task_definition_build-android-api-16-debug.json"
+#define PERF_TASK    "taskcluster/task_definition_B3EheQ-IQ5aPzw34KS_a6g.json"
+#define ES_FAIL      "errorsummary/mochitest-browser-chrome_errorsummary.log"
+#define ES_PASS      "errorsummary/mochitest-browser-chrome_pass_errorsummary.log"
+#define ES_NAME      "public/test_info/mochitest_errorsummary.log"
+#define BUGSUG       "treeherder/bug_suggestions.json"
+#define CLIENT_ID    "project/retrig/bench-workers"
+#define TOKEN        "fake-access-token-bench-workers-0123456789"
+#define DELAYS       "200,400,800"
+#define RETRIES      "300,600" /* the harness's retry_delays_ms */
 
 #define RETRIGGERS     3 /* retriggers_per_failure */
 #define PERF_SUMMARIES 4
@@ -181,8 +182,8 @@ static void add_perf_summaries(bench *b)
             /* Its job's task in our group, the job, the series ending at the push. */
             rt_ch_slugid(task_id);
             json_object_set_new(section(b, "tasks"), task_id,
-                                json_pack("{s:s, s:{s:s}}", "fixture", PERF_TASK, "override",
-                                          "taskGroupId", b->group));
+                                json_pack("{s:s, s:{s:s, s:[s]}}", "fixture", PERF_TASK, "override",
+                                          "taskGroupId", b->group, "routes", GWX_ROUTE));
             json_object_set_new(
                 section(b, "jobs"), task_id,
                 json_pack("[{s:I, s:i}]", "id", (json_int_t)(700000 + alert_id), "retry_id", 0));
@@ -213,8 +214,7 @@ static void register_push(bench *b)
         section(b, "tasks"), b->group,
         json_pack("{s:s, s:{s:s}}", "fixture", DEC_FIX, "override", "taskGroupId", b->group));
     json_object_set_new(section(b, "artifacts"), b->group,
-                        json_pack("{s:[{s:s, s:s}]}", "0", "name", "public/actions.json", "fixture",
-                                  "taskcluster/actions.json"));
+                        json_pack("{s:[o]}", "0", rt_ch_actions_artifact(b->group, GWX_REVISION)));
     json_object_set_new(section(b, "hook_clients"), CLIENT_ID, json_string(TOKEN));
     for (int i = 0; i < b->nfail; i++) {
         failure *x = &b->fails[i];

@@ -344,6 +344,10 @@ class Store:
             content = json.dumps(entry["json"]).encode()
         else:
             content = entry.get("content", "").encode()
+        # {"replace": {"old": "new"}}: a recorded artifact moved to another push (its decision
+        # task group and revision), as each test's pushes are made up.
+        for old, new in sorted((entry.get("replace") or {}).items()):
+            content = content.replace(old.encode(), new.encode())
         default_type = "application/json" if name.endswith(".json") else "text/plain; charset=utf-8"
         return {"name": name, "storageType": entry.get("storageType", "s3"),
                 "expires": entry.get("expires", now_iso(365 * 86400)),

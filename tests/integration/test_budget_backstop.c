@@ -196,9 +196,58 @@ static void test_a_claim_lost_with_redis_gives_nothing_back(void **state)
     assert_int_equal(counter(f), 4);
 }
 
+/* A platform name long enough to fill the old 512-byte key buffer cut the counter key
+ * before its ":<day>": two days, or two such platforms, shared one counter. Keys are whole. */
+static void test_long_platform_names_keep_whole_counter_keys(void **state)
+{
+    fixture *f = *state;
+    char a[501], b[501];
+    memset(a, 'p', 500);
+    a[500] = '\0';
+    memcpy(b, a, sizeof a);
+    b[499] = 'q'; /* differs only at its end */
+    f->req.platform = a;
+    claim_five(f);
+    rt_claim_request other = f->req;
+    other.platform = b;
+    other.label = "test-linux/opt-mochitest-2";
+    rt_claim c;
+    assert_int_equal(rt_budget_claim(f->redis, &other, &c), RT_OK);
+    assert_int_equal(c.status, RT_CLAIM_CLAIMED);
+    assert_int_equal(c.total, 5); /* its own counter, not a's */
+    int spent = -1;
+    assert_int_equal(rt_budget_spent(f->redis, f->prefix, a, "2026-12-01", &spent), RT_OK);
+    assert_int_equal(spent, 0); /* the next day's counter is another key */
+    char key[1024];
+    snprintf(key, sizeof key, "%sbudget:%s:%s", f->prefix, a, f->req.day);
+    const char *get[] = {"GET", key};
+    redisReply *reply = NULL;
+    assert_int_equal(rt_redis_command_argv(f->redis, 2, get, NULL, &reply), RT_OK);
+    assert_int_equal(reply->type, REDIS_REPLY_STRING); /* whole, with its day */
+    assert_string_equal(reply->str, "5");
+    freeReplyObject(reply);
+    del(f, key);
+    snprintf(key, sizeof key, "%sbudget:%s:%s", f->prefix, b, f->req.day);
+    del(f, key);
+    snprintf(key, sizeof key, "%sset:%s:%s:%s", f->prefix, other.project, other.revision,
+             other.label);
+    del(f, key);
+    /* A key past RT_BUDGET_MAX_KEY is refused, not cut. */
+    char *huge = malloc(RT_BUDGET_MAX_KEY + 1);
+    assert_non_null(huge);
+    memset(huge, 'h', RT_BUDGET_MAX_KEY);
+    huge[RT_BUDGET_MAX_KEY] = '\0';
+    other.platform = huge;
+    assert_int_equal(rt_budget_claim(f->redis, &other, &c), RT_EINVAL);
+    free(huge);
+    f->req.platform = "linux64";
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_long_platform_names_keep_whole_counter_keys, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_a_partly_kept_claim_gives_the_rest_back_once, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_a_refused_claim_frees_its_set_key_and_all_its_budget,

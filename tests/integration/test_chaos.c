@@ -66,40 +66,41 @@
 #include "support/classify_harness.h"
 #include "support/fixtures.h"
 
-#define GWX_PULSE   "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
-#define GWX_DEF     "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"
-#define GWX_ROUTE   "tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"
-#define GWX_LABEL   "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"
-#define B3E_PULSE   "pulse/treeherder_task-completed_B3EheQ-IQ5aPzw34KS_a6g.json"
-#define B3E_ROUTE   "tc-treeherder.v2.autoland.918d7c84da371bda26460fb4b50f161d32107880.88554"
-#define B3E_DEF     "taskcluster/task_definition_B3EheQ-IQ5aPzw34KS_a6g.json"
-#define FUZZ_DONE   "pulse/fuzzmanager_task-completed_Z1kaoRtHRRWyyuMDqadYPA.json"
-#define FUZZ_EXC    "pulse/fuzzmanager_task-exception_f8fRfedPSp2-A7M9Zhxe-Q.json"
-#define DEC_FIX     "taskcluster/task_definition_build-android-api-16-debug.json"
-#define ES_FAIL     "errorsummary/mochitest-browser-chrome_errorsummary.log"
-#define ES_PASS     "errorsummary/mochitest-browser-chrome_pass_errorsummary.log"
-#define ES_INFRA    "errorsummary/mochitest-browser-chrome_infra_errorsummary.log"
-#define BUGSUG      "treeherder/bug_suggestions.json"
-#define CLIENT_ID   "project/retrig/chaos-test"
-#define TOKEN       "fake-access-token-chaos-0123456789"
-#define LIMITED     "android-em-7-0-x86_64"
-#define UNLIMITED   "linux1804-64-qr"
-#define LIMIT       120
-#define RETRIGGERS  2
-#define NMESSAGES   2000
-#define NELIGIBLE   200
-#define NMALFORMED  50
-#define NOTHER      100 /* failed, not eligible */
-#define NGROUPS     20
-#define MAX_PLAYED  (NELIGIBLE * RETRIGGERS)
-#define N_CLASSIFY  3
-#define N_RETRIGGER 2
-#define N_DECIDE    2
-#define N_HISTORY   2
-#define KILL_MS     2000
-#define RUN_MS      240000
-#define CHUNK       8 /* stream messages published per round (about 30 s for the stream) */
-#define MAX_BYTES   65536
+#define GWX_PULSE    "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
+#define GWX_DEF      "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"
+#define GWX_ROUTE    "tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"
+#define GWX_LABEL    "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"
+#define GWX_REVISION "b437ae030825a8ea9fa7a632b1fcb9becbe11f69"
+#define B3E_PULSE    "pulse/treeherder_task-completed_B3EheQ-IQ5aPzw34KS_a6g.json"
+#define B3E_ROUTE    "tc-treeherder.v2.autoland.918d7c84da371bda26460fb4b50f161d32107880.88554"
+#define B3E_DEF      "taskcluster/task_definition_B3EheQ-IQ5aPzw34KS_a6g.json"
+#define FUZZ_DONE    "pulse/fuzzmanager_task-completed_Z1kaoRtHRRWyyuMDqadYPA.json"
+#define FUZZ_EXC     "pulse/fuzzmanager_task-exception_f8fRfedPSp2-A7M9Zhxe-Q.json"
+#define DEC_FIX      "taskcluster/task_definition_build-android-api-16-debug.json"
+#define ES_FAIL      "errorsummary/mochitest-browser-chrome_errorsummary.log"
+#define ES_PASS      "errorsummary/mochitest-browser-chrome_pass_errorsummary.log"
+#define ES_INFRA     "errorsummary/mochitest-browser-chrome_infra_errorsummary.log"
+#define BUGSUG       "treeherder/bug_suggestions.json"
+#define CLIENT_ID    "project/retrig/chaos-test"
+#define TOKEN        "fake-access-token-chaos-0123456789"
+#define LIMITED      "android-em-7-0-x86_64"
+#define UNLIMITED    "linux1804-64-qr"
+#define LIMIT        120
+#define RETRIGGERS   2
+#define NMESSAGES    2000
+#define NELIGIBLE    200
+#define NMALFORMED   50
+#define NOTHER       100 /* failed, not eligible */
+#define NGROUPS      20
+#define MAX_PLAYED   (NELIGIBLE * RETRIGGERS)
+#define N_CLASSIFY   3
+#define N_RETRIGGER  2
+#define N_DECIDE     2
+#define N_HISTORY    2
+#define KILL_MS      2000
+#define RUN_MS       240000
+#define CHUNK        8 /* stream messages published per round (about 30 s for the stream) */
+#define MAX_BYTES    65536
 
 typedef enum { K_ELIGIBLE, K_MALFORMED, K_OTHER, K_COMPLETED, K_EXCEPTION } kind;
 
@@ -350,9 +351,9 @@ static void build_stream(fixture *f)
         json_object_set_new(json_object_get(s, "tasks"), f->groups[g],
                             json_pack("{s:s, s:{s:s}}", "fixture", DEC_FIX, "override",
                                       "taskGroupId", f->groups[g]));
-        json_object_set_new(json_object_get(s, "artifacts"), f->groups[g],
-                            json_pack("{s:[{s:s, s:s}]}", "0", "name", "public/actions.json",
-                                      "fixture", "taskcluster/actions.json"));
+        json_object_set_new(
+            json_object_get(s, "artifacts"), f->groups[g],
+            json_pack("{s:[o]}", "0", rt_ch_actions_artifact(f->groups[g], GWX_REVISION)));
     }
     load(h, &s);
 

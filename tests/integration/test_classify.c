@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "support/classify_harness.h"
+#include "support/crafted.h"
 #include "support/fixtures.h"
 
 #define GWX          "GWxTc8p_RUa5_Xo4RtMiCA"
@@ -28,6 +29,7 @@
 #define B3E_ROUTE    "tc-treeherder.v2.autoland.918d7c84da371bda26460fb4b50f161d32107880.88554"
 #define FUZZ_DONE    "pulse/fuzzmanager_task-completed_Z1kaoRtHRRWyyuMDqadYPA.json"
 #define FUZZ_EXC     "pulse/fuzzmanager_task-exception_f8fRfedPSp2-A7M9Zhxe-Q.json"
+#define TRY_REVISION "5f2bd4a1c8d8a6c3b1e0f9a7d6c5b4a3e2d1c0b9"
 #define ES_FAIL      "errorsummary/mochitest-browser-chrome_errorsummary.log"
 #define ES_PASS      "errorsummary/mochitest-browser-chrome_pass_errorsummary.log"
 #define ES_INFRA     "errorsummary/mochitest-browser-chrome_infra_errorsummary.log"
@@ -285,6 +287,84 @@ static void test_tier_and_pool_policies_skip_fixture_failures(void **state)
     assert_int_equal(upstream_calls(h, "/api/queue/v1/task/" GWX "/runs"), 0);
     assert_int_equal(upstream_calls(h, "/api/queue/v1/task/" B3E "/runs"), 0);
     assert_int_equal(upstream_calls(h, "/api/jobs/"), 0);
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
+    assert_int_equal(rt_ch_sql_int(h, SQL_SETS, 0, NULL), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+/* A failure on a try push: everything else about it is eligible (a test on a gecko-t Linux
+ * pool, tier 2, unclassified, a failing errorsummary), but a try push writes its own
+ * actions.json and decision task, so retrig never acts on it: skip/project, before any
+ * upstream call past the task definition. */
+static void test_a_try_push_failure_is_skipped_by_project(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_setenv(h, "POOL_PREFIXES", "gecko-t/t-linux-, terraform-packet/gecko-t-linux");
+    json_t *scenario = scenario_new();
+    variant v;
+    add_variant(scenario, &v, "try", ES_FAIL, 0);
+    json_t *def = json_object_get(json_object_get(scenario, "tasks"), v.task_id);
+    json_object_set_new(def, "schedulerId", json_string("gecko-level-1"));
+    json_object_set_new(def, "taskQueueId", json_string("gecko-t/t-linux-large"));
+    json_object_set_new(def, "routes",
+                        json_pack("[s, s]", "tc-treeherder.v2.try." TRY_REVISION ".1234567",
+                                  "index.gecko.v2.try.latest.test"));
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    rt_ch_start_workers(h, 1);
+
+    char *body = rt_ch_failed_message(GWX_PULSE, v.task_id, v.group);
+    rt_ch_publish(h, "task-failed", body, strlen(body),
+                  "tc-treeherder.v2.try." TRY_REVISION ".1234567", NULL);
+    free(body);
+    assert_string_equal(rt_ch_wait_verdict(h, v.task_id, 0, WAIT_MS), "skip/project");
+    assert_int_equal(upstream_calls(h, "/api/queue/v1/task/"), 1); /* the definition only */
+    assert_int_equal(upstream_calls(h, "/api/jobs/"), 0);
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
+    assert_int_equal(rt_ch_sql_int(h, SQL_SETS, 0, NULL), 0);
+    assert_int_equal(rt_ch_sql_int(h, SQL_LEDGER, 0, NULL), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+
+    /* An operator who does add try (with its level) gets it classified as any push. */
+    rt_ch_setenv(h, "PROJECTS", "autoland, mozilla-central, try");
+    rt_ch_start_workers(h, 1);
+    variant w;
+    scenario = scenario_new();
+    add_variant(scenario, &w, "try-allowed", ES_FAIL, 0);
+    def = json_object_get(json_object_get(scenario, "tasks"), w.task_id);
+    json_object_set_new(def, "routes",
+                        json_pack("[s]", "tc-treeherder.v2.try." TRY_REVISION ".1234567"));
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    body = rt_ch_failed_message(GWX_PULSE, w.task_id, w.group);
+    rt_ch_publish(h, "task-failed", body, strlen(body),
+                  "tc-treeherder.v2.try." TRY_REVISION ".1234567", NULL);
+    free(body);
+    assert_string_equal(rt_ch_wait_verdict(h, w.task_id, 0, WAIT_MS), "retrigger/eligible");
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+/* Treeherder's classification read into an int wrapped: 4294967297 became 1 (not
+ * classified) and the failure was retriggered. Out of range, the answer is refused. */
+static void test_an_out_of_range_classification_is_an_error_not_unclassified(void **state)
+{
+    rt_ch *h = *state;
+    json_t *scenario = scenario_new();
+    variant v;
+    add_variant(scenario, &v, "wrapping-classification", ES_FAIL, 0);
+    json_object_set_new(json_object_get(scenario, "jobs"), v.task_id,
+                        json_pack("[{s:i, s:i, s:s, s:s, s:I}]", "id", 300999001, "retry_id", 0,
+                                  "result", "testfailed", "state", "completed",
+                                  "failure_classification_id", (json_int_t)4294967297LL));
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    rt_ch_start_workers(h, 1);
+    publish_variant(h, &v, "wrapping");
+    rt_ch_message *dead = NULL;
+    rt_ch_take(h, "dead-letter", 1, WAIT_MS, &dead);
+    if (!strstr(dead[0].reason, "failure_classification_id is not an integer"))
+        fail_msg("reason: %s", dead[0].reason);
+    rt_ch_messages_free(dead, 1);
     assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
     assert_int_equal(rt_ch_sql_int(h, SQL_SETS, 0, NULL), 0);
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
@@ -692,6 +772,64 @@ static void test_permanent_upstream_failure_is_dead_lettered_after_the_last_dela
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
+/* An errorsummary that takes longer than message_time_budget_ms to parse: its message is
+ * retried through the delay queues, then dead-lettered (parse-timeout), never redelivered
+ * forever; the run stays recorded without a verdict. */
+static void test_an_errorsummary_over_the_time_budget_is_retried_then_dead_lettered(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_setenv(h, "MESSAGE_TIME_BUDGET_MS", "1");
+    json_t *scenario = scenario_new();
+    variant v;
+    add_variant(scenario, &v, "slow-errorsummary", NULL, 0);
+    size_t len = 0;
+    char *big = rt_crafted_errorsummary(RT_CRAFTED_REAL, 4 << 20, &len);
+    json_t *list =
+        json_object_get(json_object_get(json_object_get(scenario, "artifacts"), v.task_id), "0");
+    json_array_append_new(list, json_pack("{s:s, s:s%}", "name",
+                                          "public/test_info/mochitest_errorsummary.log", "content",
+                                          big, len));
+    free(big);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    rt_ch_start_workers(h, 1);
+    publish_variant(h, &v, "slow");
+
+    rt_ch_message *dead = NULL;
+    rt_ch_take(h, "dead-letter", 1, 30000, &dead);
+    assert_non_null(dead[0].reason);
+    if (strncmp(dead[0].reason, "parse-timeout", strlen("parse-timeout")) != 0 ||
+        !strstr(dead[0].reason, "after 2 retries"))
+        fail_msg("reason: %s", dead[0].reason);
+    rt_ch_messages_free(dead, 1);
+    /* Fetched once per delivery: the first and the two retries. */
+    char artifact[160];
+    snprintf(artifact, sizeof artifact, "/api/queue/v1/task/%s/runs/0/artifacts/public", v.task_id);
+    assert_int_equal(upstream_calls(h, artifact), 3);
+    assert_string_equal(rt_ch_verdict(h, v.task_id, 0), "");
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+/* The errorsummary artifacts of a run are parsed up to errorsummary_max_bytes in all: past
+ * it the summary is incomplete, an infra verdict, not a test failure judged on part of it. */
+static void test_errorsummaries_past_the_byte_cap_are_incomplete(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_setenv(h, "ERRORSUMMARY_MAX_BYTES", "4096"); /* the recorded one is 7,778 bytes */
+    json_t *scenario = scenario_new();
+    variant v;
+    add_variant(scenario, &v, "byte-cap", ES_FAIL, 0);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    rt_ch_start_workers(h, 1);
+    publish_variant(h, &v, NULL);
+    assert_string_equal(rt_ch_wait_verdict(h, v.task_id, 0, WAIT_MS),
+                        "infra/incomplete-errorsummary");
+    assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
 /* ---- 6. SIGTERM ---- */
 
 static void test_sigterm_mid_stream_exits_0_and_loses_no_message(void **state)
@@ -745,6 +883,10 @@ int main(void)
             test_published_retrigger_request_validates_against_its_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tier_and_pool_policies_skip_fixture_failures, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_a_try_push_failure_is_skipped_by_project, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_an_out_of_range_classification_is_an_error_not_unclassified, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_duplicated_failure_requests_one_set_even_after_redis_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(
@@ -760,6 +902,11 @@ int main(void)
             test_upstream_503_is_retried_through_delay_queues_then_classified, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_permanent_upstream_failure_is_dead_lettered_after_the_last_delay, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_an_errorsummary_over_the_time_budget_is_retried_then_dead_lettered, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_errorsummaries_past_the_byte_cap_are_incomplete, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_mid_stream_exits_0_and_loses_no_message, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_stops_idle_workers_with_status_0, setup,

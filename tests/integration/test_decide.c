@@ -23,17 +23,18 @@
 #include "support/endpoint.h"
 #include "support/fixtures.h"
 
-#define GWX_PULSE "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
-#define GWX_DEF   "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"
-#define GWX_ROUTE "tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"
-#define GWX_LABEL "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"
-#define DEC_FIX   "taskcluster/task_definition_build-android-api-16-debug.json"
-#define ES_FAIL   "errorsummary/mochitest-browser-chrome_errorsummary.log"
-#define BUGSUG    "treeherder/bug_suggestions.json"
-#define CLIENT_ID "project/retrig/decide-test"
-#define TOKEN     "fake-access-token-decide-0123456789"
-#define DELAYS    "200,400,800,1600"
-#define WAIT_MS   20000
+#define GWX_PULSE    "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
+#define GWX_DEF      "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"
+#define GWX_ROUTE    "tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"
+#define GWX_LABEL    "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"
+#define GWX_REVISION "b437ae030825a8ea9fa7a632b1fcb9becbe11f69"
+#define DEC_FIX      "taskcluster/task_definition_build-android-api-16-debug.json"
+#define ES_FAIL      "errorsummary/mochitest-browser-chrome_errorsummary.log"
+#define BUGSUG       "treeherder/bug_suggestions.json"
+#define CLIENT_ID    "project/retrig/decide-test"
+#define TOKEN        "fake-access-token-decide-0123456789"
+#define DELAYS       "200,400,800,1600"
+#define WAIT_MS      20000
 
 /* One failing push: the decision task (= task group), the original failed task. */
 typedef struct push {
@@ -147,15 +148,15 @@ static void fail_original(fixture *f, push *p)
     rt_ch_slugid(p->group);
     rt_ch_slugid(p->original);
     snprintf(p->label, sizeof p->label, "%s-%s", GWX_LABEL, p->group);
-    json_t *s = json_pack(
-        "{s:{s:{s:s, s:{s:s}}, s:o}, s:{s:{s:[{s:s, s:s}]}, s:{s:o}}, s:{s:s}}", "tasks", p->group,
-        "fixture", DEC_FIX, "override", "taskGroupId", p->group, p->original,
-        rt_ch_task_definition(GWX_DEF, p->group, p->label), "artifacts", p->group, "0", "name",
-        "public/actions.json", "fixture", "taskcluster/actions.json", p->original, "0",
-        json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "public/logs/live_backing.log", "content",
-                  "recorded log\n", "name", "public/test_info/mochitest_errorsummary.log",
-                  "fixture", ES_FAIL),
-        "hook_clients", CLIENT_ID, TOKEN);
+    json_t *s =
+        json_pack("{s:{s:{s:s, s:{s:s}}, s:o}, s:{s:{s:[o]}, s:{s:o}}, s:{s:s}}", "tasks", p->group,
+                  "fixture", DEC_FIX, "override", "taskGroupId", p->group, p->original,
+                  rt_ch_task_definition(GWX_DEF, p->group, p->label), "artifacts", p->group, "0",
+                  rt_ch_actions_artifact(p->group, GWX_REVISION), p->original, "0",
+                  json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "public/logs/live_backing.log",
+                            "content", "recorded log\n", "name",
+                            "public/test_info/mochitest_errorsummary.log", "fixture", ES_FAIL),
+                  "hook_clients", CLIENT_ID, TOKEN);
     rt_ch_scenario(h, s);
     json_decref(s);
     p->job = next_job_id();

@@ -78,10 +78,9 @@ static long post_signed(const char *url, const char *body, const char *key, long
                         const char *nonce, char **response)
 {
     rt_hawk_credentials creds = {.client_id = client_id, .access_token = key};
-    char auth[RT_HAWK_HEADER_SIZE];
+    char *auth = NULL;
     assert_int_equal(
-        rt_hawk_header(&creds, "POST", url, body, "application/json", ts, nonce, auth, sizeof auth),
-        RT_OK);
+        rt_hawk_header(&creds, "POST", url, body, "application/json", ts, nonce, &auth), RT_OK);
     rt_http_header headers[] = {{"Authorization", auth}, {"Content-Type", "application/json"}};
     rt_http *h = NULL;
     rt_http_options opts = {.max_attempts = 1};
@@ -93,6 +92,7 @@ static long post_signed(const char *url, const char *body, const char *key, long
     assert_true(rc == RT_OK || rc == RT_EUPSTREAM);
     if (response) *response = strdup(resp.body);
     rt_http_response_free(&resp);
+    free(auth);
     rt_http_free(h);
     return status;
 }

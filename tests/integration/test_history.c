@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "support/classify_harness.h"
+#include "support/crafted.h"
 
 #define GWX_PULSE    "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
 #define GWX_DEF      "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"
@@ -299,6 +300,34 @@ static void test_upstream_503_is_retried_through_delay_queues_then_recorded(void
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0); /* exit 0: no sanitizer report */
 }
 
+/* An errorsummary that takes longer than message_time_budget_ms: retried through the
+ * delay queues, then dead-lettered (parse-timeout), the run never recorded from part of it. */
+static void test_an_errorsummary_over_the_time_budget_is_retried_then_dead_lettered(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_setenv(h, "MESSAGE_TIME_BUDGET_MS", "1");
+    task t;
+    add_task(h, &t, NULL, NULL);
+    size_t len = 0;
+    char *big = rt_crafted_errorsummary(RT_CRAFTED_REAL, 4 << 20, &len);
+    json_t *scenario =
+        json_pack("{s:{s:{s:[{s:s, s:s%}]}}}", "artifacts", t.task_id, "0", "name",
+                  "public/test_info/mochitest_errorsummary.log", "content", big, len);
+    free(big);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    rt_ch_start_program(h, PROGRAM, 1);
+    publish(h, &t, true, "autoland", "88560", "slow-errorsummary");
+    rt_ch_message *dead = NULL;
+    rt_ch_take(h, "dead-letter", 1, 30000, &dead);
+    if (strncmp(dead[0].reason, "parse-timeout", 13) != 0 ||
+        !strstr(dead[0].reason, "after 2 retries"))
+        fail_msg("reason: %s", dead[0].reason);
+    rt_ch_messages_free(dead, 1);
+    assert_int_equal(count_for(h, SQL_RUN_COUNT, &t), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +342,9 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_upstream_503_is_retried_through_delay_queues_then_recorded, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_an_errorsummary_over_the_time_budget_is_retried_then_dead_lettered, setup,
+            teardown),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -174,6 +174,46 @@ static void test_tabs_newlines_and_backslashes_survive_copy(void **state)
     rt_history_rows_free(&rows);
 }
 
+/* Fields cut at RT_ES_MAX_FIELD inside a 3-byte character: Postgres refused the half
+ * character, failed the batch and the run was dead-lettered. Cut at a boundary, it is
+ * stored, with its message. */
+static void test_fields_cut_inside_a_character_are_stored(void **state)
+{
+    rt_ch *h = *state;
+    size_t n = RT_ES_MAX_FIELD + 1 + 3 * 20; /* 'x', then euros across the cut */
+    char *text = malloc(n + 1);
+    assert_non_null(text);
+    text[0] = 'x';
+    for (size_t i = 1; i + 3 <= n; i += 3) memcpy(text + i, "\xe2\x82\xac", 3);
+    text[n] = '\0';
+    size_t size = 3 * n + 512;
+    char *doc = malloc(size);
+    assert_non_null(doc);
+    snprintf(doc, size,
+             "{\"action\":\"test_result\",\"test\":\"dom/a/%s\",\"status\":\"FAIL\","
+             "\"expected\":\"PASS\",\"group\":\"dom/a\",\"message\":\"%s\"}\n",
+             text, text);
+    rt_errorsummary es = {0};
+    assert_int_equal(rt_errorsummary_add(&es, doc, strlen(doc)), RT_OK);
+    rt_history_rows rows;
+    assert_int_equal(rt_history_rows_from_errorsummary(&es, &rows), RT_OK);
+    rt_history_run batch[] = {a_run("utf8/0", "2024-05-01T10:00:00Z")};
+    const rt_history_rows *brows[] = {&rows};
+    bool inserted[1];
+    char err[RT_ERRSTR_SIZE] = "";
+    int rc = store_batch(h, batch, brows, 1, inserted, err);
+    if (rc != RT_OK) fail_msg("batch refused: %s", err);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM history_tests WHERE message LIKE"
+                                   " '%\xe2\x82\xac' AND octet_length(message) <= 2048",
+                                   0, NULL),
+                     1);
+    rt_history_rows_free(&rows);
+    rt_errorsummary_free(&es);
+    free(doc);
+    free(text);
+}
+
 static void test_a_bad_value_fails_the_whole_batch_and_writes_nothing(void **state)
 {
     rt_ch *h = *state;
@@ -200,6 +240,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_a_run_twice_in_a_batch_or_redelivered_later_is_written_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tabs_newlines_and_backslashes_survive_copy, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_fields_cut_inside_a_character_are_stored, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_a_bad_value_fails_the_whole_batch_and_writes_nothing,
                                         setup, teardown),

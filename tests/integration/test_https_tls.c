@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -193,6 +194,81 @@ static void test_https_with_its_ca_configured_is_accepted(void **state)
     rt_http_response_free(&resp);
 }
 
+/* An https upstream that redirects to http would send the request (and any answer it
+ * trusts) in clear: refused. Python's ssl server on one port redirects /clear to a plain
+ * http server on another (which counts what reaches it) and /secure to itself. */
+static void test_https_never_follows_a_redirect_to_http(void **state)
+{
+    (void)state;
+    static const char script[] =
+        "import http.server, ssl, sys, threading\n"
+        "cert, key, tls_port, plain_port, hits = sys.argv[1:6]\n"
+        "class Tls(http.server.BaseHTTPRequestHandler):\n"
+        "    def log_message(self, *a): pass\n"
+        "    def do_GET(self):\n"
+        "        if self.path == '/ok':\n"
+        "            self.send_response(200); self.end_headers(); self.wfile.write(b'secure'); "
+        "return\n"
+        "        to = ('http://127.0.0.1:%s/x' % plain_port) if self.path == '/clear' else \\\n"
+        "             ('https://localhost:%s/ok' % tls_port)\n"
+        "        self.send_response(302); self.send_header('Location', to); self.end_headers()\n"
+        "class Plain(http.server.BaseHTTPRequestHandler):\n"
+        "    def log_message(self, *a): pass\n"
+        "    def do_GET(self):\n"
+        "        open(hits, 'a').write('hit\\n')\n"
+        "        self.send_response(200); self.end_headers(); self.wfile.write(b'clear')\n"
+        "tls = http.server.HTTPServer(('127.0.0.1', int(tls_port)), Tls)\n"
+        "ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); ctx.load_cert_chain(cert, key)\n"
+        "tls.socket = ctx.wrap_socket(tls.socket, server_side=True)\n"
+        "plain = http.server.HTTPServer(('127.0.0.1', int(plain_port)), Plain)\n"
+        "threading.Thread(target=plain.serve_forever, daemon=True).start()\n"
+        "tls.serve_forever()\n";
+    int tls_port = free_port(), plain_port = free_port();
+    assert_true(tls_port > 0 && plain_port > 0 && tls_port != plain_port);
+    char key[600], hits[600], tls_text[16], plain_text[16];
+    snprintf(key, sizeof key, "%s/server.key", server.dir);
+    snprintf(hits, sizeof hits, "%s/plain-hits", server.dir);
+    snprintf(tls_text, sizeof tls_text, "%d", tls_port);
+    snprintf(plain_text, sizeof plain_text, "%d", plain_port);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives a failed test */
+        int devnull = open("/dev/null", O_RDWR);
+        if (devnull >= 0) {
+            dup2(devnull, 0);
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+        }
+        execl(RT_TEST_PYTHON, RT_TEST_PYTHON, "-c", script, server.cert, key, tls_text, plain_text,
+              hits, (char *)NULL);
+        _exit(127);
+    }
+    int64_t deadline = rt_test_now_ms() + 10000;
+    while (!(port_open(tls_port) && port_open(plain_port)) && rt_test_now_ms() < deadline)
+        usleep(20000);
+    rt_http_options opts = {
+        .ca_file = server.cert, .max_attempts = 1, .timeout_ms = 10000, .sleep_ms = no_sleep};
+    rt_http *h = NULL;
+    char err[RT_ERRSTR_SIZE];
+    assert_int_equal(rt_http_new(&h, &opts, err), RT_OK);
+    char url[128];
+    rt_http_response resp;
+    snprintf(url, sizeof url, "https://localhost:%d/secure", tls_port);
+    int rc = rt_http_get(h, url, &resp);
+    if (rc != RT_OK) fail_msg("https -> https: %s", rt_http_errstr(h));
+    assert_string_equal(resp.body, "secure"); /* redirects within https are followed */
+    rt_http_response_free(&resp);
+    snprintf(url, sizeof url, "https://localhost:%d/clear", tls_port);
+    assert_int_not_equal(rt_http_get(h, url, &resp), RT_OK);
+    assert_true(resp.body == NULL || strcmp(resp.body, "clear") != 0);
+    rt_http_response_free(&resp);
+    assert_int_equal(access(hits, F_OK), -1); /* nothing reached the plain http server */
+    rt_http_free(h);
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_https_with_another_ca_configured_is_refused),
         cmocka_unit_test(test_https_with_its_ca_but_another_host_name_is_refused),
         cmocka_unit_test(test_https_with_its_ca_configured_is_accepted),
+        cmocka_unit_test(test_https_never_follows_a_redirect_to_http),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -25,14 +25,15 @@
 #include "common/io/ledger.h"
 #include "support/classify_harness.h"
 
-#define DECISION   "HkX-TbGXQaSX4ucqGMQNBA"
-#define DEC_FIX    "taskcluster/task_definition_build-android-api-16-debug.json"
-#define TASK_FIX   "taskcluster/task_definition_B3EheQ-IQ5aPzw34KS_a6g.json"
-#define ACTIONS    "taskcluster/actions.json"
-#define CLIENT_ID  "project/retrig/perf"
-#define TOKEN      "fake-access-token-perf-0123456789"
-#define HOOKS      "/api/hooks/"
-#define MAX_ALERTS 8
+#define DECISION      "HkX-TbGXQaSX4ucqGMQNBA"
+#define DEC_FIX       "taskcluster/task_definition_build-android-api-16-debug.json"
+#define TASK_FIX      "taskcluster/task_definition_B3EheQ-IQ5aPzw34KS_a6g.json"
+#define TASK_REVISION "918d7c84da371bda26460fb4b50f161d32107880" /* TASK_FIX's push */
+#define ACTIONS       "taskcluster/actions.json"
+#define CLIENT_ID     "project/retrig/perf"
+#define TOKEN         "fake-access-token-perf-0123456789"
+#define HOOKS         "/api/hooks/"
+#define MAX_ALERTS    8
 
 extern char **environ;
 
@@ -62,10 +63,11 @@ static rt_ch *new_harness(void)
     rt_ch_setenv(h, "DRY_RUN", "false");
     rt_ch_setenv(h, "PERF_REPOSITORIES", "autoland");
     rt_ch_setenv(h, "PERF_FRAMEWORKS", "13");
-    json_t *scenario = json_pack("{s:{s:{s:s, s:{s:s}}}, s:{s:{s:[{s:s, s:s}]}}, s:{s:s}}", "tasks",
-                                 DECISION, "fixture", DEC_FIX, "override", "taskGroupId", DECISION,
-                                 "artifacts", DECISION, "0", "name", "public/actions.json",
-                                 "fixture", ACTIONS, "hook_clients", CLIENT_ID, TOKEN);
+    /* The recorded actions.json, moved to the push of the alerts' task (TASK_FIX). */
+    json_t *scenario = json_pack(
+        "{s:{s:{s:s, s:{s:s}}}, s:{s:{s:[o]}}, s:{s:s}}", "tasks", DECISION, "fixture", DEC_FIX,
+        "override", "taskGroupId", DECISION, "artifacts", DECISION, "0",
+        rt_ch_actions_artifact(DECISION, TASK_REVISION), "hook_clients", CLIENT_ID, TOKEN);
     rt_ch_scenario(h, scenario);
     json_decref(scenario);
     return h;
@@ -664,6 +666,37 @@ static void test_dry_run_records_the_payload_and_sends_nothing(void **state)
     rt_ch_free(h);
 }
 
+/* The push's actions.json names a backfill hook of another group: retrig-perf records
+ * refused-hook with the reason, spends no budget and sends nothing, while an alert whose
+ * task is of another level (schedulerId) is refused as well. */
+static void test_a_backfill_hook_retrig_may_not_call_is_refused(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    json_t *artifact = rt_ch_actions_artifact(DECISION, TASK_REVISION);
+    json_object_set_new(json_object_get(artifact, "replace"), "in-tree-action-3-generic/9353e8f146",
+                        json_string("in-tree-action-3-release-promotion/abc"));
+    json_t *scenario = json_pack("{s:{s:{s:[o]}}, s:[{s:s, s:s}]}", "artifacts", DECISION, "0",
+                                 artifact, "hooks", "hookGroupId", "project-gecko", "hookId",
+                                 "in-tree-action-3-release-promotion/abc");
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    test_summary a, b;
+    two_summaries(h, &a, &b);
+    run_once(h, 1, 0);
+    json_t *calls = rt_fake_calls(&h->fake, HOOKS);
+    assert_int_equal(json_array_size(calls), 0);
+    json_decref(calls);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM perf_alerts WHERE outcome ="
+                                   " 'refused-hook' AND error LIKE '%release-promotion%'",
+                                   0, NULL),
+                     rows(h, "perf_alerts"));
+    assert_true(rows(h, "perf_alerts") > 0);
+    assert_int_equal(rt_ch_sql_int(h, "SELECT count(*) FROM budget_ledger", 0, NULL), 0);
+    rt_ch_free(h);
+}
+
 static void test_a_young_summary_is_picked_only_once_an_hour_has_passed(void **state)
 {
     (void)state;
@@ -1075,8 +1108,8 @@ static void test_followup_finds_the_jobs_on_earlier_pushes_through_the_artifacts
 /* ---- a real gecko backfill, reached through the index ------------------------------- */
 
 #define ALERT_LABEL "test-macosx1014-64-shippable/opt-raptor-tp6-7-firefox-e10s"
-#define ALERT_REV   "c7766d0b4a121985a8b07e6721d66ccab57bbf76" /* actions.json's push */
-#define ALERT_PUSH  109591                                     /* its pushlog id */
+#define ALERT_REV   TASK_REVISION /* the push of actions.json (moved to TASK_FIX's) */
+#define ALERT_PUSH  109591        /* its pushlog id */
 
 static void iso_now_ms(char out[40])
 {
@@ -1217,6 +1250,7 @@ int main(void)
         cmocka_unit_test(test_the_ledger_backstop_refuses_a_claim_redis_granted_past_the_limit),
         cmocka_unit_test(test_alerts_of_one_job_are_one_backfill),
         cmocka_unit_test(test_two_runners_at_once_backfill_every_alert_exactly_once),
+        cmocka_unit_test(test_a_backfill_hook_retrig_may_not_call_is_refused),
         cmocka_unit_test(test_an_existing_backfill_of_the_job_is_recorded_already_backfilled),
         cmocka_unit_test(test_dry_run_records_the_payload_and_sends_nothing),
         cmocka_unit_test(test_a_young_summary_is_picked_only_once_an_hour_has_passed),

@@ -9,17 +9,23 @@
  * Redis prefix and AMQP namespace (support/classify_harness.h). */
 #include "support/util.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "common/io/http.h"
 #include "support/classify_harness.h"
 
 #define DECISION   "HkX-TbGXQaSX4ucqGMQNBA"
 #define DEC_FIX    "taskcluster/task_definition_build-android-api-16-debug.json"
+#define TASK_FIX   "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"
 #define ACTIONS    "taskcluster/actions.json"
 #define CLIENT_ID  "project/retrig/x"
 #define TOKEN      "fake-access-token-0123456789"
@@ -54,13 +60,14 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-/* The decision task (its own group, as a decision task is), its actions.json, the client. */
+/* The decision task (its own group, as a decision task is), its actions.json (the recorded
+ * one, moved to this push), the client. */
 static void load_push(rt_ch *h)
 {
-    json_t *scenario = json_pack("{s:{s:{s:s, s:{s:s}}}, s:{s:{s:[{s:s, s:s}]}}, s:{s:s}}", "tasks",
-                                 DECISION, "fixture", DEC_FIX, "override", "taskGroupId", DECISION,
-                                 "artifacts", DECISION, "0", "name", "public/actions.json",
-                                 "fixture", ACTIONS, "hook_clients", CLIENT_ID, TOKEN);
+    json_t *scenario =
+        json_pack("{s:{s:{s:s, s:{s:s}}}, s:{s:{s:[o]}}, s:{s:s}}", "tasks", DECISION, "fixture",
+                  DEC_FIX, "override", "taskGroupId", DECISION, "artifacts", DECISION, "0",
+                  rt_ch_actions_artifact(DECISION, REVISION), "hook_clients", CLIENT_ID, TOKEN);
     rt_ch_scenario(h, scenario);
     json_decref(scenario);
 }
@@ -105,6 +112,11 @@ static void insert_set(rt_ch *h, test_set *s, const char *label, int times)
                                    4, lparams),
                      1);
     redis_incrby(h, PLATFORM, times);
+    /* The original task: the recorded GWxTc8p test task of this push (autoland, level 3). */
+    json_t *scenario = json_pack("{s:{s:o}}", "tasks", s->original,
+                                 rt_ch_task_definition(TASK_FIX, DECISION, label));
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
 }
 
 /* The retrigger request retrig-classify would publish for the set (any set_id). */
@@ -193,6 +205,10 @@ static json_t *template_payload(const char *label, int times)
     }
     json_decref(file);
     assert_non_null(payload);
+    /* The recorded push's actions.json, moved to ours (as the fake serves it). */
+    json_t *decision = json_object_get(payload, "decision");
+    json_object_set_new(json_object_get(decision, "action"), "taskGroupId", json_string(DECISION));
+    json_object_set_new(json_object_get(decision, "push"), "revision", json_string(REVISION));
     json_t *user = json_object_get(payload, "user");
     assert_non_null(user);
     /* The template's user part, checked, before it is replaced by its values. */
@@ -444,19 +460,15 @@ static void test_triggered_payload_is_what_the_retrigger_multiple_template_impli
     /* decision: literal in the template, sent as is. */
     json_t *action = json_object_get(json_object_get(payload, "decision"), "action");
     const char *fields[][2] = {
-        {"cb_name", "retrigger-multiple"},
-        {"description", "Create a clone of the task."},
-        {"name", "retrigger-multiple"},
-        {"symbol", "rt"},
-        {"taskGroupId", "f7Jj_h6MTEKr5Ln_7aFqbw"},
-        {"title", "Retrigger"},
+        {"cb_name", "retrigger-multiple"}, {"description", "Create a clone of the task."},
+        {"name", "retrigger-multiple"},    {"symbol", "rt"},
+        {"taskGroupId", DECISION},         {"title", "Retrigger"},
     };
     assert_int_equal(json_object_size(action), 6);
     for (size_t i = 0; i < 6; i++)
         assert_string_equal(json_string_value(json_object_get(action, fields[i][0])), fields[i][1]);
     json_t *push = json_object_get(json_object_get(payload, "decision"), "push");
-    assert_string_equal(json_string_value(json_object_get(push, "revision")),
-                        "c7766d0b4a121985a8b07e6721d66ccab57bbf76");
+    assert_string_equal(json_string_value(json_object_get(push, "revision")), REVISION);
     assert_string_equal(json_string_value(json_object_get(push, "pushlog_id")), "109591");
     json_t *repo = json_object_get(json_object_get(payload, "decision"), "repository");
     assert_string_equal(json_string_value(json_object_get(repo, "project")), "autoland");
@@ -547,7 +559,121 @@ static void test_refused_credentials_dead_letter_naming_the_scope_and_worker_liv
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
-/* ---- 6. unknown sets ---- */
+/* ---- 6. an actions.json that names a hook retrig may not call ---- */
+
+static int free_port(void)
+{
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0};
+    socklen_t len = sizeof addr;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
+    close(fd);
+    return ntohs(addr.sin_port);
+}
+
+/* The sample of `series` on the worker's /metrics (0 when absent). */
+static double metric(int port, const char *series)
+{
+    rt_http *http = NULL;
+    rt_http_options opts = {.max_attempts = 1, .timeout_ms = 5000, .connect_timeout_ms = 1000};
+    assert_int_equal(rt_http_new(&http, &opts, NULL), RT_OK);
+    char url[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", port);
+    rt_http_response resp;
+    double value = 0;
+    if (rt_http_get(http, url, &resp) == RT_OK) {
+        const char *line = strstr(resp.body, series);
+        if (line) value = strtod(line + strlen(series), NULL);
+    }
+    rt_http_response_free(&resp);
+    rt_http_free(http);
+    return value;
+}
+
+/* The autoland push's own actions.json names a release-promotion hook of another group (a
+ * push writes its actions.json itself). Taskcluster would accept the call (the fake knows
+ * the hook and the client): retrig must refuse it before signing, record refused-hook,
+ * give the budget back, dead-letter the request and count it. */
+static void test_a_foreign_hook_in_actions_json_is_refused_and_never_sent(void **state)
+{
+    rt_ch *h = *state;
+    json_t *artifact = rt_ch_actions_artifact(DECISION, REVISION);
+    json_object_set_new(json_object_get(artifact, "replace"), "\"project-gecko\"",
+                        json_string("\"project-releng\""));
+    json_object_set_new(json_object_get(artifact, "replace"), HOOK_ID,
+                        json_string("in-tree-action-3-release-promotion/abc"));
+    json_t *scenario = json_pack("{s:{s:{s:[o]}}, s:[{s:s, s:s}]}", "artifacts", DECISION, "0",
+                                 artifact, "hooks", "hookGroupId", "project-releng", "hookId",
+                                 "in-tree-action-3-release-promotion/abc");
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    int port = free_port();
+    char port_text[16];
+    snprintf(port_text, sizeof port_text, "%d", port);
+    rt_ch_setenv(h, "METRICS_PORT", port_text);
+    rt_ch_start_program(h, "retrig-retrigger", 1);
+
+    test_set s;
+    insert_set(h, &s, LABEL "-foreign", 3);
+    int counter_before = rt_ch_budget_counter(h, PLATFORM);
+    publish_request(h, s.id, &s);
+    rt_ch_message *dead = NULL;
+    rt_ch_take(h, "dead-letter", 1, WAIT_MS, &dead);
+    assert_non_null(dead[0].reason);
+    if (strncmp(dead[0].reason, "refused-hook: hookGroupId project-releng", 40) != 0)
+        fail_msg("dead-letter reason: %s", dead[0].reason);
+    rt_ch_messages_free(dead, 1);
+
+    assert_field(h, &s, "outcome", "refused-hook");
+    assert_field(h, &s, "action_task_id", NULL);
+    char *error = action_field(h, &s, "error");
+    assert_non_null(error);
+    assert_non_null(strstr(error, "project-releng"));
+    free(error);
+    char *status = set_field(h, &s, "status");
+    assert_string_equal(status, "failed");
+    free(status);
+    /* Never sent: no call reached the hooks service, none was signed. */
+    assert_int_equal(upstream_calls(h, "/api/hooks/"), 0);
+    json_t *triggers = rt_fake_triggers(&h->fake);
+    assert_int_equal(json_array_size(triggers), 0);
+    json_decref(triggers);
+    assert_int_equal(rt_ch_budget_counter(h, PLATFORM), counter_before - 3);
+    assert_true(
+        metric(port, "retrig_hooks_refused_total{worker=\"retrigger\",reason=\"hook-group\"} ") ==
+        1);
+    assert_true(metric(port, "retrig_retrigger_actions_total{outcome=\"refused-hook\"} ") == 1);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+/* A task whose schedulerId is not its project's level (a level-1 task on an autoland push)
+ * is refused as well, with the recorded, untouched autoland actions.json. */
+static void test_a_task_of_another_level_is_refused(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_start_program(h, "retrig-retrigger", 1);
+    test_set s;
+    insert_set(h, &s, LABEL "-level1", 2);
+    json_t *def = rt_ch_task_definition(TASK_FIX, DECISION, s.label);
+    json_object_set_new(def, "schedulerId", json_string("gecko-level-1"));
+    json_t *scenario = json_pack("{s:{s:o}}", "tasks", s.original, def);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    publish_request(h, s.id, &s);
+    rt_ch_message *dead = NULL;
+    rt_ch_take(h, "dead-letter", 1, WAIT_MS, &dead);
+    if (!strstr(dead[0].reason, "schedulerId gecko-level-1 is not gecko-level-3"))
+        fail_msg("dead-letter reason: %s", dead[0].reason);
+    rt_ch_messages_free(dead, 1);
+    assert_field(h, &s, "outcome", "refused-hook");
+    assert_int_equal(upstream_calls(h, "/api/hooks/"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+/* ---- 7. unknown sets ---- */
 
 static void test_request_for_unknown_set_is_retried_then_dead_lettered(void **state)
 {
@@ -586,6 +712,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_refused_credentials_dead_letter_naming_the_scope_and_worker_lives, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_foreign_hook_in_actions_json_is_refused_and_never_sent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_task_of_another_level_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_request_for_unknown_set_is_retried_then_dead_lettered,
                                         setup, teardown),
     };

@@ -26,19 +26,20 @@
 #include "support/classify_harness.h"
 #include "support/fixtures.h"
 
-#define GWX_PULSE "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
-#define GWX_DEF   "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"
-#define GWX_ROUTE "tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"
-#define GWX_LABEL "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"
-#define PLATFORM  "android-em-7-0-x86_64"
-#define FUZZ_DONE "pulse/fuzzmanager_task-completed_Z1kaoRtHRRWyyuMDqadYPA.json"
-#define DEC_FIX   "taskcluster/task_definition_build-android-api-16-debug.json"
-#define ES_FAIL   "errorsummary/mochitest-browser-chrome_errorsummary.log"
-#define BUGSUG    "treeherder/bug_suggestions.json"
-#define CLIENT_ID "project/retrig/scaling-test"
-#define TOKEN     "fake-access-token-scaling-0123456789"
-#define DELAYS    "200,400,800"
-#define COPY_HDR  "x-rt-test-copy"
+#define GWX_PULSE    "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
+#define GWX_DEF      "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"
+#define GWX_ROUTE    "tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"
+#define GWX_LABEL    "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"
+#define GWX_REVISION "b437ae030825a8ea9fa7a632b1fcb9becbe11f69"
+#define PLATFORM     "android-em-7-0-x86_64"
+#define FUZZ_DONE    "pulse/fuzzmanager_task-completed_Z1kaoRtHRRWyyuMDqadYPA.json"
+#define DEC_FIX      "taskcluster/task_definition_build-android-api-16-debug.json"
+#define ES_FAIL      "errorsummary/mochitest-browser-chrome_errorsummary.log"
+#define BUGSUG       "treeherder/bug_suggestions.json"
+#define CLIENT_ID    "project/retrig/scaling-test"
+#define TOKEN        "fake-access-token-scaling-0123456789"
+#define DELAYS       "200,400,800"
+#define COPY_HDR     "x-rt-test-copy"
 
 #define NFAIL       12 /* failing tasks; every third one is intermittent */
 #define NPASS       16 /* passing tasks */
@@ -162,10 +163,10 @@ static void register_push(fixture *f)
 {
     rt_ch *h = f->h;
     rt_ch_slugid(f->group);
-    json_t *s = json_pack("{s:{s:{s:s, s:{s:s}}}, s:{s:{s:[{s:s, s:s}]}}, s:{s:s}}", "tasks",
-                          f->group, "fixture", DEC_FIX, "override", "taskGroupId", f->group,
-                          "artifacts", f->group, "0", "name", "public/actions.json", "fixture",
-                          "taskcluster/actions.json", "hook_clients", CLIENT_ID, TOKEN);
+    json_t *s =
+        json_pack("{s:{s:{s:s, s:{s:s}}}, s:{s:{s:[o]}}, s:{s:s}}", "tasks", f->group, "fixture",
+                  DEC_FIX, "override", "taskGroupId", f->group, "artifacts", f->group, "0",
+                  rt_ch_actions_artifact(f->group, GWX_REVISION), "hook_clients", CLIENT_ID, TOKEN);
     rt_ch_scenario(h, s);
     json_decref(s);
     for (int i = 0; i < NFAIL; i++) {

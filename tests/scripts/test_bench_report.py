@@ -57,6 +57,12 @@ figure: history_query_ms.history_flakes_7_days_all_branches 787.0
 figure: history_query_ms.history_flakes_30_days_all_branches 1521.0
 figure: history_command_ms.retrig_report_project_gecko 3435.0
 """,
+    "bench_errorsummary": """figure: errorsummary_ms_per_mb.real 2.500
+figure: errorsummary_ms_per_mb.long-names 2.400
+figure: errorsummary_ms_per_mb.lookups 8.100
+figure: errorsummary_real_ms_per_mb 2.500
+figure: errorsummary_worst_ratio 3.240
+""",
     "bench_workers": """{"ts":"2026-01-01T00:00:00Z","level":"info","msg":"noise"}
 figure: rss_peak_mb.retrig-decide 9.8
 figure: rss_peak_mb.retrig-history 11.2
@@ -179,6 +185,9 @@ row = summary_row(page, "culprit search: jobs")
 check("0.34" in row and row.endswith("| met |"), f"culprit jobs row: {row}")
 check("### `build-bench/bench/bench_culprit`" in page and "| all | 100000 | 96.9% |" in page,
       "culprit output shown")
+row = summary_row(page, "errorsummary parsing")
+check("lookups 8.10 ms/MB" in row and "against 2.50 ms/MB" in row and "3.24 x" in row
+      and "**not met**" in row, f"errorsummary row: {row}")
 check("Benchmarks that did not finish: bench_scaling." in page, "failed benchmark named")
 check("at commit `abc1234`" in page, "commit stated")
 check(re.search(r"- \d+ cores: ", page) is not None, "machine section")
@@ -191,7 +200,8 @@ report_src = REPORT.read_text()
 bench_src = "".join(p.read_text() for p in (SOURCE / "tests" / "bench").glob("bench_*.c"))
 for key in sorted(set(re.findall(r'g\("([a-z_]+)"\)', report_src))):
     check(f"figure: {key} " in bench_src, f"no benchmark prints figure {key}")
-for prefix in ("history_%s_ms.", "rss_peak_mb.", "simulate.%s.%s.%s ", "simulate.seed_at_"):
+for prefix in ("history_%s_ms.", "rss_peak_mb.", "simulate.%s.%s.%s ", "simulate.seed_at_",
+               "errorsummary_ms_per_mb."):
     check(f"figure: {prefix}" in bench_src, f"no benchmark prints {prefix}*")
 
 for f in failures:

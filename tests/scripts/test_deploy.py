@@ -200,6 +200,20 @@ with tempfile.NamedTemporaryFile("w", suffix=".conf") as f:
     check(out.returncode == 0, f"ConfigMap retrig.conf loads ({out.stderr.strip()[:300]})")
 
 
+# Postgres is verified, not only encrypted: every example URL asks for verify-full, and a
+# root certificate named under the secrets mount is mounted in every pod that connects.
+db_url = by_kind.get("Secret", {}).get("retrig-secrets", {}).get("stringData", {}).get("database-url", "")
+check("sslmode=verify-full" in db_url, f"the Secret's database-url verifies the server: {db_url}")
+rootcert = re.search(r"sslrootcert=/run/secrets/retrig/([^&]+)", db_url)
+check(rootcert is not None and rootcert.group(1) in secret_keys,
+      "the Secret's database-url names a root certificate the Secret holds")
+for path in (DEPLOY / "systemd" / "retrig.env.example", DEPLOY.parent / "README.md"):
+    for url in re.findall(r"postgresql://\S+", path.read_text()):
+        if "@127.0.0.1" in url or "retrig:retrig@" in url:
+            continue  # the local services
+        check("sslmode=verify-full" in url, f"{path.name}: {url} verifies the server")
+
+
 def pod_specs(d):
     spec = d.get("spec", {})
     if d["kind"] == "CronJob":
@@ -220,7 +234,12 @@ for name, d in docs:
                 check(item["key"] in secret_keys, f"{where}: Secret key {item['key']} exists")
         if "configMap" in v:
             check(v["configMap"].get("name") in by_kind.get("ConfigMap", {}), f"{where}: ConfigMap {v['configMap'].get('name')} exists")
+    mounted = {item["key"] for v in volumes.values() if "secret" in v
+               for item in v["secret"].get("items", [])}
     for c in pod.get("initContainers", []) + pod.get("containers", []):
+        if rootcert and any(e.get("valueFrom", {}).get("secretKeyRef", {}).get("key") == "database-url"
+                            for e in c.get("env", [])):
+            check(rootcert.group(1) in mounted, f"{where}: the Postgres root certificate is mounted")
         check_command(c.get("command", []), where)
         for mount in c.get("volumeMounts", []):
             check(mount["name"] in volumes, f"{where}: volume {mount['name']} is defined")

@@ -157,6 +157,19 @@ class FakeUpstreamTest(unittest.TestCase):
         with open(os.path.join(FIXTURES, "errorsummary/plain-chunked_errorsummary.log"), "rb") as f:
             self.assertEqual(body, f.read())
 
+    def test_artifact_content_can_be_moved_to_another_push(self):
+        task = "B3EheQ-IQ5aPzw34KS_a6g"
+        self.call("POST", "/_control/scenario", {"artifacts": {task: {"0": [
+            {"name": "public/actions.json", "fixture": "taskcluster/actions.json",
+             "replace": {"f7Jj_h6MTEKr5Ln_7aFqbw": task,
+                         "c7766d0b4a121985a8b07e6721d66ccab57bbf76": "b" * 40}}]}}})
+        status, actions = self.call("GET", "/api/queue/v1/task/%s/artifacts/public/actions.json"
+                                    % task)
+        self.assertEqual(status, 200)
+        decision = actions["actions"][0]["hookPayload"]["decision"]
+        self.assertEqual(decision["action"]["taskGroupId"], task)
+        self.assertEqual(decision["push"]["revision"], "b" * 40)
+
     def test_jobs_list_zips_with_property_names_and_logs_can_stay_pending(self):
         task = "GWxTc8p_RUa5_Xo4RtMiCA"
         self.call("POST", "/_control/scenario", {

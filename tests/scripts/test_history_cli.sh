@@ -212,6 +212,18 @@ assert 'id="scope-main"' in text and 'id="scope-all"' in text
 assert re.search(r"<polyline points=\"[0-9. ,]+\"", text)
 EOF
 
+# A revision that is markup is escaped like every other stored text (it was printed raw).
+sql "UPDATE history_runs SET revision = '<b>0123456</b><script>x</script>'" >/dev/null
+"$BIN/retrig" report --project acme/widgets --until 2024-05-10T00:00:00Z --window 7d \
+    --out "$work/markup.html" >/dev/null 2>&1
+if grep -q '<b>0123\|<script>x' "$work/markup.html"; then
+    bad "report printed a revision as markup"
+elif grep -q '&lt;b&gt;0123456' "$work/markup.html"; then
+    ok "report escapes the revision"
+else
+    bad "report shows no revision: $(grep -o 'first[^<]*<br><small>[^<]*' "$work/markup.html" | head -2)"
+fi
+
 # In a real browser: the toggle hides one view and shows the other.
 chrome=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chrome" ]; then

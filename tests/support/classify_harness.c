@@ -688,6 +688,16 @@ json_t *rt_ch_task_definition(const char *fixture, const char *task_group_id, co
     return def;
 }
 
+json_t *rt_ch_actions_artifact(const char *decision_task_id, const char *revision)
+{
+    json_t *replace = json_object();
+    if (decision_task_id)
+        json_object_set_new(replace, RT_CH_ACTIONS_DECISION, json_string(decision_task_id));
+    if (revision) json_object_set_new(replace, RT_CH_ACTIONS_REVISION, json_string(revision));
+    return json_pack("{s:s, s:s, s:o}", "name", "public/actions.json", "fixture",
+                     "taskcluster/actions.json", "replace", replace);
+}
+
 int rt_ch_validate_schema(const char *schema_path, const char *json_text, char **error)
 {
     static const char script[] =

@@ -163,6 +163,13 @@ void rt_ch_eligible_scenario(rt_ch *h, int n, const char *tag, char (*task_ids)[
 /* A recorded task definition (taskcluster/task_definition_<name>.json) with taskGroupId
  * and tags.label replaced (NULL keeps the recorded value). */
 json_t *rt_ch_task_definition(const char *fixture, const char *task_group_id, const char *label);
+/* The recorded actions.json (of push RT_CH_ACTIONS_DECISION, revision RT_CH_ACTIONS_REVISION)
+ * as the artifact of another push: an artifact entry for a scenario whose content has the
+ * decision task group and the revision replaced (NULL keeps the recorded one), so that the
+ * hook calls it renders are the push's own (common/core/trust.h). */
+#define RT_CH_ACTIONS_DECISION "f7Jj_h6MTEKr5Ln_7aFqbw"
+#define RT_CH_ACTIONS_REVISION "c7766d0b4a121985a8b07e6721d66ccab57bbf76"
+json_t *rt_ch_actions_artifact(const char *decision_task_id, const char *revision);
 /* Validates a JSON document against a schema file with Debian's python3-jsonschema (with
  * format checks). Returns 0 when valid, else non-zero with the error in `error`
  * (malloc'd, may be NULL). */

@@ -130,6 +130,26 @@ static void test_tier_and_job_kind(void **state)
     assert_string_equal(decide(f).reason, "not-test");
 }
 
+/* A try push writes its own actions.json: a failure there is never acted on. */
+static void test_a_push_outside_the_projects_allow_list_is_skipped(void **state)
+{
+    fixture *f = *state;
+    static char try_project[] = "try", pool[] = "gecko-t/t-linux-large";
+    f->task.project = try_project; /* route tc-treeherder.v2.try.<revision>.<push> */
+    f->task.task_queue_id = pool;
+    f->policy.pool_prefixes[0] = "gecko-t/t-linux-";
+    rt_elig_result r = decide(f);
+    assert_int_equal(r.verdict, RT_ELIG_SKIP);
+    assert_string_equal(r.reason, "project");
+    /* Before anything that needs an upstream call or a lookup. */
+    f->facts.set_known = false;
+    f->facts.classification_known = false;
+    f->facts.errorsummary = NULL;
+    assert_string_equal(decide(f).reason, "project");
+    f->policy.projects[f->policy.nprojects++] = "try"; /* an operator's explicit choice */
+    assert_int_equal(decide(f).need, RT_NEED_SET_LOOKUP);
+}
+
 static void test_retriggers_are_never_retriggered(void **state)
 {
     fixture *f = *state;
@@ -216,6 +236,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_completed_and_exception_runs_are_skipped_first, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_tier_and_job_kind, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_push_outside_the_projects_allow_list_is_skipped,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_retriggers_are_never_retriggered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pool_and_classification, setup, teardown),
         cmocka_unit_test(test_only_unclassified_failures_are_retrig_s),

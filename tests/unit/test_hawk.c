@@ -19,7 +19,7 @@
 static void test_spec_get_example_header(void **state)
 {
     (void)state;
-    char out[RT_HAWK_HEADER_SIZE];
+    char out[1024];
     assert_int_equal(rt_hawk_header_ext(SPEC_ID, SPEC_KEY, "GET", SPEC_URL, NULL, 0, NULL,
                                         1353832234, "j4h3g2", "some-app-ext-data", out, sizeof out),
                      RT_OK);
@@ -40,7 +40,7 @@ static void test_spec_post_example_with_payload_hash(void **state)
         rt_hawk_payload_hash("Text/Plain; charset=utf-8", payload, strlen(payload), hash), RT_OK);
     assert_string_equal(hash, "Yi9LfIIFRtBEPt74PVmbTF/xVAwPn7ub15ePICfgnuY=");
 
-    char out[RT_HAWK_HEADER_SIZE];
+    char out[1024];
     assert_int_equal(rt_hawk_header_ext(SPEC_ID, SPEC_KEY, "POST", SPEC_URL, payload,
                                         strlen(payload), "text/plain", 1353832234, "j4h3g2",
                                         "some-app-ext-data", out, sizeof out),
@@ -54,7 +54,7 @@ static void test_spec_post_example_with_payload_hash(void **state)
 static void test_host_case_fragment_and_method_case_do_not_change_the_mac(void **state)
 {
     (void)state;
-    char a[RT_HAWK_HEADER_SIZE], b[RT_HAWK_HEADER_SIZE];
+    char a[1024], b[1024];
     assert_int_equal(rt_hawk_header_ext(SPEC_ID, SPEC_KEY, "get",
                                         "http://EXAMPLE.com:8000/resource/1?b=1&a=2#frag", NULL, 0,
                                         NULL, 1353832234, "j4h3g2", "some-app-ext-data", a,
@@ -72,7 +72,7 @@ static void test_host_case_fragment_and_method_case_do_not_change_the_mac(void *
 static void test_default_ports_follow_the_scheme(void **state)
 {
     (void)state;
-    char explicit_port[RT_HAWK_HEADER_SIZE], implicit[RT_HAWK_HEADER_SIZE];
+    char explicit_port[1024], implicit[1024];
     assert_int_equal(rt_hawk_header_ext("id", "key", "GET", "https://tc.example/api/x", NULL, 0,
                                         NULL, 1, "n", NULL, implicit, sizeof implicit),
                      RT_OK);
@@ -100,9 +100,9 @@ static void test_certificate_goes_base64_json_in_ext(void **state)
         .access_token = "token",
         .certificate = "{\"version\":1,\"scopes\":[\"hooks:trigger-hook:*\"],\"seed\":\"s\"}",
     };
-    char out[RT_HAWK_HEADER_SIZE];
+    char *out = NULL;
     assert_int_equal(rt_hawk_header(&creds, "POST", "https://tc.example/api/hooks/v1/x", "{}",
-                                    "application/json", 1700000000, "abc", out, sizeof out),
+                                    "application/json", 1700000000, "abc", &out),
                      RT_OK);
     const char *ext = strstr(out, "ext=\"");
     assert_non_null(ext);
@@ -116,25 +116,60 @@ static void test_certificate_goes_base64_json_in_ext(void **state)
     assert_string_equal((char *)decoded, "{\"certificate\":{\"version\":1,\"scopes\":[\"hooks:"
                                          "trigger-hook:*\"],\"seed\":\"s\"}}");
     assert_non_null(strstr(out, "hash=\""));
+    free(out);
 
     /* Permanent credentials: no ext at all. */
     creds.certificate = NULL;
-    assert_int_equal(rt_hawk_header(&creds, "GET", "https://tc.example/api/x", NULL, NULL, 1, "abc",
-                                    out, sizeof out),
-                     RT_OK);
+    assert_int_equal(
+        rt_hawk_header(&creds, "GET", "https://tc.example/api/x", NULL, NULL, 1, "abc", &out),
+        RT_OK);
     assert_null(strstr(out, "ext="));
     assert_null(strstr(out, "hash="));
+    free(out);
 
     creds.certificate = "[not an object]";
-    assert_int_equal(rt_hawk_header(&creds, "GET", "https://tc.example/api/x", NULL, NULL, 1, "abc",
-                                    out, sizeof out),
-                     RT_EINVAL);
+    assert_int_equal(
+        rt_hawk_header(&creds, "GET", "https://tc.example/api/x", NULL, NULL, 1, "abc", &out),
+        RT_EINVAL);
+    assert_null(out);
+}
+
+/* Temporary credentials with ~45 scopes carry a 3.1 KB certificate: the header (base64 of
+ * it, and the rest) is over 4 KB, which a fixed 4,096-byte buffer refused. */
+static void test_a_large_certificate_fits(void **state)
+{
+    (void)state;
+    char cert[8192];
+    size_t n = (size_t)snprintf(cert, sizeof cert,
+                                "{\"version\":1,\"start\":1700000000000,\"expiry\":1700003600000,"
+                                "\"seed\":\"aVGgbBR7TvmFbdnA3DCpNQ4Zk3Pe5pQ8yAVjNczsyJUw\","
+                                "\"issuer\":\"project/retrig/prod\",\"scopes\":[");
+    for (int i = 0; i < 45; i++)
+        n += (size_t)snprintf(cert + n, sizeof cert - n,
+                              "%s\"hooks:trigger-hook:project-gecko/in-tree-action-3-generic/"
+                              "%02dabcdef0123\"",
+                              i ? "," : "", i);
+    n += (size_t)snprintf(cert + n, sizeof cert - n,
+                          "],\"signature\":\"2hZUsWc1qEXEWuZmXSE7MjvW6FZ2IbMAy8BNnKR1wFQ=\"}");
+    assert_true(n > 3100);
+    rt_hawk_credentials creds = {"task-client/AbCdEfGhIjKlMnOpQrStUv/0/on/x", "token", cert};
+    char *out = NULL;
+    assert_int_equal(rt_hawk_header(&creds, "POST",
+                                    "https://firefox-ci-tc.services.mozilla.com/api/hooks/v1/"
+                                    "hooks/project-gecko/in-tree-action-3-generic%2F9353e8f146/"
+                                    "trigger",
+                                    "{\"user\":{}}", "application/json", 1700000000,
+                                    "abcdefghijklmnop", &out),
+                     RT_OK);
+    assert_true(strlen(out) > 4096);
+    assert_non_null(strstr(out, "mac=\""));
+    free(out);
 }
 
 static void test_bad_inputs_are_refused(void **state)
 {
     (void)state;
-    char out[RT_HAWK_HEADER_SIZE];
+    char out[1024];
     assert_int_equal(rt_hawk_header_ext("id", "key", "GET", "ftp://x/y", NULL, 0, NULL, 1, "n",
                                         NULL, out, sizeof out),
                      RT_EINVAL);
@@ -172,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_host_case_fragment_and_method_case_do_not_change_the_mac),
         cmocka_unit_test(test_default_ports_follow_the_scheme),
         cmocka_unit_test(test_certificate_goes_base64_json_in_ext),
+        cmocka_unit_test(test_a_large_certificate_fits),
         cmocka_unit_test(test_bad_inputs_are_refused),
         cmocka_unit_test(test_nonces_are_random_and_header_safe),
     };

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/core/jscan.h"
+#include "common/core/taskdef.h"
 #include "support/jscan_diff.h"
 
 static int parse(const char *text)
@@ -255,9 +256,48 @@ static void test_threads_check_duplicate_keys_independently(void **state)
     }
 }
 
+/* 10 MB of "[0,0,...]" is 5 million values: the scanner kept a 20-byte token for each
+ * (303 MB resident with the doubling). Past RT_JSCAN_MAX_TOKENS it stops with a clear error,
+ * its buffer bounded. */
+static void test_a_document_of_too_many_values_is_refused_with_bounded_memory(void **state)
+{
+    (void)state;
+    size_t n = 10 << 20;
+    char *text = malloc(n + 1);
+    assert_non_null(text);
+    text[0] = '[';
+    for (size_t i = 1; i + 1 < n; i += 2) {
+        text[i] = '0';
+        text[i + 1] = ',';
+    }
+    text[n - 2] = '0';
+    text[n - 1] = ']';
+    text[n] = '\0';
+    rt_jscan js;
+    rt_jscan_init(&js);
+    assert_int_equal(rt_jscan_parse(&js, text, n), RT_EPROTO);
+    assert_true(js.too_many);
+    assert_non_null(strstr(js.err, "more than 1048576 values"));
+    assert_true(js.cap <= RT_JSCAN_MAX_TOKENS);
+    rt_jscan_free(&js);
+    rt_taskdef def;
+    char reason[128];
+    assert_int_equal(rt_taskdef_parse(text, n, n, &def, reason), RT_EPROTO);
+    assert_string_equal(reason, "too-big:more than 1048576 values");
+    /* A document just under the cap still parses. */
+    size_t ok = 2 * (RT_JSCAN_MAX_TOKENS - 1) + 1;
+    text[ok - 1] = ']';
+    rt_jscan_init(&js);
+    assert_int_equal(rt_jscan_parse(&js, text, ok), RT_OK);
+    assert_int_equal(js.ntok, RT_JSCAN_MAX_TOKENS);
+    rt_jscan_free(&js);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_document_of_too_many_values_is_refused_with_bounded_memory),
         cmocka_unit_test(test_strict_grammar_refuses_what_json_does_not_allow),
         cmocka_unit_test(test_nesting_deeper_than_jansson_allows_is_refused),
         cmocka_unit_test(test_tokens_walk_members_and_decode_strings),

@@ -77,6 +77,33 @@ static void test_interpolation_in_values_and_keys(void **state)
     check_render("\"${a}'s and ${ {x: 1}.x }\"", "{\"a\": \"it\"}", "\"it's and 1\"");
 }
 
+/* A number literal is read whole (it was cut to 63 characters: "1" and 70 zeros gave 1e62),
+ * rounded as JavaScript rounds it; one a double cannot hold, or of more than 1,024
+ * characters, is an error, not another number. */
+static void test_long_number_literals_are_exact_or_refused(void **state)
+{
+    (void)state;
+    char tmpl[2200], digits[1100];
+    memset(digits, '0', 70);
+    digits[70] = '\0';
+    snprintf(tmpl, sizeof tmpl, "{\"$eval\": \"1%s\"}", digits);
+    check_render(tmpl, "{}", "1e70");
+    snprintf(tmpl, sizeof tmpl, "{\"$eval\": \"1%s + 1\"}", digits);
+    check_render(tmpl, "{}", "1e70");
+    snprintf(tmpl, sizeof tmpl, "{\"$eval\": \"0.%s5\"}", digits);
+    check_render(tmpl, "{}", "5e-71");
+    snprintf(tmpl, sizeof tmpl, "{\"$eval\": \"9007199254740993%s\"}", "");
+    check_render(tmpl, "{}", "9007199254740992"); /* past 2^53, rounded as parseFloat rounds it */
+    memset(digits, '0', 400);
+    digits[400] = '\0';
+    snprintf(tmpl, sizeof tmpl, "{\"$eval\": \"1%s\"}", digits);
+    check_error(tmpl, "{}", RT_EPROTO, "too big");
+    memset(digits, '1', 1025);
+    digits[1025] = '\0';
+    snprintf(tmpl, sizeof tmpl, "{\"$eval\": \"%s\"}", digits);
+    check_error(tmpl, "{}", RT_EPROTO, "number literal of 1025 characters");
+}
+
 static void test_dollar_escapes(void **state)
 {
     (void)state;
@@ -371,6 +398,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_template_without_operators_renders_unchanged),
         cmocka_unit_test(test_interpolation_in_values_and_keys),
+        cmocka_unit_test(test_long_number_literals_are_exact_or_refused),
         cmocka_unit_test(test_dollar_escapes),
         cmocka_unit_test(test_truthiness_follows_json_e),
         cmocka_unit_test(test_eval_returns_any_value),

@@ -158,6 +158,96 @@ static void test_text_lines_for_people(void **state)
     rt_log_set_format(RT_LOG_AUTO);
 }
 
+/* A secret with a quote and a backslash: redacted on the raw value, before escaping made it
+ * pa\"ss\\word in the line. */
+static void test_secrets_with_quotes_and_backslashes_are_redacted(void **state)
+{
+    (void)state;
+    rt_log_add_secret("pa\"ss\\word-77");
+    char *text = NULL;
+    CAPTURE(text,
+            rt_log_warn("login failed with pa\"ss\\word-77", "detail", "token=pa\"ss\\word-77;"));
+    if (strstr(text, "ss\\\\word-77") || strstr(text, "word-77"))
+        fail_msg("secret printed: %s", text);
+    json_t *line = json_loads(text, 0, NULL);
+    assert_non_null(line);
+    assert_string_equal(json_string_value(json_object_get(line, "detail")), "token=***;");
+    json_decref(line);
+    free(text);
+}
+
+/* A secret that straddles the 8 KB cap: redacted first, so no part of it is printed. */
+static void test_a_secret_at_the_cap_is_not_printed_in_part(void **state)
+{
+    (void)state;
+    static const char secret[] = "SeCrEt-TOKEN-0123456789abcdef";
+    rt_log_add_secret(secret);
+    for (size_t pad = 7950; pad < 8200; pad += 3) {
+        char *value = malloc(pad + sizeof secret + 8);
+        assert_non_null(value);
+        memset(value, 'x', pad);
+        memcpy(value + pad, secret, sizeof secret);
+        char *text = NULL;
+        CAPTURE(text, rt_log_info("m", "value", value));
+        if (strstr(text, "SeCrEt-TOK")) fail_msg("part of the secret printed at pad %zu", pad);
+        free(text);
+        free(value);
+    }
+}
+
+/* Lines over the cap stay one valid JSON object and say so, whatever falls at the cut: a
+ * multi-byte character, a two-byte or six-byte escape, a key. */
+static void test_cut_lines_are_valid_json_and_say_they_were_cut(void **state)
+{
+    (void)state;
+    const char *units[] = {"\xe2\x82\xac", "\"", "\x01", "\xf0\x9f\x90\x9b", "a"};
+    for (size_t u = 0; u < sizeof units / sizeof *units; u++) {
+        for (size_t shift = 0; shift < 6; shift++) {
+            size_t n = strlen(units[u]), count = 9000 / n + 10;
+            char *value = malloc(shift + count * n + 1);
+            assert_non_null(value);
+            memset(value, 'y', shift);
+            for (size_t i = 0; i < count; i++) memcpy(value + shift + i * n, units[u], n);
+            value[shift + count * n] = '\0';
+            char *text = NULL;
+            CAPTURE(text, rt_log_error("big", "task_id", "B3EheQ-IQ5aPzw34KS_a6g", "value", value,
+                                       "after", "gone"));
+            assert_true(strlen(text) <= 8192);
+            json_error_t error;
+            json_t *line = json_loads(text, 0, &error);
+            if (!line) fail_msg("unit %zu shift %zu: not JSON (%s)", u, shift, error.text);
+            assert_true(json_is_true(json_object_get(line, "truncated")));
+            assert_string_equal(json_string_value(json_object_get(line, "task_id")),
+                                "B3EheQ-IQ5aPzw34KS_a6g");
+            assert_true(json_string_length(json_object_get(line, "value")) > 1300);
+            assert_null(json_object_get(line, "after"));
+            json_decref(line);
+            free(text);
+            free(value);
+        }
+    }
+    /* A key too long to fit is left out, with its value. */
+    char *key = malloc(9001);
+    assert_non_null(key);
+    memset(key, 'k', 9000);
+    key[9000] = '\0';
+    char *text = NULL;
+    CAPTURE(text, rt_log_info("m", "first", "1", key, "v"));
+    json_t *line = json_loads(text, 0, NULL);
+    assert_non_null(line);
+    assert_string_equal(json_string_value(json_object_get(line, "first")), "1");
+    assert_true(json_is_true(json_object_get(line, "truncated")));
+    json_decref(line);
+    free(text);
+    free(key);
+    /* A short line says nothing of the kind. */
+    CAPTURE(text, rt_log_info("m", "k", "v"));
+    line = json_loads(text, 0, NULL);
+    assert_null(json_object_get(line, "truncated"));
+    json_decref(line);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +257,9 @@ int main(void)
         cmocka_unit_test_setup(test_url_passwords_are_redacted, setup),
         cmocka_unit_test_setup(test_registered_secrets_are_redacted_anywhere, setup),
         cmocka_unit_test_setup(test_text_lines_for_people, setup),
+        cmocka_unit_test_setup(test_secrets_with_quotes_and_backslashes_are_redacted, setup),
+        cmocka_unit_test_setup(test_a_secret_at_the_cap_is_not_printed_in_part, setup),
+        cmocka_unit_test_setup(test_cut_lines_are_valid_json_and_say_they_were_cut, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -225,6 +225,16 @@ static void test_malformed_summaries_and_alerts_are_left_out_and_named(void **st
     assert_int_equal(s.problems[1].alert_id, 0);
     assert_non_null(strstr(s.problems[1].reason, "created"));
     rt_perf_summaries_free(&s);
+    /* Integers an int cannot hold are refused, not wrapped (4294967309 is not framework 13):
+     * the summary is left out, with the reason. */
+    const char *wrapping =
+        "[{\"id\": 1, \"push_id\": 2, \"framework\": 4294967309, \"repository\": \"autoland\","
+        " \"created\": \"2023-06-24T10:00:00\", \"alerts\": []}]";
+    assert_int_equal(rt_perf_summaries_parse(wrapping, strlen(wrapping), &s, NULL, errstr), RT_OK);
+    assert_int_equal(s.count, 0);
+    assert_int_equal(s.nproblems, 1);
+    assert_non_null(strstr(s.problems[0].reason, "framework"));
+    rt_perf_summaries_free(&s);
 }
 
 /* The same summary twice, on one page or on two, is one summary whose alerts are the union

@@ -2,6 +2,7 @@
 /* test_pulse.c - Taskcluster task-* message and task definition parsing on real fixtures. */
 #include "support/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,6 +198,35 @@ static void test_task_definition_fields(void **state)
     free(text);
 }
 
+/* A tier an int cannot hold was cast: 4294967297 became tier 1, eligible. */
+static void test_out_of_range_tiers_are_invalid(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *text = rt_test_read_file(
+        rt_test_fixture("taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"), &len);
+    const char *tiers[] = {"4294967297", "-1", "101", "9223372036854775807", "\"1\"", "1.0"};
+    const char *reasons[] = {"invalid-value", "invalid-value", "invalid-value",
+                             "invalid-value", "wrong-type",    "wrong-type"};
+    for (size_t i = 0; i < sizeof tiers / sizeof *tiers; i++) {
+        char *at = strstr(text, "\"tier\": 2");
+        assert_non_null(at);
+        size_t size = len + 64;
+        char *doc = malloc(size);
+        assert_non_null(doc);
+        snprintf(doc, size, "%.*s\"tier\": %s%s", (int)(at - text), text, tiers[i],
+                 at + strlen("\"tier\": 2"));
+        rt_taskdef d;
+        char reason[128];
+        assert_int_equal(rt_taskdef_parse(doc, strlen(doc), CAP, &d, reason), RT_EPROTO);
+        char want[64];
+        snprintf(want, sizeof want, "%s:extra.treeherder.tier", reasons[i]);
+        assert_string_equal(reason, want);
+        free(doc);
+    }
+    free(text);
+}
+
 static void test_identifier_validation(void **state)
 {
     (void)state;
@@ -234,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_body_over_the_cap_is_too_big),
         cmocka_unit_test(test_treeherder_route_gives_the_push_and_hostile_routes_are_refused),
         cmocka_unit_test(test_task_definition_fields),
+        cmocka_unit_test(test_out_of_range_tiers_are_invalid),
         cmocka_unit_test(test_identifier_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

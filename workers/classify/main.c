@@ -31,8 +31,11 @@
 #include "common/core/pulse.h"
 #include "common/core/retrigger_set.h"
 #include "common/core/taskdef.h"
+#include "common/core/utf8.h"
 #include "common/io/amqp.h"
 #include "common/io/budget.h"
+#include "common/io/deadline.h"
+#include "common/io/hashkey.h"
 #include "common/io/http.h"
 #include "common/io/ledger.h"
 #include "common/io/metrics.h"
@@ -359,18 +362,32 @@ static bool group_has_sets(classify *w, const char *task_group_id)
 
 /* ---- the retrigger request ---- */
 
+/* Appends value (stolen) to array; false when value is NULL or the append failed. */
+static bool append(json_t *array, json_t *value)
+{
+    return value && json_array_append_new(array, value) == 0;
+}
+
+/* The failing groups and failures of the request; NULL (and *groups_out NULL) when one of
+ * them cannot be represented: never a shorter list. */
 static json_t *failures_json(const rt_errorsummary *es, json_t **groups_out)
 {
     json_t *groups = json_array(), *failures = json_array();
-    for (size_t i = 0; i < es->ngroups; i++)
+    bool whole = groups && failures;
+    for (size_t i = 0; whole && i < es->ngroups; i++)
         if (rt_errorsummary_group_failed(es, &es->groups[i]))
-            json_array_append_new(groups, json_string(es->groups[i].name));
-    for (size_t i = 0; i < es->nfailures && i < 100; i++) {
+            whole = append(groups, json_string(es->groups[i].name));
+    for (size_t i = 0; whole && i < es->nfailures && i < 100; i++) {
         const rt_es_failure *f = &es->failures[i];
-        json_array_append_new(failures,
-                              json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s}", "test", f->test,
-                                        "subtest", f->subtest, "status", f->status, "expected",
-                                        f->expected, "message", f->message, "group", f->group));
+        whole = append(failures, json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s}", "test", f->test,
+                                           "subtest", f->subtest, "status", f->status, "expected",
+                                           f->expected, "message", f->message, "group", f->group));
+    }
+    if (!whole) {
+        json_decref(groups);
+        json_decref(failures);
+        *groups_out = NULL;
+        return NULL;
     }
     *groups_out = groups;
     return failures;
@@ -506,14 +523,15 @@ static int ensure_published(classify *w, const char *project, const char *revisi
 static char *found_json(const classify *w)
 {
     json_t *list = json_array();
-    for (size_t i = 0; list && i < w->nfound; i++) {
+    bool whole = list != NULL; /* never a shorter list: a run left out would be retriggered */
+    for (size_t i = 0; whole && i < w->nfound; i++) {
         rt_member_state state;
         if (!rt_member_state_parse(w->found[i].state, &state)) continue; /* not a run state */
-        json_array_append_new(list,
-                              json_pack("{s:s, s:i, s:s}", "task_id", w->found[i].task_id, "run_id",
-                                        w->found[i].run_id, "state", rt_member_state_name(state)));
+        json_t *o = json_pack("{s:s, s:i, s:s}", "task_id", w->found[i].task_id, "run_id",
+                              w->found[i].run_id, "state", rt_member_state_name(state));
+        whole = o && json_array_append_new(list, o) == 0;
     }
-    char *text = list ? json_dumps(list, JSON_COMPACT) : NULL;
+    char *text = whole ? json_dumps(list, JSON_COMPACT) : NULL;
     json_decref(list);
     return text;
 }
@@ -616,8 +634,8 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
 
     json_t *groups = NULL;
     json_t *failures = failures_json(es, &groups);
-    char *groups_text = json_dumps(groups, JSON_COMPACT);
-    char *failures_text = json_dumps(failures, JSON_COMPACT);
+    char *groups_text = groups ? json_dumps(groups, JSON_COMPACT) : NULL;
+    char *failures_text = failures ? json_dumps(failures, JSON_COMPACT) : NULL;
     json_decref(groups);
     json_decref(failures);
     char run[16], count[16];
@@ -642,16 +660,19 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
                             msg->task_id,
                             run,
                             count,
-                            groups_text ? groups_text : "[]",
-                            failures_text ? failures_text : "[]",
+                            groups_text,
+                            failures_text,
                             msg->task_group_id,
                             queue,
                             day,
                             limit_text,
                             minimum_text,
-                            found_text ? found_text : "[]"};
+                            found_text};
     PGresult *res = NULL;
-    rc = found_text ? rt_pg_exec(w->pg, SQL_CREATE_SET, 15, params, &res) : RT_ENOMEM;
+    /* A failure list that cannot be written is an error, never an empty list. */
+    rc = groups_text && failures_text && found_text
+             ? rt_pg_exec(w->pg, SQL_CREATE_SET, 15, params, &res)
+             : RT_ENOMEM;
     free(found_text);
     bool refused = false; /* the backstop kept nothing and no run was found: no set */
     if (rc == RT_OK) {
@@ -699,7 +720,8 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     if (rc != RT_OK) {
         /* Nothing durable happened in Postgres; the Redis claim names this task, so the
          * redelivery continues with the budget already spent. */
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "creating the set: %s", rt_pg_errstr(w->pg));
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "creating the set: %s",
+                       rc == RT_ENOMEM ? "out of memory" : rt_pg_errstr(w->pg));
         return;
     }
     if (created && ensure_published(w, project, revision, label) != RT_OK) {
@@ -785,6 +807,12 @@ static int fetch_task(classify *w, const char *task_id, const rt_taskdef **out, 
 static int fetch_errorsummary(classify *w, const rt_pulse_task *msg, rt_errorsummary *es,
                               rt_outcome *h)
 {
+    /* The run's artifacts are parsed within a time budget and a byte cap (both configured),
+     * into a summary whose group index has the process's random key. */
+    rt_deadline deadline;
+    rt_deadline_start(&deadline, w->cfg->message_time_budget_ms);
+    rt_errorsummary_init(es, rt_hash_key(), (size_t)w->cfg->errorsummary_max_bytes,
+                         rt_deadline_expired, &deadline);
     rt_tc_artifact_names names;
     char errstr[RT_ERRSTR_SIZE] = "";
     int rc = rt_tc_list_artifacts(w->http, w->cfg->taskcluster_root_url, msg->task_id, msg->run_id,
@@ -794,7 +822,8 @@ static int fetch_errorsummary(classify *w, const rt_pulse_task *msg, rt_errorsum
         return rc;
     }
     size_t fetched = 0;
-    for (size_t i = 0; i < names.count && fetched < ERRORSUMMARY_MAX_ARTIFACTS; i++) {
+    for (size_t i = 0; i < names.count && fetched < ERRORSUMMARY_MAX_ARTIFACTS && !es->too_big;
+         i++) {
         if (!strstr(names.names[i], "errorsummary")) continue;
         char *body = NULL;
         size_t len = 0;
@@ -806,10 +835,26 @@ static int fetch_errorsummary(classify *w, const rt_pulse_task *msg, rt_errorsum
         }
         rc = rt_errorsummary_add(es, body, len);
         free(body);
-        if (rc != RT_OK) break;
+        if (rc == RT_ETIMEDOUT) {
+            /* Not redelivered forever: retried through the delay queues, then
+             * dead-lettered with this reason. */
+            rt_outcome_set(h, RT_SETTLE_RETRY,
+                 "parse-timeout: errorsummary artifacts of %s/%d took more than "
+                 "message_time_budget_ms (%d ms)",
+                 msg->task_id, msg->run_id, w->cfg->message_time_budget_ms);
+            rt_log_warn("errorsummary parsing over its time budget; retried later", "task_id",
+                        msg->task_id);
+            break;
+        }
+        if (rc != RT_OK) {
+            rt_outcome_set(h, RT_SETTLE_REQUEUE, "out of memory parsing the errorsummary");
+            break;
+        }
         fetched++;
     }
     rt_tc_artifact_names_free(&names);
+    es->expired = NULL; /* the deadline lives on this stack frame */
+    es->expired_context = NULL;
     return rc;
 }
 

@@ -393,6 +393,12 @@ static json_t *add_unique(json_t *array, const char *task_id)
     return array;
 }
 
+/* Appends value (stolen) to array; false when value is NULL or the append failed. */
+static bool append(json_t *array, json_t *value)
+{
+    return value && json_array_append_new(array, value) == 0;
+}
+
 /* The evidence stored with the decision (*stored) and the event for bots (*event). */
 static int build_documents(decide *w, const evidence *e, const rt_decide_request *req,
                            const char *decided_at, json_t **stored, json_t **event)
@@ -401,27 +407,33 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
     const rt_verdict_result *r = &e->result;
     json_t *lines = json_array(), *event_lines = json_array(), *runs = json_array();
     json_t *compared = json_array(), *tracked = json_array();
-    for (size_t i = 0; e->original.have_lines && i < e->original.lines.nlines; i++) {
+    /* Every line and run is in the documents, or building them fails: never a shorter list
+     * (a line JSON cannot hold would otherwise vanish and leave "lines": []). */
+    bool whole = lines && event_lines && runs && compared && tracked;
+    for (size_t i = 0; whole && e->original.have_lines && i < e->original.lines.nlines; i++) {
         const rt_failure_line *line = &e->original.lines.lines[i];
         json_t *by = json_array();
-        for (size_t k = 0; k < e->nruns; k++)
+        for (size_t k = 0; by && k < e->nruns; k++)
             if (run_has_line(&e->runs[k], line)) add_unique(by, e->runs[k].task_id);
-        json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:O}", "line", line->signature, "test",
-                              line->test, "hash", line->hash_hex, "reproduced",
-                              (int)json_array_size(by), "reproduced_by", by);
+        json_t *o = by ? json_pack("{s:s, s:s, s:s, s:i, s:O}", "line", line->signature, "test",
+                                   line->test, "hash", line->hash_hex, "reproduced",
+                                   (int)json_array_size(by), "reproduced_by", by)
+                       : NULL;
         json_t *history = json_array_get(e->history, i);
         if (o && history) json_object_set(o, "history", history);
-        json_array_append_new(lines, o);
-        json_array_append_new(
-            event_lines, json_pack("{s:s, s:o}", "line", line->signature, "reproduced_by", by));
+        json_t *event_line =
+            by ? json_pack("{s:s, s:O}", "line", line->signature, "reproduced_by", by) : NULL;
+        bool stored_line = append(lines, o), event_line_ok = append(event_lines, event_line);
+        whole = stored_line && event_line_ok;
+        json_decref(by);
     }
-    for (size_t i = 0; e->original.have_lines && i < e->original.lines.ntracked; i++)
-        json_array_append_new(tracked, json_pack("{s:s, s:I}", "line",
-                                                 e->original.lines.tracked[i].line.signature, "bug",
-                                                 (json_int_t)e->original.lines.tracked[i].bug_id));
+    for (size_t i = 0; whole && e->original.have_lines && i < e->original.lines.ntracked; i++)
+        whole = append(tracked,
+                       json_pack("{s:s, s:I}", "line", e->original.lines.tracked[i].line.signature,
+                                 "bug", (json_int_t)e->original.lines.tracked[i].bug_id));
     size_t ncompared = 0, nfound = 0;
     for (size_t k = 0; k < e->nruns; k++) nfound += e->runs[k].found;
-    for (size_t k = 0; k < e->nruns; k++) {
+    for (size_t k = 0; whole && k < e->nruns; k++) {
         const run_info *run = &e->runs[k];
         if (!run->task_id[0]) continue; /* a retrigger that never arrived */
         bool reproduced = false;
@@ -431,13 +443,22 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
                               run->run_id, "role", run->found ? "found" : "requested", "state",
                               run->member_state, "evidence", rt_run_state_name(run->state),
                               "reproduced", reproduced);
-        if (run->job_id) json_object_set_new(o, "job_id", json_integer(run->job_id));
-        if (run->have_lines)
+        if (o && run->job_id) json_object_set_new(o, "job_id", json_integer(run->job_id));
+        if (o && run->have_lines)
             json_object_set_new(o, "lines", json_integer((json_int_t)run->lines.nlines));
-        json_array_append_new(runs, o);
+        whole = append(runs, o);
         if (run->state != RT_RUN_PENDING && json_array_size(compared) < EVENT_MAX_TASKS)
             add_unique(compared, run->task_id);
         if (run->state == RT_RUN_PASSED || run->state == RT_RUN_FAILED) ncompared++;
+    }
+    if (!whole) {
+        json_decref(lines);
+        json_decref(event_lines);
+        json_decref(runs);
+        json_decref(compared);
+        json_decref(tracked);
+        *stored = *event = NULL;
+        return RT_ENOMEM;
     }
     json_t *original =
         json_pack("{s:s, s:i, s:s}", "task_id", s->original_task_id, "run_id", s->original_run_id,
@@ -574,18 +595,18 @@ static int cancel_task(decide *w, const char *task_id)
     char url[512];
     snprintf(url, sizeof url, "%s/api/queue/v1/task/%s/cancel", w->cfg->taskcluster_root_url,
              task_id);
-    char nonce[RT_HAWK_NONCE_SIZE], auth[RT_HAWK_HEADER_SIZE];
+    char nonce[RT_HAWK_NONCE_SIZE], *auth = NULL;
     rt_hawk_credentials creds = {w->cfg->taskcluster_client_id, w->cfg->taskcluster_access_token,
                                  w->cfg->taskcluster_certificate};
     int rc = rt_hawk_nonce(nonce);
     if (rc == RT_OK)
-        rc = rt_hawk_header(&creds, "POST", url, NULL, NULL, (long)time(NULL), nonce, auth,
-                            sizeof auth);
+        rc = rt_hawk_header(&creds, "POST", url, NULL, NULL, (long)time(NULL), nonce, &auth);
     if (rc != RT_OK) return rc;
     rt_http_header headers[] = {{"Authorization", auth}};
     rt_http_response resp;
     rc = rt_http_request(w->http_post, "POST", url, headers, 1, NULL, 0, &resp);
     rt_http_response_free(&resp);
+    free(auth);
     return rc;
 }
 
@@ -768,9 +789,8 @@ static char *retry_body(void *ctx, const rt_amqp_message *m, const rt_settle_pla
     if (rt_decide_request_parse(m->body, m->len, &req, reason) != RT_OK) return NULL;
     req.attempt = plan->next_attempt + 1; /* the body counts from 1 */
     bool was_deadline = !strncmp(req.reason, "deadline", 8);
-    char text[sizeof plan->reason + 16];
-    snprintf(text, sizeof text, "%sretry: %s", was_deadline ? "deadline " : "", plan->reason);
-    rt_utf8_copy(req.reason, sizeof req.reason, text, NULL);
+    rt_utf8_format(req.reason, sizeof req.reason, "%sretry: %s", was_deadline ? "deadline " : "",
+                   plan->reason); /* cut, if it must be, on a character boundary */
     return rt_decide_request_build(&req);
 }
 

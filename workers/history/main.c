@@ -27,7 +27,10 @@
 #include "common/core/history.h"
 #include "common/core/pulse.h"
 #include "common/core/taskdef.h"
+#include "common/core/utf8.h"
 #include "common/io/amqp.h"
+#include "common/io/deadline.h"
+#include "common/io/hashkey.h"
 #include "common/io/history_store.h"
 #include "common/io/http.h"
 #include "common/io/pg.h"
@@ -142,6 +145,12 @@ static int fetch_task(history *w, const char *task_id, rt_taskdef **out, bool *o
 static int fetch_errorsummary(history *w, const rt_pulse_task *msg, rt_errorsummary *es,
                               rt_outcome *h)
 {
+    /* The run's artifacts are parsed within a time budget and a byte cap (both configured),
+     * into a summary whose group index has the process's random key. */
+    rt_deadline deadline;
+    rt_deadline_start(&deadline, w->cfg->message_time_budget_ms);
+    rt_errorsummary_init(es, rt_hash_key(), (size_t)w->cfg->errorsummary_max_bytes,
+                         rt_deadline_expired, &deadline);
     rt_tc_artifact_names names;
     char errstr[RT_ERRSTR_SIZE] = "";
     int rc = rt_tc_list_artifacts(w->http, w->cfg->taskcluster_root_url, msg->task_id, msg->run_id,
@@ -151,7 +160,8 @@ static int fetch_errorsummary(history *w, const rt_pulse_task *msg, rt_errorsumm
         return rc;
     }
     size_t fetched = 0;
-    for (size_t i = 0; i < names.count && fetched < ERRORSUMMARY_MAX_ARTIFACTS; i++) {
+    for (size_t i = 0; i < names.count && fetched < ERRORSUMMARY_MAX_ARTIFACTS && !es->too_big;
+         i++) {
         if (!strstr(names.names[i], "errorsummary")) continue;
         char *body = NULL;
         size_t len = 0;
@@ -163,10 +173,26 @@ static int fetch_errorsummary(history *w, const rt_pulse_task *msg, rt_errorsumm
         }
         rc = rt_errorsummary_add(es, body, len);
         free(body);
-        if (rc != RT_OK) break;
+        if (rc == RT_ETIMEDOUT) {
+            /* Not redelivered forever: retried through the delay queues, then
+             * dead-lettered with this reason. */
+            rt_outcome_set(h, RT_SETTLE_RETRY,
+                 "parse-timeout: errorsummary artifacts of %s/%d took more than "
+                 "message_time_budget_ms (%d ms)",
+                 msg->task_id, msg->run_id, w->cfg->message_time_budget_ms);
+            rt_log_warn("errorsummary parsing over its time budget; retried later", "task_id",
+                        msg->task_id);
+            break;
+        }
+        if (rc != RT_OK) {
+            rt_outcome_set(h, RT_SETTLE_REQUEUE, "out of memory parsing the errorsummary");
+            break;
+        }
         fetched++;
     }
     rt_tc_artifact_names_free(&names);
+    es->expired = NULL; /* the deadline lives on this stack frame */
+    es->expired_context = NULL;
     return rc;
 }
 

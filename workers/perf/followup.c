@@ -17,6 +17,7 @@
 #include "common/core/followup.h"
 #include "common/core/ids.h"
 #include "common/core/perf_pick.h"
+#include "common/core/utf8.h"
 #include "common/io/log.h"
 #include "common/io/upstream.h"
 
@@ -325,8 +326,8 @@ static long parse_pushlog_id(const char *s, size_t len)
  * .taskcluster.yml on action tasks), else tc-treeherder.v2.<project>.<revision>[.<id>]. */
 static void read_route(origin *o, const char *route)
 {
-    const char *part[9];
-    size_t len[9];
+    const char *part[9] = {0}; /* zeroed: -O3 cannot tell that only parts below n are read */
+    size_t len[9] = {0};
     int n = 0;
     for (const char *p = route; n < 9;) {
         const char *dot = strchr(p, '.');

@@ -31,6 +31,8 @@
 #include "common/core/hawk.h"
 #include "common/core/ids.h"
 #include "common/core/perf_pick.h"
+#include "common/core/taskdef.h"
+#include "common/core/trust.h"
 #include "common/io/budget.h"
 #include "common/io/http.h"
 #include "common/io/ledger.h"
@@ -81,7 +83,9 @@ static const char SQL_HANDLED_JOBS[] =
     " 'found-existing', 'already-backfilled'))";
 static const char SQL_ALERT[] = "SELECT outcome IS NOT NULL, dry_run, attempts, (extract(epoch "
                                 "FROM now() - intent_at) * 1000)::bigint,"
-                                " task_id, decision_task_id, hook_group_id, hook_id, payload::text"
+                                " task_id, decision_task_id, hook_group_id, hook_id, payload::text,"
+                                " (SELECT repository FROM perf_summaries s"
+                                " WHERE s.summary_id = perf_alerts.summary_id)"
                                 " FROM perf_alerts WHERE alert_id = $1::bigint";
 static const char SQL_OPEN_ALERTS[] =
     "SELECT alert_id, summary_id FROM perf_alerts WHERE outcome IS NULL AND NOT dry_run"
@@ -324,6 +328,7 @@ typedef struct target {
     char task_id[23];
     char decision_task_id[23];
     json_t *tags;
+    rt_taskdef def; /* the task's definition: schedulerId, task group, push */
 } target;
 
 /* GET a JSON document; *status receives the HTTP status of a failure (0 when none). */
@@ -418,17 +423,19 @@ static int find_target(perf *w, const rt_perf_pick *p, target *t, char *errstr)
                              errstr)) != RT_OK)
         goto out;
     json_decref(doc);
+    char reason[128] = "";
+    rc = rt_taskdef_parse(body, len, (size_t)w->cfg->http_max_body_bytes, &t->def, reason);
+    if (rc != RT_OK) {
+        free(body);
+        doc = NULL;
+        rt_set_errstr(errstr, "task %s: invalid definition: %s", t->task_id, reason);
+        goto out;
+    }
     json_error_t error;
     doc = json_loadb(body, len, 0, &error);
     free(body);
-    const char *group = json_string_value(json_object_get(doc, "taskGroupId"));
-    if (!group || !rt_valid_task_id(group)) {
-        rt_set_errstr(errstr, "task %s has no taskGroupId", t->task_id);
-        rc = RT_EPROTO;
-        goto out;
-    }
     /* In Gecko the push's decision task is the task group of its tasks. */
-    memcpy(t->decision_task_id, group, 23);
+    memcpy(t->decision_task_id, t->def.task_group_id, 23);
     json_t *tags = json_object_get(doc, "tags");
     t->tags = json_is_object(tags) ? json_incref(tags) : json_object();
     rc = RT_OK;
@@ -438,9 +445,12 @@ out:
     return rc;
 }
 
-/* The push's backfill action, rendered for the task. RT_ENOTFOUND when the push has none. */
-static int render_backfill(perf *w, const target *t, char **hook_group, char **hook_id,
-                           char **payload_text, char *errstr)
+/* The push's backfill action, rendered for the task and checked (common/core/trust.h).
+ * RT_ENOTFOUND when the push has none; RT_EAUTH when the call is refused (*refused_code
+ * and errstr say why), and then nothing is to be sent. */
+static int render_backfill(perf *w, const rt_perf_pick *p, const target *t, char **hook_group,
+                           char **hook_id, char **payload_text, const char **refused_code,
+                           char *errstr)
 {
     char *url = NULL;
     rt_http_response resp = {0};
@@ -484,6 +494,37 @@ static int render_backfill(perf *w, const target *t, char **hook_group, char **h
                            rt_action_is_task_group(action) ? NULL : t->task_id, input, &payload,
                            errstr);
     if (rc != RT_OK) goto out; /* never sent approximately */
+    /* The push wrote actions.json: what it asks for is sent only if it is ours to ask. */
+    rt_hook_policy policy;
+    rt_hook_policy_from_config(w->cfg, &policy);
+    rt_hook_call call = {
+        .hook_group_id = action->hook_group_id,
+        .hook_id = action->hook_id,
+        .payload = payload,
+        .project = t->def.project,
+        .revision = t->def.revision,
+        .scheduler_id = t->def.scheduler_id,
+        .task_group_id = t->def.task_group_id,
+        .task_id = rt_action_is_task_group(action) ? NULL : t->task_id,
+    };
+    rt_hook_verdict verdict;
+    rt_hawk_credentials creds;
+    if (!t->def.project || strcmp(t->def.project, p->summary->repository) != 0) {
+        *refused_code = "push";
+        rt_set_errstr(errstr, "task %s is not on a push of %s (its project: %s)", t->task_id,
+                      p->summary->repository, t->def.project ? t->def.project : "none");
+        rc = RT_EAUTH;
+    } else if (rt_hook_check(&policy, &call, &verdict) != RT_OK) {
+        *refused_code = verdict.code;
+        rt_set_errstr(errstr, "%s", verdict.reason);
+        rc = RT_EAUTH;
+    } else if (!w->cfg->dry_run && !rt_taskcluster_credentials(w->cfg, verdict.level, &creds)) {
+        *refused_code = "credentials";
+        rt_set_errstr(errstr, "no Taskcluster credentials for level %d (project %s)", verdict.level,
+                      t->def.project);
+        rc = RT_EAUTH;
+    }
+    if (rc != RT_OK) goto out;
     *payload_text = json_dumps(payload, JSON_COMPACT);
     *hook_group = strdup(action->hook_group_id);
     *hook_id = strdup(action->hook_id);
@@ -498,10 +539,12 @@ out:
 }
 
 /* Triggers the hook: RT_OK with the action task id, or an error with errstr. */
-static int call_hook(perf *w, long long alert_id, const char *hook_group, const char *hook_id,
-                     const char *payload, char action_task_id[23], char *errstr)
+static int call_hook(perf *w, long long alert_id, const char *project, const char *hook_group,
+                     const char *hook_id, const char *payload, char action_task_id[23],
+                     char *errstr)
 {
     char *group = rt_http_url_escape(hook_group), *hook = rt_http_url_escape(hook_id), *url = NULL;
+    char *auth = NULL;
     rt_http_response resp = {0};
     int rc = RT_ENOMEM;
     if (!group || !hook ||
@@ -510,12 +553,18 @@ static int call_hook(perf *w, long long alert_id, const char *hook_group, const 
         url = NULL;
         goto out;
     }
-    char nonce[RT_HAWK_NONCE_SIZE], auth[4096];
-    rt_hawk_credentials creds = {w->cfg->taskcluster_client_id, w->cfg->taskcluster_access_token,
-                                 w->cfg->taskcluster_certificate};
+    char nonce[RT_HAWK_NONCE_SIZE];
+    rt_hawk_credentials creds;
+    int level = rt_trust_project_level(&w->cfg->project_levels, project);
+    if (!rt_taskcluster_credentials(w->cfg, level, &creds)) {
+        rt_set_errstr(errstr, "no Taskcluster credentials for level %d (project %s)", level,
+                      project ? project : "none");
+        rc = RT_EAUTH;
+        goto out;
+    }
     if ((rc = rt_hawk_nonce(nonce)) != RT_OK ||
         (rc = rt_hawk_header(&creds, "POST", url, payload, "application/json", (long)time(NULL),
-                             nonce, auth, sizeof auth)) != RT_OK) {
+                             nonce, &auth)) != RT_OK) {
         rt_set_errstr(errstr, "cannot sign the hook call: %s", rt_strerror(rc));
         goto out;
     }
@@ -544,9 +593,7 @@ static int call_hook(perf *w, long long alert_id, const char *hook_group, const 
         rt_set_errstr(errstr,
                       "taskcluster refused the hook call (HTTP %ld): client %s needs scope "
                       "hooks:trigger-hook:%s/%s",
-                      resp.status,
-                      w->cfg->taskcluster_client_id ? w->cfg->taskcluster_client_id : "(none)",
-                      hook_group, hook_id);
+                      resp.status, creds.client_id, hook_group, hook_id);
     } else {
         rt_set_errstr(errstr, "hook trigger: %s", rt_http_errstr(w->http_post));
     }
@@ -555,6 +602,7 @@ out:
     free(group);
     free(hook);
     free(url);
+    free(auth);
     return rc;
 }
 
@@ -566,11 +614,12 @@ static int record_outcome(perf *w, const char *alert_id, const char *outcome,
 }
 
 /* Calls the hook for an alert whose intent is recorded, and records what happened. */
-static void trigger(perf *w, const char *alert_text, const char *hook_group, const char *hook_id,
-                    const char *payload)
+static void trigger(perf *w, const char *alert_text, const char *project, const char *hook_group,
+                    const char *hook_id, const char *payload)
 {
     char action_task_id[23] = "", errstr[RT_ERRSTR_SIZE] = "";
-    int rc = call_hook(w, atoll(alert_text), hook_group, hook_id, payload, action_task_id, errstr);
+    int rc = call_hook(w, atoll(alert_text), project, hook_group, hook_id, payload, action_task_id,
+                       errstr);
     if (rc == RT_OK) {
         if (record_outcome(w, alert_text, "triggered", action_task_id, NULL) != RT_OK) {
             rt_log_error("backfill triggered but not recorded; the next run finds its action task",
@@ -619,7 +668,8 @@ static void resume(perf *w, const char *alert_text, PGresult *row)
                         "action_task_id", action_task_id);
         return;
     }
-    trigger(w, alert_text, PQgetvalue(row, 0, 6), PQgetvalue(row, 0, 7), PQgetvalue(row, 0, 8));
+    trigger(w, alert_text, PQgetvalue(row, 0, 9), PQgetvalue(row, 0, 6), PQgetvalue(row, 0, 7),
+            PQgetvalue(row, 0, 8));
 }
 
 static bool lock_summary(perf *w, long long summary_id, char key[16])
@@ -823,9 +873,17 @@ static void backfill(perf *w, const rt_perf_pick *p)
         finish_without_call(w, p, &t, "already-backfilled", existing, NULL, p->closes_summary);
         goto out;
     }
-    rc = render_backfill(w, &t, &hook_group, &hook_id, &payload, errstr);
+    const char *refused_code = NULL;
+    rc = render_backfill(w, p, &t, &hook_group, &hook_id, &payload, &refused_code, errstr);
     if (rc == RT_ENOTFOUND) {
         finish_without_call(w, p, &t, "no-backfill-action", NULL, errstr, false);
+        goto out;
+    }
+    if (rc == RT_EAUTH) {
+        rt_metric_inc(rt_metrics_std()->hooks_refused, "perf", refused_code);
+        rt_log_warn("backfill hook call refused; not sent", "alert_id", alert, "task_id", t.task_id,
+                    "reason", errstr);
+        finish_without_call(w, p, &t, "refused-hook", NULL, errstr, false);
         goto out;
     }
     if (rc != RT_OK) goto upstream;
@@ -879,7 +937,7 @@ static void backfill(perf *w, const rt_perf_pick *p)
                     "hook_id", hook_id);
         goto out;
     }
-    trigger(w, alert, hook_group, hook_id, payload);
+    trigger(w, alert, t.def.project, hook_group, hook_id, payload);
     goto out;
 upstream:
     w->failures++;
@@ -893,6 +951,7 @@ out:
     PQclear(res);
     unlock_summary(w, lock);
     json_decref(t.tags);
+    rt_taskdef_free(&t.def);
     free(hook_group);
     free(hook_id);
     free(payload);
@@ -1009,7 +1068,7 @@ static int setup(perf *w, rt_config *cfg)
     char host[64] = "";
     gethostname(host, sizeof host - 1);
     snprintf(w->owner, sizeof w->owner, "%s:%d", host, (int)getpid());
-    if (!cfg->dry_run && (!cfg->taskcluster_client_id || !cfg->taskcluster_access_token)) {
+    if (!cfg->dry_run && !rt_taskcluster_has_credentials(cfg)) {
         rt_log_error("taskcluster_client_id and a Taskcluster access token are needed unless "
                      "dry_run is true");
         return RT_ECONFIG;
@@ -1080,7 +1139,7 @@ static int check(rt_config *cfg)
     }
     int failures =
         rt_worker_check_services(cfg, "perf", RT_WORKER_NEEDS_REDIS | RT_WORKER_NEEDS_POSTGRES);
-    if (!cfg->dry_run && (!cfg->taskcluster_client_id || !cfg->taskcluster_access_token)) {
+    if (!cfg->dry_run && !rt_taskcluster_has_credentials(cfg)) {
         rt_log_error("taskcluster_client_id and a Taskcluster access token are needed unless "
                      "dry_run is true");
         failures++;

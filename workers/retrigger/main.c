@@ -24,6 +24,9 @@
 #include "common/core/eligibility.h"
 #include "common/core/hawk.h"
 #include "common/core/messages.h"
+#include "common/core/taskdef.h"
+#include "common/core/trust.h"
+#include "common/core/utf8.h"
 #include "common/io/amqp.h"
 #include "common/io/budget.h"
 #include "common/io/http.h"
@@ -31,6 +34,7 @@
 #include "common/io/pg.h"
 #include "common/io/redis.h"
 #include "common/io/upstream.h"
+#include "common/policy.h"
 #include "common/worker.h"
 
 #define MAX_DELAYS    16
@@ -210,10 +214,12 @@ static int get_actions(retrigger *w, const char *decision_task_id, const rt_acti
     return RT_OK;
 }
 
-/* The tags of the original task, for task actions (retrigger, backfill). */
-static int task_tags(retrigger *w, const char *task_id, json_t **tags_out, rt_outcome *h)
+/* The original task's definition (its schedulerId and task group, for the hook check) and
+ * its tags (for task actions: retrigger, backfill). */
+static int fetch_task(retrigger *w, const char *task_id, rt_taskdef *def, json_t **tags_out,
+                      rt_outcome *h)
 {
-    char *body = NULL, errstr[RT_ERRSTR_SIZE] = "";
+    char *body = NULL, errstr[RT_ERRSTR_SIZE] = "", reason[128] = "";
     size_t len = 0;
     int rc = rt_tc_get_task(w->http, w->cfg->taskcluster_root_url, task_id, &body, &len, errstr);
     if (rc != RT_OK) {
@@ -221,13 +227,19 @@ static int task_tags(retrigger *w, const char *task_id, json_t **tags_out, rt_ou
                        "upstream-error: task definition: %s", errstr);
         return rc;
     }
+    rc = rt_taskdef_parse(body, len, (size_t)w->cfg->http_max_body_bytes, def, reason);
+    if (rc != RT_OK) {
+        free(body);
+        rt_outcome_set(h, rc == RT_ENOMEM ? RT_SETTLE_REQUEUE : RT_SETTLE_DEAD, "invalid task definition: %s", reason);
+        return rc;
+    }
     json_error_t error;
-    json_t *def = json_loadb(body, len, 0, &error);
+    json_t *doc = json_loadb(body, len, 0, &error);
     free(body);
-    json_t *tags = json_object_get(def, "tags");
+    json_t *tags = json_object_get(doc, "tags");
     *tags_out = json_is_object(tags) ? json_incref(tags) : json_object();
-    json_decref(def);
-    return RT_OK;
+    json_decref(doc);
+    return *tags_out ? RT_OK : RT_ENOMEM;
 }
 
 static int load_set(retrigger *w, long long set_id, set_info *s, bool *found)
@@ -256,24 +268,22 @@ static int load_set(retrigger *w, long long set_id, set_info *s, bool *found)
 
 /* Triggers the hook. Returns RT_OK with action_task_id, or an error with h filled. */
 static int call_hook(retrigger *w, const set_info *s, const rt_action *action, const char *payload,
-                     char action_task_id[23], rt_outcome *h)
+                     const rt_hawk_credentials *creds, char action_task_id[23], rt_outcome *h)
 {
     char *group = rt_http_url_escape(action->hook_group_id);
     char *hook = rt_http_url_escape(action->hook_id);
     size_t n = strlen(w->cfg->taskcluster_root_url) + (group ? strlen(group) : 0) +
                (hook ? strlen(hook) : 0) + 64;
-    char *url = malloc(n);
+    char *url = malloc(n), *auth = NULL;
     int rc = RT_ENOMEM;
     rt_http_response resp = {0};
     if (!group || !hook || !url) goto out;
     snprintf(url, n, "%s/api/hooks/v1/hooks/%s/%s/trigger", w->cfg->taskcluster_root_url, group,
              hook);
-    char nonce[RT_HAWK_NONCE_SIZE], auth[4096];
-    rt_hawk_credentials creds = {w->cfg->taskcluster_client_id, w->cfg->taskcluster_access_token,
-                                 w->cfg->taskcluster_certificate};
+    char nonce[RT_HAWK_NONCE_SIZE];
     if ((rc = rt_hawk_nonce(nonce)) != RT_OK ||
-        (rc = rt_hawk_header(&creds, "POST", url, payload, "application/json", (long)time(NULL),
-                             nonce, auth, sizeof auth)) != RT_OK) {
+        (rc = rt_hawk_header(creds, "POST", url, payload, "application/json", (long)time(NULL),
+                             nonce, &auth)) != RT_OK) {
         rt_outcome_set(h, RT_SETTLE_DEAD, "cannot sign the hook call: %s", rt_strerror(rc));
         goto out;
     }
@@ -300,9 +310,7 @@ static int call_hook(retrigger *w, const set_info *s, const rt_action *action, c
         rt_outcome_set(h, RT_SETTLE_DEAD,
                        "taskcluster refused the hook call (HTTP %ld): client %s needs scope "
                        "hooks:trigger-hook:%s/%s",
-                       resp.status,
-                       w->cfg->taskcluster_client_id ? w->cfg->taskcluster_client_id : "(none)",
-                       action->hook_group_id, action->hook_id);
+                       resp.status, creds->client_id, action->hook_group_id, action->hook_id);
         rc = RT_EAUTH;
     } else {
         /* 429, 5xx, a dropped connection: the call may or may not have arrived. The retry
@@ -318,7 +326,44 @@ out:
     free(group);
     free(hook);
     free(url);
+    free(auth);
     return rc;
+}
+
+/* The hook call the rendered action asks for, checked before anything is signed or sent
+ * (common/core/trust.h); for a real call, the credentials of the project's level. RT_OK, or
+ * RT_EAUTH with *code and reason (RT_ERRSTR_SIZE) saying why it is refused. */
+static int check_hook(retrigger *w, const set_info *s, const rt_taskdef *task,
+                      const rt_action *action, const json_t *payload, rt_hawk_credentials *creds,
+                      const char **code, char *reason)
+{
+    rt_hook_policy policy;
+    rt_hook_policy_from_config(w->cfg, &policy);
+    rt_hook_call call = {
+        .hook_group_id = action->hook_group_id,
+        .hook_id = action->hook_id,
+        .payload = payload,
+        .project = s->project,
+        .revision = s->revision,
+        .scheduler_id = task->scheduler_id,
+        .task_group_id = task->task_group_id,
+        .task_id = rt_action_is_task_group(action) ? NULL : s->original_task_id,
+    };
+    rt_hook_verdict verdict;
+    if (rt_hook_check(&policy, &call, &verdict) != RT_OK) {
+        *code = verdict.code;
+        rt_utf8_copy(reason, RT_ERRSTR_SIZE, verdict.reason, NULL);
+        return RT_EAUTH;
+    }
+    if (!w->cfg->dry_run && !rt_taskcluster_credentials(w->cfg, verdict.level, creds)) {
+        *code = "credentials";
+        snprintf(reason, RT_ERRSTR_SIZE,
+                 "no Taskcluster credentials for level %d (project %s): "
+                 "taskcluster_client_id_level%d",
+                 verdict.level, s->project, verdict.level);
+        return RT_EAUTH;
+    }
+    return RT_OK;
 }
 
 static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outcome *h)
@@ -328,6 +373,7 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
     json_t *tags = NULL, *input = NULL, *payload = NULL;
     char *payload_text = NULL;
     char errstr[RT_ERRSTR_SIZE] = "";
+    rt_taskdef task = {0};
     if (load_set(w, req->set_id, &s, &found) != RT_OK) {
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return;
@@ -433,9 +479,7 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
     rt_outcome lookup = {RT_SETTLE_ACK, ""};
     rc = get_actions(w, s.decision_task_id, &actions, &lookup);
     const rt_action *action = NULL;
-    if (rc == RT_OK && !task_group_action_input) {
-        if ((rc = task_tags(w, s.original_task_id, &tags, h)) != RT_OK) goto out;
-    }
+    if (rc == RT_OK && (rc = fetch_task(w, s.original_task_id, &task, &tags, h)) != RT_OK) goto out;
     if (rc == RT_OK) {
         rt_tag tagv[64];
         size_t ntags = 0;
@@ -476,6 +520,22 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
         rt_outcome_set(h, RT_SETTLE_DEAD, "cannot render action %s: %s", action_name, errstr);
         goto out;
     }
+    /* The push wrote actions.json: what it asks for is signed only if it is ours to ask. */
+    rt_hawk_credentials creds = {0};
+    const char *refused_code = NULL;
+    char refused[RT_ERRSTR_SIZE];
+    if (check_hook(w, &s, &task, action, payload, &creds, &refused_code, refused) != RT_OK) {
+        rt_metric_inc(rt_metrics_std()->hooks_refused, "retrigger", refused_code);
+        if (refund(w, &s, "refused-hook") != RT_OK ||
+            record_outcome(w, &s, action_name, "refused-hook", NULL, refused, "failed") != RT_OK) {
+            rt_outcome_set(h, RT_SETTLE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
+        } else {
+            rt_log_warn("hook call refused; not sent", "set_id", s.id_text, "hook_group_id",
+                        action->hook_group_id, "hook_id", action->hook_id, "reason", refused);
+            rt_outcome_set(h, RT_SETTLE_DEAD, "refused-hook: %s", refused);
+        }
+        goto out;
+    }
     payload_text = json_dumps(payload, JSON_COMPACT);
     if (!payload_text) {
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "out of memory");
@@ -501,7 +561,7 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
                         action->hook_id);
         goto out;
     }
-    rc = call_hook(w, &s, action, payload_text, action_task_id, h);
+    rc = call_hook(w, &s, action, payload_text, &creds, action_task_id, h);
     if (rc == RT_OK) {
         if (record_outcome(w, &s, action_name, "triggered", action_task_id, NULL, "requested") !=
             RT_OK)
@@ -524,6 +584,7 @@ out : {
     json_decref(input);
     json_decref(payload);
     free(payload_text);
+    rt_taskdef_free(&task);
 }
 
 static void handle(void *ctx, rt_amqp *src, rt_amqp_message *m, rt_outcome *h)
@@ -563,7 +624,7 @@ static int setup(retrigger *w, rt_config *cfg)
     for (size_t i = 0; i < cfg->retry_delays_ms.count && i < MAX_DELAYS; i++)
         w->delays[w->ndelays++] = atoi(cfg->retry_delays_ms.items[i]);
     snprintf(w->queue, sizeof w->queue, "%s.retrigger", cfg->amqp_namespace);
-    if (!cfg->dry_run && (!cfg->taskcluster_client_id || !cfg->taskcluster_access_token)) {
+    if (!cfg->dry_run && !rt_taskcluster_has_credentials(cfg)) {
         rt_log_error("taskcluster_client_id and a Taskcluster access token are needed unless "
                      "dry_run is true");
         return RT_ECONFIG;
@@ -619,7 +680,7 @@ static int check(rt_config *cfg)
     int failures = rt_worker_check_services(cfg, "retrigger",
                                             RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_REDIS |
                                                 RT_WORKER_NEEDS_POSTGRES);
-    if (!cfg->dry_run && (!cfg->taskcluster_client_id || !cfg->taskcluster_access_token)) {
+    if (!cfg->dry_run && !rt_taskcluster_has_credentials(cfg)) {
         rt_log_error("taskcluster_client_id and a Taskcluster access token are needed unless "
                      "dry_run is true");
         failures++;
