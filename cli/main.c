@@ -40,8 +40,12 @@ static void usage(FILE *out)
             "  flakes --project P [--window 7d] [--min-branches N] [--main-only]\n"
             "         [--format json|table]\n"
             "                       the failing and flaky tests of the test history\n"
-            "  report --project P --out FILE [--window 30d]\n"
-            "                       write the flaky-test dashboard, one self-contained HTML page\n"
+            "  report --project P --out FILE [--window 30d] [--link HREF]\n"
+            "                       write the flaky-test page, one self-contained HTML file\n"
+            "  report --decisions --out FILE [--since 14d] [--link HREF]\n"
+            "                       write the sheriffs' page: verdicts, evidence, budgets\n"
+            "  seed-history [--seed N] [--days 30] [--tests 300] [--until T] [--hostile]\n"
+            "                       write a realistic test history (demo, tests)\n"
             "  perf-pick --summaries F [--now ISO-8601] [--used FAMILY=N]... [--explain]\n"
             "                       the Perfherder alerts retrig-perf would backfill, offline\n"
             "  perf-report [--day YYYY-MM-DD] [--format table|json]\n"
@@ -171,6 +175,8 @@ int main(int argc, char **argv)
         status = rt_cli_flakes(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "report"))
         status = rt_cli_report(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "seed-history"))
+        status = rt_cli_seed_history(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "config")) {
         rt_config_print(&cfg, stdout);
         status = 0;
