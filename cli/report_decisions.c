@@ -184,7 +184,9 @@ static void history_text(FILE *f, json_t *h)
         return;
     }
     fprintf(f, "%lld days, other pushes: ", int_of(h, "window_days"));
-    if (!int_of(h, "pushes")) {
+    if (!int_of(h, "runs")) {
+        fputs("no run recorded", f);
+    } else if (!int_of(h, "pushes")) {
         fprintf(f, "never failed in %lld runs", int_of(h, "runs"));
     } else {
         fprintf(f,
