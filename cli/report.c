@@ -336,8 +336,8 @@ static void rate_path(FILE *f, const page *p, const row *w, int last_lane, doubl
             flat = 0;
             continue;
         }
-        int y =
-            RATE_BASE - (int)lround((double)fails / (double)runs / ymax * (RATE_BASE - RATE_TOP));
+        double rate = (double)fails / (double)runs / ymax;
+        int y = RATE_BASE - (int)lround((rate > 1 ? 1 : rate) * (RATE_BASE - RATE_TOP));
         if (!any) fprintf(f, "<path class=\"rate v-%s\" d=\"", scope);
         any = true;
         if (!open) {
@@ -421,6 +421,13 @@ static void chart(FILE *f, const page *p, const row *w)
             fails[lane] += w->fails[lane * p->nslots + s];
             if (r > most) most = r;
         }
+    long long most_runs_a_day = 0;
+    for (int d = 0; d < p->days; d++) {
+        long long day = 0;
+        for (int s = d * p->slots_per_day; s < (d + 1) * p->slots_per_day; s++)
+            day += w->runs[s] + w->runs[p->nslots + s];
+        if (day > most_runs_a_day) most_runs_a_day = day;
+    }
     for (int d = 0; d < p->days; d++) {
         long long r[2] = {0, 0}, k[2] = {0, 0};
         for (int s = d * p->slots_per_day; s < (d + 1) * p->slots_per_day; s++)
@@ -428,11 +435,14 @@ static void chart(FILE *f, const page *p, const row *w)
                 r[lane] += w->runs[lane * p->nslots + s];
                 k[lane] += w->fails[lane * p->nslots + s];
             }
-        if (r[0] && (double)k[0] / (double)r[0] > ymax) ymax = (double)k[0] / (double)r[0];
-        if (r[0] + r[1] && (double)(k[0] + k[1]) / (double)(r[0] + r[1]) > ymax)
+        /* the scale follows the days with a few runs at least: a day of two runs, one of
+         * them failed, would squash every other day (it is drawn at the top) */
+        int least = most_runs_a_day >= 5 ? 5 : 1;
+        if (r[0] >= least && (double)k[0] / (double)r[0] > ymax) ymax = (double)k[0] / (double)r[0];
+        if (r[0] + r[1] >= least && (double)(k[0] + k[1]) / (double)(r[0] + r[1]) > ymax)
             ymax = (double)(k[0] + k[1]) / (double)(r[0] + r[1]);
     }
-    static const double scales[] = {0.05, 0.1, 0.25, 0.5, 1.0};
+    static const double scales[] = {0.05, 0.1, 0.25, 0.5, 0.75, 1.0};
     double top = 1.0;
     for (size_t i = 0; i < sizeof scales / sizeof scales[0]; i++)
         if (ymax <= scales[i]) {
@@ -779,9 +789,9 @@ static void coverage_panel(FILE *f, const page *p)
         const char *to = json_string_value(json_object_get(gap, "to"));
         if (from && to) {
             fputs(": ", f);
-            rt__html(f, from);
+            rt__html_when(f, from);
             fputs(" – ", f);
-            rt__html(f, to);
+            rt__html_when(f, to);
         }
         if (json_is_number(json_object_get(gap, "hours")))
             fprintf(f, " (%.0f h)", json_number_value(json_object_get(gap, "hours")));
@@ -816,7 +826,7 @@ static void coverage_panel(FILE *f, const page *p)
         fputs(" runs, ", f);
         rt__html_count(f, integer(project, "pushes"));
         fputs(" pushes, last ", f);
-        rt__html(f, json_string_value(json_object_get(project, "last_run")));
+        rt__html_when(f, json_string_value(json_object_get(project, "last_run")));
         fputs("</li>", f);
     }
     json_t *note;

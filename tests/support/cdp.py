@@ -330,3 +330,30 @@ class Browser:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def main(argv):
+    """cdp.py screenshot URL OUT.png [--width W] [--height H] [--click SELECTOR]...: a
+    screenshot of the top H pixels of a page after clicking the given elements."""
+    import argparse
+    p = argparse.ArgumentParser(prog="cdp.py", description=main.__doc__)
+    p.add_argument("command", choices=["screenshot"])
+    p.add_argument("url")
+    p.add_argument("out")
+    p.add_argument("--width", type=int, default=1440)
+    p.add_argument("--height", type=int, default=1500)
+    p.add_argument("--click", action="append", default=[])
+    args = p.parse_args(argv)
+    with Browser(width=args.width, height=min(args.height, 1200)) as b:
+        b.open(args.url)
+        for selector in args.click:
+            b.click(selector)
+        if b.errors or b.dialogs:
+            raise ProtocolError("the page logged errors: %s" % (b.errors + b.dialogs))
+        b.screenshot(args.out, height=args.height)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main(sys.argv[1:]))
