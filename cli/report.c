@@ -64,8 +64,9 @@ typedef struct page {
     long long start, until; /* Unix seconds */
     char start_text[32], until_text[32];
     int days, slots_per_day, nslots, slot_seconds, day_px, pitch, dot, width;
-    int week_slot; /* the first slot of the last 7 days */
-    bool compact;  /* many tests: the rare ones in short form */
+    int week_slot;  /* the first slot of the last 7 days */
+    bool compact;   /* many tests: the rare ones in short form */
+    int label_days; /* between two dates on the axis (and lines in the charts) */
     row *rows;
     size_t nrows;
     const row **order; /* the rows in page order */
@@ -102,10 +103,15 @@ static void geometry(page *p)
     if (p->days < 1) p->days = 1;
     int day_px = CHART_TARGET_WIDTH / p->days;
     if (day_px < DOT_PITCH) day_px = DOT_PITCH;
-    if (day_px > 48) day_px = 48;
-    int wanted = p->nrows <= 400 ? 4 : p->nrows <= 1000 ? 2 : 1;
-    int spd = wanted;
-    while (spd > 1 && day_px / spd < DOT_PITCH) spd /= 2;
+    /* slots in the whole window: fewer with many tests, so that the file stays small */
+    int most_slots = p->nrows <= 400 ? 124 : p->nrows <= 1000 ? 62 : 31;
+    static const int choices[] = {24, 12, 8, 6, 4, 3, 2, 1};
+    int spd = 1;
+    for (size_t i = 0; i < sizeof choices / sizeof choices[0]; i++)
+        if (day_px / choices[i] >= DOT_PITCH && p->days * choices[i] <= most_slots) {
+            spd = choices[i];
+            break;
+        }
     p->slots_per_day = spd;
     p->pitch = day_px / spd;
     p->day_px = p->pitch * spd;
@@ -116,6 +122,10 @@ static void geometry(page *p)
     p->compact = p->nrows > 1000;
     long long week = p->until - 7 * 86400LL - p->start;
     p->week_slot = week < 0 ? 0 : (int)(week / p->slot_seconds);
+    /* dates on the axis every week from the start, or every day in a short window, at
+     * least 60 px apart */
+    p->label_days = p->days <= 10 ? 1 : 7;
+    while (p->label_days * p->day_px < 60) p->label_days += p->label_days == 1 ? 1 : 7;
 }
 
 static int by_test(const void *a, const void *b)
@@ -254,7 +264,7 @@ static void day_label(long long at, char *out, size_t size)
 }
 
 /* The shared background of every chart (one copy, <use>d by each): the last 7 days, the
- * collection gaps, week lines. */
+ * collection gaps, a line under each date of the axis. */
 static void chart_defs(FILE *f, const page *p)
 {
     fputs("<svg width=\"0\" height=\"0\" style=\"position:absolute\" aria-hidden=\"true\"><defs>"
@@ -283,7 +293,8 @@ static void chart_defs(FILE *f, const page *p)
         fprintf(f, "<rect class=\"bg-gap\" x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"%d\"/>", x0,
                 x1 - x0, CHART_HEIGHT);
     }
-    for (long long at = p->until - 7 * 86400LL; at > p->start; at -= 7 * 86400LL) {
+    for (long long at = p->start + p->label_days * 86400LL; at < p->until;
+         at += p->label_days * 86400LL) {
         double x = (double)(at - p->start) * p->day_px / 86400.0;
         fprintf(f, "<line class=\"bg-tick\" x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%d\"/>", x, x,
                 CHART_HEIGHT);
@@ -298,15 +309,16 @@ static void chart_defs(FILE *f, const page *p)
 /* The dates above the charts: the start, each week back from the end, the end. */
 static void chart_axis(FILE *f, const page *p)
 {
-    fprintf(f, "<svg class=\"axis\" width=\"%d\" height=\"14\" viewBox=\"0 0 %d 14\">", p->width,
-            p->width);
+    fprintf(f, "<svg class=\"axis\" width=\"%d\" height=\"14\">", p->width);
     char label[16];
     day_label(p->start, label, sizeof label);
     fprintf(f, "<text x=\"0\" y=\"11\">%s</text>", label);
-    for (long long at = p->until - 7 * 86400LL; at > p->start + 3 * 86400LL; at -= 7 * 86400LL) {
+    for (long long at = p->start + p->label_days * 86400LL; at < p->until;
+         at += p->label_days * 86400LL) {
+        double x = (double)(at - p->start) * p->day_px / 86400.0;
+        if (x < 60 || x > p->width - 45) continue; /* the start's and the end's labels */
         day_label(at, label, sizeof label);
-        fprintf(f, "<text x=\"%.0f\" y=\"11\" text-anchor=\"middle\">%s</text>",
-                (double)(at - p->start) * p->day_px / 86400.0, label);
+        fprintf(f, "<text x=\"%.0f\" y=\"11\" text-anchor=\"middle\">%s</text>", x, label);
     }
     fprintf(f, "<text x=\"%d\" y=\"11\" text-anchor=\"end\">now</text></svg>", p->width);
 }
