@@ -148,6 +148,7 @@ class Browser:
         self.ws = None
         self.next_id = 0
         self.events = []
+        self.scripts = True  # the page's JavaScript runs (set_scripts)
         self.errors = []   # console errors, uncaught exceptions, failed loads
         self.dialogs = []  # alert/confirm/prompt opened by the page (never expected)
         try:
@@ -251,14 +252,27 @@ class Browser:
         if result.get("errorText"):
             raise ProtocolError("cannot open %s: %s" % (url, result["errorText"]))
         self.wait_event("Page.loadEventFired")
-        self.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        self.settle()
+
+    def settle(self):
+        """Waits until the page has drawn what the last action changed."""
+        if self.scripts:
+            self.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        else:
+            time.sleep(0.3)  # no callback runs in a page without JavaScript
+
+    def set_scripts(self, enabled):
+        """Runs the page's JavaScript or not, as a browser with JavaScript switched off; the
+        evaluations of this client still run."""
+        self.send("Emulation.setScriptExecutionDisabled", value=not enabled)
+        self.scripts = enabled
 
     def reload(self):
         """Loads the current URL again (its fragment included), as the reload button does."""
         self.events.clear()
-        self.eval("setTimeout(() => location.reload(), 0)")
+        self.send("Page.reload")
         self.wait_event("Page.loadEventFired")
-        self.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        self.settle()
 
     def eval(self, expression):
         result = self.send("Runtime.evaluate", expression=expression, returnByValue=True,
@@ -283,7 +297,7 @@ class Browser:
         x, y = self.center(selector)
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             self.send("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
-        self.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        self.settle()
 
     def type(self, selector, text):
         """Focuses the element, clears it, and types text (input events as from a keyboard)."""
@@ -295,7 +309,7 @@ class Browser:
                   windowsVirtualKeyCode=8)
         if text:
             self.send("Input.insertText", text=text)
-        self.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        self.settle()
 
     def screenshot(self, path, height=None):
         """The viewport (or the top `height` pixels of the page) as a PNG file."""

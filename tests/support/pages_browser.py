@@ -191,7 +191,21 @@ def check_flaky(b, path, shots):
           and injected["bold_in_names"] == 0 and HOSTILE_PROJECT in injected["project"] and not b.dialogs,
           "flaky page: no element, handler or dialog comes from the data", injected)
     check(not b.errors, "flaky page: no console error after all that", b.errors)
+
+    # Without JavaScript: every row and chart is there, and the toggle (CSS) still works.
     b.eval("history.replaceState(null, '', location.pathname)")
+    b.set_scripts(False)
+    b.open("file://" + path)
+    plain = b.eval(VISIBLE_ROWS)
+    charts = b.eval("document.querySelectorAll('#tests svg.runs').length")
+    b.click("label[for=scope-main]")
+    plain_main = b.eval(VISIBLE_ROWS)
+    other_lanes = b.eval("[...document.querySelectorAll('.lane-other')].filter(e => getComputedStyle(e).display !== 'none').length")
+    check(len(plain) == total and charts == total, "without JavaScript: every test and its chart", (len(plain), charts, total))
+    check(0 < len(plain_main) < len(plain) and other_lanes == 0,
+          "without JavaScript: main only still switches rows and charts", (len(plain_main), other_lanes))
+    b.set_scripts(True)
+    b.open("about:blank")
     b.open("file://" + path)
     b.screenshot(os.path.join(shots, "pages-flaky.png"), height=1500)
 
