@@ -59,7 +59,6 @@ typedef struct row {
 
 typedef struct page {
     rt__flakes_query q;
-    const rt_config *cfg;
     const char *treeherder;
     long long start, until; /* Unix seconds */
     char start_text[32], until_text[32];
@@ -938,7 +937,6 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
                     .min_branches = cfg->history_flaky_min_branches,
                     .flaky_window_days = cfg->history_flaky_window_days,
                     .limit = DEFAULT_LIMIT},
-              .cfg = cfg,
               .treeherder = cfg->treeherder_url};
     const char *out_path = NULL, *link = NULL;
     char window[64];
