@@ -20,6 +20,7 @@ int rt_cli_perf_report(int argc, char **argv, rt_config *cfg);
 int rt_cli_ingest_junit(int argc, char **argv, rt_config *cfg);
 int rt_cli_flakes(int argc, char **argv, rt_config *cfg);
 int rt_cli_report(int argc, char **argv, rt_config *cfg);
+int rt_cli_seed_history(int argc, char **argv, rt_config *cfg);
 int rt_cli_simulate(int argc, char **argv, rt_config *cfg);
 int rt_cli_culprit(int argc, char **argv, rt_config *cfg);
 int rt_cli_followup(int argc, char **argv, rt_config *cfg);
@@ -60,5 +61,17 @@ int rt__cli_parse_duration(const char *text, char *out, size_t size);
 /* The rows of history_flakes as the JSON array `retrig flakes --format json` prints; NULL
  * (logged) on a database error. */
 json_t *rt__cli_flakes(rt_pg *pg, const rt__flakes_query *q);
+/* What the test history of a repository rests on in [start, until) (window_seconds long):
+ * {"repository", "window": {start, until}, "runs", "main_runs", "pushes", "main_pushes",
+ *  "other_branches", "prs", "failures_only_runs", "first_run", "last_run",
+ *  "days": [{day, runs, main_runs}], "projects": [{project, branch_class, source, runs,
+ *  pushes, last_run, branches, prs}], "sources": {source: runs}, "gaps": [{kind, from, to,
+ *  hours, what[, detail]}], "gap_threshold_hours", "notes": [text]}. A collector may add
+ * its own gaps and notes: the flaky-test page draws whatever the object holds. NULL
+ * (logged) on a database error. (coverage.c) */
+json_t *rt__cli_coverage(rt_pg *pg, const rt_config *cfg, const char *repository, const char *start,
+                         const char *until, long long window_seconds);
+/* `retrig report --decisions`: the sheriffs' page (report_decisions.c). */
+int rt__cli_report_decisions(int argc, char **argv, rt_config *cfg);
 
 #endif

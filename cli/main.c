@@ -45,8 +45,12 @@ static void usage(FILE *out)
             "                       store the JUnit results of a GitHub project's Actions runs\n"
             "  flaky-issues --project OWNER/NAME [--dry-run | --apply] [--format table|json]\n"
             "                       open, update, close and reopen one issue per flaky test\n"
-            "  report --project P --out FILE [--window 30d]\n"
-            "                       write the flaky-test dashboard, one self-contained HTML page\n"
+            "  report --project P --out FILE [--window 30d] [--link HREF]\n"
+            "                       write the flaky-test page, one self-contained HTML file\n"
+            "  report --decisions --out FILE [--since 14d] [--link HREF]\n"
+            "                       write the sheriffs' page: verdicts, evidence, budgets\n"
+            "  seed-history [--seed N] [--days 30] [--tests 300] [--until T] [--hostile]\n"
+            "                       write a realistic test history (demo, tests)\n"
             "  perf-pick --summaries F [--now ISO-8601] [--used FAMILY=N]... [--explain]\n"
             "                       the Perfherder alerts retrig-perf would backfill, offline\n"
             "  followup --facts FILE\n"
@@ -184,6 +188,8 @@ int main(int argc, char **argv)
         status = rt_cli_flaky_issues(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "report"))
         status = rt_cli_report(sub_argc, sub_argv, &cfg);
+    else if (!strcmp(command, "seed-history"))
+        status = rt_cli_seed_history(sub_argc, sub_argv, &cfg);
     else if (!strcmp(command, "config")) {
         rt_config_print(&cfg, stdout);
         status = 0;

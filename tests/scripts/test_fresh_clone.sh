@@ -3,8 +3,9 @@
 # The README's promise, checked: `git clone` of the current HEAD into a fresh temporary folder
 # that has no sibling folders, and there the build, the unit tests and `bash scripts/demo` end
 # to end. The local services already running are reused (the demo gets a name of its own, so
-# it shares no database, queue or key with anything else). The demo must end with its
-# decisions table: one regression, one intermittent, one infra.
+# it shares no database, queue or key with anything else). The demo must print its
+# decisions table (one regression, one intermittent, one infra), retrig-perf's dry-run
+# backfills, and the paths of both pages.
 #
 # Env: RT_TEST_SOURCE_DIR (the repository; its HEAD is cloned, so commit what you test).
 set -euo pipefail
@@ -78,6 +79,10 @@ if [ "$built" = 1 ]; then
     check '[ "$(grep -c "^intermittent " <<<"$table")" = 1 ]' "one intermittent"
     check '[ "$(grep -c "^infra " <<<"$table")" = 1 ]' "one infra"
     check 'grep -q "^Dashboard: .*/$name/dashboard.html" "$demo_log"' "the demo names its dashboard"
+    check 'grep -q "^Decisions: .*/$name/decisions.html" "$demo_log"' "the demo names its sheriffs' page"
+    check 'grep -q "retrig-perf --once" "$demo_log" && grep -qE "^    alert [0-9]+ .* dry-run" "$demo_log"' \
+        "the demo runs retrig-perf over the recorded alerts"
+    check 'grep -q "^seed-history: " "$demo_log"' "the demo seeds the test history"
 fi
 
 echo "$passed passed, $failed failed"

@@ -6,9 +6,9 @@
 # flakes` on a hand-checkable history (a test failing on 4 pull requests in a week is
 # flaky though it never failed on main; one failing on 3 branches is not; the first
 # failure is the earliest run with the same signature, before the window), and `retrig
-# report`: one self-contained HTML page that parses, carries the expected figures, and in
-# headless Chromium shows other figures once its "main only" toggle is clicked (a
-# screenshot is kept next to the binaries). Creates its own database, drops it on exit.
+# report`: one self-contained HTML page that parses and carries the expected figures of
+# both scopes (its behaviour in a browser is test_pages.sh's). Creates its own database,
+# drops it on exit.
 set -u
 BIN=${RT_TEST_BIN_DIR:?}
 SRC=${RT_TEST_SOURCE_DIR:?}
@@ -169,47 +169,57 @@ expect "flakes table lists the flaky test" 0 "yes +7 +5 +71\.4% +4 .*tests\.net:
 expect "flakes needs --project" 2 "usage" -- "$BIN/retrig" flakes
 expect "flakes rejects a bad window" 2 "window" -- flakes --window 7x
 
-# ---- the dashboard ----
+# ---- the flaky-test page (its behaviour in a browser: tests/scripts/test_pages.sh) ----
 report="$work/report.html"
-expect "report writes the page" 0 "2 tests \(all branches\), 2 \(main only\)" -- \
+expect "report writes the page" 0 "2 tests \(all branches\), 2 \(main only\), 1 flaky now" -- \
     "$BIN/retrig" report --project acme/widgets --until 2024-05-10T00:00:00Z --window 7d --out "$report"
-"$PY" - "$report" <<'EOF' && ok "the page parses, is self-contained and carries both views' figures" || bad "report HTML"
-import html.parser, re, sys
+"$PY" - "$report" <<'EOF' && ok "the page parses, is self-contained and carries both scopes' figures" || bad "report HTML"
+import html.parser, json, sys
 text = open(sys.argv[1], encoding="utf-8").read()
 class Page(html.parser.HTMLParser):
-    VOID = {"meta", "input", "br", "link", "img"}
+    VOID = {"meta", "input", "br", "link", "img", "wbr"}
     def __init__(self):
         super().__init__()
-        self.stack, self.errors, self.section, self.row, self.cell = [], [], None, None, None
-        self.rows = {}
+        self.stack, self.errors, self.rows, self.scripts = [], [], {}, []
+        self.row = self.cell = self.scope = self.script = None
+        self.name = ""
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
-        for k in ("src", "href"):
-            if a.get(k, "").startswith(("http:", "https:", "//")):
-                self.errors.append(f"external {k}: {a[k]}")
-        if tag == "section": self.section = a.get("id")
-        if tag == "tr" and "data-test" in a: self.row = {}; self.rows[(self.section, a["data-test"])] = self.row
+        if tag in ("link", "iframe", "img") or (tag == "script" and "src" in a):
+            self.errors.append(f"<{tag}> {a}")
+        if tag == "script": self.script = a.get("type", "")
+        if tag == "tr" and a.get("id", "").startswith("t-"): self.row, self.name = {}, ""
+        if tag == "div" and a.get("class") == "name": self.cell = "name"
         if tag == "td" and self.row is not None: self.cell = (a.get("class") or "").split()
+        if tag == "span" and a.get("class") in ("v-all", "v-main"): self.scope = a["class"][2:]
         if tag not in self.VOID: self.stack.append(tag)
+    def handle_startendtag(self, tag, attrs):
+        pass  # <use/>, <path/>: self-closed in SVG
     def handle_endtag(self, tag):
         if tag in self.VOID: return
         if not self.stack or self.stack[-1] != tag:
             self.errors.append(f"</{tag}> closes <{self.stack[-1] if self.stack else None}>")
         else: self.stack.pop()
-        if tag == "tr": self.row = None
-        if tag == "td": self.cell = None
+        if tag == "div" and self.cell == "name": self.cell = None
+        if tag == "tr" and self.row is not None: self.rows[self.name], self.row = self.row, None
+        if tag == "script": self.script = None
     def handle_data(self, data):
-        if self.row is not None and self.cell:
-            for c in ("runs", "failures", "rate", "branches"):
-                if c in self.cell: self.row[c] = data.strip()
+        if self.script is not None: self.scripts.append((self.script, data))
+        if self.row is None: return
+        if self.cell == "name": self.name += data
+        elif isinstance(self.cell, list) and self.scope and self.stack[-1] == "b":
+            for c in ("rate", "breadth", "chance"):
+                if c in self.cell: self.row[(self.scope, c)] = data.strip()
 p = Page(); p.feed(text); p.close()
-assert not p.errors and not p.stack, (p.errors, p.stack)
-assert text.startswith("<!-- SPDX") and "<!DOCTYPE html>" in text
-assert p.rows[("view-all", "tests.net::test_flaky")] == {"runs": "7", "failures": "5", "rate": "71.4%", "branches": "4"}, p.rows
-assert p.rows[("view-main", "tests.net::test_flaky")] == {"runs": "2", "failures": "0", "rate": "0.0%", "branches": "0"}, p.rows
-assert p.rows[("view-main", "tests.db::test_some")]["rate"] == "50.0%", p.rows
+assert not p.errors and not p.stack, (p.errors[:5], p.stack)
+assert text.startswith("<!DOCTYPE html>") and "SPDX-License-Identifier" in text[:200]
+f, s = p.rows["tests.net::test_flaky"], p.rows["tests.db::test_some"]
+assert (f["all", "rate"], f["all", "breadth"]) == ("71.4%", "4"), f
+assert (f["main", "rate"], f["main", "breadth"]) == ("0.0%", "0"), f
+assert s["main", "rate"] == "50.0%", s
 assert 'id="scope-main"' in text and 'id="scope-all"' in text
-assert re.search(r"<polyline points=\"[0-9. ,]+\"", text)
+coverage = [json.loads(d) for t, d in p.scripts if t == "application/json"]
+assert len(coverage) == 1 and coverage[0]["runs"] == 7 and coverage[0]["prs"] == 4, coverage
 EOF
 
 # A revision that is markup is escaped like every other stored text (it was printed raw).
@@ -223,40 +233,5 @@ elif grep -q '&lt;b&gt;0123456' "$work/markup.html"; then
 else
     bad "report shows no revision: $(grep -o 'first[^<]*<br><small>[^<]*' "$work/markup.html" | head -2)"
 fi
-
-# In a real browser: the toggle hides one view and shows the other.
-chrome=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$chrome" ]; then
-    bad "chromium is not installed (scripts/install-deps.sh installs it)"
-else
-    browse() { timeout 60 "$chrome" --headless --no-sandbox --disable-gpu --no-first-run \
-        --user-data-dir="$work/chrome" "$@" 2>>"$work/chrome.log"; }
-    cp "$report" "$work/clicked.html"
-    # The page's own radio button, clicked as a user would: its change handler does the rest.
-    sed -i 's#</body>#<script>document.getElementById("scope-main").click();</script></body>#' "$work/clicked.html"
-    browse --dump-dom "file://$report" >"$work/before.html"
-    browse --dump-dom "file://$work/clicked.html" >"$work/after.html"
-    browse --window-size=1400,700 --screenshot="$work/shot.png" "file://$work/clicked.html" >/dev/null
-    "$PY" - "$work/before.html" "$work/after.html" <<'EOF' && ok "in Chromium the toggle switches the shown figures" || bad "Chromium toggle: $(tail -5 "$work/chrome.log")"
-import re, sys
-def shown(path):
-    dom = open(path, encoding="utf-8").read()
-    views = {}
-    for m in re.finditer(r'<section id="view-(\w+)"([^>]*)>(.*?)</section>', dom, re.S):
-        if "hidden" in m.group(2): continue
-        row = re.search(r'data-test="tests.net::test_flaky".*?class="n runs">(\d+)<.*?class="n failures">(\d+)<', m.group(3), re.S)
-        views[m.group(1)] = (int(row.group(1)), int(row.group(2)))
-    return views
-before, after = shown(sys.argv[1]), shown(sys.argv[2])
-assert before == {"all": (7, 5)}, before
-assert after == {"main": (2, 0)}, after
-EOF
-    if [ -s "$work/shot.png" ]; then
-        cp "$work/shot.png" "$BIN/../history-report.png" && ok "screenshot kept: $BIN/../history-report.png"
-    else
-        bad "no screenshot"
-    fi
-fi
-
 echo "# $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* coverage.c - what the test history of a repository rests on in a window: runs, pushes,
+ * branches and pull requests recorded, per day and per project, where they came from,
+ * and the collection gaps (stretches with no run at all, projects gone quiet), as the one
+ * JSON object the flaky-test page embeds and draws (see rt__cli_coverage in cli.h).
+ * Read-only. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/io/pg.h"
+
+#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+#define IN_WINDOW                                                                                  \
+    " FROM history_runs r WHERE r.repository = $1 AND r.run_at >= $2::timestamptz"                 \
+    " AND r.run_at < $3::timestamptz"
+
+static const char SQL_TOTALS[] =
+    "SELECT count(*), count(*) FILTER (WHERE r.branch_class = 'main'),"
+    " count(DISTINCT (r.project, r.push)),"
+    " count(DISTINCT (r.project, r.push)) FILTER (WHERE r.branch_class = 'main'),"
+    " count(DISTINCT r.branch_key) FILTER (WHERE r.branch_class <> 'main'),"
+    " count(DISTINCT r.pr), count(*) FILTER (WHERE NOT r.complete_results),"
+    " coalesce(" TS("min(r.run_at)") ", ''), coalesce(" TS("max(r.run_at)") ", '')" IN_WINDOW;
+static const char SQL_DAYS[] =
+    "SELECT to_char(date_trunc('day', r.run_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD'), count(*),"
+    " count(*) FILTER (WHERE r.branch_class = 'main')" IN_WINDOW " GROUP BY 1 ORDER BY 1";
+static const char SQL_PROJECTS[] =
+    "SELECT r.project, r.branch_class, r.source, count(*), count(DISTINCT r.push),"
+    " " TS("max(r.run_at)") ", count(DISTINCT r.branch_key), count(DISTINCT r.pr)" IN_WINDOW
+                            " GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1 LIMIT 50";
+/* Stretches of at least $4 seconds with no run, the window's ends counting as runs. */
+static const char SQL_GAPS[] =
+    "WITH t AS (SELECT r.run_at" IN_WINDOW
+    " UNION ALL SELECT $2::timestamptz UNION ALL SELECT $3::timestamptz),"
+    " g AS (SELECT lag(t.run_at) OVER (ORDER BY t.run_at) AS a, t.run_at AS b FROM t)"
+    " SELECT " TS("g.a") ", " TS("g.b") ", extract(epoch FROM g.b - g.a)::bigint,"
+                                        " g.a = $2::timestamptz, g.b = $3::timestamptz"
+                                        " FROM g WHERE g.b - g.a >= make_interval(secs => "
+                                        "$4::integer) ORDER BY g.a LIMIT 20";
+
+static long long num(PGresult *res, int row, int col) { return atoll(PQgetvalue(res, row, col)); }
+
+static int query(rt_pg *pg, const char *sql, int n, const char *const *params, PGresult **res)
+{
+    if (rt_pg_exec(pg, sql, n, params, res) == RT_OK) return 0;
+    rt__cli_db_error(pg, "cannot read the coverage of the test history");
+    return 1;
+}
+
+json_t *rt__cli_coverage(rt_pg *pg, const rt_config *cfg, const char *repository, const char *start,
+                         const char *until, long long window_seconds)
+{
+    const char *params[] = {repository, start, until, NULL};
+    PGresult *res = NULL;
+    json_t *out = NULL, *gaps = json_array(), *notes = json_array(), *days = json_array(),
+           *projects = json_array(), *sources = json_object();
+    if (!gaps || !notes || !days || !projects || !sources) goto fail;
+    if (query(pg, SQL_TOTALS, 3, params, &res)) goto fail;
+    long long runs = num(res, 0, 0), failures_only = num(res, 0, 6);
+    out = json_pack("{s:s, s:{s:s, s:s}, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s}",
+                    "repository", repository, "window", "start", start, "until", until, "runs",
+                    (json_int_t)runs, "main_runs", (json_int_t)num(res, 0, 1), "pushes",
+                    (json_int_t)num(res, 0, 2), "main_pushes", (json_int_t)num(res, 0, 3),
+                    "other_branches", (json_int_t)num(res, 0, 4), "prs", (json_int_t)num(res, 0, 5),
+                    "failures_only_runs", (json_int_t)failures_only, "first_run",
+                    PQgetvalue(res, 0, 7), "last_run", PQgetvalue(res, 0, 8));
+    PQclear(res);
+    res = NULL;
+    if (!out) goto fail;
+
+    if (query(pg, SQL_DAYS, 3, params, &res)) goto fail;
+    for (int i = 0; i < PQntuples(res); i++)
+        json_array_append_new(days, json_pack("{s:s, s:I, s:I}", "day", PQgetvalue(res, i, 0),
+                                              "runs", (json_int_t)num(res, i, 1), "main_runs",
+                                              (json_int_t)num(res, i, 2)));
+    PQclear(res);
+    res = NULL;
+
+    if (query(pg, SQL_PROJECTS, 3, params, &res)) goto fail;
+    for (int i = 0; i < PQntuples(res); i++) {
+        const char *source = PQgetvalue(res, i, 2);
+        json_array_append_new(
+            projects,
+            json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:I, s:I}", "project", PQgetvalue(res, i, 0),
+                      "branch_class", PQgetvalue(res, i, 1), "source", source, "runs",
+                      (json_int_t)num(res, i, 3), "pushes", (json_int_t)num(res, i, 4), "last_run",
+                      PQgetvalue(res, i, 5), "branches", (json_int_t)num(res, i, 6), "prs",
+                      (json_int_t)num(res, i, 7)));
+        json_t *count = json_object_get(sources, source);
+        json_object_set_new(sources, source,
+                            json_integer(json_integer_value(count) + num(res, i, 3)));
+    }
+    PQclear(res);
+    res = NULL;
+
+    /* A gap is a stretch without any run, at least 6 hours and ten times the usual wait
+     * between two runs (a small repository is quiet at night). */
+    long long usual = runs > 0 ? window_seconds / runs : window_seconds;
+    long long threshold = usual * 10 > 6 * 3600 ? usual * 10 : 6 * 3600;
+    char threshold_text[24];
+    snprintf(threshold_text, sizeof threshold_text, "%lld", threshold);
+    params[3] = threshold_text;
+    if (query(pg, SQL_GAPS, 4, params, &res)) goto fail;
+    for (int i = 0; i < PQntuples(res); i++) {
+        bool at_start = PQgetvalue(res, i, 3)[0] == 't', at_end = PQgetvalue(res, i, 4)[0] == 't';
+        const char *what = at_start && at_end ? "no run recorded in the window"
+                           : at_start         ? "no run recorded before"
+                           : at_end           ? "no run recorded since"
+                                              : "no run recorded";
+        json_array_append_new(gaps,
+                              json_pack("{s:s, s:s, s:s, s:f, s:s}", "kind", "no-runs", "from",
+                                        PQgetvalue(res, i, 0), "to", PQgetvalue(res, i, 1), "hours",
+                                        (double)num(res, i, 2) / 3600.0, "what", what));
+    }
+    PQclear(res);
+    res = NULL;
+
+    if (failures_only > 0) {
+        char note[320];
+        snprintf(note, sizeof note,
+                 "%lld of %lld runs record failures only (Taskcluster errorsummary): a test's "
+                 "passing runs are the runs of its group, and a test that never failed in a "
+                 "group is not in the history.",
+                 failures_only, runs);
+        json_array_append_new(notes, json_string(note));
+    }
+    if (cfg->history_sample_percent < 100) {
+        char note[160];
+        snprintf(note, sizeof note,
+                 "history_sample_percent is %d: only that share of task runs is recorded.",
+                 cfg->history_sample_percent);
+        json_array_append_new(notes, json_string(note));
+    }
+    char main_note[512] = "Main branches (history_main_projects): ";
+    for (size_t i = 0; i < cfg->history_main_projects.count; i++) {
+        size_t len = strlen(main_note);
+        snprintf(main_note + len, sizeof main_note - len, "%s%s", i ? ", " : "",
+                 cfg->history_main_projects.items[i]);
+    }
+    json_array_append_new(notes, json_string(main_note));
+    json_object_set_new(out, "days", days);
+    json_object_set_new(out, "projects", projects);
+    json_object_set_new(out, "sources", sources);
+    json_object_set_new(out, "gaps", gaps);
+    json_object_set_new(out, "notes", notes);
+    json_object_set_new(out, "gap_threshold_hours", json_real((double)threshold / 3600.0));
+    return out;
+fail:
+    PQclear(res);
+    json_decref(out);
+    json_decref(gaps);
+    json_decref(notes);
+    json_decref(days);
+    json_decref(projects);
+    json_decref(sources);
+    return NULL;
+}

@@ -1,0 +1,857 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* report_decisions.c - `retrig report --decisions`: the sheriffs' page as one
+ * self-contained HTML file. Recent verdicts, newest first: retrig-decide's decisions and the
+ * infrastructure failures retrig-classify found (no retrigger spent), each expanding to the
+ * evidence `retrig explain` prints: the original's failure lines, which retrigger reproduced
+ * which line, the cross-branch history beside each line, p_regression when the decision or
+ * the line carries it, the retriggers and the action; links to Treeherder for the push and
+ * the jobs. Then the budgets: retriggers per platform and backfills per platform family per
+ * day, with the daily limits drawn in, and retrig-perf's backfills. Filters by verdict,
+ * project and platform (cli/pages/decisions.js; without JavaScript every row shows).
+ * Read-only: the sheriff role suffices. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "cli/html.h"
+#include "common/core/limits.h"
+#include "common/core/perf_pick.h"
+#include "common/io/pg.h"
+#include "common/policy.h"
+
+#define TS(col)     "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+#define MAX_ROWS    1000
+#define BUDGET_DAYS 14
+
+/* Every column of the decision row but the evidence, as JSON: columns a later migration
+ * adds (p_regression, policy, ...) show up without a change here. */
+static const char SQL_DECISIONS[] = "SELECT d.set_id, " TS(
+    "d.decided_at") ", d.verdict, d.reason, s.project, s.revision,"
+                    " s.label, s.platform, s.original_task_id, s.original_run_id,"
+                    " coalesce(d.classification_id::text, ''), " TS(
+                        "d.failure_seen_at") ","
+                                             " coalesce(" TS(
+                                                 "d.retriggers_requested_at") ", ''), "
+                                                                              "d.evidence::text,"
+                                                                              " (to_jsonb(d) - "
+                                                                              "'evidence')::text, "
+                                                                              "s.retrigger_count"
+                                                                              " FROM decisions d "
+                                                                              "JOIN retrigger_sets "
+                                                                              "s ON s.id = d.set_id"
+                                                                              " WHERE d.decided_at "
+                                                                              ">= $1::timestamptz "
+                                                                              "- $2::interval AND "
+                                                                              "d.decided_at <= "
+                                                                              "$1::timestamptz"
+                                                                              " ORDER BY "
+                                                                              "d.decided_at DESC, "
+                                                                              "d.set_id DESC LIMIT "
+                                                                              "$3::integer";
+static const char SQL_INFRA[] =
+    "SELECT r.task_id, r.run_id, coalesce(r.project, ''), coalesce(r.revision, ''),"
+    " coalesce(r.label, ''), coalesce(r.platform, ''), coalesce(r.verdict_reason, ''),"
+    " " TS("coalesce(r.classified_at, r.first_seen_at)") ", coalesce(" TS(
+        "r.resolved_at") ", '')"
+                         " FROM runs r WHERE r.verdict = 'infra'"
+                         " AND coalesce(r.classified_at, r.first_seen_at) >= $1::timestamptz - "
+                         "$2::interval"
+                         " AND coalesce(r.classified_at, r.first_seen_at) <= $1::timestamptz"
+                         " ORDER BY coalesce(r.classified_at, r.first_seen_at) DESC LIMIT "
+                         "$3::integer";
+static const char SQL_MEMBERS[] =
+    "SELECT m.set_id, m.task_id, m.run_id, m.role, m.state, coalesce(m.result, ''),"
+    " coalesce(" TS("m.resolved_at") ", '') FROM retrigger_set_members m"
+                                     " WHERE m.set_id = ANY(ARRAY(SELECT "
+                                     "jsonb_array_elements_text($1::jsonb))::bigint[])"
+                                     " ORDER BY m.set_id, m.added_at, m.task_id";
+static const char SQL_ACTIONS[] =
+    "SELECT a.set_id, a.action_name, coalesce(a.outcome, 'in flight'), a.dry_run,"
+    " coalesce(a.action_task_id, ''), coalesce(a.error, '') FROM retrigger_actions a"
+    " WHERE a.set_id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))::bigint[])";
+static const char SQL_BUDGET[] =
+    "SELECT l.platform, to_char(l.day, 'YYYY-MM-DD'), sum(l.amount)::bigint, count(*)"
+    " FROM budget_ledger l WHERE l.day > ($1::timestamptz AT TIME ZONE 'UTC')::date - $2::integer"
+    " AND l.day <= ($1::timestamptz AT TIME ZONE 'UTC')::date"
+    " GROUP BY 1, 2 ORDER BY 1, 2";
+static const char SQL_PERF[] =
+    "SELECT a.alert_id, a.summary_id, s.repository, a.platform, a.family, a.is_regression,"
+    " a.amount_pct, coalesce(a.outcome, 'in flight'), a.jobs_scheduled, a.dry_run,"
+    " coalesce(a.followup_state, ''), coalesce(a.followup_reason, ''), " TS(
+        "a.intent_at") ","
+                       " coalesce(a.error, ''), coalesce(s.revision, '')"
+                       " FROM perf_alerts a JOIN perf_summaries s ON s.summary_id = a.summary_id"
+                       " WHERE a.intent_at >= $1::timestamptz - $2::interval AND a.intent_at <= "
+                       "$1::timestamptz"
+                       " ORDER BY a.intent_at DESC, a.alert_id LIMIT $3::integer";
+static const char SQL_NOW[] = "SELECT " TS("$1::timestamptz") ", " TS(
+    "($1::timestamptz - $2::interval)") ", to_char(($1::timestamptz AT TIME ZONE 'UTC')::date,"
+                                        " 'YYYY-MM-DD')";
+
+typedef struct decisions_page {
+    const rt_config *cfg;
+    const char *treeherder;
+    const char *perfherder;
+    char until[32], since[32], today[11];
+    PGresult *decisions, *infra, *members, *actions, *budget, *perf;
+} decisions_page;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: retrig report --decisions --out FILE [--since 14d] [--until ISO-8601]\n"
+            "                     [--link HREF] [--treeherder URL]\n"
+            "Writes the sheriffs' page as one self-contained HTML file: the verdicts of the\n"
+            "window (newest first, at most 1000), each expanding to its evidence (failure\n"
+            "lines, which retrigger reproduced which, the history of each line, p_regression\n"
+            "when stored), links to Treeherder, the retrigger and backfill budgets per day with\n"
+            "their limits, and retrig-perf's backfills. --link adds a link to the flaky-test\n"
+            "page; --treeherder (default treeherder_url) is where links point.\n"
+            "Exit: 0 written, 1 database or file error, 2 usage.\n");
+}
+
+static const char *value(PGresult *res, int row, int col) { return PQgetvalue(res, row, col); }
+
+static long long int_of(json_t *o, const char *key)
+{
+    return (long long)json_integer_value(json_object_get(o, key));
+}
+
+static int query(rt_pg *pg, const char *sql, int n, const char *const *params, PGresult **res,
+                 const char *what)
+{
+    if (rt_pg_exec(pg, sql, n, params, res) == RT_OK) return 0;
+    rt__cli_db_error(pg, what);
+    return 1;
+}
+
+static long long seconds_between(const char *a, const char *b)
+{
+    struct tm x = {0}, y = {0};
+    if (!a || !b || !strptime(a, "%Y-%m-%dT%H:%M:%SZ", &x) ||
+        !strptime(b, "%Y-%m-%dT%H:%M:%SZ", &y))
+        return -1;
+    return (long long)(timegm(&y) - timegm(&x));
+}
+
+static void duration(FILE *f, long long s)
+{
+    if (s < 0) return;
+    if (s < 120)
+        fprintf(f, "%lld s", s);
+    else if (s < 7200)
+        fprintf(f, "%lld min", s / 60);
+    else
+        fprintf(f, "%.1f h", (double)s / 3600.0);
+}
+
+/* The decision's p_regression (a column a later migration adds, or the evidence's). */
+static json_t *p_regression(json_t *row, json_t *evidence)
+{
+    json_t *p = json_object_get(row, "p_regression");
+    if (!json_is_number(p)) p = json_object_get(evidence, "p_regression");
+    return json_is_number(p) ? p : NULL;
+}
+
+static void probability(FILE *f, json_t *p)
+{
+    double v = json_number_value(p);
+    if (v < 0) v = 0;
+    if (v > 1) v = 1;
+    fprintf(f, "<span class=\"pbar\"><i style=\"width:%.0f%%\"></i></span>%.3f", v * 100, v);
+}
+
+static void task_link(FILE *f, const decisions_page *p, const char *project, const char *revision,
+                      const char *task_id, int run_id)
+{
+    if (p->treeherder)
+        rt__html_treeherder_link(f, p->treeherder, project, revision, task_id, run_id);
+    fputs("<span class=\"mono\">", f);
+    rt__html(f, task_id);
+    fputs("</span>", f);
+    if (p->treeherder) fputs("</a>", f);
+}
+
+/* The history of a line at decision time (lines[].history), in words. */
+static void history_text(FILE *f, json_t *h)
+{
+    if (!json_is_object(h)) {
+        fputs("<span class=\"muted\">no history recorded</span>", f);
+        return;
+    }
+    fprintf(f, "%lld days, other pushes: ", int_of(h, "window_days"));
+    if (!int_of(h, "runs")) {
+        fputs("no run recorded", f);
+    } else if (!int_of(h, "pushes")) {
+        fprintf(f, "never failed in %lld runs", int_of(h, "runs"));
+    } else {
+        fprintf(f,
+                "failed on %lld push%s (%lld on main, %lld with this line), %lld branch%s, %lld "
+                "PR%s; %lld failures in %lld runs",
+                int_of(h, "pushes"), int_of(h, "pushes") == 1 ? "" : "es", int_of(h, "main_pushes"),
+                int_of(h, "same_signature_pushes"), int_of(h, "branches"),
+                int_of(h, "branches") == 1 ? "" : "es", int_of(h, "prs"),
+                int_of(h, "prs") == 1 ? "" : "s", int_of(h, "failures"), int_of(h, "runs"));
+    }
+    if (json_is_true(json_object_get(h, "flaky"))) fputs(" · <span class=\"flag\">flaky</span>", f);
+    json_t *first = json_object_get(h, "first_failure");
+    if (json_is_object(first)) {
+        fputs("<br>first failed ", f);
+        rt__html_when(f, json_string_value(json_object_get(first, "at")));
+        fputs(" on ", f);
+        rt__html(f, json_string_value(json_object_get(first, "project")));
+        fputs(" push ", f);
+        rt__html(f, json_string_value(json_object_get(first, "push")));
+    }
+}
+
+/* The lines of the original against the retriggers: a square per retrigger, filled when it
+ * reproduced the line. */
+static void lines_table(FILE *f, json_t *evidence, bool any_line_p)
+{
+    json_t *lines = json_object_get(evidence, "lines"), *runs = json_object_get(evidence, "runs");
+    long long compared = int_of(json_object_get(evidence, "counts"), "compared");
+    if (!json_array_size(lines)) {
+        fputs("<p class=\"empty\">No failure line of the original to compare.</p>", f);
+        return;
+    }
+    fputs("<table><thead><tr><th>failure line of the original</th><th>retriggers that "
+          "reproduced it</th><th>history of the line</th>",
+          f);
+    if (any_line_p) fputs("<th>p_regression</th>", f);
+    fputs("</tr></thead><tbody>", f);
+    size_t i, k;
+    json_t *line, *run;
+    json_array_foreach(lines, i, line)
+    {
+        fputs("<tr><td class=\"line\">", f);
+        rt__html_cut(f, json_string_value(json_object_get(line, "line")), 1000);
+        fputs("</td><td><span class=\"repro\">", f);
+        json_t *by = json_object_get(line, "reproduced_by");
+        json_array_foreach(runs, k, run)
+        {
+            const char *task = json_string_value(json_object_get(run, "task_id"));
+            bool yes = false;
+            size_t j;
+            json_t *t;
+            json_array_foreach(by, j, t) if (task && json_is_string(t) &&
+                                             !strcmp(json_string_value(t), task)) yes = true;
+            const char *state = json_string_value(json_object_get(run, "evidence"));
+            fprintf(f, "<i class=\"%s\" title=\"",
+                    yes                                  ? "yes"
+                    : state && !strcmp(state, "pending") ? "pending"
+                                                         : "no");
+            rt__html(f, task);
+            fputs(yes ? ": reproduced\"></i>" : ": did not reproduce\"></i>", f);
+        }
+        fprintf(f, "</span> %lld of %lld</td><td class=\"history\">", int_of(line, "reproduced"),
+                compared);
+        history_text(f, json_object_get(line, "history"));
+        fputs("</td>", f);
+        if (any_line_p) {
+            fputs("<td>", f);
+            json_t *pr = json_object_get(line, "p_regression");
+            if (json_is_number(pr))
+                probability(f, pr);
+            else
+                fputs("–", f);
+            fputs("</td>", f);
+        }
+        fputs("</tr>", f);
+    }
+    fputs("</tbody></table>", f);
+}
+
+static void retriggers_table(FILE *f, const decisions_page *p, int d, json_t *evidence)
+{
+    const char *set_id = value(p->decisions, d, 0), *project = value(p->decisions, d, 4),
+               *revision = value(p->decisions, d, 5);
+    json_t *runs = json_object_get(evidence, "runs");
+    fputs("<table><thead><tr><th>run</th><th>task</th><th>state</th><th>what retrig-decide "
+          "read</th><th>reproduced a line</th><th>Treeherder job</th></tr></thead><tbody>",
+          f);
+    int shown = 0;
+    for (int m = 0; m < PQntuples(p->members); m++) {
+        if (strcmp(value(p->members, m, 0), set_id) != 0) continue;
+        const char *task = value(p->members, m, 1);
+        json_t *found = NULL, *run;
+        size_t k;
+        json_array_foreach(runs, k, run)
+        {
+            const char *t = json_string_value(json_object_get(run, "task_id"));
+            if (t && !strcmp(t, task) && int_of(run, "run_id") == atoll(value(p->members, m, 2)))
+                found = run;
+        }
+        fputs("<tr><td>", f);
+        rt__html(f, value(p->members, m, 3));
+        fputs("</td><td>", f);
+        task_link(f, p, project, revision, task, atoi(value(p->members, m, 2)));
+        fputs("</td><td>", f);
+        rt__html(f, value(p->members, m, 4));
+        if (value(p->members, m, 5)[0]) {
+            fputs(" · ", f);
+            rt__html(f, value(p->members, m, 5));
+        }
+        fputs("</td><td>", f);
+        rt__html(f, found ? json_string_value(json_object_get(found, "evidence")) : "–");
+        if (found && json_is_integer(json_object_get(found, "lines")))
+            fprintf(f, " (%lld lines)", int_of(found, "lines"));
+        fputs("</td><td>", f);
+        fputs(!found ? "–" : json_is_true(json_object_get(found, "reproduced")) ? "yes" : "no", f);
+        fputs("</td><td>", f);
+        if (found && json_is_integer(json_object_get(found, "job_id")))
+            fprintf(f, "%lld", int_of(found, "job_id"));
+        else
+            fputs("–", f);
+        fputs("</td></tr>", f);
+        shown++;
+    }
+    fputs("</tbody></table>", f);
+    if (!shown) fputs("<p class=\"empty\">No run of the set recorded.</p>", f);
+}
+
+static void action_text(FILE *f, const decisions_page *p, const char *set_id)
+{
+    for (int a = 0; a < PQntuples(p->actions); a++) {
+        if (strcmp(value(p->actions, a, 0), set_id) != 0) continue;
+        fputs("<p class=\"small\">retrigger action <b>", f);
+        rt__html(f, value(p->actions, a, 1));
+        fputs("</b>: ", f);
+        rt__html(f, value(p->actions, a, 2));
+        if (value(p->actions, a, 3)[0] == 't') fputs(" (dry run: nothing sent)", f);
+        if (value(p->actions, a, 4)[0]) {
+            fputs(", action task <span class=\"mono\">", f);
+            rt__html(f, value(p->actions, a, 4));
+            fputs("</span>", f);
+        }
+        if (value(p->actions, a, 5)[0]) {
+            fputs("; error: ", f);
+            rt__html_cut(f, value(p->actions, a, 5), 400);
+        }
+        fputs("</p>", f);
+    }
+}
+
+static void summary_row(FILE *f, const decisions_page *p, const char *decided, const char *verdict,
+                        const char *project, const char *platform, const char *label,
+                        const char *reason, const char *reproduced, const char *revision)
+{
+    fputs("<summary><span class=\"caret\">", f);
+    rt__html_when(f, decided);
+    fprintf(f, "</span><span class=\"verdict %s\">", verdict);
+    rt__html(f, verdict);
+    fputs("</span><span>", f);
+    rt__html(f, project);
+    fputs("</span><span class=\"mono small\">", f);
+    rt__html(f, platform);
+    fputs("</span><span class=\"label\">", f);
+    rt__html(f, label);
+    fputs("</span><span class=\"small\">", f);
+    rt__html(f, reason);
+    fputs("</span><span>", f);
+    fputs(reproduced, f); /* built from numbers */
+    fputs("</span><span>", f);
+    if (p->treeherder && revision[0]) {
+        rt__html_treeherder_link(f, p->treeherder, project, revision, NULL, 0);
+        fputs("push ↗</a>", f);
+    }
+    fputs("</span></summary>\n", f);
+}
+
+static void decision_item(FILE *f, const decisions_page *p, int d)
+{
+    const char *verdict = value(p->decisions, d, 2), *project = value(p->decisions, d, 4),
+               *revision = value(p->decisions, d, 5), *platform = value(p->decisions, d, 7);
+    json_t *evidence = json_loads(value(p->decisions, d, 13), 0, NULL);
+    json_t *row = json_loads(value(p->decisions, d, 14), 0, NULL);
+    json_t *counts = json_object_get(evidence, "counts");
+    long long best = 0;
+    bool any_line_p = false;
+    size_t i;
+    json_t *line;
+    json_array_foreach(json_object_get(evidence, "lines"), i, line)
+    {
+        if (int_of(line, "reproduced") > best) best = int_of(line, "reproduced");
+        if (json_is_number(json_object_get(line, "p_regression"))) any_line_p = true;
+    }
+    char reproduced[64];
+    snprintf(reproduced, sizeof reproduced, "%lld of %lld", best, int_of(counts, "compared"));
+    fputs("<details class=\"decision\" data-verdict=\"", f);
+    rt__html(f, verdict);
+    fputs("\" data-project=\"", f);
+    rt__html(f, project);
+    fputs("\" data-platform=\"", f);
+    rt__html(f, platform);
+    fprintf(f, "\" id=\"set-%s\">", value(p->decisions, d, 0));
+    summary_row(f, p, value(p->decisions, d, 1), verdict, project, platform,
+                value(p->decisions, d, 6), value(p->decisions, d, 3), reproduced, revision);
+    fputs("<div class=\"evidence\"><div class=\"timeline\"><span>failure seen ", f);
+    rt__html_when(f, value(p->decisions, d, 11));
+    fputs("</span><span>retriggers requested ", f);
+    rt__html_when(f, value(p->decisions, d, 12));
+    fputs("</span><span>decided ", f);
+    rt__html_when(f, value(p->decisions, d, 1));
+    fputs(" (", f);
+    duration(f, seconds_between(value(p->decisions, d, 11), value(p->decisions, d, 1)));
+    fputs(" after the failure)</span></div>\n", f);
+    fputs("<p>Original: ", f);
+    task_link(f, p, project, revision, value(p->decisions, d, 8), atoi(value(p->decisions, d, 9)));
+    fputs(" on <span class=\"mono\">", f);
+    rt__html(f, revision);
+    fputs("</span>", f);
+    if (value(p->decisions, d, 10)[0]) {
+        fputs(" · Treeherder classification ", f);
+        rt__html(f, value(p->decisions, d, 10));
+        fputs(" when decided", f);
+    }
+    fprintf(f,
+            " · threshold %lld: %lld retriggers asked, %lld compared (%lld passed, %lld "
+            "failed), %lld exception, %lld without data, %lld pending",
+            int_of(evidence, "threshold"), atoll(value(p->decisions, d, 15)),
+            int_of(counts, "compared"), int_of(counts, "passed"), int_of(counts, "failed"),
+            int_of(counts, "exceptions"), int_of(counts, "no_data"), int_of(counts, "pending"));
+    json_t *pr = p_regression(row, evidence);
+    if (pr) {
+        fputs("<br>p_regression ", f);
+        probability(f, pr);
+    }
+    /* Other columns a later migration adds to decisions (policy, shadow verdicts, ...). */
+    const char *key;
+    json_t *v;
+    static const char *const known[] = {"set_id",          "verdict",
+                                        "reason",          "classification_id",
+                                        "failure_seen_at", "retriggers_requested_at",
+                                        "decided_at",      "p_regression"};
+    json_object_foreach(row, key, v)
+    {
+        bool seen = false;
+        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+            if (!strcmp(key, known[k])) seen = true;
+        if (seen || json_is_null(v)) continue;
+        if (!strncmp(key, "culprit", 7)) continue; /* the culprit search has its own story */
+        char *text = json_is_string(v) ? strdup(json_string_value(v))
+                                       : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        fputs("<br><span class=\"muted\">", f);
+        rt__html(f, key);
+        fputs("</span> ", f);
+        rt__html_cut(f, text, 300);
+        free(text);
+    }
+    fputs("</p>\n<h3>Failure lines of the original, and which retriggers reproduced them</h3>", f);
+    lines_table(f, evidence, any_line_p);
+    json_array_foreach(json_object_get(evidence, "tracked"), i, line)
+    {
+        fprintf(f, "<p class=\"small\">dropped (single tracking bug %lld): ", int_of(line, "bug"));
+        rt__html_cut(f, json_string_value(json_object_get(line, "line")), 600);
+        fputs("</p>", f);
+    }
+    fputs("<h3>The runs of the set</h3>", f);
+    retriggers_table(f, p, d, evidence);
+    action_text(f, p, value(p->decisions, d, 0));
+    json_t *cancelled = json_object_get(evidence, "cancelled");
+    if (json_is_object(cancelled))
+        fprintf(f,
+                "<p class=\"small\">cancelled %lld pending retrigger(s), about %lld s of task "
+                "time saved</p>",
+                int_of(cancelled, "count"), int_of(cancelled, "estimated_seconds_saved"));
+    fputs("</div></details>\n", f);
+    json_decref(evidence);
+    json_decref(row);
+}
+
+static void infra_item(FILE *f, const decisions_page *p, int r)
+{
+    const char *project = value(p->infra, r, 2), *revision = value(p->infra, r, 3),
+               *platform = value(p->infra, r, 5);
+    fputs("<details class=\"decision\" data-verdict=\"infra\" data-project=\"", f);
+    rt__html(f, project);
+    fputs("\" data-platform=\"", f);
+    rt__html(f, platform);
+    fputs("\">", f);
+    summary_row(f, p, value(p->infra, r, 7), "infra", project, platform, value(p->infra, r, 4),
+                value(p->infra, r, 6), "–", revision);
+    fputs("<div class=\"evidence\"><p>retrig-classify read the run's errorsummary as an "
+          "infrastructure failure (",
+          f);
+    rt__html(f, value(p->infra, r, 6));
+    fputs("), so no retrigger was spent. Run: ", f);
+    task_link(f, p, project, revision, value(p->infra, r, 0), atoi(value(p->infra, r, 1)));
+    fputs(", resolved ", f);
+    rt__html_when(f, value(p->infra, r, 8));
+    fputs(".</p></div></details>\n", f);
+}
+
+static int by_string(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Distinct values of a column over both lists, as <option>s (escaped). */
+static void options_of(FILE *f, const decisions_page *p, int dcol, int icol)
+{
+    json_t *seen = json_object();
+    for (int i = 0; seen && i < PQntuples(p->decisions); i++)
+        json_object_set_new(seen, value(p->decisions, i, dcol), json_true());
+    for (int i = 0; seen && i < PQntuples(p->infra); i++)
+        json_object_set_new(seen, value(p->infra, i, icol), json_true());
+    /* sorted: jansson keeps insertion order, so sort the keys */
+    size_t n = json_object_size(seen), k = 0;
+    const char **keys = calloc(n + 1, sizeof *keys);
+    const char *key;
+    json_t *v;
+    json_object_foreach(seen, key, v) if (keys) keys[k++] = key;
+    if (keys) qsort(keys, k, sizeof *keys, by_string);
+    for (size_t i = 0; keys && i < k; i++) {
+        fputs("<option value=\"", f);
+        rt__html(f, keys[i]);
+        fputs("\">", f);
+        rt__html(f, keys[i][0] ? keys[i] : "(none)");
+        fputs("</option>", f);
+    }
+    free(keys);
+    json_decref(seen);
+}
+
+static void verdict_cards(FILE *f, const decisions_page *p)
+{
+    static const char *const verdicts[] = {"regression", "intermittent", "infra", "undecided"};
+    long long n[4] = {0, 0, 0, 0};
+    for (int i = 0; i < PQntuples(p->decisions); i++)
+        for (int v = 0; v < 4; v++) n[v] += !strcmp(value(p->decisions, i, 2), verdicts[v]);
+    n[2] += PQntuples(p->infra);
+    fputs("<section class=\"cards\" id=\"summary\">", f);
+    for (int v = 0; v < 4; v++) {
+        fprintf(f,
+                "<div class=\"card\"><div class=\"big verdict %s\">%lld</div><div "
+                "class=\"label\">%s</div><div class=\"note\">",
+                verdicts[v], n[v], verdicts[v]);
+        fputs(v == 0   ? "the failure reproduced in the retriggers"
+              : v == 1 ? "it did not reproduce"
+              : v == 2 ? "an infrastructure problem, no retrigger spent"
+                       : "retrig could not tell",
+              f);
+        fputs("</div></div>", f);
+    }
+    long long retriggers = 0, backfills = 0;
+    for (int i = 0; i < PQntuples(p->budget); i++) {
+        if (strcmp(value(p->budget, i, 1), p->today) != 0) continue;
+        if (!strncmp(value(p->budget, i, 0), "perf:", 5))
+            backfills += atoll(value(p->budget, i, 2));
+        else
+            retriggers += atoll(value(p->budget, i, 2));
+    }
+    fprintf(f,
+            "<div class=\"card\"><div class=\"big\">%lld</div><div class=\"label\">retriggers "
+            "today</div><div class=\"note\">%lld backfill jobs (retrig-perf)</div></div>",
+            retriggers, backfills);
+    fputs("</section>\n", f);
+}
+
+/* One small chart per platform (or family): the spend of each of the last BUDGET_DAYS
+ * days as a bar, the daily limit as a dashed line. */
+static void budget_cards(FILE *f, const decisions_page *p, bool perf, const rt_perf_options *po)
+{
+    int shown = 0;
+    for (int i = 0; i < PQntuples(p->budget);) {
+        const char *platform = value(p->budget, i, 0);
+        int end = i;
+        while (end < PQntuples(p->budget) && !strcmp(value(p->budget, end, 0), platform)) end++;
+        bool is_perf = !strncmp(platform, "perf:", 5);
+        if (is_perf != perf) {
+            i = end;
+            continue;
+        }
+        int limit = 0;
+        if (perf) {
+            size_t family = po->nfamilies;
+            for (size_t k = 0; k <= po->nfamilies; k++)
+                if (!strcmp(rt_perf_family_name(po, k), platform + 5)) family = k;
+            limit = po->limit[family];
+        } else if (rt_budget_limit_for(&p->cfg->budget_limits, platform, 600, &limit) != RT_OK) {
+            limit = 0;
+        }
+        long long spent[BUDGET_DAYS] = {0}, most = limit, today = 0;
+        struct tm t = {0};
+        strptime(p->today, "%Y-%m-%d", &t);
+        time_t today_at = timegm(&t);
+        for (int k = i; k < end; k++) {
+            struct tm d = {0};
+            if (!strptime(value(p->budget, k, 1), "%Y-%m-%d", &d)) continue;
+            long long back = (long long)(today_at - timegm(&d)) / 86400;
+            if (back < 0 || back >= BUDGET_DAYS) continue;
+            spent[BUDGET_DAYS - 1 - back] = atoll(value(p->budget, k, 2));
+            if (spent[BUDGET_DAYS - 1 - back] > most) most = spent[BUDGET_DAYS - 1 - back];
+            if (back == 0) today = spent[BUDGET_DAYS - 1];
+        }
+        if (most < 1) most = 1;
+        const int w = 16, h = 40, top = 4, width = BUDGET_DAYS * w;
+        bool full = limit > 0 && today >= limit;
+        fputs("<div class=\"budget-card\"><div class=\"title\">", f);
+        rt__html(f, perf ? platform + 5 : platform);
+        fprintf(f, "</div><div class=\"today\"><b>%lld</b> of %d %s today%s</div>", today, limit,
+                perf ? "jobs" : "retriggers",
+                full ? " · <span class=\"full\">limit reached</span>" : "");
+        double share = limit > 0 ? (double)today / limit : 0;
+        fprintf(f, "<div class=\"gauge%s%s\"><i style=\"width:%.1f%%\"></i></div>",
+                perf ? " perf" : "", full ? " full" : "", 100.0 * (share > 1 ? 1 : share));
+        fprintf(f,
+                "<svg class=\"budget\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                "role=\"img\"><title>",
+                width, h + 12, width, h + 12);
+        rt__html(f, platform);
+        fprintf(f, ": spent per day over %d days, limit %d a day</title>", BUDGET_DAYS, limit);
+        for (int k = 0; k < BUDGET_DAYS; k++) {
+            if (spent[k] <= 0) continue;
+            int bh = (int)((double)spent[k] * (h - top) / (double)most + 0.5);
+            if (bh < 2) bh = 2;
+            fprintf(f,
+                    "<rect class=\"bar%s\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"><title>%lld"
+                    "</title></rect>",
+                    perf ? " perf" : "", k * w + 2, h - bh, w - 4, bh, spent[k]);
+        }
+        int ly = h - (int)((double)limit * (h - top) / (double)most + 0.5);
+        fprintf(f, "<line class=\"base\" x1=\"0\" y1=\"%d.5\" x2=\"%d\" y2=\"%d.5\"/>", h, width,
+                h);
+        if (limit > 0)
+            fprintf(f, "<line class=\"limit\" x1=\"0\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>", ly, width,
+                    ly);
+        fprintf(f,
+                "<text x=\"0\" y=\"%d\">%d days ago</text><text x=\"%d\" y=\"%d\" "
+                "text-anchor=\"end\">today</text></svg></div>",
+                h + 11, BUDGET_DAYS - 1, width, h + 11);
+        shown++;
+        i = end;
+    }
+    if (!shown)
+        fprintf(f, "<p class=\"empty\">Nothing spent in the last %d days.</p>", BUDGET_DAYS);
+}
+
+static void perf_table(FILE *f, const decisions_page *p)
+{
+    int n = PQntuples(p->perf);
+    if (!n) {
+        fputs("<p class=\"empty\">retrig-perf took no alert in this window.</p>", f);
+        return;
+    }
+    fputs("<table class=\"perf\" id=\"backfills\"><thead><tr><th>taken</th><th>alert "
+          "summary</th><th>alert</th><th>platform</th><th>family</th><th class=\"n\">change</th>"
+          "<th>outcome</th><th class=\"n\">jobs</th><th>follow-up</th></tr></thead><tbody>",
+          f);
+    for (int i = 0; i < n; i++) {
+        fputs("<tr><td>", f);
+        rt__html_when(f, value(p->perf, i, 12));
+        fputs("</td><td>", f);
+        if (p->perfherder) {
+            fputs("<a target=\"_blank\" rel=\"noopener\" href=\"", f);
+            rt__html_base_url(f, p->perfherder);
+            fputs("/perfherder/alerts?id=", f);
+            rt__html_query_value(f, value(p->perf, i, 1));
+            fputs("\">", f);
+        }
+        rt__html(f, value(p->perf, i, 1));
+        if (p->perfherder) fputs("</a>", f);
+        fputs(" <span class=\"small\">", f);
+        rt__html(f, value(p->perf, i, 2));
+        fputs("</span></td><td>", f);
+        rt__html(f, value(p->perf, i, 0));
+        fputs("</td><td class=\"mono small\">", f);
+        rt__html(f, value(p->perf, i, 3));
+        fputs("</td><td>", f);
+        rt__html(f, value(p->perf, i, 4));
+        bool regression = value(p->perf, i, 5)[0] == 't';
+        fprintf(f, "</td><td class=\"n\">%s%.1f%% <small>%s</small></td><td class=\"outcome\">",
+                regression ? "+" : "−", atof(value(p->perf, i, 6)),
+                regression ? "regression" : "improvement");
+        rt__html(f, value(p->perf, i, 7));
+        if (value(p->perf, i, 9)[0] == 't' && strcmp(value(p->perf, i, 7), "dry-run") != 0)
+            fputs(" (dry run)", f);
+        if (value(p->perf, i, 13)[0]) {
+            fputs("<br><small>", f);
+            rt__html_cut(f, value(p->perf, i, 13), 200);
+            fputs("</small>", f);
+        }
+        fprintf(f, "</td><td class=\"n\">%s</td><td>", value(p->perf, i, 8));
+        rt__html(f, value(p->perf, i, 10)[0] ? value(p->perf, i, 10) : "–");
+        if (value(p->perf, i, 11)[0]) {
+            fputs(": ", f);
+            rt__html(f, value(p->perf, i, 11));
+        }
+        fputs("</td></tr>", f);
+    }
+    fputs("</tbody></table>", f);
+}
+
+static int write_page(FILE *f, const decisions_page *p, const char *link, const char *since_text)
+{
+    char subtitle[256];
+    snprintf(subtitle, sizeof subtitle,
+             "Verdicts of retrig-decide and infrastructure failures found by retrig-classify, "
+             "%.10s %.5s – %.10s %.5s UTC (%s), newest first; budgets and backfills.",
+             p->since, p->since + 11, p->until, p->until + 11, since_text);
+    rt__html_page_start(f, "Decisions", "decisions", link, subtitle);
+    verdict_cards(f, p);
+    int total = PQntuples(p->decisions) + PQntuples(p->infra);
+    fputs("<h2>Verdicts</h2>\n<div class=\"filters js-only\" hidden>"
+          "<label for=\"f-verdict\">verdict</label><select id=\"f-verdict\"><option "
+          "value=\"\">all</option><option>regression</option><option>intermittent</option>"
+          "<option>infra</option><option>undecided</option></select>"
+          "<label for=\"f-project\">project</label><select id=\"f-project\"><option "
+          "value=\"\">all</option>",
+          f);
+    options_of(f, p, 4, 2);
+    fputs("</select><label for=\"f-platform\">platform</label><select id=\"f-platform\"><option "
+          "value=\"\">all</option>",
+          f);
+    options_of(f, p, 7, 5);
+    fputs("</select><span class=\"count\" id=\"shown\"></span><button type=\"button\" "
+          "class=\"expand-all\" id=\"expand-all\">expand all</button></div>\n",
+          f);
+    fputs("<div class=\"decisions\" id=\"decisions\"><div class=\"head\"><span>decided "
+          "(UTC)</span><span>verdict</span><span>project</span><span>platform</span><span>label</"
+          "span><span>reason</span><span>reproduced</span><span>Treeherder</span></div>\n",
+          f);
+    /* newest first across both lists */
+    int d = 0, r = 0;
+    while (d < PQntuples(p->decisions) || r < PQntuples(p->infra)) {
+        bool take_decision = r >= PQntuples(p->infra) ||
+                             (d < PQntuples(p->decisions) &&
+                              strcmp(value(p->decisions, d, 1), value(p->infra, r, 7)) >= 0);
+        if (take_decision)
+            decision_item(f, p, d++);
+        else
+            infra_item(f, p, r++);
+    }
+    if (!total)
+        fputs("<p class=\"empty\" style=\"padding:.8em\">No verdict in this window.</p>", f);
+    fputs("</div>\n<h2>Budgets</h2><p class=\"small\">What was spent today against each "
+          "daily limit, and the last 14 days (dashed: the limit). Retriggers come from "
+          "budget_limits, backfill jobs from perf_budget_limits.</p>"
+          "<h3>Retriggers per platform (retrig-classify)</h3><div "
+          "class=\"budgets\" id=\"budget-retriggers\">",
+          f);
+    char errstr[RT_ERRSTR_SIZE] = "";
+    rt_perf_options po;
+    bool have_perf = rt_perf_options_from_config(&po, p->cfg, errstr) == RT_OK;
+    budget_cards(f, p, false, NULL);
+    fputs("</div>\n<h3>Backfill jobs per platform family (retrig-perf)</h3><div "
+          "class=\"budgets\" id=\"budget-backfills\">",
+          f);
+    if (have_perf) budget_cards(f, p, true, &po);
+    fputs("</div>\n<h2>Performance alerts backfilled (retrig-perf)</h2>\n", f);
+    perf_table(f, p);
+    rt__html_page_end(f, rt__decisions_js);
+    return ferror(f) ? -1 : 0;
+}
+
+int rt__cli_report_decisions(int argc, char **argv, rt_config *cfg)
+{
+    static const struct option options[] = {
+        {"decisions", no_argument, NULL, 'd'},   {"out", required_argument, NULL, 'o'},
+        {"since", required_argument, NULL, 's'}, {"until", required_argument, NULL, 'u'},
+        {"link", required_argument, NULL, 'k'},  {"treeherder", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+    };
+    decisions_page p = {.cfg = cfg, .treeherder = cfg->treeherder_url};
+    const char *out_path = NULL, *link = NULL, *until = "now", *since_arg = "14d";
+    char since[64] = "14 days";
+    int c;
+    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        switch (c) {
+        case 'd': break;
+        case 'o': out_path = optarg; break;
+        case 's':
+            if (rt__cli_parse_duration(optarg, since, sizeof since) != 0) {
+                rt_log_error("--since wants a number and h, d or w", "value", optarg);
+                return 2;
+            }
+            since_arg = optarg;
+            break;
+        case 'u': until = optarg; break;
+        case 'k': link = optarg; break;
+        case 't': p.treeherder = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!out_path || optind < argc) {
+        usage(stderr);
+        return 2;
+    }
+    if (p.treeherder && !rt__html_safe_base_url(p.treeherder)) {
+        rt_log_error("--treeherder (or treeherder_url) is not a plain http(s) URL; no links",
+                     "value", p.treeherder);
+        p.treeherder = NULL;
+    }
+    p.perfherder = p.treeherder;
+    int status = 1;
+    rt_pg *pg = NULL;
+    PGresult *res = NULL;
+    FILE *f = NULL;
+    char *ids_text = NULL, tmp[4096], limit[16], days[16];
+    snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
+    snprintf(limit, sizeof limit, "%d", MAX_ROWS);
+    snprintf(days, sizeof days, "%d", BUDGET_DAYS);
+    if (rt__cli_connect(cfg, "cli", &pg) != 0) goto out;
+    const char *tparams[] = {until, since};
+    if (query(pg, SQL_NOW, 2, tparams, &res, "cannot read the window (is --until ISO-8601?)"))
+        goto out;
+    snprintf(p.until, sizeof p.until, "%s", value(res, 0, 0));
+    snprintf(p.since, sizeof p.since, "%s", value(res, 0, 1));
+    snprintf(p.today, sizeof p.today, "%s", value(res, 0, 2));
+    PQclear(res);
+    res = NULL;
+    const char *params[] = {p.until, since, limit};
+    if (query(pg, SQL_DECISIONS, 3, params, &p.decisions, "cannot read the decisions") ||
+        query(pg, SQL_INFRA, 3, params, &p.infra, "cannot read the runs") ||
+        query(pg, SQL_PERF, 3, params, &p.perf, "cannot read retrig-perf's alerts"))
+        goto out;
+    json_t *ids = json_array();
+    for (int i = 0; ids && i < PQntuples(p.decisions); i++)
+        json_array_append_new(ids, json_string(value(p.decisions, i, 0)));
+    ids_text = ids ? json_dumps(ids, JSON_COMPACT) : NULL;
+    json_decref(ids);
+    if (!ids_text) goto out;
+    const char *iparams[] = {ids_text};
+    const char *bparams[] = {p.until, days};
+    if (query(pg, SQL_MEMBERS, 1, iparams, &p.members, "cannot read the retrigger sets") ||
+        query(pg, SQL_ACTIONS, 1, iparams, &p.actions, "cannot read the retrigger actions") ||
+        query(pg, SQL_BUDGET, 2, bparams, &p.budget, "cannot read the budget ledger"))
+        goto out;
+    if (!(f = fopen(tmp, "w"))) {
+        rt_log_error("cannot write the page", "file", tmp);
+        goto out;
+    }
+    if (write_page(f, &p, link, since_arg) != 0 || fclose(f) != 0) {
+        f = NULL;
+        rt_log_error("cannot write the page", "file", tmp);
+        remove(tmp);
+        goto out;
+    }
+    f = NULL;
+    if (rename(tmp, out_path) != 0) {
+        rt_log_error("cannot write the page", "file", out_path);
+        goto out;
+    }
+    printf("%s: %d decisions, %d infra failures, %d backfills\n", out_path, PQntuples(p.decisions),
+           PQntuples(p.infra), PQntuples(p.perf));
+    status = 0;
+out:
+    if (f) {
+        fclose(f);
+        remove(tmp);
+    }
+    free(ids_text);
+    PQclear(res);
+    PQclear(p.decisions);
+    PQclear(p.infra);
+    PQclear(p.members);
+    PQclear(p.actions);
+    PQclear(p.budget);
+    PQclear(p.perf);
+    rt_pg_free(pg);
+    return status;
+}
