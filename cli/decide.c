@@ -14,19 +14,19 @@
 
 static void decide_usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: retrig decide --original BUGSUG.json [--retrigger BUGSUG.json]...\n"
-        "                     [--passed N] [--threshold N] [--keep-tracked]\n"
-        "Replays retrig-decide's verdict. Each file is one failed run's Treeherder\n"
-        "bug_suggestions response (GET /api/project/<repo>/jobs/<id>/bug_suggestions/):\n"
-        "--original for the failure, --retrigger for each retrigger that failed; --passed\n"
-        "counts retriggers that passed. A failure line of the original reproduced by at\n"
-        "least --threshold retriggers (default: decide_threshold) is a regression.\n"
-        "--keep-tracked keeps lines tracked by an open single tracking bug (default:\n"
-        "decide_drop_single_tracking). Prints {\"verdict\", \"reason\", \"lines\": [{\"line\",\n"
-        "\"reproduced\"}], \"tracked\": [{\"line\", \"bug\"}]}.\n"
-        "Exit: 0 a verdict was printed, 1 a file could not be read or parsed, 2 usage.\n");
+    fprintf(out,
+            "usage: retrig decide --original BUGSUG.json [--retrigger BUGSUG.json]...\n"
+            "                     [--passed N] [--threshold N]\n"
+            "Replays retrig-decide's verdict. Each file is one failed run's Treeherder\n"
+            "bug_suggestions response (GET /api/project/<repo>/jobs/<id>/bug_suggestions/):\n"
+            "--original for the failure, --retrigger for each retrigger that failed; --passed\n"
+            "counts retriggers that passed. A failure line (TEST-UNEXPECTED-* or PROCESS-CRASH)\n"
+            "of the original reproduced by at least --threshold retriggers (default:\n"
+            "decide_threshold) is a regression; when only lines tracked by an open single\n"
+            "tracking bug reproduce, its reason is reproduced-known-intermittent. Prints\n"
+            "{\"verdict\", \"reason\", \"lines\": [{\"line\", \"reproduced\"}], \"tracked\":\n"
+            "[{\"line\", \"bug\"}]}.\n"
+            "Exit: 0 a verdict was printed, 1 a file could not be read or parsed, 2 usage.\n");
 }
 
 static int parse_count(const char *text, long max, long *value)
@@ -84,19 +84,15 @@ static bool append(json_t *array, json_t *value)
 int rt_cli_decide(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {
-        {"original", required_argument, NULL, 'o'},
-        {"retrigger", required_argument, NULL, 'r'},
-        {"passed", required_argument, NULL, 'p'},
-        {"threshold", required_argument, NULL, 't'},
-        {"keep-tracked", no_argument, NULL, 'k'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"original", required_argument, NULL, 'o'}, {"retrigger", required_argument, NULL, 'r'},
+        {"passed", required_argument, NULL, 'p'},   {"threshold", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     const char *original_path = NULL;
     const char *retrigger_paths[RT_VERDICT_MAX_RUNS];
     size_t nretriggers = 0;
     long passed = 0, threshold = cfg->decide_threshold;
-    rt_bugsug_options opts = {.drop_single_tracking = cfg->decide_drop_single_tracking};
+    rt_bugsug_options opts = {0};
     int c;
     while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         switch (c) {
@@ -122,7 +118,6 @@ int rt_cli_decide(int argc, char **argv, rt_config *cfg)
                 return 2;
             }
             break;
-        case 'k': opts.drop_single_tracking = false; break;
         case 'h': decide_usage(stdout); return 0;
         default: decide_usage(stderr); return 2;
         }
@@ -154,9 +149,12 @@ int rt_cli_decide(int argc, char **argv, rt_config *cfg)
             .state = RT_RUN_FAILED, .lines = retriggers[i].lines, .nlines = retriggers[i].nlines};
     for (long i = 0; i < passed; i++) runs[nruns++] = (rt_verdict_run){.state = RT_RUN_PASSED};
 
+    bool tracked_line[RT_VERDICT_MAX_LINES] = {false};
+    for (size_t i = 0; i < original.nlines && i < RT_VERDICT_MAX_LINES; i++)
+        tracked_line[i] = rt_bugsug_tracking_bug(&original, &original.lines[i]) != 0;
     rt_verdict_input in = {.original = original.lines,
                            .noriginal = original.nlines,
-                           .original_tracked = original.ntracked,
+                           .original_tracked = tracked_line,
                            .runs = runs,
                            .nruns = nruns,
                            .threshold = (int)threshold};

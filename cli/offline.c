@@ -88,11 +88,17 @@ static json_t *errorsummary_json(const rt_errorsummary *es)
 {
     const char *reason = NULL;
     rt_es_kind kind = rt_errorsummary_classify(es, &reason);
-    json_t *failing = json_array(), *failures = json_array();
-    bool whole = failing && failures;
-    for (size_t i = 0; whole && i < es->ngroups; i++)
+    json_t *failing = json_array(), *failures = json_array(), *unfinished = json_array();
+    json_t *not_run = json_array();
+    bool whole = failing && failures && unfinished && not_run;
+    for (size_t i = 0; whole && i < es->ngroups; i++) {
         if (rt_errorsummary_group_failed(es, &es->groups[i]))
             whole = append(failing, json_string(es->groups[i].name));
+        if (whole && rt_errorsummary_group_unfinished(&es->groups[i]))
+            whole = append(unfinished, json_string(es->groups[i].name));
+        if (whole && rt_errorsummary_group_not_run(&es->groups[i]))
+            whole = append(not_run, json_string(es->groups[i].name));
+    }
     for (size_t i = 0; whole && i < es->nfailures; i++) {
         const rt_es_failure *f = &es->failures[i];
         whole = append(failures, json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s}", "test", f->test,
@@ -102,12 +108,17 @@ static json_t *errorsummary_json(const rt_errorsummary *es)
     if (!whole) {
         json_decref(failing);
         json_decref(failures);
+        json_decref(unfinished);
+        json_decref(not_run);
         return NULL;
     }
-    return json_pack("{s:s, s:s, s:b, s:o, s:o, s:I, s:I}", "kind", rt_es_kind_name(kind), "reason",
-                     reason, "complete", rt_errorsummary_complete(es), "failing_groups", failing,
-                     "failures", failures, "failures_not_listed", (json_int_t)es->failures_dropped,
-                     "bad_lines", (json_int_t)es->bad_lines);
+    return json_pack("{s:s, s:s, s:b, s:s?, s:o, s:o, s:o, s:o, s:I, s:I, s:I}", "kind",
+                     rt_es_kind_name(kind), "reason", reason, "complete",
+                     rt_errorsummary_complete(es), "incomplete", rt_errorsummary_incomplete_why(es),
+                     "groups_without_result", unfinished, "groups_not_run", not_run,
+                     "failing_groups", failing, "failures", failures, "failures_not_listed",
+                     (json_int_t)es->failures_dropped, "bad_lines", (json_int_t)es->bad_lines,
+                     "artifacts_without_test_groups", (json_int_t)es->artifacts_without_groups);
 }
 
 static void print_json(json_t *value)
@@ -124,8 +135,11 @@ int rt_cli_errorsummary(int argc, char **argv, rt_config *cfg)
                 "usage: retrig errorsummary FILE...\n"
                 "Parses errorsummary artifacts of one run and prints\n"
                 "{\"kind\": \"test-failure\"|\"infra\"|\"pass\", \"reason\", \"complete\",\n"
-                " \"failing_groups\": [...], \"failures\": [{test, subtest, status, expected,\n"
-                " message, group}], \"failures_not_listed\", \"bad_lines\"}.\n");
+                " \"incomplete\" (why not complete: no-test-groups, group-without-result, ...),\n"
+                " \"groups_without_result\": [...] (groups that had to finish and did not),\n"
+                " \"groups_not_run\": [...] (listed, no test logged), \"failing_groups\": [...],\n"
+                " \"failures\": [{test, subtest, status, expected, message, group}],\n"
+                " \"failures_not_listed\", \"bad_lines\", \"artifacts_without_test_groups\"}.\n");
         return argc < 2 ? 2 : 0;
     }
     rt_errorsummary es = {0};

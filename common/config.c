@@ -71,9 +71,6 @@ const rt_config_key rt_config_keys[] = {
      "600000",
      0, 0, false,
      "waits before looking again at logs not parsed or upstream errors; then undecided"},
-    {"decide_drop_single_tracking", RT_CFG_BOOL, OFF(decide_drop_single_tracking), "true", 0, 0,
-     false,
-     "ignore failure lines tracked by an open Treeherder single tracking bug for their test"},
     {"decide_max_retriggers", RT_CFG_INT, OFF(decide_max_retriggers), "10", 1, 64, false,
      "adaptive policy: most retriggers for one failure, counting those already there; then the "
      "posterior decides (low-confidence)"},
@@ -298,14 +295,33 @@ static bool parse_number(const char *value, long min, long max, long *out)
     return true;
 }
 
+/* Keys that existed once: a configuration naming one is refused with what became of it. */
+static const struct {
+    const char *key, *why;
+} g_removed[] = {
+    {"decide_drop_single_tracking",
+     "tracked lines are now compared: a reproduced one is a regression "
+     "(reproduced-known-intermittent)"},
+};
+
+static bool unknown_key(const char *key, size_t len, const char *origin, char *errstr)
+{
+    if (find_key(key, len)) return false;
+    for (size_t i = 0; i < sizeof g_removed / sizeof g_removed[0]; i++)
+        if (strlen(g_removed[i].key) == len && !strncmp(g_removed[i].key, key, len)) {
+            rt_set_errstr(errstr, "%s: configuration key '%.*s' was removed (%s); remove it",
+                          origin, (int)len, key, g_removed[i].why);
+            return true;
+        }
+    rt_set_errstr(errstr, "%s: unknown configuration key '%.*s'", origin, (int)len, key);
+    return true;
+}
+
 int rt_config_set(rt_config *cfg, const char *key, const char *value, const char *origin,
                   char *errstr)
 {
+    if (unknown_key(key, strlen(key), origin, errstr)) return RT_ECONFIG;
     const rt_config_key *k = find_key(key, strlen(key));
-    if (!k) {
-        rt_set_errstr(errstr, "%s: unknown configuration key '%s'", origin, key);
-        return RT_ECONFIG;
-    }
     char *field = (char *)cfg + k->offset;
     switch (k->type) {
     case RT_CFG_STRING: {
@@ -563,10 +579,7 @@ static int apply_environment(rt_config *cfg, char *errstr)
         key[len] = '\0';
         char origin[128];
         snprintf(origin, sizeof origin, "environment variable RETRIG_%.*s", (int)len, name);
-        if (!find_key(key, len)) {
-            rt_set_errstr(errstr, "%s: unknown configuration key '%s'", origin, key);
-            return RT_ECONFIG;
-        }
+        if (unknown_key(key, len, origin, errstr)) return RT_ECONFIG;
         int rc = rt_config_set(cfg, key, eq + 1, origin, errstr);
         if (rc != RT_OK) return rc;
     }

@@ -49,7 +49,6 @@ typedef struct rt_config {
     bool decide_cancel_pending;
     double decide_confidence;
     rt_config_list decide_delays_ms;
-    bool decide_drop_single_tracking;
     int decide_max_retriggers;
     char *decide_policy;
     double decide_prior_regression;

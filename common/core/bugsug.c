@@ -137,9 +137,14 @@ static bool seen(const rt_failure_line *line, const rt_bugsug *bs)
 {
     for (size_t i = 0; i < bs->nlines; i++)
         if (rt_failure_line_equal(line, &bs->lines[i])) return true;
-    for (size_t i = 0; i < bs->ntracked; i++)
-        if (rt_failure_line_equal(line, &bs->tracked[i].line)) return true;
     return false;
+}
+
+long rt_bugsug_tracking_bug(const rt_bugsug *bs, const rt_failure_line *line)
+{
+    for (size_t i = 0; i < bs->ntracked; i++)
+        if (rt_failure_line_equal(line, &bs->tracked[i].line)) return bs->tracked[i].bug_id;
+    return 0;
 }
 
 int rt_bugsug_parse(const char *json, size_t len, const rt_bugsug_options *opts, rt_bugsug *out,
@@ -203,15 +208,14 @@ int rt_bugsug_parse(const char *json, size_t len, const rt_bugsug_options *opts,
         if (seen(&line, out)) {
             out->duplicates++;
             rt_failure_line_free(&line);
-        } else if (opts->drop_single_tracking && stb != 0) {
-            if (out->ntracked < max_lines) {
-                out->tracked[out->ntracked].line = line; /* ownership moves */
-                out->tracked[out->ntracked++].bug_id = stb;
-                memset(&line, 0, sizeof line);
-            } else {
-                rt_failure_line_free(&line);
-            }
         } else if (out->nlines < max_lines) {
+            if (stb != 0) {
+                /* Context: the line stays a failure line like any other. */
+                rt_bugsug_tracked *t = &out->tracked[out->ntracked];
+                if ((rc = rt_failure_line_copy(&t->line, &line)) != RT_OK) goto out;
+                t->bug_id = stb;
+                out->ntracked++;
+            }
             out->lines[out->nlines++] = line; /* ownership moves */
             memset(&line, 0, sizeof line);
         } else {

@@ -5,9 +5,10 @@
  * The response is a JSON array of {search, search_terms, path_end, bugs: {open_recent[],
  * all_others[]}, line_number, counter, failure_new_in_rev} (the last three only from the
  * live API). `search` is the error line Treeherder already cleaned; entries whose line is not
- * TEST-UNEXPECTED-* are counted and skipped; each kept line goes through rt_failure_line
- * (common/core/failure_line.h), and a line seen twice in one run is kept once. Untrusted input:
- * the document and the line count are capped, a wrong type is RT_EPROTO with a reason.
+ * a failure line (TEST-UNEXPECTED-* or PROCESS-CRASH) are counted and skipped; each kept line goes
+ * through rt_failure_line (common/core/failure_line.h), and a line seen twice in one run is kept
+ * once. Untrusted input: the document and the line count are capped, a wrong type is RT_EPROTO with
+ * a reason.
  *
  * Single tracking bugs. Treeherder's bug filer (ui/shared/BugFiler.jsx) files a bug for a
  * test rather than for one message as "Intermittent <test path> | single tracking bug", with
@@ -15,8 +16,10 @@
  * prefix to "Frequent"/"Perma". Mozilla's tools recognise them by the summary alone
  * (mach test-info: summary.endswith("single tracking bug"), the test being the last word
  * before the " | "). Bug suggestions list such a bug for any failure of that test, because
- * Treeherder searches the bug cache by the test file name. The rule here, used when
- * drop_single_tracking is set: a line is tracked, and dropped, when one of its suggested
+ * Treeherder searches the bug cache by the test file name. A tracked line is context: it is
+ * kept in `lines` like any other (a known intermittent that starts reproducing every time
+ * is what sheriffs must see: verdict.h), and listed in `tracked` with its bug. The rule: a
+ * line is tracked when one of its suggested
  * bugs (open_recent or all_others: an open bug not touched for a while is listed under
  * all_others) is
  *   - open: resolution "" or null, and status not RESOLVED, VERIFIED or CLOSED;
@@ -41,9 +44,8 @@
 #define RT_BUGSUG_MAX_ENTRIES 100000              /* entries looked at */
 
 typedef struct rt_bugsug_options {
-    bool drop_single_tracking; /* drop lines tracked by an open single tracking bug */
-    size_t max_lines;          /* 0: RT_BUGSUG_MAX_LINES (never more) */
-    size_t max_bytes;          /* 0: RT_BUGSUG_MAX_BYTES */
+    size_t max_lines; /* 0: RT_BUGSUG_MAX_LINES (never more) */
+    size_t max_bytes; /* 0: RT_BUGSUG_MAX_BYTES */
 } rt_bugsug_options;
 
 typedef struct rt_bugsug_tracked {
@@ -52,9 +54,9 @@ typedef struct rt_bugsug_tracked {
 } rt_bugsug_tracked;
 
 typedef struct rt_bugsug {
-    rt_failure_line *lines; /* the run's distinct TEST-UNEXPECTED lines, in response order */
+    rt_failure_line *lines; /* the run's distinct failure lines, in response order */
     size_t nlines;
-    rt_bugsug_tracked *tracked; /* lines dropped as tracked by a single tracking bug */
+    rt_bugsug_tracked *tracked; /* copies of the lines tracked by a single tracking bug */
     size_t ntracked;
     size_t entries;     /* entries in the response */
     size_t other_lines; /* entries that are not TEST-UNEXPECTED lines */
@@ -64,7 +66,7 @@ typedef struct rt_bugsug {
 
 /* Parses one response. On failure returns RT_EPROTO (not JSON, or a wrong type: errstr
  * names the entry and field), RT_ETOOBIG or RT_ENOMEM, and *out is left empty.
- * opts may be NULL (defaults, single tracking bugs kept). */
+ * opts may be NULL (defaults). */
 RT_MUSTCHECK int rt_bugsug_parse(const char *json, size_t len, const rt_bugsug_options *opts,
                                  rt_bugsug *out, char *errstr);
 
@@ -72,6 +74,10 @@ RT_MUSTCHECK int rt_bugsug_parse(const char *json, size_t len, const rt_bugsug_o
  * test? Exposed for tests and for `retrig explain`. */
 bool rt_bugsug_is_single_tracking_bug(const char *summary, const char *status,
                                       const char *resolution, const char *test);
+
+/* The single tracking bug of a line of this run (its id, -1 when it has none), or 0 when the
+ * line is not tracked. */
+long rt_bugsug_tracking_bug(const rt_bugsug *bs, const rt_failure_line *line);
 
 void rt_bugsug_free(rt_bugsug *bs);
 

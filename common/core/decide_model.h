@@ -50,7 +50,7 @@
  * are >= 1 and Fb exceeds their betas, which rt_decide_settings_check requires.
  *
  * Hints from classification move the prior, never the evidence: an open single tracking
- * bug for the line's test (kept: decide_drop_single_tracking off), a Treeherder
+ * bug for the line's test (a tracked line is still compared: verdict.h), a Treeherder
  * classification of the original as intermittent, or a tier-3 job multiply the prior odds
  * by hint_factor (0.25, 0.25, 0.5; judgement, not fitted). Reproductions still decide: with
  * every hint, ten reproductions in ten of a test without history give p = 0.99998.

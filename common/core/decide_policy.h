@@ -15,8 +15,8 @@
  *
  * The evidence is the same for all three: rt_verdict_input (the original's lines, the
  * retriggers' states and lines). rt_verdict_decide counts it once; an original without
- * compared lines is decided by the seed rule for every policy (undecided no-failure-lines,
- * or intermittent single-tracking-bug). `more` is how many retriggers a policy would
+ * compared lines is decided by the seed rule for every policy (undecided no-failure-lines).
+ * `more` is how many retriggers a policy would
  * request now to reach its plan; it is 0 once a policy has what it wants. */
 #ifndef RETRIG_COMMON_DECIDE_POLICY_H
 #define RETRIG_COMMON_DECIDE_POLICY_H

@@ -166,7 +166,7 @@ static int add_failure(rt_errorsummary *es, const rt_jscan *js, const char *stat
     if (!f->test && rc == RT_OK) f->test = strdup("");
     f->subtest = str_copy(js, rt_js_get(js, 0, "subtest"), RT_ES_MAX_FIELD, &rc);
     f->status = cut_copy(status, 64);
-    f->expected = cut_copy(expected ? expected : "PASS", 64);
+    f->expected = cut_copy(expected ? expected : status, 64);
     f->message = str_copy(js, rt_js_get(js, 0, "message"), RT_ES_MAX_FIELD, &rc);
     f->group = cut_copy(group, RT_ES_MAX_FIELD);
     es->nfailures++; /* counted even if a copy failed, so that free sees it */
@@ -192,7 +192,8 @@ static int add_result(rt_errorsummary *es, const rt_jscan *js, bool crash)
         goto out;
     }
     if (crash) es->crashes++;
-    if (!crash && status_expected(js, status, expected ? expected : "PASS")) goto out;
+    /* mozlog leaves `expected` out when it equals `status`: such a line is expected. */
+    if (!crash && (!expected || status_expected(js, status, expected))) goto out;
     /* A result outside any group is the harness itself failing (automation.py). A crash
      * line may lack a group; it still belongs to a test. */
     if (!crash && (!group || !*group)) es->harness_failure = true;
@@ -219,16 +220,24 @@ static int add_line(rt_errorsummary *es, const rt_jscan *js)
     }
     if (rt_js_streq(js, action, "test_groups")) {
         int groups = rt_js_get(js, 0, "groups");
-        if (rt_js_type_of(js, groups) != RT_JS_ARRAY) return RT_OK;
+        if (rt_js_type_of(js, groups) != RT_JS_ARRAY) {
+            es->bad_lines++;
+            return RT_OK;
+        }
+        es->test_groups_lines++;
+        size_t last = SIZE_MAX;
         for (int v = rt_js_first(js, groups); v >= 0; v = rt_js_after(js, groups, v)) {
             if (rt_js_type_of(js, v) != RT_JS_STRING) continue;
             rt_es_group *g = find_or_add_group(es, js, v, NULL, &rc);
             if (rc) return rc;
-            if (g && !g->listed) {
+            if (!g) continue;
+            if (!g->listed) {
                 g->listed = true;
                 es->groups_listed++;
             }
+            last = (size_t)(g - es->groups);
         }
+        if (last != SIZE_MAX) es->groups[last].last_listed = true;
     } else if (rt_js_streq(js, action, "group_result")) {
         int name = rt_js_get(js, 0, "group"), status = rt_js_get(js, 0, "status");
         if (rt_js_type_of(js, name) != RT_JS_STRING || rt_js_type_of(js, status) != RT_JS_STRING) {
@@ -245,7 +254,7 @@ static int add_line(rt_errorsummary *es, const rt_jscan *js)
             int d = rt_js_get(js, 0, "duration");
             if (rt_js_type_of(js, d) == RT_JS_INTEGER) g->duration_ms = (long)rt_js_integer(js, d);
         }
-    } else if (rt_js_streq(js, action, "test_result")) {
+    } else if (rt_js_streq(js, action, "test_result") || rt_js_streq(js, action, "test_status")) {
         return add_result(es, js, false);
     } else if (rt_js_streq(js, action, "crash")) {
         return add_result(es, js, true);
@@ -257,6 +266,7 @@ static int add_line(rt_errorsummary *es, const rt_jscan *js)
 int rt_errorsummary_add(rt_errorsummary *es, const char *text, size_t len)
 {
     es->artifacts++;
+    size_t test_groups_before = es->test_groups_lines;
     if (es->timed_out) return RT_ETIMEDOUT;
     size_t max_bytes = es->max_bytes ? es->max_bytes : (size_t)RT_ES_MAX_BYTES;
     if (es->too_big || len > max_bytes - (es->bytes < max_bytes ? es->bytes : max_bytes)) {
@@ -302,6 +312,10 @@ int rt_errorsummary_add(rt_errorsummary *es, const char *text, size_t len)
         if (rc) break;
     }
     rt_jscan_free(&js);
+    /* A harness writes test_groups first: an artifact without it (empty, or cut before its
+     * first line) says nothing of what ran. */
+    if (rc == RT_OK && !es->too_big && es->test_groups_lines == test_groups_before)
+        es->artifacts_without_groups++;
     return rc;
 }
 
@@ -316,13 +330,33 @@ bool rt_errorsummary_group_failed(const rt_errorsummary *es, const rt_es_group *
     return (group->status && !status_ok(group->status)) || group->failed_tests > 0;
 }
 
+bool rt_errorsummary_group_unfinished(const rt_es_group *group)
+{
+    return group->listed && !group->status && (group->last_listed || group->failed_tests > 0);
+}
+
+bool rt_errorsummary_group_not_run(const rt_es_group *group)
+{
+    return group->listed && !group->status && !rt_errorsummary_group_unfinished(group);
+}
+
+const char *rt_errorsummary_incomplete_why(const rt_errorsummary *es)
+{
+    if (es->artifacts == 0) return "no-errorsummary";
+    if (es->timed_out) return "parse-timeout";
+    if (es->too_big) return "too-big";
+    if (es->bad_lines > 0) return "bad-lines";
+    if (es->artifacts_without_groups > 0) return "no-test-groups";
+    if (es->harness_failure) return "harness-failure";
+    if (es->groups_listed > 0 && es->group_results == 0) return "no-group-result";
+    for (size_t i = 0; i < es->ngroups; i++)
+        if (rt_errorsummary_group_unfinished(&es->groups[i])) return "group-without-result";
+    return NULL;
+}
+
 bool rt_errorsummary_complete(const rt_errorsummary *es)
 {
-    if (es->artifacts == 0 || es->bad_lines > 0 || es->too_big || es->timed_out ||
-        es->harness_failure)
-        return false;
-    if (es->groups_listed > 0 && es->group_results == 0) return false;
-    return true;
+    return rt_errorsummary_incomplete_why(es) == NULL;
 }
 
 rt_es_kind rt_errorsummary_classify(const rt_errorsummary *es, const char **reason)

@@ -34,7 +34,7 @@ typedef struct rt_es_failure {
     char *test;
     char *subtest;  /* may be NULL */
     char *status;   /* FAIL, TIMEOUT, CRASH, ERROR, ... */
-    char *expected; /* PASS when the line had none */
+    char *expected; /* the line's expected status (a crash line: its status) */
     char *message;  /* may be NULL */
     char *group;    /* "" for a harness-level failure */
 } rt_es_failure;
@@ -44,6 +44,7 @@ typedef struct rt_es_group {
     size_t name_len;
     char *status;        /* the group_result status, or NULL when listed but never finished */
     bool listed;         /* named in test_groups */
+    bool last_listed;    /* the last group of a test_groups line */
     long duration_ms;    /* -1 when unknown */
     size_t failed_tests; /* unexpected results in the group (listed or not) */
 } rt_es_group;
@@ -62,10 +63,12 @@ typedef struct rt_errorsummary {
     size_t group_results;
     size_t groups_listed;
     size_t crashes;
-    bool harness_failure; /* a test_result outside any group (group "") */
-    bool too_big;         /* a cap was hit: parsing stopped, the summary is incomplete */
-    bool timed_out;       /* the caller's deadline passed: parsing stopped */
-    size_t bytes;         /* of every artifact added */
+    size_t test_groups_lines;        /* test_groups lines read */
+    size_t artifacts_without_groups; /* artifacts with no test_groups line (an empty one too) */
+    bool harness_failure;            /* a test_result outside any group (group "") */
+    bool too_big;                    /* a cap was hit: parsing stopped, the summary is incomplete */
+    bool timed_out;                  /* the caller's deadline passed: parsing stopped */
+    size_t bytes;                    /* of every artifact added */
 
     /* Set by rt_errorsummary_init (a zeroed summary works, with a known hash key and the
      * default byte cap): */
@@ -93,12 +96,38 @@ RT_MUSTCHECK int rt_errorsummary_add(rt_errorsummary *es, const char *text, size
 /* Verdict of the data: kind, and a reason code:
  *   pass:         "no-test-failure"
  *   test-failure: "test-failure"
- *   infra:        "incomplete-errorsummary" (bad or truncated line, groups listed but not
- *                 one group_result, a harness-level failure, a size cap hit)
- * A summary with no artifacts at all is infra "no-errorsummary". */
+ *   infra:        "incomplete-errorsummary" (rt_errorsummary_incomplete_why says which)
+ * A summary with no artifacts at all is infra "no-errorsummary".
+ *
+ * Result lines follow mozlog: a test_result (or test_status) line is a failure when its
+ * `expected` is present and differs from `status`, and `status` is not SKIP nor one of its
+ * known_intermittent statuses; mozlog leaves `expected` out when it equals `status`, so a
+ * line without it is an expected result. A crash line is always a failure. */
 rt_es_kind rt_errorsummary_classify(const rt_errorsummary *es, const char **reason);
-/* True when the data is complete (see incomplete-errorsummary above). */
+/* Why the summary is incomplete, or NULL when it is complete. The first that applies of:
+ *   "no-errorsummary"       no artifact at all;
+ *   "parse-timeout"         the caller's deadline passed;
+ *   "too-big"               a cap was hit;
+ *   "bad-lines"             a line is not a JSON object with an action (cut or garbled);
+ *   "no-test-groups"        an artifact has no test_groups line (an empty file included);
+ *   "harness-failure"       a failing result outside any group;
+ *   "no-group-result"       groups are listed and not one has a group_result (mozlog writes
+ *                           them all when the suite ends: the harness never got there);
+ *   "group-without-result"  a listed group that had to finish has no group_result: the last
+ *                           group of a test_groups line, or one with failing results.
+ * A listed group without a result followed by groups that finished logged no test at all
+ * (mozlog writes a group_result only for a group whose tests logged something: its tests
+ * were all filtered out); it is "not run" (rt_errorsummary_group_not_run), not missing.
+ * Recorded runs have such groups (Treeherder's sample mochitest-browser-chrome summaries
+ * list browser/components/tests/browser/whats_new_page/browser.ini 21st of 30 with no
+ * result, the 9 groups after it finished). */
+const char *rt_errorsummary_incomplete_why(const rt_errorsummary *es);
+/* True when rt_errorsummary_incomplete_why is NULL. */
 bool rt_errorsummary_complete(const rt_errorsummary *es);
+/* True when the group had to finish and has no group_result (see group-without-result). */
+bool rt_errorsummary_group_unfinished(const rt_es_group *group);
+/* True when the group was listed, has no group_result and did not have to finish. */
+bool rt_errorsummary_group_not_run(const rt_es_group *group);
 /* True when the group did not end OK (or SKIP), or one of its tests failed. Constant time. */
 bool rt_errorsummary_group_failed(const rt_errorsummary *es, const rt_es_group *group);
 const char *rt_es_kind_name(rt_es_kind kind);

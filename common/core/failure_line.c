@@ -486,7 +486,9 @@ int rt_failure_line_parse(const char *text, size_t len, rt_failure_line *line)
     size_t start = skip_prefixes(clean, n);
     const char *s = clean + start;
     n -= start;
-    if (!starts_with(s, 0, n, RT_FAILURE_LINE_PREFIX)) {
+    size_t crash = sizeof RT_FAILURE_LINE_CRASH - 1;
+    bool is_crash = starts_with(s, 0, n, RT_FAILURE_LINE_CRASH) && (n == crash || s[crash] == ' ');
+    if (!is_crash && !starts_with(s, 0, n, RT_FAILURE_LINE_PREFIX)) {
         rc = RT_ENOTFOUND;
         goto out;
     }

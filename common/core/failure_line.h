@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* failure_line.h - the one normaliser of TEST-UNEXPECTED-* failure lines, so that the same
- * failure compares equal across runs (retrig-decide) and across pushes and branches (test
- * history). Pure: no I/O, no globals. Thread-safe (each call owns its output).
+/* failure_line.h - the one normaliser of failure lines (TEST-UNEXPECTED-* and PROCESS-CRASH),
+ * so that the same failure compares equal across runs (retrig-decide) and across pushes and
+ * branches (test history). Pure: no I/O, no globals. Thread-safe (each call owns its output).
  *
- * A line is kept only when, after the clean-up below, it starts with "TEST-UNEXPECTED-".
+ * A line is kept only when, after the clean-up below, it starts with "TEST-UNEXPECTED-" or
+ * is a crash line, "PROCESS-CRASH | <test> | <message>" (the word PROCESS-CRASH followed by a
+ * space or nothing): a run whose only failure is a crash is compared by its crash lines,
+ * "PROCESS-CRASH | a.js | application crashed [@ mozalloc_abort]", with the same rules.
  * It is split on " | " into STATUS | TEST | MESSAGE (MESSAGE keeps any further " | ").
  * The signature is "STATUS | TEST | MESSAGE" ("STATUS | TEST" when MESSAGE is empty,
  * "STATUS MESSAGE" for a line with no " | " after its status) and the hash is FNV-1a 64 of
@@ -60,6 +63,7 @@
 #include "common/core/errors.h"
 
 #define RT_FAILURE_LINE_PREFIX    "TEST-UNEXPECTED-"
+#define RT_FAILURE_LINE_CRASH     "PROCESS-CRASH"
 #define RT_FAILURE_LINE_MAX_INPUT (64 * 1024) /* bytes of one raw line considered */
 
 typedef struct rt_failure_line {

@@ -64,18 +64,27 @@ int rt_verdict_decide(const rt_verdict_input *in, rt_verdict_result *out)
 
     size_t n = (size_t)in->threshold;
     if (in->noriginal == 0) {
-        set_result(out, in->original_tracked ? RT_VERDICT_INTERMITTENT : RT_VERDICT_UNDECIDED,
-                   in->original_tracked ? "single-tracking-bug" : "no-failure-lines");
+        set_result(out, RT_VERDICT_UNDECIDED, "no-failure-lines");
         return RT_OK;
     }
     bool reachable = false;
+    long tracked_line = -1; /* the first tracked line reaching N */
     for (size_t i = 0; i < in->noriginal; i++) {
         if (out->reproduced[i] >= n) {
+            if (in->original_tracked && in->original_tracked[i]) {
+                if (tracked_line < 0) tracked_line = (long)i;
+                continue;
+            }
             out->regression_line = (long)i;
             set_result(out, RT_VERDICT_REGRESSION, "reproduced");
             return RT_OK;
         }
         if (out->reproduced[i] + out->pending >= n) reachable = true;
+    }
+    if (tracked_line >= 0) {
+        out->regression_line = tracked_line;
+        set_result(out, RT_VERDICT_REGRESSION, "reproduced-known-intermittent");
+        return RT_OK;
     }
     if (reachable || (evidence == 0 && out->pending > 0)) {
         /* Some line can still reach N, or nothing is known yet and a run may still tell. */

@@ -12,14 +12,17 @@
  *                 "cannot-reach-threshold" (decided early).
  *   not-yet       the verdict can still change: wait for the pending retriggers.
  *   undecided     the data cannot decide: "no-failure-lines" (the original has no
- *                 TEST-UNEXPECTED line to compare), "no-usable-retriggers" (every retrigger
+ *                 failure line to compare), "no-usable-retriggers" (every retrigger
  *                 was an exception or had no data), or a reason from the worker
  *                 (rt_verdict_undecided: logs-not-parsed, job-not-ingested, upstream-error).
  * Evidence: a retrigger that passed reproduced nothing; one that failed reproduced the
  * original lines it shares. An exception, or a run without data (logs failed or skipped
  * for size), counts neither way. A failed run whose logs are not parsed yet is pending.
- * An original whose every line was dropped as tracked by a single tracking bug (bugsug.h)
- * is intermittent, reason "single-tracking-bug". */
+ * A single tracking bug (bugsug.h) is context, never evidence: a line it tracks is compared
+ * like any other. A regression is named by an untracked line reaching N when there is one
+ * (reason "reproduced"); when only tracked lines reach N the reason is
+ * "reproduced-known-intermittent": a known intermittent that now reproduces, which sheriffs
+ * must see. A failure line is TEST-UNEXPECTED-* or PROCESS-CRASH (failure_line.h). */
 #ifndef RETRIG_COMMON_VERDICT_H
 #define RETRIG_COMMON_VERDICT_H
 
@@ -62,9 +65,10 @@ typedef struct rt_verdict_run {
 } rt_verdict_run;
 
 typedef struct rt_verdict_input {
-    const rt_failure_line *original; /* the original run's lines (after bugsug filtering) */
+    const rt_failure_line *original; /* the original run's failure lines (bugsug.h) */
     size_t noriginal;                /* at most RT_VERDICT_MAX_LINES */
-    size_t original_tracked;         /* original lines dropped as single-tracking-bug lines */
+    const bool *original_tracked;    /* per original line: an open single tracking bug (context
+                                      * for the reason only); NULL: none */
     const rt_verdict_run *runs;      /* the retriggers */
     size_t nruns;                    /* at most RT_VERDICT_MAX_RUNS */
     int threshold;                   /* N >= 1 */
@@ -73,8 +77,9 @@ typedef struct rt_verdict_input {
 typedef struct rt_verdict_result {
     rt_verdict verdict;
     char reason[RT_VERDICT_REASON_SIZE];
-    size_t reproduced[RT_VERDICT_MAX_LINES];  /* per original line: retriggers reproducing it */
-    long regression_line;                     /* first line reaching N, -1 when none */
+    size_t reproduced[RT_VERDICT_MAX_LINES]; /* per original line: retriggers reproducing it */
+    long regression_line; /* the line the regression is named by (first untracked line
+                           * reaching N, else first tracked one), -1 when none */
     bool run_counts[RT_VERDICT_MAX_RUNS];     /* the retrigger gave evidence (passed/failed) */
     bool run_reproduced[RT_VERDICT_MAX_RUNS]; /* it reproduced at least one original line */
     size_t pending, passed, failed, exceptions, no_data;

@@ -14,21 +14,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char errstr[RT_ERRSTR_SIZE];
-    for (int drop = 0; drop < 2; drop++) {
+    for (int small = 0; small < 2; small++) {
         rt_bugsug bs;
-        rt_bugsug_options opts = {.drop_single_tracking = drop != 0};
+        rt_bugsug_options opts = {.max_lines = small ? 2 : 0};
         if (rt_bugsug_parse((const char *)data, size, &opts, &bs, errstr) != RT_OK) {
             if (bs.lines || bs.nlines) abort(); /* failure leaves nothing behind */
             continue;
         }
-        if (bs.nlines > RT_BUGSUG_MAX_LINES || (!drop && bs.ntracked)) abort();
+        if (bs.nlines > (small ? 2 : RT_BUGSUG_MAX_LINES) || bs.ntracked > bs.nlines) abort();
+        bool tracked[RT_VERDICT_MAX_LINES] = {false};
         for (size_t i = 0; i < bs.nlines; i++) {
             const rt_failure_line *l = &bs.lines[i];
-            if (strncmp(l->signature, RT_FAILURE_LINE_PREFIX, strlen(RT_FAILURE_LINE_PREFIX)) ||
+            if ((strncmp(l->signature, RT_FAILURE_LINE_PREFIX, strlen(RT_FAILURE_LINE_PREFIX)) &&
+                 strncmp(l->signature, RT_FAILURE_LINE_CRASH, strlen(RT_FAILURE_LINE_CRASH))) ||
                 l->hash != rt_failure_line_hash(l->signature, strlen(l->signature)))
                 abort();
             for (size_t j = 0; j < i; j++)
                 if (rt_failure_line_equal(l, &bs.lines[j])) abort(); /* kept once */
+            tracked[i] = rt_bugsug_tracking_bug(&bs, l) != 0;
+        }
+        for (size_t t = 0; t < bs.ntracked; t++) { /* every tracked line is one of the lines */
+            bool found = false;
+            for (size_t i = 0; i < bs.nlines && !found; i++)
+                found = rt_failure_line_equal(&bs.tracked[t].line, &bs.lines[i]);
+            if (!found) abort();
         }
         /* The run against itself as two failed retriggers and a pending one. */
         rt_verdict_run runs[3] = {
@@ -38,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         };
         rt_verdict_input in = {.original = bs.lines,
                                .noriginal = bs.nlines,
-                               .original_tracked = bs.ntracked,
+                               .original_tracked = tracked,
                                .runs = runs,
                                .nruns = 3,
                                .threshold = 2};

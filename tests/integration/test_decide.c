@@ -660,7 +660,7 @@ static void test_decision_carries_the_cross_branch_history_of_each_failing_line(
     char *body = rt_test_read_file(rt_test_fixture(BUGSUG), &len);
     rt_bugsug sug;
     char err[RT_ERRSTR_SIZE] = "";
-    rt_bugsug_options opts = {.drop_single_tracking = h->cfg.decide_drop_single_tracking};
+    rt_bugsug_options opts = {0};
     assert_int_equal(rt_bugsug_parse(body, len, &opts, &sug, err), RT_OK);
     free(body);
     assert_true(sug.nlines >= 2);

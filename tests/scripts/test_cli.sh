@@ -78,6 +78,25 @@ secret_env=(RETRIG_TASKCLUSTER_ACCESS_TOKEN="$token" RETRIG_TASKCLUSTER_CLIENT_I
             RETRIG_PULSE_URL="amqp://retrig:$pulse_password@127.0.0.1:1/"
             RETRIG_DATABASE_URL="postgresql://retrig:$db_password@127.0.0.1:1/retrig?connect_timeout=2"
             RETRIG_REDIS_URL="redis://:$db_password@127.0.0.1:1/0")
+# retrig errorsummary replays issue 17's completeness and mozlog rules offline.
+ES=$SRC/tests/fixtures/errorsummary
+expect "errorsummary: a group listed between finished groups is not run, the run complete" 0 \
+    '"kind":"test-failure".*"complete":true.*"groups_not_run":\["browser/components/tests/browser/whats_new_page/browser.ini"\]' \
+    -- "$BIN/retrig" errorsummary "$ES/mochitest-browser-chrome_errorsummary.log"
+printf '%s\n' '{"action": "test_groups", "groups": ["a.ini", "b.ini"]}' \
+    '{"action": "test_result", "test": "a/t.js", "group": "a.ini", "status": "FAIL", "expected": "PASS"}' \
+    '{"action": "group_result", "group": "a.ini", "status": "ERROR"}' >"$work/partial.log"
+expect "errorsummary: the last listed group without its result is incomplete, and named" 0 \
+    '"kind":"infra".*"incomplete":"group-without-result","groups_without_result":\["b.ini"\]' \
+    -- "$BIN/retrig" errorsummary "$work/partial.log"
+: >"$work/empty.log"
+expect "errorsummary: an empty file is incomplete" 0 '"kind":"infra".*"incomplete":"no-test-groups"' \
+    -- "$BIN/retrig" errorsummary "$work/empty.log"
+printf '%s\n' '{"action": "test_groups", "groups": ["a.ini"]}' \
+    '{"action": "test_result", "test": "a/t.js", "group": "a.ini", "status": "OK"}' \
+    '{"action": "group_result", "group": "a.ini", "status": "OK"}' >"$work/noexpected.log"
+expect "errorsummary: a result without expected is an expected one" 0 '"kind":"pass".*"failures":\[\]' \
+    -- "$BIN/retrig" errorsummary "$work/noexpected.log"
 expect "config prints secrets as ***" 0 "taskcluster_access_token = \*\*\*" -- \
     env "${secret_env[@]}" "$BIN/retrig" config
 expect "config with secret files" 0 "pulse_url = amqp://retrig:\*\*\*@" -- \

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/core/bugsug.h"
+#include "common/core/verdict.h"
 
 #define SUSPEND_TEST "toolkit/content/tests/browser/browser_suspend_videos_outside_viewport.js"
 
@@ -21,12 +22,11 @@ static json_t *load_fixture(void)
     return root;
 }
 
-static int parse_json(json_t *doc, bool drop, rt_bugsug *bs, char *errstr)
+static int parse_json(json_t *doc, rt_bugsug *bs, char *errstr)
 {
     char *text = json_dumps(doc, JSON_COMPACT);
     assert_non_null(text);
-    rt_bugsug_options opts = {.drop_single_tracking = drop};
-    int rc = rt_bugsug_parse(text, strlen(text), &opts, bs, errstr);
+    int rc = rt_bugsug_parse(text, strlen(text), NULL, bs, errstr);
     free(text);
     return rc;
 }
@@ -70,19 +70,21 @@ static void test_fixture_gives_its_four_test_unexpected_lines_in_order(void **st
     free(text);
 }
 
-static void test_fixture_has_no_single_tracking_bug_so_dropping_changes_nothing(void **state)
+static void test_fixture_has_no_single_tracking_bug(void **state)
 {
     (void)state;
     json_t *root = load_fixture();
     rt_bugsug bs;
     char errstr[RT_ERRSTR_SIZE];
-    assert_int_equal(parse_json(root, true, &bs, errstr), RT_OK);
+    assert_int_equal(parse_json(root, &bs, errstr), RT_OK);
     assert_int_equal(bs.nlines, 4); /* bug 1622925 is open but names one message, not the test */
+    assert_int_equal(bs.ntracked, 0);
     rt_bugsug_free(&bs);
     json_decref(root);
 }
 
-static void test_open_single_tracking_bug_for_the_test_drops_the_line_when_asked(void **state)
+/* Issue 17, item 4: the tracking bug is context; the line stays a failure line. */
+static void test_open_single_tracking_bug_for_the_test_is_context_and_keeps_the_line(void **state)
 {
     (void)state;
     json_t *root =
@@ -90,17 +92,22 @@ static void test_open_single_tracking_bug_for_the_test_drops_the_line_when_asked
                                             "Intermittent " SUSPEND_TEST " | single tracking bug"));
     rt_bugsug bs;
     char errstr[RT_ERRSTR_SIZE];
-    assert_int_equal(parse_json(root, true, &bs, errstr), RT_OK);
-    assert_int_equal(bs.nlines, 3);
+    assert_int_equal(parse_json(root, &bs, errstr), RT_OK);
+    assert_int_equal(bs.nlines, 4);
     assert_int_equal(bs.ntracked, 1);
     assert_int_equal(bs.tracked[0].bug_id, 1643981);
     assert_string_equal(bs.tracked[0].line.test, SUSPEND_TEST);
-    for (size_t i = 0; i < bs.nlines; i++) assert_string_not_equal(bs.lines[i].test, SUSPEND_TEST);
-    rt_bugsug_free(&bs);
-    /* The switch off keeps it. */
-    assert_int_equal(parse_json(root, false, &bs, errstr), RT_OK);
-    assert_int_equal(bs.nlines, 4);
-    assert_int_equal(bs.ntracked, 0);
+    size_t tracked = 0;
+    for (size_t i = 0; i < bs.nlines; i++) {
+        long bug_id = rt_bugsug_tracking_bug(&bs, &bs.lines[i]);
+        if (!strcmp(bs.lines[i].test, SUSPEND_TEST)) {
+            assert_int_equal(bug_id, 1643981);
+            tracked++;
+        } else {
+            assert_int_equal(bug_id, 0);
+        }
+    }
+    assert_int_equal(tracked, 1);
     rt_bugsug_free(&bs);
     json_decref(root);
 }
@@ -113,7 +120,7 @@ static void test_open_single_tracking_bug_listed_in_all_others_also_counts(void 
                                            "Frequent " SUSPEND_TEST " | single tracking bug"));
     rt_bugsug bs;
     char errstr[RT_ERRSTR_SIZE];
-    assert_int_equal(parse_json(root, true, &bs, errstr), RT_OK);
+    assert_int_equal(parse_json(root, &bs, errstr), RT_OK);
     assert_int_equal(bs.ntracked, 1);
     rt_bugsug_free(&bs);
     json_decref(root);
@@ -136,8 +143,8 @@ static void test_closed_or_other_tests_single_tracking_bug_keeps_the_line(void *
         json_t *root = fixture_with_bug("open_recent", cases[i]);
         rt_bugsug bs;
         char errstr[RT_ERRSTR_SIZE];
-        assert_int_equal(parse_json(root, true, &bs, errstr), RT_OK);
-        if (bs.nlines != 4) fail_msg("case %zu dropped the line", i);
+        assert_int_equal(parse_json(root, &bs, errstr), RT_OK);
+        if (bs.nlines != 4 || bs.ntracked != 0) fail_msg("case %zu tracked the line", i);
         rt_bugsug_free(&bs);
         json_decref(root);
     }
@@ -200,7 +207,7 @@ static void test_lines_beyond_the_cap_are_counted_not_kept(void **state)
     }
     rt_bugsug bs;
     char errstr[RT_ERRSTR_SIZE];
-    assert_int_equal(parse_json(doc, false, &bs, errstr), RT_OK);
+    assert_int_equal(parse_json(doc, &bs, errstr), RT_OK);
     assert_int_equal(bs.nlines, RT_BUGSUG_MAX_LINES);
     assert_int_equal(bs.truncated, 150 - RT_BUGSUG_MAX_LINES);
     rt_bugsug_free(&bs);
@@ -263,11 +270,42 @@ static void test_null_bugs_and_internal_issues_without_id_are_accepted(void **st
         "    \"summary\": \"Intermittent a/c.js | single tracking bug\"}]}}]";
     rt_bugsug bs;
     char errstr[RT_ERRSTR_SIZE];
-    rt_bugsug_options opts = {.drop_single_tracking = true};
-    assert_int_equal(rt_bugsug_parse(doc, strlen(doc), &opts, &bs, errstr), RT_OK);
-    assert_int_equal(bs.nlines, 1);
+    assert_int_equal(rt_bugsug_parse(doc, strlen(doc), NULL, &bs, errstr), RT_OK);
+    assert_int_equal(bs.nlines, 2);
     assert_int_equal(bs.ntracked, 1);
     assert_int_equal(bs.tracked[0].bug_id, -1);
+    rt_bugsug_free(&bs);
+}
+
+/* Issue 17, item 3: a run whose only failure is a crash has its crash line to compare. */
+static void test_crash_only_run_gives_its_crash_lines(void **state)
+{
+    (void)state;
+    const char *doc =
+        "[{\"search\": \"PROCESS-CRASH | dom/media/test/test_a.html | application crashed "
+        "[@ mozilla::dom::HTMLMediaElement::Load]\", \"bugs\": {\"open_recent\": [], "
+        "\"all_others\": []}},"
+        " {\"search\": \"Return code: 245\", \"bugs\": {\"open_recent\": [], \"all_others\": []}}]";
+    rt_bugsug bs;
+    char errstr[RT_ERRSTR_SIZE];
+    assert_int_equal(rt_bugsug_parse(doc, strlen(doc), NULL, &bs, errstr), RT_OK);
+    assert_int_equal(bs.nlines, 1);
+    assert_int_equal(bs.other_lines, 1);
+    assert_string_equal(bs.lines[0].status, "PROCESS-CRASH");
+    /* Two retriggers with the same crash: a regression, not undecided/no-failure-lines. */
+    rt_verdict_run runs[5] = {
+        {.state = RT_RUN_FAILED, .lines = bs.lines, .nlines = 1},
+        {.state = RT_RUN_FAILED, .lines = bs.lines, .nlines = 1},
+        {.state = RT_RUN_PASSED},
+        {.state = RT_RUN_PASSED},
+        {.state = RT_RUN_PASSED},
+    };
+    rt_verdict_input in = {
+        .original = bs.lines, .noriginal = bs.nlines, .runs = runs, .nruns = 5, .threshold = 2};
+    rt_verdict_result out;
+    assert_int_equal(rt_verdict_decide(&in, &out), RT_OK);
+    assert_int_equal(out.verdict, RT_VERDICT_REGRESSION);
+    assert_string_equal(out.reason, "reproduced");
     rt_bugsug_free(&bs);
 }
 
@@ -275,8 +313,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixture_gives_its_four_test_unexpected_lines_in_order),
-        cmocka_unit_test(test_fixture_has_no_single_tracking_bug_so_dropping_changes_nothing),
-        cmocka_unit_test(test_open_single_tracking_bug_for_the_test_drops_the_line_when_asked),
+        cmocka_unit_test(test_fixture_has_no_single_tracking_bug),
+        cmocka_unit_test(test_open_single_tracking_bug_for_the_test_is_context_and_keeps_the_line),
+        cmocka_unit_test(test_crash_only_run_gives_its_crash_lines),
         cmocka_unit_test(test_open_single_tracking_bug_listed_in_all_others_also_counts),
         cmocka_unit_test(test_closed_or_other_tests_single_tracking_bug_keeps_the_line),
         cmocka_unit_test(test_single_tracking_bug_rule),

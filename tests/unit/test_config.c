@@ -200,6 +200,22 @@ static void test_culprit_keys_load_and_are_validated(void **state)
     }
 }
 
+/* A key that was removed is refused with what became of it, not as a typo. */
+static void test_a_removed_key_says_what_became_of_it(void **state)
+{
+    (void)state;
+    char *path = write_temp("decide_drop_single_tracking = true\n");
+    rt_config cfg;
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_config_load(&cfg, path, err), RT_ECONFIG);
+    assert_non_null(strstr(err, "'decide_drop_single_tracking' was removed"));
+    assert_non_null(strstr(err, "reproduced-known-intermittent"));
+    assert_non_null(strstr(err, "line 1"));
+    rt_config_free(&cfg);
+    unlink(path);
+    free(path);
+}
+
 static void test_unknown_environment_variable_is_an_error(void **state)
 {
     (void)state;
@@ -342,6 +358,7 @@ int main(void)
         cmocka_unit_test_setup(test_unknown_key_names_key_and_line, setup),
         cmocka_unit_test_setup(test_bad_values_name_the_key, setup),
         cmocka_unit_test_setup(test_culprit_keys_load_and_are_validated, setup),
+        cmocka_unit_test_setup(test_a_removed_key_says_what_became_of_it, setup),
         cmocka_unit_test_setup(test_unknown_environment_variable_is_an_error, setup),
         cmocka_unit_test_setup(test_bad_environment_value_names_the_variable, setup),
         cmocka_unit_test_setup(test_secret_files_are_read_and_never_printed, setup),

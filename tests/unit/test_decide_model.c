@@ -487,9 +487,11 @@ static void test_policy_seed_is_verdict_c_on_its_cases(void **state)
         rt_failure_line lines[MAX_CASE_RUNS][5];
         rt_verdict_run runs[MAX_CASE_RUNS];
         case_runs(c, lines, runs);
+        bool tracked[4];
+        for (size_t k = 0; k < 4; k++) tracked[k] = (c->tracked >> k) & 1;
         rt_verdict_input evidence = {.original = original.lines,
                                      .noriginal = c->noriginal,
-                                     .original_tracked = c->tracked,
+                                     .original_tracked = tracked,
                                      .runs = runs,
                                      .nruns = c->nruns,
                                      .threshold = c->threshold};

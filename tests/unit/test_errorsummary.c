@@ -40,6 +40,16 @@ static void test_mochitest_failures_are_a_test_failure_with_their_groups(void **
         if (rt_errorsummary_group_failed(&es, &es.groups[i])) failing++;
     assert_int_equal(failing, 3); /* two ERROR group_results plus the group with failing tests */
     assert_int_equal(es.groups_listed, 30);
+    /* whats_new_page is listed 21st of 30 and logged no test: not run, not missing. */
+    size_t not_run = 0;
+    for (size_t i = 0; i < es.ngroups; i++)
+        if (rt_errorsummary_group_not_run(&es.groups[i])) {
+            not_run++;
+            assert_string_equal(es.groups[i].name,
+                                "browser/components/tests/browser/whats_new_page/browser.ini");
+        }
+    assert_int_equal(not_run, 1);
+    assert_null(rt_errorsummary_incomplete_why(&es));
     rt_errorsummary_free(&es);
 }
 
@@ -77,15 +87,110 @@ static void test_all_groups_ok_is_a_pass(void **state)
     rt_errorsummary_free(&es);
 }
 
-static void test_single_failure_line_without_groups_is_a_test_failure(void **state)
+/* Issue 17, item 5: a summary without test_groups says nothing of what ran. */
+static void test_single_failure_line_without_groups_is_incomplete(void **state)
 {
     (void)state;
     rt_errorsummary es;
     const char *reason = NULL;
     assert_int_equal(classify_fixture("errorsummary/plain-chunked_errorsummary.log", &es, &reason),
-                     RT_ES_TEST_FAILURE);
-    assert_int_equal(es.nfailures, 1);
+                     RT_ES_INFRA);
+    assert_string_equal(reason, "incomplete-errorsummary");
+    assert_string_equal(rt_errorsummary_incomplete_why(&es), "no-test-groups");
+    assert_int_equal(es.nfailures, 1);   /* still parsed, for `retrig errorsummary` */
     assert_null(es.failures[0].message); /* "message": null in the file */
+    rt_errorsummary_free(&es);
+}
+
+/* Issue 17, item 5: groups A and B listed, a group_result for A only: B, the last group
+ * listed, never finished. An empty artifact, or one next to a complete one, is
+ * incomplete too. */
+static void test_a_listed_group_without_its_result_is_incomplete(void **state)
+{
+    (void)state;
+    const char *partial =
+        "{\"action\": \"test_groups\", \"groups\": [\"a.ini\", \"b.ini\"]}\n"
+        "{\"action\": \"test_result\", \"test\": \"a/t1.js\", \"group\": \"a.ini\", "
+        "\"status\": \"FAIL\", \"expected\": \"PASS\"}\n"
+        "{\"action\": \"group_result\", \"group\": \"a.ini\", \"status\": \"ERROR\"}\n";
+    rt_errorsummary es = {0};
+    assert_int_equal(rt_errorsummary_add(&es, partial, strlen(partial)), RT_OK);
+    const char *reason = NULL;
+    assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_INFRA);
+    assert_string_equal(reason, "incomplete-errorsummary");
+    assert_string_equal(rt_errorsummary_incomplete_why(&es), "group-without-result");
+    size_t unfinished = 0;
+    for (size_t i = 0; i < es.ngroups; i++)
+        if (rt_errorsummary_group_unfinished(&es.groups[i])) {
+            unfinished++;
+            assert_string_equal(es.groups[i].name, "b.ini");
+        }
+    assert_int_equal(unfinished, 1);
+    rt_errorsummary_free(&es);
+
+    /* A group with a failing test and no result is unfinished wherever it is listed. */
+    const char *failing_unfinished =
+        "{\"action\": \"test_groups\", \"groups\": [\"a.ini\", \"b.ini\"]}\n"
+        "{\"action\": \"test_result\", \"test\": \"a/t1.js\", \"group\": \"a.ini\", "
+        "\"status\": \"FAIL\", \"expected\": \"PASS\"}\n"
+        "{\"action\": \"group_result\", \"group\": \"b.ini\", \"status\": \"OK\"}\n";
+    assert_int_equal(rt_errorsummary_add(&es, failing_unfinished, strlen(failing_unfinished)),
+                     RT_OK);
+    assert_string_equal(rt_errorsummary_incomplete_why(&es), "group-without-result");
+    rt_errorsummary_free(&es);
+
+    /* Both results: complete, a test failure. */
+    const char *whole =
+        "{\"action\": \"test_groups\", \"groups\": [\"a.ini\", \"b.ini\"]}\n"
+        "{\"action\": \"test_result\", \"test\": \"a/t1.js\", \"group\": \"a.ini\", "
+        "\"status\": \"FAIL\", \"expected\": \"PASS\"}\n"
+        "{\"action\": \"group_result\", \"group\": \"a.ini\", \"status\": \"ERROR\"}\n"
+        "{\"action\": \"group_result\", \"group\": \"b.ini\", \"status\": \"OK\"}\n";
+    assert_int_equal(rt_errorsummary_add(&es, whole, strlen(whole)), RT_OK);
+    assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_TEST_FAILURE);
+    /* ...until an empty artifact of the same run comes along. */
+    assert_int_equal(rt_errorsummary_add(&es, "", 0), RT_OK);
+    assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_INFRA);
+    assert_string_equal(rt_errorsummary_incomplete_why(&es), "no-test-groups");
+    assert_int_equal(es.artifacts_without_groups, 1);
+    rt_errorsummary_free(&es);
+
+    /* An empty file alone is incomplete, not "complete, no-test-failure". */
+    assert_int_equal(rt_errorsummary_add(&es, "\n", 1), RT_OK);
+    assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_INFRA);
+    assert_string_equal(rt_errorsummary_incomplete_why(&es), "no-test-groups");
+    rt_errorsummary_free(&es);
+}
+
+/* Issue 17, item 6: mozlog leaves `expected` out when the status was the expected one. */
+static void test_a_result_without_expected_is_an_expected_result(void **state)
+{
+    (void)state;
+    const char *text = "{\"action\": \"test_groups\", \"groups\": [\"a.ini\"]}\n"
+                       "{\"action\": \"test_result\", \"test\": \"a/ok.js\", \"group\": \"a.ini\", "
+                       "\"status\": \"OK\"}\n"
+                       "{\"action\": \"test_status\", \"test\": \"a/ok.js\", \"subtest\": \"s\", "
+                       "\"group\": \"a.ini\", \"status\": \"FAIL\"}\n"
+                       "{\"action\": \"group_result\", \"group\": \"a.ini\", \"status\": \"OK\"}\n";
+    rt_errorsummary es = {0};
+    assert_int_equal(rt_errorsummary_add(&es, text, strlen(text)), RT_OK);
+    const char *reason = NULL;
+    assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_PASS);
+    assert_int_equal(es.nfailures, 0);
+    rt_errorsummary_free(&es);
+    /* With `expected` present and different, the same status lines are failures. */
+    const char *failing =
+        "{\"action\": \"test_groups\", \"groups\": [\"a.ini\"]}\n"
+        "{\"action\": \"test_result\", \"test\": \"a/ok.js\", \"group\": \"a.ini\", "
+        "\"status\": \"OK\", \"expected\": \"ERROR\"}\n"
+        "{\"action\": \"test_status\", \"test\": \"a/ok.js\", \"subtest\": \"s\", "
+        "\"group\": \"a.ini\", \"status\": \"FAIL\", \"expected\": \"PASS\"}\n"
+        "{\"action\": \"group_result\", \"group\": \"a.ini\", \"status\": \"ERROR\"}\n";
+    assert_int_equal(rt_errorsummary_add(&es, failing, strlen(failing)), RT_OK);
+    assert_int_equal(rt_errorsummary_classify(&es, &reason), RT_ES_TEST_FAILURE);
+    assert_int_equal(es.nfailures, 2);
+    assert_string_equal(es.failures[0].expected, "ERROR");
+    assert_string_equal(es.failures[1].subtest, "s");
     rt_errorsummary_free(&es);
 }
 
@@ -179,7 +284,12 @@ static void test_failures_beyond_the_cap_are_counted_not_kept(void **state)
 {
     (void)state;
     rt_errorsummary es = {0};
-    const char *line = "{\"action\": \"test_result\", \"test\": \"t\", \"group\": \"g.ini\", "
+    const char *head =
+        "{\"action\": \"test_groups\", \"groups\": [\"g.ini\"]}\n"
+        "{\"action\": \"group_result\", \"group\": \"g.ini\", \"status\": \"ERROR\"}\n";
+    assert_int_equal(rt_errorsummary_add(&es, head, strlen(head)), RT_OK);
+    const char *line = "{\"action\": \"test_groups\", \"groups\": [\"g.ini\"]}\n"
+                       "{\"action\": \"test_result\", \"test\": \"t\", \"group\": \"g.ini\", "
                        "\"status\": \"FAIL\", \"expected\": \"PASS\"}\n";
     for (int i = 0; i < RT_ES_MAX_FAILURES + 10; i++)
         assert_int_equal(rt_errorsummary_add(&es, line, strlen(line)), RT_OK);
@@ -196,7 +306,9 @@ int main(void)
         cmocka_unit_test(test_mochitest_failures_are_a_test_failure_with_their_groups),
         cmocka_unit_test(test_harness_timeout_outside_any_group_is_infra),
         cmocka_unit_test(test_all_groups_ok_is_a_pass),
-        cmocka_unit_test(test_single_failure_line_without_groups_is_a_test_failure),
+        cmocka_unit_test(test_single_failure_line_without_groups_is_incomplete),
+        cmocka_unit_test(test_a_listed_group_without_its_result_is_incomplete),
+        cmocka_unit_test(test_a_result_without_expected_is_an_expected_result),
         cmocka_unit_test(test_truncated_last_line_is_incomplete),
         cmocka_unit_test(test_groups_listed_but_none_finished_is_incomplete),
         cmocka_unit_test(test_no_artifact_is_no_errorsummary),

@@ -241,7 +241,39 @@ static void test_lines_without_message_or_test(void **state)
     assert_int_equal(rt_failure_line_parse("TEST-PASS | t.js | ok", 18, &line), RT_ENOTFOUND);
     assert_null(line.signature);
     assert_int_equal(rt_failure_line_parse("", 0, &line), RT_ENOTFOUND);
-    assert_int_equal(rt_failure_line_parse("PROCESS-CRASH | t.js | x", 24, &line), RT_ENOTFOUND);
+    assert_int_equal(rt_failure_line_parse("PROCESS-CRASHED | t.js | x", 26, &line), RT_ENOTFOUND);
+}
+
+/* Issue 17, item 3: crash lines are failure lines, normalised by the same rules, so that a
+ * run whose only failure is a crash can be compared with its retriggers. */
+static void test_crash_lines_are_compared_like_the_others(void **state)
+{
+    (void)state;
+    rt_failure_line a, b, c;
+    parse_ok("12:00:01     INFO - GECKO(1234) | PROCESS-CRASH | dom/media/test/test_a.html | "
+             "application crashed [@ mozilla::dom::HTMLMediaElement::Load] pid 4321",
+             &a);
+    assert_string_equal(a.status, "PROCESS-CRASH");
+    assert_string_equal(a.test, "dom/media/test/test_a.html");
+    assert_string_equal(a.signature, "PROCESS-CRASH | dom/media/test/test_a.html | application "
+                                     "crashed [@ mozilla::dom::HTMLMediaElement::Load] pid <n>");
+    /* The same crash in a retrigger, another pid: the same failure. */
+    parse_ok("PROCESS-CRASH | dom/media/test/test_a.html | application crashed "
+             "[@ mozilla::dom::HTMLMediaElement::Load] pid 99",
+             &b);
+    assert_true(rt_failure_line_equal(&a, &b));
+    /* Another signature is another failure. */
+    parse_ok("PROCESS-CRASH | dom/media/test/test_a.html | application crashed [@ mozalloc_abort]",
+             &c);
+    assert_false(rt_failure_line_equal(&a, &c));
+    /* And a signature parses back to itself. */
+    rt_failure_line again;
+    parse_ok(a.signature, &again);
+    assert_string_equal(again.signature, a.signature);
+    rt_failure_line_free(&again);
+    rt_failure_line_free(&a);
+    rt_failure_line_free(&b);
+    rt_failure_line_free(&c);
 }
 
 static void test_hash_is_fnv1a_64_of_the_signature(void **state)
@@ -289,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_test_path_is_kept_as_is),
         cmocka_unit_test(test_lines_without_message_or_test),
         cmocka_unit_test(test_hash_is_fnv1a_64_of_the_signature),
+        cmocka_unit_test(test_crash_lines_are_compared_like_the_others),
         cmocka_unit_test(test_very_long_line_is_cut_not_crashed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,9 +65,11 @@ static void run_case(const verdict_case *c)
                                                        : RT_RUN_NO_DATA;
         runs[r] = (rt_verdict_run){.state = state, .lines = lines[r], .nlines = n};
     }
+    bool tracked[4];
+    for (size_t i = 0; i < 4; i++) tracked[i] = (c->tracked >> i) & 1;
     rt_verdict_input in = {.original = original.lines,
                            .noriginal = c->noriginal,
-                           .original_tracked = c->tracked,
+                           .original_tracked = tracked,
                            .runs = runs,
                            .nruns = c->nruns,
                            .threshold = c->threshold};

@@ -22,7 +22,7 @@ typedef struct {
     const char *name;
     int threshold;
     size_t noriginal; /* lines of the original used (0..4) */
-    size_t tracked;   /* original lines dropped as single tracking bug lines */
+    unsigned tracked; /* bit i: original line i has an open single tracking bug (context) */
     case_run runs[MAX_CASE_RUNS];
     size_t nruns;
     rt_verdict verdict;
@@ -166,15 +166,33 @@ static const verdict_case verdict_cases[] = {
      RT_VERDICT_UNDECIDED,
      "no-failure-lines",
      {0, 0, 0, 0}},
-    {"original whose lines are all single-tracking-bug lines: intermittent",
+    {"every line tracked by a single tracking bug, 5 of 5 reproduce: regression (issue 17, 4)",
      2,
-     0,
      2,
-     {{'P', 0}, {'P', 0}},
+     0x3,
+     {{'F', 0x3}, {'F', 0x3}, {'F', 0x3}, {'F', 0x3}, {'F', 0x3}},
+     5,
+     RT_VERDICT_REGRESSION,
+     "reproduced-known-intermittent",
+     {5, 5, 0, 0}},
+    {"every line tracked, none reproduced: intermittent, as for any line",
      2,
+     2,
+     0x3,
+     {{'S', 0}, {'F', 0x10}, {'S', 0}, {'S', 0}, {'S', 0}},
+     5,
      RT_VERDICT_INTERMITTENT,
-     "single-tracking-bug",
+     "not-reproduced",
      {0, 0, 0, 0}},
+    {"a tracked line and an untracked one both reproduce: named by the untracked one",
+     2,
+     2,
+     0x1,
+     {{'F', 0x3}, {'F', 0x3}, {'S', 0}},
+     3,
+     RT_VERDICT_REGRESSION,
+     "reproduced",
+     {2, 2, 0, 0}},
     {"threshold 1: the first reproduction decides",
      1,
      4,

@@ -242,7 +242,7 @@ static look look_at_run(decide *w, const set_info *s, run_info *run, int *classi
     rc = rt_th_bug_suggestions(w->http, w->cfg->treeherder_url, s->project, job.id, &body, &len,
                                errstr);
     if (rc != RT_OK) goto upstream;
-    rt_bugsug_options opts = {.drop_single_tracking = w->cfg->decide_drop_single_tracking};
+    rt_bugsug_options opts = {0};
     rc = rt_bugsug_parse(body, len, &opts, &run->lines, errstr);
     free(body);
     if (rc != RT_OK) {
@@ -346,9 +346,14 @@ static int gather(decide *w, evidence *e, rt_outcome *h)
         vruns[i].lines = e->runs[i].have_lines ? e->runs[i].lines.lines : NULL;
         vruns[i].nlines = e->runs[i].have_lines ? e->runs[i].lines.nlines : 0;
     }
+    bool tracked_line[RT_VERDICT_MAX_LINES] = {false};
+    for (size_t i = 0;
+         e->original.have_lines && i < e->original.lines.nlines && i < RT_VERDICT_MAX_LINES; i++)
+        tracked_line[i] =
+            rt_bugsug_tracking_bug(&e->original.lines, &e->original.lines.lines[i]) != 0;
     rt_verdict_input in = {.original = e->original.lines.lines,
                            .noriginal = e->original.lines.nlines,
-                           .original_tracked = e->original.lines.ntracked,
+                           .original_tracked = tracked_line,
                            .runs = vruns,
                            .nruns = e->nruns,
                            .threshold = w->cfg->decide_threshold};
@@ -473,12 +478,11 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
                   (int)nfound, "compared", (int)ncompared, "passed", (int)r->passed, "failed",
                   (int)r->failed, "exceptions", (int)r->exceptions, "no_data", (int)r->no_data,
                   "pending", (int)r->pending, "missing", (int)e->missing);
-    *stored = json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:i, s:s, s:b}",
-                        "threshold", w->cfg->decide_threshold, "verdict",
-                        rt_verdict_name(r->verdict), "reason", r->reason, "original", original,
-                        "lines", lines, "tracked", tracked, "runs", runs, "counts", counts, "times",
-                        times, "deadline", e->deadline, "attempt", req->attempt, "request_reason",
-                        req->reason, "drop_single_tracking", w->cfg->decide_drop_single_tracking);
+    *stored = json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:i, s:s}", "threshold",
+                        w->cfg->decide_threshold, "verdict", rt_verdict_name(r->verdict), "reason",
+                        r->reason, "original", original, "lines", lines, "tracked", tracked, "runs",
+                        runs, "counts", counts, "times", times, "deadline", e->deadline, "attempt",
+                        req->attempt, "request_reason", req->reason);
     if (*stored && e->classification_id >= 0)
         json_object_set_new(*stored, "classification_id", json_integer(e->classification_id));
     if (*stored && e->wait_detail[0])
