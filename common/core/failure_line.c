@@ -482,6 +482,9 @@ int rt_failure_line_parse(const char *text, size_t len, rt_failure_line *line)
     len = rt_utf8_boundary(text, len, RT_FAILURE_LINE_MAX_INPUT);
     char *clean = valid_text(clean_text(text, len));
     if (!clean) return RT_ENOMEM;
+    /* U+FFFD takes 3 bytes where a bad byte took 1: cut again, so that a signature is never
+     * longer than the input a parse reads, and parsing it again gives it back. */
+    clean[rt_utf8_boundary(clean, strlen(clean), RT_FAILURE_LINE_MAX_INPUT)] = '\0';
     size_t n = strlen(clean);
     size_t start = skip_prefixes(clean, n);
     const char *s = clean + start;
@@ -516,6 +519,16 @@ int rt_failure_line_parse(const char *text, size_t len, rt_failure_line *line)
     line->test = strndup(s + test_start, test_end - test_start);
     line->message = normalise_volatile(s + msg_start, n - msg_start);
     if (!line->status || !line->test || !line->message) goto out;
+    /* The signature is never longer than the input a parse reads (the separators it writes
+     * may be longer than the line's): the message is cut, on a character boundary and
+     * without a trailing space, so that parsing the signature gives it back. */
+    size_t fixed = strlen(line->status) + 3 + strlen(line->test) + 3;
+    if (fixed + strlen(line->message) > RT_FAILURE_LINE_MAX_INPUT) {
+        size_t keep = fixed < RT_FAILURE_LINE_MAX_INPUT ? RT_FAILURE_LINE_MAX_INPUT - fixed : 0;
+        keep = rt_utf8_boundary(line->message, strlen(line->message), keep);
+        while (keep > 0 && line->message[keep - 1] == ' ') keep--;
+        line->message[keep] = '\0';
+    }
     buf b = {0};
     buf_str(&b, line->status);
     if (line->test[0]) {

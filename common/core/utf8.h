@@ -21,7 +21,8 @@ size_t rt_utf8_boundary(const char *s, size_t len, size_t max);
  * the bytes copied; *cut (may be NULL) says whether src was longer. */
 size_t rt_utf8_copy(char *dst, size_t size, const char *src, bool *cut);
 /* vsnprintf into dst, the result cut at a character boundary when it does not fit. */
-void rt_utf8_vformat(char *dst, size_t size, const char *fmt, va_list ap);
+void rt_utf8_vformat(char *dst, size_t size, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 /* The same with arguments. */
 void rt_utf8_format(char *dst, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -945,8 +945,8 @@ static void classify_run(classify *w, rt_pulse_task *msg, rt_outcome *h)
                 break;
             }
             case RT_NEED_ERRORSUMMARY:
+                have_es = true; /* freed whatever the fetch left, a timed-out parse too */
                 if (fetch_errorsummary(w, msg, &es, h) != RT_OK) goto out;
-                have_es = true;
                 facts.errorsummary = &es;
                 break;
             case RT_NEED_EXISTING_RETRIGGERS: {
