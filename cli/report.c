@@ -18,12 +18,14 @@
 #define CHART_WIDTH  160
 #define CHART_HEIGHT 28
 
+/* The per-day rollup (history_test_days, migrations/0020): UTC days from the window's first
+ * to the one holding until. */
 static const char SQL_DAILY[] =
     "SELECT to_char(d.day, 'YYYY-MM-DD'), sum(d.runs), sum(d.failures),"
     " coalesce(sum(d.runs) FILTER (WHERE d.branch_class = 'main'), 0),"
     " coalesce(sum(d.failures) FILTER (WHERE d.branch_class = 'main'), 0)"
-    " FROM history_test_daily d WHERE d.repository = $1 AND d.test = $2"
-    " AND d.day >= date_trunc('day', $3::timestamptz - $4::interval) AND d.day < $3::timestamptz"
+    " FROM history_test_days($1, $2, (($3::timestamptz - $4::interval) AT TIME ZONE 'UTC')::date,"
+    " ($3::timestamptz AT TIME ZONE 'UTC' - interval '1 microsecond')::date + 1) d"
     " GROUP BY d.day ORDER BY d.day";
 
 static const char PAGE_HEAD[] =

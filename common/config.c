@@ -120,8 +120,14 @@ const rt_config_key rt_config_keys[] = {
      "Treeherder projects whose runs are branch class main in the test history (others: other)"},
     {"history_projects", RT_CFG_LIST, OFF(history_projects), "*", 0, 0, false,
      "Treeherder projects (globs) whose test runs retrig-history records"},
+    {"history_read_url", RT_CFG_STRING, OFF(history_read_url), NULL, 0, 0, false,
+     "a read-only Postgres (a replica) for retrig flakes and retrig report, as a libpq conninfo "
+     "string or URI; default: database_url"},
     {"history_repository", RT_CFG_STRING, OFF(history_repository), "gecko", 0, 0, false,
      "name under which retrig-history groups every Taskcluster project (retrig flakes --project)"},
+    {"history_retention_days", RT_CFG_INT, OFF(history_retention_days), "90", 0, 36500, false,
+     "days of test history kept: retrig-history drops each older UTC day as whole partitions "
+     "(pg_partman), hourly; 0 keeps everything"},
     {"history_sample_percent", RT_CFG_INT, OFF(history_sample_percent), "100", 0, 100, false,
      "share of test task runs (by task id) whose errorsummary retrig-history fetches and records"},
     {"http_backoff_base_ms", RT_CFG_INT, OFF(http_backoff_base_ms), "250", 1, 600000, false,

@@ -36,8 +36,11 @@
 
 #define MAX_DELAYS                 16
 #define ERRORSUMMARY_MAX_ARTIFACTS 32
-#define BATCH_IDLE_MS              20   /* a batch is written when no message came this long */
-#define BATCH_MAX_AGE_MS           1000 /* or when its first run waited this long */
+#define BATCH_IDLE_MS              20      /* a batch is written when no message came this long */
+#define BATCH_MAX_AGE_MS           1000    /* or when its first run waited this long */
+#define ROLLUP_INTERVAL_MS         1000    /* new runs go into the per-day rollup this often */
+#define ROLLUP_CHUNK               5000    /* runs added to the rollup in one transaction */
+#define MAINTAIN_INTERVAL_MS       3600000 /* retention and partitions ahead, hourly */
 
 typedef struct cached_task {
     char task_id[23];
@@ -76,6 +79,8 @@ typedef struct history {
     rt_history_run *batch_runs;
     const rt_history_rows **batch_rows;
     bool *batch_inserted;
+    int64_t rollup_at_ms;   /* when the rollup was last brought up to date */
+    int64_t maintain_at_ms; /* when retention last ran (0: not yet) */
 } history;
 
 static void upstream_failed(rt_outcome *h, int rc, const char *what, const char *errstr)
@@ -346,6 +351,33 @@ static void handle_message(history *w, const rt_amqp_message *m, rt_outcome *h)
     rt_pulse_task_free(&msg);
 }
 
+/* Brings the per-day rollup up to date with the runs written (at most every
+ * ROLLUP_INTERVAL_MS), and runs retention hourly; both in transactions of their own, after
+ * the runs' commit, so a failure here loses nothing (the next call picks the runs up). */
+static void keep_up(history *w)
+{
+    int64_t now = now_ms();
+    if (now - w->rollup_at_ms >= ROLLUP_INTERVAL_MS) {
+        long added = 0;
+        if (rt_history_rollup(w->pg, ROLLUP_CHUNK, &added) != RT_OK)
+            rt_log_warn("could not add runs to the test history rollup; trying again later",
+                        "error", rt_pg_errstr(w->pg));
+        else if (added > 0) {
+            char text[24];
+            snprintf(text, sizeof text, "%ld", added);
+            rt_log_debug("runs added to the rollup", "runs", text);
+        }
+        w->rollup_at_ms = now;
+    }
+    if (!w->maintain_at_ms || now - w->maintain_at_ms >= MAINTAIN_INTERVAL_MS) {
+        long partitions = 0;
+        if (rt_history_maintain(w->pg, w->cfg->history_retention_days, &partitions) != RT_OK)
+            rt_log_warn("test history retention failed; trying again in an hour", "error",
+                        rt_pg_errstr(w->pg));
+        w->maintain_at_ms = now;
+    }
+}
+
 /* Writes the batch in one transaction and settles its messages; when that fails, writes
  * its runs one by one and settles each message as its own write says. */
 static void flush(history *w)
@@ -386,6 +418,7 @@ static void flush(history *w)
     snprintf(new_runs, sizeof new_runs, "%zu", recorded);
     if (rc == RT_OK) rt_log_debug("batch recorded", "runs", count, "new", new_runs);
     if (requeued) rt_worker_pause();
+    keep_up(w);
 }
 
 /* Handles a message; a held one is moved into the batch (*m is then left empty), which is
@@ -408,6 +441,7 @@ static int tick(void *ctx, bool idle)
 {
     history *w = ctx;
     if (w->nbatch && (idle || now_ms() - w->batch_since_ms >= BATCH_MAX_AGE_MS)) flush(w);
+    if (!w->nbatch) keep_up(w);
     return w->nbatch ? BATCH_IDLE_MS : 0;
 }
 
