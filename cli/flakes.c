@@ -318,7 +318,7 @@ int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
         return 2;
     }
     rt_pg *pg = NULL;
-    if (rt__cli_connect(cfg, "cli", &pg) != 0) return 1;
+    if (rt__cli_connect_read(cfg, "cli", &pg) != 0) return 1;
     json_t *rows = rt__cli_flakes(pg, &q), *cov = NULL, *gaps = NULL;
     int status = 1;
     if (!rows || add_github_columns(pg, &q, rows) != RT_OK ||

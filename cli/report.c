@@ -224,7 +224,7 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
     FILE *f = NULL;
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
-    if (rt__cli_connect(cfg, "cli", &pg) != 0) goto out;
+    if (rt__cli_connect_read(cfg, "cli", &pg) != 0) goto out;
     if (!(all = rt__cli_flakes(pg, &q))) goto out;
     q.main_only = true;
     if (!(main_rows = rt__cli_flakes(pg, &q))) goto out;

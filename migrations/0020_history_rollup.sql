@@ -95,6 +95,7 @@ CREATE TABLE history_rollup_tests (
     prs               integer[]   NOT NULL,
     first_failure_at  timestamptz,
     first_failure_run bigint,
+    first_failure     jsonb,
     PRIMARY KEY (repository, test, day, branch_class)
 );
 CREATE INDEX history_rollup_tests_day_idx ON history_rollup_tests (repository, day) WHERE failures > 0;
@@ -111,6 +112,7 @@ COMMENT ON COLUMN history_rollup_tests.failed_pushes IS 'Distinct pushes of the 
 COMMENT ON COLUMN history_rollup_tests.prs IS 'Distinct pull requests of the failures.';
 COMMENT ON COLUMN history_rollup_tests.first_failure_at IS 'The day''s first failure: its run_at.';
 COMMENT ON COLUMN history_rollup_tests.first_failure_run IS 'The day''s first failure: its run (least id at that run_at).';
+COMMENT ON COLUMN history_rollup_tests.first_failure IS 'The day''s first failure: {"project", "branch", "push", "revision", "signature"}.';
 
 CREATE TABLE history_rollup_test_groups (
     repository   text   NOT NULL,
@@ -157,6 +159,8 @@ CREATE TABLE history_rollup_group_pushes (
     pushes     bigint NOT NULL,
     PRIMARY KEY (repository, group_name, day, scope, prev_day)
 );
+CREATE INDEX history_rollup_group_pushes_prev_idx ON history_rollup_group_pushes (prev_day)
+    WHERE prev_day > '-infinity';
 COMMENT ON TABLE history_rollup_group_pushes IS 'Pushes that ran a group (failures-only runs) per UTC day, by the day they last ran it before: distinct pushes over days [d1, d2) = sum of the rows of those days with prev_day < d1.';
 COMMENT ON COLUMN history_rollup_group_pushes.repository IS 'history_runs.repository.';
 COMMENT ON COLUMN history_rollup_group_pushes.group_name IS 'The group.';
@@ -169,12 +173,17 @@ CREATE TABLE history_rollup_pushes (
     repository text NOT NULL,
     push       text NOT NULL,
     first_day  date NOT NULL,
+    min_day    date NOT NULL,
+    last_day   date NOT NULL,
     PRIMARY KEY (repository, push)
 );
+CREATE INDEX history_rollup_pushes_min_day_idx ON history_rollup_pushes (min_day);
 COMMENT ON TABLE history_rollup_pushes IS 'Each push of the rollup and the day it was first seen (the partition of its history_rollup_push_groups rows).';
 COMMENT ON COLUMN history_rollup_pushes.repository IS 'history_runs.repository.';
 COMMENT ON COLUMN history_rollup_pushes.push IS 'history_runs.push.';
-COMMENT ON COLUMN history_rollup_pushes.first_day IS 'UTC day of its first run seen by the rollup.';
+COMMENT ON COLUMN history_rollup_pushes.first_day IS 'UTC day of its first run seen by the rollup (moved to the first day kept when retention drops it and the push ran later).';
+COMMENT ON COLUMN history_rollup_pushes.min_day IS 'UTC day of its earliest run (a run may arrive after later ones).';
+COMMENT ON COLUMN history_rollup_pushes.last_day IS 'UTC day of its last run.';
 
 CREATE TABLE history_rollup_push_groups (
     repository text   NOT NULL,
@@ -215,7 +224,7 @@ $$;
 -- Adds up to p_limit queued runs to the rollup, in the caller's transaction; returns how many
 -- (0: the queue is empty; -1: another session is applying, try later).
 CREATE FUNCTION history_rollup_apply(p_limit integer) RETURNS integer
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET client_min_messages = warning AS $$
 DECLARE
     n integer;
 BEGIN
@@ -261,11 +270,11 @@ BEGIN
     -- The new runs.
     CREATE TEMP TABLE IF NOT EXISTS rollup_runs (id bigint, run_at timestamptz, day date,
         repository text, branch_class text, branch_key text, push text, pr integer,
-        complete_results boolean) ON COMMIT DROP;
+        complete_results boolean, project text, branch text, revision text) ON COMMIT DROP;
     TRUNCATE rollup_runs;
     INSERT INTO rollup_runs
     SELECT r.id, r.run_at, (r.run_at AT TIME ZONE 'UTC')::date, r.repository, r.branch_class,
-           r.branch_key, r.push, r.pr, r.complete_results
+           r.branch_key, r.push, r.pr, r.complete_results, r.project, r.branch, r.revision
       FROM rollup_chunk c JOIN history_runs r ON r.id = c.run_id AND r.run_at = c.run_at
      WHERE c.added;
     PERFORM history_rollup_add_groups();
@@ -278,7 +287,7 @@ COMMENT ON FUNCTION history_rollup_apply(integer) IS
 
 -- The group figures of the runs in rollup_runs: runs per group and day, the pushes' days.
 CREATE FUNCTION history_rollup_add_groups() RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET client_min_messages = warning AS $$
 BEGIN
     CREATE TEMP TABLE IF NOT EXISTS rollup_group_rows (repository text, group_name text, day date,
         branch_class text, push text) ON COMMIT DROP;
@@ -296,9 +305,13 @@ BEGIN
 
     -- Each (push, group): its days before and after, and what that changes in the counts of
     -- pushes by previous day.
-    INSERT INTO history_rollup_pushes (repository, push, first_day)
-    SELECT g.repository, g.push, min(g.day) FROM rollup_group_rows g GROUP BY 1, 2 ORDER BY 1, 2
-    ON CONFLICT DO NOTHING;
+    INSERT INTO history_rollup_pushes AS x (repository, push, first_day, min_day, last_day)
+    SELECT g.repository, g.push, min(g.day), min(g.day), max(g.day) FROM rollup_group_rows g
+     GROUP BY 1, 2 ORDER BY 1, 2
+    ON CONFLICT (repository, push) DO UPDATE
+       SET min_day = least(x.min_day, EXCLUDED.min_day),
+           last_day = greatest(x.last_day, EXCLUDED.last_day)
+     WHERE EXCLUDED.last_day > x.last_day OR EXCLUDED.min_day < x.min_day;
     CREATE TEMP TABLE IF NOT EXISTS rollup_push_days (repository text, push text,
         group_name text, first_day date, old_days date[], old_main date[], new_days date[],
         new_main date[]) ON COMMIT DROP;
@@ -351,12 +364,12 @@ $$;
 -- day is counted again (p_run_ids: every run of the day, whose per-test rows the caller has
 -- deleted; only the per-test tables are written then).
 CREATE FUNCTION history_rollup_add_tests(p_run_ids bigint[]) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET client_min_messages = warning AS $$
 BEGIN
     CREATE TEMP TABLE IF NOT EXISTS rollup_test_rows (run_id bigint, run_at timestamptz, day date,
         repository text, branch_class text, branch_key text, push text, pr integer,
-        complete_results boolean, test text, group_name text, failed boolean, covered boolean)
-        ON COMMIT DROP;
+        complete_results boolean, test text, group_name text, failed boolean, covered boolean,
+        first_failure jsonb) ON COMMIT DROP;
     TRUNCATE rollup_test_rows;
     IF p_run_ids IS NULL THEN
         INSERT INTO rollup_test_rows
@@ -364,7 +377,9 @@ BEGIN
                r.complete_results, t.test, t.group_name, t.failed,
                NOT r.complete_results AND t.group_name <> ''
                AND EXISTS (SELECT 1 FROM history_groups g WHERE g.run_id = r.id
-                              AND g.run_at = r.run_at AND g.group_name = t.group_name)
+                              AND g.run_at = r.run_at AND g.group_name = t.group_name),
+               CASE WHEN t.failed THEN jsonb_build_object('project', r.project, 'branch', r.branch,
+                    'push', r.push, 'revision', r.revision, 'signature', t.signature) END
           FROM rollup_runs r JOIN history_tests t ON t.run_id = r.id AND t.run_at = r.run_at;
     ELSE
         INSERT INTO rollup_test_rows
@@ -372,21 +387,24 @@ BEGIN
                r.branch_key, r.push, r.pr, r.complete_results, t.test, t.group_name, t.failed,
                NOT r.complete_results AND t.group_name <> ''
                AND EXISTS (SELECT 1 FROM history_groups g WHERE g.run_id = r.id
-                              AND g.run_at = r.run_at AND g.group_name = t.group_name)
+                              AND g.run_at = r.run_at AND g.group_name = t.group_name),
+               CASE WHEN t.failed THEN jsonb_build_object('project', r.project, 'branch', r.branch,
+                    'push', r.push, 'revision', r.revision, 'signature', t.signature) END
           FROM history_runs r JOIN history_tests t ON t.run_id = r.id AND t.run_at = r.run_at
          WHERE r.id = ANY (p_run_ids);
     END IF;
 
     INSERT INTO history_rollup_tests AS x (repository, test, day, branch_class, runs, failures,
                                            group_min, stray_pushes, failed_pushes, prs,
-                                           first_failure_at, first_failure_run)
+                                           first_failure_at, first_failure_run, first_failure)
     SELECT t.repository, t.test, t.day, t.branch_class, count(*), count(*) FILTER (WHERE t.failed),
            min(t.group_name),
            coalesce(array_agg(DISTINCT t.push) FILTER (WHERE NOT t.covered), '{}'),
            coalesce(array_agg(DISTINCT t.push) FILTER (WHERE t.failed), '{}'),
            coalesce(array_agg(DISTINCT t.pr) FILTER (WHERE t.failed AND t.pr IS NOT NULL), '{}'),
            min(t.run_at) FILTER (WHERE t.failed),
-           (array_agg(t.run_id ORDER BY t.run_at, t.run_id) FILTER (WHERE t.failed))[1]
+           (array_agg(t.run_id ORDER BY t.run_at, t.run_id) FILTER (WHERE t.failed))[1],
+           (array_agg(t.first_failure ORDER BY t.run_at, t.run_id) FILTER (WHERE t.failed))[1]
       FROM rollup_test_rows t GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
     ON CONFLICT (repository, test, day, branch_class) DO UPDATE SET
         runs = x.runs + EXCLUDED.runs,
@@ -404,7 +422,12 @@ BEGIN
                                   OR (EXCLUDED.first_failure_at, EXCLUDED.first_failure_run)
                                      < (x.first_failure_at, x.first_failure_run)
                                  THEN coalesce(EXCLUDED.first_failure_run, x.first_failure_run)
-                                 ELSE x.first_failure_run END;
+                                 ELSE x.first_failure_run END,
+        first_failure = CASE WHEN x.first_failure_at IS NULL
+                              OR (EXCLUDED.first_failure_at, EXCLUDED.first_failure_run)
+                                 < (x.first_failure_at, x.first_failure_run)
+                             THEN coalesce(EXCLUDED.first_failure, x.first_failure)
+                             ELSE x.first_failure END;
 
     INSERT INTO history_rollup_test_branches AS x (repository, test, day, branch_key, first_at, last_at)
     SELECT t.repository, t.test, t.day, t.branch_key, min(t.run_at), max(t.run_at)
@@ -480,7 +503,7 @@ RETURNS TABLE (test text, group_name text, runs bigint, failures bigint,
                first_failure_at timestamptz, first_failure_project text,
                first_failure_branch text, first_failure_push text,
                first_failure_revision text, first_failure_signature text, flaky boolean)
-LANGUAGE sql STABLE AS $$
+LANGUAGE sql STABLE SET jit = off AS $$
 WITH failing AS (
     SELECT t.test, r.branch_key, r.branch_class, r.run_at
       FROM history_tests t
@@ -609,7 +632,7 @@ RETURNS TABLE (test text, group_name text, runs bigint, failures bigint,
                first_failure_at timestamptz, first_failure_project text,
                first_failure_branch text, first_failure_push text,
                first_failure_revision text, first_failure_signature text, flaky boolean)
-LANGUAGE sql STABLE AS $$
+LANGUAGE sql STABLE SET jit = off AS $$
 WITH bounds AS (
     SELECT (p_since AT TIME ZONE 'UTC')::date AS d1, (p_until AT TIME ZONE 'UTC')::date AS d2,
            ((p_since - p_flaky_window) AT TIME ZONE 'UTC')::date AS d0,
@@ -724,21 +747,21 @@ WITH bounds AS (
       FROM failing f CROSS JOIN bounds b WHERE f.day >= b.d1 GROUP BY f.test
 ), flaky AS (
     -- at each branch's first failure of a day in the window, the branches that failed within
-    -- the flaky window before it (see the head of this file)
+    -- the flaky window before it (see the head of this file); only tests with enough
+    -- branches in all are looked at
     SELECT DISTINCT f.test
       FROM failing f CROSS JOIN bounds b
+      JOIN failing o ON o.test = f.test AND o.day <= f.day
+                    AND o.day >= ((f.first_at - p_flaky_window) AT TIME ZONE 'UTC')::date
      WHERE f.day >= b.d1
        AND f.test IN (SELECT a.test FROM failing a GROUP BY a.test
                        HAVING count(DISTINCT a.branch_key) > p_min_branches)
-       AND (SELECT count(DISTINCT o.branch_key)
-              FROM failing o
-             WHERE o.test = f.test
-               AND ((o.day > ((f.first_at - p_flaky_window) AT TIME ZONE 'UTC')::date
-                     AND o.day < f.day)
-                    OR (o.day = f.day AND o.first_at <= f.first_at)
-                    OR (o.day = ((f.first_at - p_flaky_window) AT TIME ZONE 'UTC')::date
-                        AND o.day < f.day AND o.last_at > f.first_at - p_flaky_window)))
-           > p_min_branches
+       AND ((o.day > ((f.first_at - p_flaky_window) AT TIME ZONE 'UTC')::date AND o.day < f.day)
+            OR (o.day = f.day AND o.first_at <= f.first_at)
+            OR (o.day = ((f.first_at - p_flaky_window) AT TIME ZONE 'UTC')::date
+                AND o.day < f.day AND o.last_at > f.first_at - p_flaky_window))
+     GROUP BY f.test, f.branch_key, f.day, f.first_at
+    HAVING count(DISTINCT o.branch_key) > p_min_branches
 ), stats AS (
     SELECT l.test, least(rc.group_name, ds.group_name) AS group_name,
            coalesce(rc.runs, 0) + coalesce(ds.runs, 0) AS runs,
@@ -763,16 +786,14 @@ SELECT st.test, st.group_name, st.runs, st.failures,
   LEFT JOIN flaky fl ON fl.test = st.test
   LEFT JOIN LATERAL (
         -- the test's first failure, whatever its signature, on any branch at any time: the
-        -- earliest of the days' first failures, then that row
-        SELECT r.run_at, r.project, r.branch, r.push, r.revision, t.signature
-          FROM (SELECT x.first_failure_at, x.first_failure_run
-                  FROM history_rollup_tests x
-                 WHERE x.repository = p_repository AND x.test = st.test
-                   AND x.first_failure_at IS NOT NULL
-                 ORDER BY x.first_failure_at, x.first_failure_run
-                 LIMIT 1) f
-          JOIN history_runs r ON r.id = f.first_failure_run AND r.run_at = f.first_failure_at
-          JOIN history_tests t ON t.run_id = r.id AND t.run_at = r.run_at AND t.test = st.test) ff
+        -- earliest of the days' first failures
+        SELECT x.first_failure_at AS run_at, x.first_failure->>'project' AS project,
+               x.first_failure->>'branch' AS branch, x.first_failure->>'push' AS push,
+               x.first_failure->>'revision' AS revision, x.first_failure->>'signature' AS signature
+          FROM history_rollup_tests x
+         WHERE x.repository = p_repository AND x.test = st.test AND x.first_failure_at IS NOT NULL
+         ORDER BY x.first_failure_at, x.first_failure_run
+         LIMIT 1) ff
     ON true
  WHERE st.failures > 0 OR fl.test IS NOT NULL
  ORDER BY fl.test IS NOT NULL DESC, st.branches DESC, st.failures DESC, st.test
@@ -812,7 +833,7 @@ COMMENT ON FUNCTION history_flakes(text, timestamptz, timestamptz, boolean, inte
 -- report's charts; history_test_daily on the raw rows gives the same).
 CREATE FUNCTION history_test_days(p_repository text, p_test text, p_since date, p_until date)
 RETURNS TABLE (day date, branch_class text, runs bigint, failures bigint)
-LANGUAGE sql STABLE AS $$
+LANGUAGE sql STABLE SET jit = off AS $$
 WITH known AS (
     SELECT x.group_name FROM history_rollup_test_groups x
      WHERE x.repository = p_repository AND x.test = p_test
@@ -839,7 +860,7 @@ COMMENT ON FUNCTION history_test_days(text, text, date, date) IS
 
 -- Retention: the rollup's days go with the partitions retention drops.
 CREATE OR REPLACE FUNCTION history_maintain(p_retention_days integer) RETURNS integer
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET client_min_messages = warning AS $$
 DECLARE
     t text;
     n integer;
@@ -854,49 +875,105 @@ BEGIN
      WHERE parent_table IN ('public.history_runs', 'public.history_groups', 'public.history_tests',
                             'public.history_rollup_push_groups')
        AND retention IS DISTINCT FROM CASE WHEN p_retention_days > 0 THEN p_retention_days || ' days' END;
-    FOREACH t IN ARRAY ARRAY['public.history_runs', 'public.history_groups', 'public.history_tests',
-                             'public.history_rollup_push_groups']
+    FOREACH t IN ARRAY ARRAY['public.history_runs', 'public.history_groups', 'public.history_tests']
     LOOP
         PERFORM partman.run_maintenance(t, p_jobmon := false);
     END LOOP;
-    -- the first day retention kept: rollup rows of earlier days whose partition is gone
-    -- are dropped too (days in the default partition were never in one and stay)
-    IF p_retention_days > 0 THEN
-        SELECT min(to_date((regexp_match(c.relname, '_p(\d{4}_\d{2}_\d{2})$'))[1], 'YYYY_MM_DD'))
-          INTO kept
-          FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-         WHERE i.inhparent = 'public.history_runs'::regclass;
-        IF kept IS NOT NULL THEN
-            DELETE FROM history_rollup_groups x WHERE x.day < kept
+    -- the first day retention kept
+    SELECT min(to_date((regexp_match(c.relname, '_p(\d{4}_\d{2}_\d{2})$'))[1], 'YYYY_MM_DD'))
+      INTO kept
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = 'public.history_runs'::regclass;
+    IF p_retention_days > 0 AND kept IS NOT NULL THEN
+        -- pushes first seen on a day that goes but that ran on a day kept: their rows move to
+        -- the first day they ran that is kept, before their partition is dropped
+        CREATE TEMP TABLE IF NOT EXISTS rollup_moved (repository text, push text, old_day date,
+            new_day date) ON COMMIT DROP;
+        TRUNCATE rollup_moved;
+        INSERT INTO rollup_moved
+        SELECT p.repository, p.push, p.first_day,
+               (SELECT min(d) FROM history_rollup_push_groups x, unnest(x.days) d
+                 WHERE x.repository = p.repository AND x.push = p.push
+                   AND x.first_day = p.first_day AND d >= kept)
+          FROM history_rollup_pushes p WHERE p.first_day < kept AND p.last_day >= kept;
+        DELETE FROM rollup_moved WHERE new_day IS NULL;
+        -- pushes whose partition stays but that ran on days that go (their earlier runs came
+        -- later): those days are forgotten
+        UPDATE history_rollup_push_groups x
+           SET days = ARRAY(SELECT d FROM unnest(x.days) d WHERE d >= kept ORDER BY d),
+               main_days = ARRAY(SELECT d FROM unnest(x.main_days) d WHERE d >= kept ORDER BY d)
+          FROM history_rollup_pushes p
+         WHERE p.min_day < kept AND p.first_day >= kept AND x.repository = p.repository
+           AND x.push = p.push AND x.first_day = p.first_day AND x.days[1] < kept;
+        DELETE FROM history_rollup_push_groups x WHERE x.first_day >= kept AND x.days = '{}';
+        UPDATE history_rollup_pushes p SET min_day = kept
+         WHERE p.min_day < kept AND p.first_day >= kept;
+        INSERT INTO history_rollup_push_groups (repository, first_day, push, group_name, days,
+                                                main_days)
+        SELECT x.repository, m.new_day, x.push, x.group_name,
+               ARRAY(SELECT d FROM unnest(x.days) d WHERE d >= kept ORDER BY d),
+               ARRAY(SELECT d FROM unnest(x.main_days) d WHERE d >= kept ORDER BY d)
+          FROM rollup_moved m
+          JOIN history_rollup_push_groups x ON x.repository = m.repository AND x.push = m.push
+                                           AND x.first_day = m.old_day
+         WHERE x.days[array_upper(x.days, 1)] >= kept;
+        UPDATE history_rollup_pushes p SET first_day = m.new_day, min_day = m.new_day
+          FROM rollup_moved m WHERE p.repository = m.repository AND p.push = m.push;
+    END IF;
+    PERFORM partman.run_maintenance('public.history_rollup_push_groups', p_jobmon := false);
+    -- the rollup's rows of days whose partition is gone (days held by the default partition
+    -- were never in one, and stay)
+    IF p_retention_days > 0 AND kept IS NOT NULL THEN
+        DELETE FROM history_rollup_groups x WHERE x.day < kept
+           AND NOT EXISTS (SELECT 1 FROM history_runs_default r
+                            WHERE r.run_at >= x.day::timestamp AT TIME ZONE 'UTC'
+                              AND r.run_at < (x.day + 1)::timestamp AT TIME ZONE 'UTC');
+        DELETE FROM history_rollup_group_pushes x WHERE x.day < kept
+           AND NOT EXISTS (SELECT 1 FROM history_runs_default r
+                            WHERE r.run_at >= x.day::timestamp AT TIME ZONE 'UTC'
+                              AND r.run_at < (x.day + 1)::timestamp AT TIME ZONE 'UTC');
+        DELETE FROM history_rollup_tests x WHERE x.day < kept
+           AND NOT EXISTS (SELECT 1 FROM history_runs_default r
+                            WHERE r.run_at >= x.day::timestamp AT TIME ZONE 'UTC'
+                              AND r.run_at < (x.day + 1)::timestamp AT TIME ZONE 'UTC');
+        DELETE FROM history_rollup_test_groups x WHERE x.day < kept
+           AND NOT EXISTS (SELECT 1 FROM history_runs_default r
+                            WHERE r.run_at >= x.day::timestamp AT TIME ZONE 'UTC'
+                              AND r.run_at < (x.day + 1)::timestamp AT TIME ZONE 'UTC');
+        DELETE FROM history_rollup_test_branches x WHERE x.day < kept
+           AND NOT EXISTS (SELECT 1 FROM history_runs_default r
+                            WHERE r.run_at >= x.day::timestamp AT TIME ZONE 'UTC'
+                              AND r.run_at < (x.day + 1)::timestamp AT TIME ZONE 'UTC');
+        -- pushes counted as last running a group on a day that is gone now count as never
+        -- having run it before
+        CREATE TEMP TABLE IF NOT EXISTS rollup_gone (repository text, group_name text,
+            day date, scope text, pushes bigint) ON COMMIT DROP;
+        TRUNCATE rollup_gone;
+        WITH gone AS (
+            DELETE FROM history_rollup_group_pushes x
+             WHERE x.prev_day < kept AND x.prev_day > '-infinity'
                AND NOT EXISTS (SELECT 1 FROM history_runs_default r
-                                WHERE r.run_at >= x.day::timestamp AT TIME ZONE 'UTC'
-                                  AND r.run_at < (x.day + 1)::timestamp AT TIME ZONE 'UTC');
-            DELETE FROM history_rollup_group_pushes x WHERE x.day < kept
-               AND NOT EXISTS (SELECT 1 FROM history_runs_default r
-                                WHERE r.run_at >= x.day::timestamp AT TIME ZONE 'UTC'
-                                  AND r.run_at < (x.day + 1)::timestamp AT TIME ZONE 'UTC');
-            DELETE FROM history_rollup_tests x WHERE x.day < kept
-               AND NOT EXISTS (SELECT 1 FROM history_runs_default r
-                                WHERE r.run_at >= x.day::timestamp AT TIME ZONE 'UTC'
-                                  AND r.run_at < (x.day + 1)::timestamp AT TIME ZONE 'UTC');
-            DELETE FROM history_rollup_test_groups x WHERE x.day < kept
-               AND NOT EXISTS (SELECT 1 FROM history_runs_default r
-                                WHERE r.run_at >= x.day::timestamp AT TIME ZONE 'UTC'
-                                  AND r.run_at < (x.day + 1)::timestamp AT TIME ZONE 'UTC');
-            DELETE FROM history_rollup_test_branches x WHERE x.day < kept
-               AND NOT EXISTS (SELECT 1 FROM history_runs_default r
-                                WHERE r.run_at >= x.day::timestamp AT TIME ZONE 'UTC'
-                                  AND r.run_at < (x.day + 1)::timestamp AT TIME ZONE 'UTC');
-            DELETE FROM history_rollup_pushes x WHERE x.first_day < kept
-               AND NOT EXISTS (SELECT 1 FROM history_rollup_push_groups_default d
-                                WHERE d.repository = x.repository AND d.push = x.push);
-        END IF;
+                                WHERE r.run_at >= x.prev_day::timestamp AT TIME ZONE 'UTC'
+                                  AND r.run_at < (x.prev_day + 1)::timestamp AT TIME ZONE 'UTC')
+            RETURNING x.repository, x.group_name, x.day, x.scope, x.pushes)
+        INSERT INTO rollup_gone SELECT * FROM gone;
+        INSERT INTO history_rollup_group_pushes AS x (repository, group_name, day, scope,
+                                                      prev_day, pushes)
+        SELECT g.repository, g.group_name, g.day, g.scope, '-infinity', sum(g.pushes)
+          FROM rollup_gone g GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+        ON CONFLICT (repository, group_name, day, scope, prev_day)
+        DO UPDATE SET pushes = x.pushes + EXCLUDED.pushes;
+        DELETE FROM history_rollup_pushes x WHERE x.first_day < kept
+           AND NOT EXISTS (SELECT 1 FROM history_rollup_push_groups_default d
+                            WHERE d.repository = x.repository AND d.push = x.push);
     END IF;
     SELECT count(*) INTO n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhparent
      WHERE c.relname IN ('history_runs', 'history_groups', 'history_tests');
     RETURN n;
 END
 $$;
+COMMENT ON FUNCTION history_maintain(integer) IS
+    'Test history retention: sets it to the given days (0 keeps everything), creates the week ahead and drops the days past retention as whole partitions (pg_partman run_maintenance), with the rollup''s rows of those days. Returns the number of partitions, -1 when another session is maintaining.';
 
 -- The runs stored before this migration, for the first history_rollup_apply calls.
 INSERT INTO history_rollup_queue (run_id, run_at, added) SELECT id, run_at, true FROM history_runs;
