@@ -316,19 +316,25 @@ BEGIN
         group_name text, first_day date, old_days date[], old_main date[], new_days date[],
         new_main date[]) ON COMMIT DROP;
     TRUNCATE rollup_push_days;
+    ANALYZE rollup_group_rows;
+    -- (array_agg DISTINCT gives the days sorted; a pair seen before merges its days)
     INSERT INTO rollup_push_days
     SELECT o.repository, o.push, o.group_name, p.first_day, x.days, x.main_days,
-           ARRAY(SELECT DISTINCT d FROM unnest(coalesce(x.days, '{}') || o.days) d ORDER BY d),
-           ARRAY(SELECT DISTINCT d FROM unnest(coalesce(x.main_days, '{}') || o.main_days) d
-                  ORDER BY d)
+           CASE WHEN x.days IS NULL OR x.days @> o.days THEN coalesce(x.days, o.days)
+                ELSE ARRAY(SELECT DISTINCT d FROM unnest(x.days || o.days) d ORDER BY d) END,
+           CASE WHEN x.main_days IS NULL OR x.main_days @> o.main_days
+                THEN coalesce(x.main_days, o.main_days)
+                ELSE ARRAY(SELECT DISTINCT d FROM unnest(x.main_days || o.main_days) d
+                            ORDER BY d) END
       FROM (SELECT g.repository, g.push, g.group_name, array_agg(DISTINCT g.day) AS days,
                    coalesce(array_agg(DISTINCT g.day) FILTER (WHERE g.branch_class = 'main'),
                             '{}') AS main_days
               FROM rollup_group_rows g GROUP BY 1, 2, 3) o
       JOIN history_rollup_pushes p ON p.repository = o.repository AND p.push = o.push
-      LEFT JOIN history_rollup_push_groups x
-        ON x.repository = o.repository AND x.push = o.push AND x.group_name = o.group_name
-       AND x.first_day = p.first_day;
+      LEFT JOIN LATERAL (
+            SELECT x.days, x.main_days FROM history_rollup_push_groups x
+             WHERE x.repository = o.repository AND x.push = o.push
+               AND x.group_name = o.group_name AND x.first_day = p.first_day) x ON true;
     DELETE FROM rollup_push_days
      WHERE new_days = old_days AND new_main = old_main;
 

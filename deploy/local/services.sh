@@ -208,7 +208,7 @@ rmq_start() {
         : >"$startup"
         rm -f "$RMQ_DIR/server.pid"
         (
-            exec 9>&- # the state lock must not outlive this script
+            exec 8>&- 9>&- # the state and cluster locks must not outlive this script
             rmq_env
             cd "$RMQ_DIR"
             exec setsid bash -c 'echo $$ >"$1"; exec /usr/lib/rabbitmq/bin/rabbitmq-server' _ \

@@ -14,10 +14,12 @@
  * consumers again (common/io/amqp.c). The stream (shuffled), the upstream data, the
  * retriggers the test plays and the checks are the chaos test's; nothing is killed and no
  * shared service is restarted. After STOP_AFTER messages are published, the node that leads
- * most of the quorum queues (rabbitmqctl list_queues leader) is stopped; it is started again
- * once RESTART_AFTER messages are out (it rejoins the cluster, and its queue replicas catch
- * up). The classic Pulse queues stay on the node they were declared on (the test declares
- * them first, on node 1 through its own connection).
+ * most of the quorum queues (rabbitmqctl list_queues leader; a queue's leader is the node its
+ * first declarer was connected to, and connections start on nodes of their own choosing) is
+ * stopped, and the connections on it move on; it is started again once RESTART_AFTER
+ * messages are out (it rejoins the cluster, and its queue replicas catch up). The classic
+ * Pulse queues stay on the node the test's own connection declared them on; when that is
+ * the node stopped, intake waits for it (its persistent messages are on its disk).
  *
  * It prints one line to stdout, `cluster: N messages, node stopped after M, L lost, D
  * duplicated`:
