@@ -33,7 +33,9 @@
 --                                exactly, whatever the span of a push.
 --   history_rollup_push_groups   push x group: the days it ran (all classes, main only), to
 --                                keep the above; partitioned by the day the push was first
---                                seen (history_rollup_pushes), dropped with retention.
+--                                seen (history_rollup_pushes), dropped a week after the
+--                                outcomes of that day (a push first seen then may have run on
+--                                a day kept; days the rollup no longer counts are not read).
 -- Why the flaky rule is exact from first/last failure per branch and day: with a flaky
 -- window W >= 1 day, a failure at t on day d counts branch b if b failed on a day strictly
 -- between day(t - W) and d, or on day d at or before t (b's first failure that day <= t),
@@ -275,7 +277,9 @@ BEGIN
     INSERT INTO rollup_runs
     SELECT r.id, r.run_at, (r.run_at AT TIME ZONE 'UTC')::date, r.repository, r.branch_class,
            r.branch_key, r.push, r.pr, r.complete_results, r.project, r.branch, r.revision
-      FROM rollup_chunk c JOIN history_runs r ON r.id = c.run_id AND r.run_at = c.run_at
+      FROM rollup_chunk c
+     CROSS JOIN LATERAL (SELECT x.* FROM history_runs x
+                          WHERE x.id = c.run_id AND x.run_at = c.run_at) r
      WHERE c.added;
     PERFORM history_rollup_add_groups();
     PERFORM history_rollup_add_tests(NULL);
@@ -292,9 +296,12 @@ BEGIN
     CREATE TEMP TABLE IF NOT EXISTS rollup_group_rows (repository text, group_name text, day date,
         branch_class text, push text) ON COMMIT DROP;
     TRUNCATE rollup_group_rows;
+    -- each run's groups through the primary key of its own partition
     INSERT INTO rollup_group_rows
     SELECT r.repository, g.group_name, r.day, r.branch_class, r.push
-      FROM rollup_runs r JOIN history_groups g ON g.run_id = r.id AND g.run_at = r.run_at
+      FROM rollup_runs r
+     CROSS JOIN LATERAL (SELECT x.group_name FROM history_groups x
+                          WHERE x.run_id = r.id AND x.run_at = r.run_at) g
      WHERE NOT r.complete_results;
 
     INSERT INTO history_rollup_groups AS x (repository, group_name, day, branch_class, runs)
@@ -334,7 +341,8 @@ BEGIN
       LEFT JOIN LATERAL (
             SELECT x.days, x.main_days FROM history_rollup_push_groups x
              WHERE x.repository = o.repository AND x.push = o.push
-               AND x.group_name = o.group_name AND x.first_day = p.first_day) x ON true;
+               AND x.group_name = o.group_name AND x.first_day = p.first_day
+            OFFSET 0) x ON true; -- (not flattened: the push's partition, by its first day)
     DELETE FROM rollup_push_days
      WHERE new_days = old_days AND new_main = old_main;
 
@@ -386,7 +394,9 @@ BEGIN
                               AND g.run_at = r.run_at AND g.group_name = t.group_name),
                CASE WHEN t.failed THEN jsonb_build_object('project', r.project, 'branch', r.branch,
                     'push', r.push, 'revision', r.revision, 'signature', t.signature) END
-          FROM rollup_runs r JOIN history_tests t ON t.run_id = r.id AND t.run_at = r.run_at;
+          FROM rollup_runs r
+         CROSS JOIN LATERAL (SELECT x.* FROM history_tests x
+                              WHERE x.run_id = r.id AND x.run_at = r.run_at) t;
     ELSE
         INSERT INTO rollup_test_rows
         SELECT r.id, r.run_at, (r.run_at AT TIME ZONE 'UTC')::date, r.repository, r.branch_class,
@@ -642,6 +652,11 @@ LANGUAGE sql STABLE SET jit = off AS $$
 WITH bounds AS (
     SELECT (p_since AT TIME ZONE 'UTC')::date AS d1, (p_until AT TIME ZONE 'UTC')::date AS d2,
            ((p_since - p_flaky_window) AT TIME ZONE 'UTC')::date AS d0,
+           -- the pushes' days (history_rollup_push_groups) outlive retention by a week: from
+           -- the first day the rollup still counts
+           greatest((p_since AT TIME ZONE 'UTC')::date,
+                    (SELECT min(g.day) FROM history_rollup_groups g
+                      WHERE g.repository = p_repository)) AS d1_pushes,
            CASE WHEN p_main_only THEN ARRAY['main'] ELSE ARRAY['main', 'other'] END AS classes,
            CASE WHEN p_main_only THEN 'main' ELSE 'all' END AS scope
 ), listed AS (
@@ -724,7 +739,7 @@ WITH bounds AS (
                          WHERE hp.repository = p_repository AND hp.push = s.push
                            AND EXISTS (SELECT 1 FROM unnest(CASE WHEN p_main_only THEN x.main_days
                                                                  ELSE x.days END) d
-                                        WHERE d >= b.d1 AND d < b.d2)))
+                                        WHERE d >= b.d1_pushes AND d < b.d2)))
                 ELSE (SELECT count(DISTINCT u.push)
                         FROM (SELECT x.push
                                 FROM known k2
@@ -734,7 +749,7 @@ WITH bounds AS (
                                  AND EXISTS (SELECT 1 FROM unnest(CASE WHEN p_main_only
                                                                        THEN x.main_days
                                                                        ELSE x.days END) d
-                                              WHERE d >= b.d1 AND d < b.d2)
+                                              WHERE d >= b.d1_pushes AND d < b.d2)
                               UNION ALL
                               SELECT s.push FROM unnest(rc.stray) s(push)) u)
            END AS pushes
@@ -878,9 +893,14 @@ BEGIN
     END IF;
     UPDATE partman.part_config
        SET retention = CASE WHEN p_retention_days > 0 THEN p_retention_days || ' days' END
-     WHERE parent_table IN ('public.history_runs', 'public.history_groups', 'public.history_tests',
-                            'public.history_rollup_push_groups')
+     WHERE parent_table IN ('public.history_runs', 'public.history_groups', 'public.history_tests')
        AND retention IS DISTINCT FROM CASE WHEN p_retention_days > 0 THEN p_retention_days || ' days' END;
+    -- the pushes' days are kept a week longer: a push first seen on a day that goes may have
+    -- run on a day kept, and history_flakes_rollup reads its days from the first day kept
+    UPDATE partman.part_config
+       SET retention = CASE WHEN p_retention_days > 0 THEN p_retention_days + 7 || ' days' END
+     WHERE parent_table = 'public.history_rollup_push_groups'
+       AND retention IS DISTINCT FROM CASE WHEN p_retention_days > 0 THEN p_retention_days + 7 || ' days' END;
     FOREACH t IN ARRAY ARRAY['public.history_runs', 'public.history_groups', 'public.history_tests']
     LOOP
         PERFORM partman.run_maintenance(t, p_jobmon := false);
@@ -890,42 +910,6 @@ BEGIN
       INTO kept
       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
      WHERE i.inhparent = 'public.history_runs'::regclass;
-    IF p_retention_days > 0 AND kept IS NOT NULL THEN
-        -- pushes first seen on a day that goes but that ran on a day kept: their rows move to
-        -- the first day they ran that is kept, before their partition is dropped
-        CREATE TEMP TABLE IF NOT EXISTS rollup_moved (repository text, push text, old_day date,
-            new_day date) ON COMMIT DROP;
-        TRUNCATE rollup_moved;
-        INSERT INTO rollup_moved
-        SELECT p.repository, p.push, p.first_day,
-               (SELECT min(d) FROM history_rollup_push_groups x, unnest(x.days) d
-                 WHERE x.repository = p.repository AND x.push = p.push
-                   AND x.first_day = p.first_day AND d >= kept)
-          FROM history_rollup_pushes p WHERE p.first_day < kept AND p.last_day >= kept;
-        DELETE FROM rollup_moved WHERE new_day IS NULL;
-        -- pushes whose partition stays but that ran on days that go (their earlier runs came
-        -- later): those days are forgotten
-        UPDATE history_rollup_push_groups x
-           SET days = ARRAY(SELECT d FROM unnest(x.days) d WHERE d >= kept ORDER BY d),
-               main_days = ARRAY(SELECT d FROM unnest(x.main_days) d WHERE d >= kept ORDER BY d)
-          FROM history_rollup_pushes p
-         WHERE p.min_day < kept AND p.first_day >= kept AND x.repository = p.repository
-           AND x.push = p.push AND x.first_day = p.first_day AND x.days[1] < kept;
-        DELETE FROM history_rollup_push_groups x WHERE x.first_day >= kept AND x.days = '{}';
-        UPDATE history_rollup_pushes p SET min_day = kept
-         WHERE p.min_day < kept AND p.first_day >= kept;
-        INSERT INTO history_rollup_push_groups (repository, first_day, push, group_name, days,
-                                                main_days)
-        SELECT x.repository, m.new_day, x.push, x.group_name,
-               ARRAY(SELECT d FROM unnest(x.days) d WHERE d >= kept ORDER BY d),
-               ARRAY(SELECT d FROM unnest(x.main_days) d WHERE d >= kept ORDER BY d)
-          FROM rollup_moved m
-          JOIN history_rollup_push_groups x ON x.repository = m.repository AND x.push = m.push
-                                           AND x.first_day = m.old_day
-         WHERE x.days[array_upper(x.days, 1)] >= kept;
-        UPDATE history_rollup_pushes p SET first_day = m.new_day, min_day = m.new_day
-          FROM rollup_moved m WHERE p.repository = m.repository AND p.push = m.push;
-    END IF;
     PERFORM partman.run_maintenance('public.history_rollup_push_groups', p_jobmon := false);
     -- the rollup's rows of days whose partition is gone (days held by the default partition
     -- were never in one, and stay)
@@ -969,7 +953,7 @@ BEGIN
           FROM rollup_gone g GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
         ON CONFLICT (repository, group_name, day, scope, prev_day)
         DO UPDATE SET pushes = x.pushes + EXCLUDED.pushes;
-        DELETE FROM history_rollup_pushes x WHERE x.first_day < kept
+        DELETE FROM history_rollup_pushes x WHERE x.first_day < kept - 7
            AND NOT EXISTS (SELECT 1 FROM history_rollup_push_groups_default d
                             WHERE d.repository = x.repository AND d.push = x.push);
     END IF;
