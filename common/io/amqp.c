@@ -650,10 +650,14 @@ static int apply_decl(rt_amqp *h, const decl *d)
                               amqp_cstring_bytes(d->target), 0, 1, 0, 0, amqp_empty_table);
         break;
     case DECL_QUEUE: {
-        amqp_table_entry_t entries[5];
+        amqp_table_entry_t entries[7];
         int n = 0;
         const rt_amqp_queue_args *a = &d->args;
         if (a->quorum) put_string(&entries[n++], "x-queue-type", "quorum");
+        if (a->quorum && a->message_ttl_ms > 0) { /* a delay queue: expired means delivered */
+            put_string(&entries[n++], "x-dead-letter-strategy", "at-least-once");
+            put_string(&entries[n++], "x-overflow", "reject-publish");
+        }
         if (a->message_ttl_ms > 0) put_long(&entries[n++], "x-message-ttl", a->message_ttl_ms);
         if (a->dead_letter_exchange)
             put_string(&entries[n++], "x-dead-letter-exchange", a->dead_letter_exchange);
@@ -684,7 +688,7 @@ static bool decl_equal(const decl *a, const decl *b)
            a->args.message_ttl_ms == b->args.message_ttl_ms &&
            same_string(a->args.dead_letter_exchange, b->args.dead_letter_exchange) &&
            same_string(a->args.dead_letter_routing_key, b->args.dead_letter_routing_key) &&
-           a->args.expires_ms == b->args.expires_ms;
+           a->args.expires_ms == b->args.expires_ms && a->args.quorum == b->args.quorum;
 }
 
 static void decl_free(decl *d)
@@ -1173,7 +1177,7 @@ int rt_amqp_declare_topology(rt_amqp *h, const rt_amqp_topology *t)
     int rc;
     if ((rc = rt_amqp_declare_exchange(h, exchange, "topic")) != RT_OK) return rc;
     if ((rc = rt_amqp_declare_exchange(h, dlx, "topic")) != RT_OK) return rc;
-    rt_amqp_queue_args dlq_args = {.expires_ms = t->expires_ms};
+    rt_amqp_queue_args dlq_args = {.expires_ms = t->expires_ms, .quorum = h->quorum_work_queues};
     if ((rc = rt_amqp_declare_queue(h, dlq, &dlq_args)) != RT_OK) return rc;
     if ((rc = rt_amqp_bind_queue(h, dlq, dlx, "#")) != RT_OK) return rc;
     for (size_t i = 0; i < t->queue_count; i++) {
@@ -1197,7 +1201,8 @@ int rt_amqp_declare_topology(rt_amqp *h, const rt_amqp_topology *t)
             rt_amqp_queue_args delay = {.message_ttl_ms = q->delays_ms[j],
                                         .dead_letter_exchange = exchange,
                                         .dead_letter_routing_key = q->routing_key,
-                                        .expires_ms = t->expires_ms};
+                                        .expires_ms = t->expires_ms,
+                                        .quorum = h->quorum_work_queues};
             if ((rc = rt_amqp_declare_queue(h, name, &delay)) != RT_OK) return rc;
         }
     }
