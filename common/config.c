@@ -24,7 +24,8 @@ const rt_config_key rt_config_keys[] = {
     {"amqp_quorum_queues", RT_CFG_BOOL, OFF(amqp_quorum_queues), "false", 0, 0, false,
      "declare our work queues as quorum queues (replicated; use on a RabbitMQ cluster)"},
     {"amqp_url", RT_CFG_STRING, OFF(amqp_url), "amqp://guest:guest@127.0.0.1:5673/", 0, 0, false,
-     "our RabbitMQ broker (amqp:// or amqps://)"},
+     "our RabbitMQ broker (amqp:// or amqps://); the nodes of a cluster as"
+     " amqp://user:password@host1:port1,host2:port2/ (a lost node's connections move on)"},
     {"budget_limits", RT_CFG_LIST, OFF(budget_limits), "android*=100, *=600", 0, 0, false,
      "daily retrigger budget per platform as PATTERN=LIMIT globs, first match wins"},
     {"budget_minimum", RT_CFG_INT, OFF(budget_minimum), "2", 1, 20, false,

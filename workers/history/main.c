@@ -11,7 +11,10 @@
  * rt_history_store_batch), and their messages are acked after the commit; a batch is
  * written when full, when no message came for BATCH_IDLE_MS, or after BATCH_MAX_AGE_MS.
  * When a batch fails its runs are written one by one, so that a bad value dead-letters its
- * own message only. The run's unique key makes a redelivery a no-op. Invalid messages and task
+ * own message only. The run's unique key makes a redelivery a no-op. After the batches it
+ * writes (at most every second) it adds the new runs to the per-day rollup the dashboard
+ * reads, and every hour it runs retention (history_retention_days: whole day partitions;
+ * migrations 0019 and 0020), both in transactions of their own. Invalid messages and task
  * definitions are dead-lettered with a reason; transient upstream failures go through
  * delay queues (<ns>.history-retry) and are dead-lettered after the last delay; a
  * Postgres failure requeues the message. Single-threaded; run replicas for throughput. */
