@@ -43,6 +43,17 @@
 -- over the failures of day d is reached at some branch's first failure of that day (between
 -- two such moments the count can only fall), so those are the only moments to look at.
 
+-- The first day the rollup answers for: the first day retention kept (history_maintain sets
+-- it when it drops days; the rollup's rows of earlier days are then removed by
+-- history_rollup_prune, at leisure, and never read).
+CREATE TABLE history_rollup_horizon (
+    first_day date NOT NULL
+);
+INSERT INTO history_rollup_horizon VALUES ('-infinity');
+COMMENT ON TABLE history_rollup_horizon IS
+    'One row: the first UTC day the rollup answers for (-infinity until retention first drops a day).';
+COMMENT ON COLUMN history_rollup_horizon.first_day IS 'The first day retention kept.';
+
 -- Runs written but not yet in the rollup.
 CREATE TABLE history_rollup_queue (
     run_id bigint      PRIMARY KEY,
@@ -649,16 +660,18 @@ RETURNS TABLE (test text, group_name text, runs bigint, failures bigint,
                first_failure_branch text, first_failure_push text,
                first_failure_revision text, first_failure_signature text, flaky boolean)
 LANGUAGE sql STABLE SET jit = off AS $$
-WITH bounds AS (
-    SELECT (p_since AT TIME ZONE 'UTC')::date AS d1, (p_until AT TIME ZONE 'UTC')::date AS d2,
-           ((p_since - p_flaky_window) AT TIME ZONE 'UTC')::date AS d0,
-           -- the pushes' days (history_rollup_push_groups) outlive retention by a week: from
-           -- the first day the rollup still counts
-           greatest((p_since AT TIME ZONE 'UTC')::date,
-                    (SELECT min(g.day) FROM history_rollup_groups g
-                      WHERE g.repository = p_repository)) AS d1_pushes,
+WITH horizon AS (
+    -- days before it are gone from the raw rows (retention); their rollup rows are not read
+    SELECT h.first_day FROM history_rollup_horizon h LIMIT 1
+), bounds AS (
+    SELECT greatest((p_since AT TIME ZONE 'UTC')::date, h.first_day) AS d1,
+           (p_until AT TIME ZONE 'UTC')::date AS d2,
+           greatest(((p_since - p_flaky_window) AT TIME ZONE 'UTC')::date, h.first_day) AS d0,
+           greatest((p_since AT TIME ZONE 'UTC')::date, h.first_day) AS d1_pushes,
+           h.first_day AS horizon,
            CASE WHEN p_main_only THEN ARRAY['main'] ELSE ARRAY['main', 'other'] END AS classes,
            CASE WHEN p_main_only THEN 'main' ELSE 'all' END AS scope
+      FROM horizon h
 ), listed AS (
     SELECT DISTINCT t.test
       FROM bounds b JOIN history_rollup_tests t
@@ -688,8 +701,9 @@ WITH bounds AS (
 ), known AS (
     -- the groups each listed test is known in (a row in it on any day)
     SELECT x.test, x.group_name
-      FROM listed l JOIN history_rollup_test_groups x
-        ON x.repository = p_repository AND x.test = l.test
+      FROM listed l CROSS JOIN bounds b
+      JOIN history_rollup_test_groups x
+        ON x.repository = p_repository AND x.test = l.test AND x.day >= b.horizon
      GROUP BY x.test, x.group_name
     HAVING sum(x.own_rows) > 0
 ), known_groups AS (
@@ -813,6 +827,7 @@ SELECT st.test, st.group_name, st.runs, st.failures,
                x.first_failure->>'revision' AS revision, x.first_failure->>'signature' AS signature
           FROM history_rollup_tests x
          WHERE x.repository = p_repository AND x.test = st.test AND x.first_failure_at IS NOT NULL
+           AND x.day >= (SELECT h.first_day FROM history_rollup_horizon h LIMIT 1)
          ORDER BY x.first_failure_at, x.first_failure_run
          LIMIT 1) ff
     ON true
@@ -855,9 +870,11 @@ COMMENT ON FUNCTION history_flakes(text, timestamptz, timestamptz, boolean, inte
 CREATE FUNCTION history_test_days(p_repository text, p_test text, p_since date, p_until date)
 RETURNS TABLE (day date, branch_class text, runs bigint, failures bigint)
 LANGUAGE sql STABLE SET jit = off AS $$
-WITH known AS (
-    SELECT x.group_name FROM history_rollup_test_groups x
-     WHERE x.repository = p_repository AND x.test = p_test
+WITH horizon AS (
+    SELECT h.first_day FROM history_rollup_horizon h LIMIT 1
+), known AS (
+    SELECT x.group_name FROM history_rollup_test_groups x, horizon h
+     WHERE x.repository = p_repository AND x.test = p_test AND x.day >= h.first_day
      GROUP BY x.group_name HAVING sum(x.own_rows) > 0
 ), counted AS (
     SELECT t.day, t.branch_class, t.runs, t.failures FROM history_rollup_tests t
@@ -873,7 +890,8 @@ WITH known AS (
      WHERE x.day >= p_since AND x.day < p_until
 )
 SELECT c.day, c.branch_class, sum(c.runs)::bigint, sum(c.failures)::bigint
-  FROM counted c GROUP BY c.day, c.branch_class HAVING sum(c.runs) > 0
+  FROM counted c, horizon h WHERE c.day >= h.first_day
+ GROUP BY c.day, c.branch_class HAVING sum(c.runs) > 0
  ORDER BY c.day, c.branch_class
 $$;
 COMMENT ON FUNCTION history_test_days(text, text, date, date) IS
@@ -886,11 +904,16 @@ DECLARE
     t text;
     n integer;
     kept date;
+    first_before date;
 BEGIN
     -- one maintainer at a time; another replica's call returns at once
     IF NOT pg_try_advisory_xact_lock(7274, hashtext('history_maintain')) THEN
         RETURN -1;
     END IF;
+    SELECT min(to_date((regexp_match(c.relname, '_p(\d{4}_\d{2}_\d{2})$'))[1], 'YYYY_MM_DD'))
+      INTO first_before
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = 'public.history_runs'::regclass;
     UPDATE partman.part_config
        SET retention = CASE WHEN p_retention_days > 0 THEN p_retention_days || ' days' END
      WHERE parent_table IN ('public.history_runs', 'public.history_groups', 'public.history_tests')
@@ -905,65 +928,60 @@ BEGIN
     LOOP
         PERFORM partman.run_maintenance(t, p_jobmon := false);
     END LOOP;
-    -- the first day retention kept
+    -- the first day retention kept: when days went, the rollup answers from it on
     SELECT min(to_date((regexp_match(c.relname, '_p(\d{4}_\d{2}_\d{2})$'))[1], 'YYYY_MM_DD'))
       INTO kept
       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
      WHERE i.inhparent = 'public.history_runs'::regclass;
-    PERFORM partman.run_maintenance('public.history_rollup_push_groups', p_jobmon := false);
-    -- the rollup's rows of days whose partition is gone (days held by the default partition
-    -- were never in one, and stay)
-    IF p_retention_days > 0 AND kept IS NOT NULL THEN
-        DELETE FROM history_rollup_groups x WHERE x.day < kept
-           AND NOT EXISTS (SELECT 1 FROM history_runs_default r
-                            WHERE r.run_at >= x.day::timestamp AT TIME ZONE 'UTC'
-                              AND r.run_at < (x.day + 1)::timestamp AT TIME ZONE 'UTC');
-        DELETE FROM history_rollup_group_pushes x WHERE x.day < kept
-           AND NOT EXISTS (SELECT 1 FROM history_runs_default r
-                            WHERE r.run_at >= x.day::timestamp AT TIME ZONE 'UTC'
-                              AND r.run_at < (x.day + 1)::timestamp AT TIME ZONE 'UTC');
-        DELETE FROM history_rollup_tests x WHERE x.day < kept
-           AND NOT EXISTS (SELECT 1 FROM history_runs_default r
-                            WHERE r.run_at >= x.day::timestamp AT TIME ZONE 'UTC'
-                              AND r.run_at < (x.day + 1)::timestamp AT TIME ZONE 'UTC');
-        DELETE FROM history_rollup_test_groups x WHERE x.day < kept
-           AND NOT EXISTS (SELECT 1 FROM history_runs_default r
-                            WHERE r.run_at >= x.day::timestamp AT TIME ZONE 'UTC'
-                              AND r.run_at < (x.day + 1)::timestamp AT TIME ZONE 'UTC');
-        DELETE FROM history_rollup_test_branches x WHERE x.day < kept
-           AND NOT EXISTS (SELECT 1 FROM history_runs_default r
-                            WHERE r.run_at >= x.day::timestamp AT TIME ZONE 'UTC'
-                              AND r.run_at < (x.day + 1)::timestamp AT TIME ZONE 'UTC');
-        -- pushes counted as last running a group on a day that is gone now count as never
-        -- having run it before
-        CREATE TEMP TABLE IF NOT EXISTS rollup_gone (repository text, group_name text,
-            day date, scope text, pushes bigint) ON COMMIT DROP;
-        TRUNCATE rollup_gone;
-        WITH gone AS (
-            DELETE FROM history_rollup_group_pushes x
-             WHERE x.prev_day < kept AND x.prev_day > '-infinity'
-               AND NOT EXISTS (SELECT 1 FROM history_runs_default r
-                                WHERE r.run_at >= x.prev_day::timestamp AT TIME ZONE 'UTC'
-                                  AND r.run_at < (x.prev_day + 1)::timestamp AT TIME ZONE 'UTC')
-            RETURNING x.repository, x.group_name, x.day, x.scope, x.pushes)
-        INSERT INTO rollup_gone SELECT * FROM gone;
-        INSERT INTO history_rollup_group_pushes AS x (repository, group_name, day, scope,
-                                                      prev_day, pushes)
-        SELECT g.repository, g.group_name, g.day, g.scope, '-infinity', sum(g.pushes)
-          FROM rollup_gone g GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-        ON CONFLICT (repository, group_name, day, scope, prev_day)
-        DO UPDATE SET pushes = x.pushes + EXCLUDED.pushes;
-        DELETE FROM history_rollup_pushes x WHERE x.first_day < kept - 7
-           AND NOT EXISTS (SELECT 1 FROM history_rollup_push_groups_default d
-                            WHERE d.repository = x.repository AND d.push = x.push);
+    IF kept IS NOT NULL AND first_before IS NOT NULL AND kept > first_before THEN
+        UPDATE history_rollup_horizon SET first_day = kept WHERE first_day < kept;
     END IF;
+    PERFORM partman.run_maintenance('public.history_rollup_push_groups', p_jobmon := false);
     SELECT count(*) INTO n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhparent
      WHERE c.relname IN ('history_runs', 'history_groups', 'history_tests');
     RETURN n;
 END
 $$;
 COMMENT ON FUNCTION history_maintain(integer) IS
-    'Test history retention: sets it to the given days (0 keeps everything), creates the week ahead and drops the days past retention as whole partitions (pg_partman run_maintenance), with the rollup''s rows of those days. Returns the number of partitions, -1 when another session is maintaining.';
+    'Test history retention: sets it to the given days (0 keeps everything), creates the week ahead and drops the days past retention as whole partitions (pg_partman run_maintenance); the rollup answers from the first day kept on (history_rollup_horizon). Returns the number of partitions, -1 when another session is maintaining.';
+
+-- The rollup's rows of days before the horizon (never read), removed after retention; up to
+-- p_limit rows of each table a call. Returns the rows removed.
+CREATE FUNCTION history_rollup_prune(p_limit integer) RETURNS bigint
+LANGUAGE plpgsql SET client_min_messages = warning AS $$
+DECLARE
+    h date;
+    n bigint := 0;
+    k bigint;
+BEGIN
+    SELECT first_day INTO h FROM history_rollup_horizon LIMIT 1;
+    IF h IS NULL OR h = '-infinity' THEN
+        RETURN 0;
+    END IF;
+    DELETE FROM history_rollup_groups x WHERE x.ctid = ANY (ARRAY(
+        SELECT y.ctid FROM history_rollup_groups y WHERE y.day < h LIMIT p_limit));
+    GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
+    DELETE FROM history_rollup_group_pushes x WHERE x.ctid = ANY (ARRAY(
+        SELECT y.ctid FROM history_rollup_group_pushes y WHERE y.day < h LIMIT p_limit));
+    GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
+    DELETE FROM history_rollup_tests x WHERE x.ctid = ANY (ARRAY(
+        SELECT y.ctid FROM history_rollup_tests y WHERE y.day < h LIMIT p_limit));
+    GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
+    DELETE FROM history_rollup_test_groups x WHERE x.ctid = ANY (ARRAY(
+        SELECT y.ctid FROM history_rollup_test_groups y WHERE y.day < h LIMIT p_limit));
+    GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
+    DELETE FROM history_rollup_test_branches x WHERE x.ctid = ANY (ARRAY(
+        SELECT y.ctid FROM history_rollup_test_branches y WHERE y.day < h LIMIT p_limit));
+    GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
+    DELETE FROM history_rollup_pushes x WHERE x.first_day < h - 7
+       AND NOT EXISTS (SELECT 1 FROM history_rollup_push_groups_default d
+                        WHERE d.repository = x.repository AND d.push = x.push);
+    GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION history_rollup_prune(integer) IS
+    'Removes up to the given number of rows of each rollup table that are of days before history_rollup_horizon (retention dropped them; queries never read them). Returns the rows removed.';
 
 -- The runs stored before this migration, for the first history_rollup_apply calls.
 INSERT INTO history_rollup_queue (run_id, run_at, added) SELECT id, run_at, true FROM history_runs;

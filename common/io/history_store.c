@@ -363,6 +363,7 @@ out:
 
 static const char SQL_ROLLUP_APPLY[] = "SELECT history_rollup_apply($1::integer)";
 static const char SQL_MAINTAIN[] = "SELECT history_maintain($1::integer)";
+static const char SQL_PRUNE[] = "SELECT history_rollup_prune($1::integer)";
 
 /* Runs sql with one integer parameter as a transaction of its own (no transaction may be
  * open); *value is its result. */
@@ -395,6 +396,18 @@ int rt_history_maintain(rt_pg *pg, int retention_days, long *partitions)
     long n = 0;
     int rc = exec_alone(pg, SQL_MAINTAIN, retention_days, &n);
     if (partitions) *partitions = n;
+    return rc;
+}
+
+int rt_history_rollup_prune(rt_pg *pg, long *removed)
+{
+    long total = 0, n = 0;
+    int rc;
+    do {
+        rc = exec_alone(pg, SQL_PRUNE, 10000, &n);
+        if (rc == RT_OK) total += n;
+    } while (rc == RT_OK && n > 0);
+    if (removed) *removed = total;
     return rc;
 }
 

@@ -46,9 +46,14 @@ RT_MUSTCHECK int rt_history_rollup(rt_pg *pg, int chunk, long *added);
 
 /* Retention and partitions ahead (history_maintain, migrations/0019 and 0020): days older
  * than retention_days (0: none) are dropped as whole partitions, the week ahead is
- * created, and the rollup's rows of dropped days are removed. *partitions (optional) is
+ * created, and the rollup answers from the first day kept. *partitions (optional) is
  * the number of partitions left, -1 when another session was maintaining. RT_OK, RT_EDB. */
 RT_MUSTCHECK int rt_history_maintain(rt_pg *pg, int retention_days, long *partitions);
+
+/* After retention: removes the rollup's rows of the days retention dropped (never read once
+ * history_maintain moved the rollup's horizon), 10,000 rows of each table a transaction,
+ * until none are left. *removed (optional) counts them. RT_OK, RT_EDB. */
+RT_MUSTCHECK int rt_history_rollup_prune(rt_pg *pg, long *removed);
 
 /* What retrig-decide asks of the history about the failure lines of one decision. */
 typedef struct rt_history_lookup {

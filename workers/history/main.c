@@ -374,7 +374,8 @@ static void keep_up(history *w)
     }
     if (!w->maintain_at_ms || now - w->maintain_at_ms >= MAINTAIN_INTERVAL_MS) {
         long partitions = 0;
-        if (rt_history_maintain(w->pg, w->cfg->history_retention_days, &partitions) != RT_OK)
+        if (rt_history_maintain(w->pg, w->cfg->history_retention_days, &partitions) != RT_OK ||
+            rt_history_rollup_prune(w->pg, NULL) != RT_OK)
             rt_log_warn("test history retention failed; trying again in an hour", "error",
                         rt_pg_errstr(w->pg));
         w->maintain_at_ms = now;
