@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "common/io/pg.h"
@@ -95,11 +96,21 @@ static json_t *text_or_null(PGresult *res, int row, int col)
 
 json_t *rt__cli_flakes(rt_pg *pg, const rt__flakes_query *q)
 {
-    char min_branches[16], flaky_window[32], limit[16];
+    char min_branches[16], flaky_window[32], limit[16], until[32];
+    /* Until "now" is until the end of today (UTC), so that a window of days is whole UTC
+     * days and history_flakes reads the per-day rollup (migrations/0020). */
+    const char *end = q->until;
+    if (!strcmp(end, "now")) {
+        time_t tomorrow = time(NULL) / 86400 * 86400 + 86400;
+        struct tm tm;
+        gmtime_r(&tomorrow, &tm);
+        strftime(until, sizeof until, "%Y-%m-%dT00:00:00Z", &tm);
+        end = until;
+    }
     snprintf(min_branches, sizeof min_branches, "%d", q->min_branches);
     snprintf(flaky_window, sizeof flaky_window, "%d days", q->flaky_window_days);
     snprintf(limit, sizeof limit, "%d", q->limit > 0 ? q->limit : 1000);
-    const char *params[] = {q->project,   q->until,     q->window, q->main_only ? "t" : "f",
+    const char *params[] = {q->project,   end,          q->window, q->main_only ? "t" : "f",
                             min_branches, flaky_window, limit};
     PGresult *res = NULL;
     if (rt_pg_exec(pg, SQL_FLAKES, 7, params, &res) != RT_OK) {
@@ -306,7 +317,7 @@ int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
         return 2;
     }
     rt_pg *pg = NULL;
-    if (rt__cli_connect(cfg, "cli", &pg) != 0) return 1;
+    if (rt__cli_connect_read(cfg, "cli", &pg) != 0) return 1;
     json_t *rows = rt__cli_flakes(pg, &q), *cov = NULL, *gaps = NULL;
     int status = 1;
     if (!rows || add_github_columns(pg, &q, rows) != RT_OK ||
