@@ -222,7 +222,8 @@ const rt_config_key rt_config_keys[] = {
     {"redis_key_prefix", RT_CFG_STRING, OFF(redis_key_prefix), "retrig:", 0, 0, false,
      "prefix of every Redis key retrig writes"},
     {"redis_url", RT_CFG_STRING, OFF(redis_url), "redis://127.0.0.1:6380/0", 0, 0, false,
-     "Redis, as redis://host:port/db"},
+     "Redis, as redis://host:port/db (no rediss://: TLS through a local proxy, "
+     "docs/operations.md)"},
     {"retrigger_action", RT_CFG_STRING, OFF(retrigger_action), "retrigger-multiple", 0, 0, false,
      "the actions.json action used to retrigger (retrigger-multiple, or retrigger)"},
     {"retriggers_per_failure", RT_CFG_INT, OFF(retriggers_per_failure), "5", 1, 20, false,
@@ -672,6 +673,12 @@ static int finish(rt_config *cfg, char *errstr)
          (const char *const[]){"http://", "https://", NULL}},
         {"treeherder_url", cfg->treeherder_url, (const char *const[]){"http://", "https://", NULL}},
     };
+    if (cfg->redis_url && !strncmp(cfg->redis_url, "rediss://", 9)) {
+        rt_set_errstr(errstr, "bad value for 'redis_url': rediss:// (TLS) is not supported: "
+                              "Debian 12's hiredis 0.14 has no TLS; reach a TLS Redis through "
+                              "a local TLS proxy (docs/operations.md, \"Redis over TLS\")");
+        return RT_ECONFIG;
+    }
     for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++) {
         bool ok = false;
         for (const char *const *s = urls[i].schemes; *s; s++)

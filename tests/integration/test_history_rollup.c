@@ -9,8 +9,7 @@
  * rollup brought up to date in several steps. For every window of whole days, both scopes,
  * several breadths and flaky windows, history_flakes_rollup and history_flakes_raw give the
  * same rows, every column; history_test_days gives what the view history_test_daily gives.
- * Then retention drops the oldest days as whole partitions (under a second) and the two
- * still agree. */
+ * Then retention drops the oldest days as whole partitions and the two still agree. */
 #include "support/util.h"
 
 #include <stdio.h>
@@ -288,9 +287,13 @@ static void test_the_rollup_gives_the_raw_answers_before_and_after_retention(voi
     assert_true(rows_seen > 1000);
     assert_true(flaky_seen > 50);
 
-    /* Retention: days older than 6 go as whole partitions, quickly, and the rollup's rows of
-     * those days with them. */
+    /* Retention: days older than 6 go as whole partitions (dropped tables, not deleted rows;
+     * its time is a benchmark figure, bench_history, printed here only), and the rollup's rows
+     * of those days with them. */
+    static const char SQL_RUN_PARTITIONS[] =
+        "SELECT count(*) FROM pg_inherits WHERE inhparent = 'history_runs'::regclass";
     long long before = rt_ch_sql_int(h, "SELECT count(*) FROM history_runs", 0, NULL);
+    long long tables_before = rt_ch_sql_int(h, SQL_RUN_PARTITIONS, 0, NULL);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     long partitions = 0;
@@ -304,7 +307,7 @@ static void test_the_rollup_gives_the_raw_answers_before_and_after_retention(voi
     printf("retention: %lld of %lld runs dropped in %.3f s, %ld partitions left\n", before - after,
            before, seconds, partitions);
     assert_true(after < before);
-    assert_true(seconds < 1.0);
+    assert_true(rt_ch_sql_int(h, SQL_RUN_PARTITIONS, 0, NULL) < tables_before);
     assert_int_equal(rt_ch_sql_int(h,
                                    "SELECT count(*) FROM history_rollup_tests WHERE repository ="
                                    " 'gecko' AND day < (SELECT min((run_at AT TIME ZONE"
