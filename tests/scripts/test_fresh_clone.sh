@@ -82,6 +82,8 @@ if [ "$built" = 1 ]; then
     check '[ "$(grep -c "^infra " <<<"$table")" = 1 ]' "one infra"
     check 'grep -q "^Dashboard: .*/$name/dashboard.html" "$demo_log"' "the demo names its dashboard"
     check 'grep -q "^Decisions: .*/$name/decisions.html" "$demo_log"' "the demo names its sheriffs' page"
+    check 'grep -qE "dashboard.html: [1-9][0-9]* tests \(all branches\)" "$demo_log"' \
+        "the flaky-test page lists the seeded history's tests"
     check 'grep -q "retrig-perf --once" "$demo_log" && grep -qE "^    alert [0-9]+ .* dry-run" "$demo_log"' \
         "the demo runs retrig-perf over the recorded alerts"
     check 'grep -q "^seed-history: " "$demo_log"' "the demo seeds the test history"
