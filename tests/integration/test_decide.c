@@ -894,6 +894,173 @@ static void test_runs_already_on_the_push_decide_with_no_new_trigger(void **stat
     free(all);
 }
 
+/* ---- the culprit search's window (issue 24) ---- */
+
+#define FAILING_PUSH 88560L /* GWX_ROUTE's pushlog id, the failing push's id in the fake */
+
+/* The output of `retrig explain <task_id>` (malloc'd); fails the test when it exits non-zero. */
+static char *explain(rt_ch *h, const char *task_id)
+{
+    char cmd[1024], out[256];
+    snprintf(cmd, sizeof cmd, "RETRIG_DATABASE_URL='%s' %s/retrig explain %s 2>&1", h->database_url,
+             RT_TEST_BIN_DIR, task_id);
+    FILE *pipe = popen(cmd, "r");
+    assert_non_null(pipe);
+    char *all = NULL;
+    size_t size = 0, n;
+    FILE *mem = open_memstream(&all, &size);
+    while ((n = fread(out, 1, sizeof out, pipe)) > 0) fwrite(out, 1, n, mem);
+    fclose(mem);
+    assert_int_equal(pclose(pipe), 0);
+    return all;
+}
+
+/* Autoland's pushes before and at the failing push (revisions[k]: push N-k, k = 0..count-1),
+ * with the label passing on push N-passing only; the failing push's decision task indexed
+ * with its pushlog id. */
+static void push_history(rt_ch *h, const push *p, int count, int passing, char revisions[][41])
+{
+    json_t *pushes = json_array();
+    for (int k = 0; k < count; k++) {
+        if (k == 0)
+            snprintf(revisions[k], 41, "%s", GWX_REVISION);
+        else
+            snprintf(revisions[k], 41, "%08lx%032d", (unsigned long)(random() & 0xffffffffL), k);
+        char author[64];
+        snprintf(author, sizeof author, "pusher%d@example.com", k);
+        json_array_append_new(pushes,
+                              json_pack("{s:I, s:s, s:s}", "id", (json_int_t)(FAILING_PUSH - k),
+                                        "revision", revisions[k], "author", author));
+    }
+    char passed[23], decision_task[23], ns[160], route[160];
+    rt_ch_slugid(passed);
+    rt_ch_slugid(decision_task);
+    snprintf(ns, sizeof ns, "gecko.v2.autoland.revision.%s.taskgraph", GWX_REVISION);
+    snprintf(route, sizeof route, "tc-treeherder.v2.autoland.%s.%ld", GWX_REVISION, FAILING_PUSH);
+    json_t *s = json_pack(
+        "{s:{s:o}, s:{s:[{s:I, s:I, s:s, s:s, s:s}]}, s:{s:[{s:s, s:s}]},"
+        " s:{s:{s:s, s:s, s:s, s:s, s:[s], s:{s:s}, s:{s:s}}}}",
+        "pushes", "autoland", pushes, "jobs", passed, "id", (json_int_t)next_job_id(), "push_id",
+        (json_int_t)(FAILING_PUSH - passing), "job_type_name", p->label, "result", "success",
+        "state", "completed", "index", ns, "name", "decision", "taskId", decision_task, "tasks",
+        decision_task, "taskGroupId", decision_task, "provisionerId", "gecko-3", "workerType",
+        "decision", "created", "2024-05-01T10:00:00.000Z", "routes", route, "metadata", "name",
+        "Gecko Decision Task", "tags", "kind", "decision-task");
+    rt_ch_scenario(h, s);
+    json_decref(s);
+}
+
+/* A regression on push N, with the push history of push_history: the failing run and two
+ * reproducing retriggers. */
+static void regression(fixture *f, push *p, int count, int passing, char revisions[][41])
+{
+    rt_ch *h = f->h;
+    rt_ch_setenv(h, "CULPRIT_POLL_INTERVAL_S", "1");
+    start_all(h);
+    fail_original(f, p);
+    push_history(h, p, count, passing, revisions);
+    char r1[23], r2[23];
+    resolve_retrigger(f, p, RUN_REPRODUCES, r1, 0);
+    resolve_retrigger(f, p, RUN_REPRODUCES, r2, 0);
+    assert_true(decided(h, p, WAIT_MS));
+    char *v = decision(h, p);
+    assert_string_equal(v, "regression/reproduced");
+    free(v);
+}
+
+/* "status/reason" of the culprit search once its window is found (malloc'd). */
+static char *culprit_step(rt_ch *h, const push *p)
+{
+    const char *params[] = {p->set_id};
+    assert_int_equal(rt_ch_wait_int(h, WAIT_MS, 1,
+                                    "SELECT count(*) FROM decisions WHERE set_id = $1::bigint"
+                                    " AND culprit_window IS NOT NULL",
+                                    1, params),
+                     1);
+    char *v = rt_ch_sql_text(h,
+                             "SELECT culprit_status || '/' || culprit_reason FROM decisions"
+                             " WHERE set_id = $1::bigint",
+                             1, params);
+    assert_non_null(v);
+    return v;
+}
+
+static void
+test_regression_right_after_a_push_where_the_label_passed_names_the_failing_push(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    push p;
+    char revisions[3][41];
+    regression(f, &p, 3, 1, revisions);
+
+    char *v = culprit_step(h, &p);
+    assert_string_equal(v, "found/no-candidate");
+    free(v);
+    const char *params[] = {p.set_id};
+    char *culprit = rt_ch_sql_text(h,
+                                   "SELECT culprit_revision || ' ' || culprit_pushlog_id || ' ' ||"
+                                   " culprit_author || ' ' || culprit_url || ' ' ||"
+                                   " jsonb_array_length(culprit_window -> 'pushes') || ' ' ||"
+                                   " culprit_jobs_spent FROM decisions WHERE set_id = $1::bigint",
+                                   1, params);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s 88560 pusher0@example.com %s/jobs?repo=autoland&revision=%s 2 0", GWX_REVISION,
+             h->fake.base_url, GWX_REVISION);
+    assert_string_equal(culprit, want);
+    free(culprit);
+    /* No add-new-jobs call: the culprit cost nothing. */
+    json_t *triggers = rt_fake_triggers(&h->fake);
+    assert_int_equal(json_array_size(triggers), 1); /* the set's own retrigger action */
+    json_decref(triggers);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+
+    char *all = explain(h, p.original);
+    if (!strstr(all, "the culprit search") || !strstr(all, "found (no-candidate)") ||
+        !strstr(all, "culprit " GWX_REVISION ", pushlog 88560, by pusher0@example.com"))
+        fail_msg("retrig explain does not show the culprit:\n%s", all);
+    free(all);
+}
+
+static void
+test_regression_after_six_skipped_pushes_bisects_its_window_from_the_middle(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    push p;
+    char revisions[10][41];
+    regression(f, &p, 10, 7, revisions); /* N-1 .. N-6 skipped, N-7 passed, N-8 N-9 older */
+
+    char *v = culprit_step(h, &p);
+    assert_string_equal(v, "searching/bisect");
+    free(v);
+    const char *params[] = {p.set_id};
+    char *window = rt_ch_sql_text(
+        h,
+        "SELECT culprit_range_first || ' ' || culprit_range_last || ' ' ||"
+        " (culprit_window #>> '{next,revision}') || ' ' ||"
+        " jsonb_array_length(culprit_window -> 'pushes') || ' ' ||"
+        " (culprit_window #>> '{pushes,0,revision}') || ' ' ||"
+        " (culprit_window #>> '{pushes,0,runs}') || ' ' || (culprit_window #>> '{failing_push_id}')"
+        " || ' ' || (culprit_revision IS NULL) FROM decisions WHERE set_id = $1::bigint",
+        1, params);
+    char want[512];
+    /* The known-good push N-7 ran once, so it is only presumed good: the range starts at it
+     * ("it or an earlier push") and the middle of N-6 .. N is N-3. */
+    snprintf(want, sizeof want, "%s %s %s 8 %s 1 88560 true", revisions[7], GWX_REVISION,
+             revisions[3], revisions[7]);
+    assert_string_equal(window, want);
+    free(window);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+
+    char *all = explain(h, p.original);
+    if (!strstr(all, "searching (bisect)") || !strstr(all, "window: 8 push(es)") ||
+        !strstr(all, revisions[3]))
+        fail_msg("retrig explain does not show the search:\n%s", all);
+    free(all);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -915,6 +1082,12 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_decision_carries_the_cross_branch_history_of_each_failing_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_regression_right_after_a_push_where_the_label_passed_names_the_failing_push, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_regression_after_six_skipped_pushes_bisects_its_window_from_the_middle, setup,
+            teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
