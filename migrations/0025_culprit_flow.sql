@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: MPL-2.0
 -- 0025_culprit_flow.sql - what the culprit search of retrig-decide (workers/decide/culprit_flow.c)
--- and the add-new-jobs path of retrig-retrigger (workers/retrigger/culprit_probe.c) keep beside
+-- and the add-new-jobs path of retrig-retrigger (workers/retrigger/main.c) keep beside
 -- migration 0015: the search's window of pushes with what each showed, when a worker last
 -- looked at it, the Treeherder link of the culprit; and, per probe request, the hook called,
 -- the calls made for its current attempt and the action tasks of its earlier attempts, so that

@@ -100,13 +100,20 @@ RT_MUSTCHECK int rt_tc_count_label_in_group(rt_http *h, const char *root_url,
 
 /* Looks through a task group for an action task created by `action_name` for this label
  * or task: tags.action (or extra.action.name) equal to action_name, and an input that
- * names the label (retrigger-multiple: input.requests[].tasks) or a taskId equal to
+ * names the label (retrigger-multiple: input.requests[].tasks; add-new-jobs: input.tasks)
+ * or a taskId equal to
  * task_id (retrigger, backfill). extra.action may hold input/taskId directly or under
  * "context" (gecko's shape). *found false when there is none. */
 RT_MUSTCHECK int rt_tc_find_action_task(rt_http *h, const char *root_url, const char *task_group_id,
                                         const char *action_name, const char *label,
                                         const char *task_id, char action_task_id[23], bool *found,
                                         char *errstr);
+/* The same, skipping the action tasks listed in exclude (an earlier attempt's). */
+RT_MUSTCHECK int rt_tc_find_action_task_except(rt_http *h, const char *root_url,
+                                               const char *task_group_id, const char *action_name,
+                                               const char *label, const char *task_id,
+                                               const char *const *exclude, size_t nexclude,
+                                               char action_task_id[23], bool *found, char *errstr);
 
 typedef struct rt_th_job {
     long id;

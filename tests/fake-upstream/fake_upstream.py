@@ -143,6 +143,8 @@ class Store:
             self.performance_data = []  # datums in the API's shape, plus "project"
             self.index = {}  # namespace -> {name: entry}, from the scenario's "index"
             self.pushes = {}  # project -> {push id: {"id", "revision", "author", ...}}
+            self.add_new_jobs = {}  # revision -> result of the jobs add-new-jobs makes there
+            self.next_job_id = 700000000
             self.github = github_fake.GitHubFake()  # GitHub and Bugzilla (github_fake.py)
             self.default_bug_suggestions = self.fixture_json("treeherder/bug_suggestions.json")
             self.failure_classifications = [
@@ -226,7 +228,7 @@ class Store:
             raise ValueError("a scenario is a JSON object")
         known = {"tasks", "statuses", "artifacts", "jobs", "job_logs", "bug_suggestions",
                  "hook_clients", "hooks", "alert_summaries", "performance_data", "faults",
-                 "index", "github", "pushes"}
+                 "index", "github", "pushes", "add_new_jobs"}
         unknown = set(scenario) - known
         if unknown:
             raise ValueError("unknown scenario keys: %s" % ", ".join(sorted(unknown)))
@@ -283,6 +285,8 @@ class Store:
                              "push_timestamp": push.get("push_timestamp", 1700000000 + push["id"]),
                              "revision_count": 1, "repository_id": 77}
                     self.pushes.setdefault(project, {})[push["id"]] = entry
+            for revision, result in scenario.get("add_new_jobs", {}).items():
+                self.add_new_jobs[revision] = result
             if "github" in scenario:
                 self.github.load(scenario["github"])
             if "faults" in scenario:
@@ -515,11 +519,37 @@ class Store:
         with self.lock:
             self.put_task(task_id, task)
             self.put_status(task_id, status)
+            if action.get("name") == "add-new-jobs":
+                self.add_jobs_of_action(push, action_input)
             self.triggers.append({"hookGroupId": hook_group, "hookId": hook_id,
                                   "clientId": client_id, "payload": payload,
                                   "taskId": task_id, "taskGroupId": group,
                                   "time": time.time()})
         return copy.deepcopy(status)
+
+    def add_jobs_of_action(self, push, action_input):
+        """What add-new-jobs makes (with the lock held): `times` completed Treeherder jobs of
+        each label on the push (its Treeherder id from `pushes` by revision, else its pushlog
+        id), with the result `add_new_jobs` gives the revision (default success); a failed
+        one gets the default bug_suggestions (the recorded failure line)."""
+        revision = push.get("revision") if isinstance(push, dict) else None
+        if not isinstance(action_input, dict) or not revision:
+            return
+        push_id = None
+        for pushes in self.pushes.values():
+            for entry in pushes.values():
+                if entry["revision"] == revision:
+                    push_id = entry["id"]
+        if push_id is None and str(push.get("pushlog_id", "")).isdigit():
+            push_id = int(push["pushlog_id"])
+        result = self.add_new_jobs.get(revision, "success")
+        times = action_input.get("times", 1)
+        for label in action_input.get("tasks", []):
+            for _ in range(times if isinstance(times, int) and 0 < times <= 100 else 1):
+                self.next_job_id += 1
+                self.put_job({"id": self.next_job_id, "task_id": slug_id(), "retry_id": 0,
+                              "push_id": push_id, "job_type_name": label, "result": result,
+                              "state": "completed", "push_revision": revision})
 
     def verify_hawk(self, header, method, target, host_header, body, content_type):
         """Returns (client_id, None) or (client_id_or_None, reason)."""

@@ -17,7 +17,11 @@
  * set_deadline_minutes get a decide request with reason "deadline"; such a request decides
  * with what is there (retriggers that never came make it undecided "retriggers-missing"
  * when the verdict needed them). Optionally (decide_cancel_pending) the retriggers still
- * pending when a set is decided early are cancelled. Single-threaded; run replicas. */
+ * pending when a set is decided early are cancelled.
+ *
+ * Culprit searches: a regression on a project of culprit_projects is stored with
+ * culprit_status 'searching'; the tick then finds its window and bisects it with probe
+ * requests to retrig-retrigger (culprit_flow.c). Single-threaded; run replicas. */
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -915,7 +919,7 @@ static int tick(void *ctx, bool idle)
     /* The culprit searches due (each at most every culprit_poll_interval_s); the look for
      * them is one indexed query, made at most once a second. */
     if (time(NULL) >= w->next_culprit_poll) {
-        rt__decide_culprit_io io = {w->cfg, w->pg, w->http};
+        rt__decide_culprit_io io = {w->cfg, w->pg, w->http, w->amqp, w->events};
         rt__decide_culprit_poll(&io);
         w->next_culprit_poll = time(NULL) + 1;
     }
