@@ -952,15 +952,26 @@ static void push_history(rt_ch *h, const push *p, int count, int passing, char r
     json_decref(s);
 }
 
-/* A regression on push N, with the push history of push_history: the failing run and two
- * reproducing retriggers. */
-static void regression(fixture *f, push *p, int count, int passing, char revisions[][41])
+static void pushes_runnable(rt_ch *h, int count, int culprit, char revisions[][41]);
+
+/* A regression on push N, with the push history of push_history (and, when culprit > 0,
+ * the pushes runnable by add-new-jobs with the culprit N-culprit): the failing run and two
+ * reproducing retriggers. drop_first_probe: the connection of the first add-new-jobs call
+ * breaks once Taskcluster acted. */
+static void regression(fixture *f, push *p, int count, int passing, char revisions[][41],
+                       int culprit, bool drop_first_probe)
 {
     rt_ch *h = f->h;
     rt_ch_setenv(h, "CULPRIT_POLL_INTERVAL_S", "1");
     start_all(h);
-    fail_original(f, p);
+    fail_original(f, p); /* the set's own hook call is made */
     push_history(h, p, count, passing, revisions);
+    if (culprit > 0) pushes_runnable(h, count, culprit, revisions);
+    if (drop_first_probe)
+        assert_int_equal(rt_fake_add_fault(&h->fake, "[{\"kind\": \"drop_mid_body\","
+                                                     " \"path_prefix\": \"/api/hooks/\","
+                                                     " \"times\": 1}]"),
+                         200);
     char r1[23], r2[23];
     resolve_retrigger(f, p, RUN_REPRODUCES, r1, 0);
     resolve_retrigger(f, p, RUN_REPRODUCES, r2, 0);
@@ -1027,7 +1038,7 @@ test_regression_right_after_a_push_where_the_label_passed_names_the_failing_push
     rt_ch *h = f->h;
     push p;
     char revisions[3][41];
-    regression(f, &p, 3, 1, revisions);
+    regression(f, &p, 3, 1, revisions, 0, false);
 
     char *v = culprit_step(h, &p);
     assert_string_equal(v, "found/no-candidate");
@@ -1135,17 +1146,21 @@ static size_t add_new_jobs_calls(rt_ch *h, const push *p)
 
 /* Issue 24's integration test: a regression on push N, the label skipped on N-1 .. N-6 and
  * passing on N-7, the culprit N-5. retrig-decide finds the window and bisects it with
- * add-new-jobs through retrig-retrigger, which is killed once the first probe is triggered
- * and gets that probe's request again: the culprit is named after at most 3 rounds, and
- * every push was triggered once. */
+ * add-new-jobs through retrig-retrigger. The first call's answer is lost after Taskcluster
+ * acted (the redelivered request looks the action task up instead of calling again), then
+ * retrig-retrigger is killed and gets that probe's request once more: the culprit is named
+ * after at most 3 rounds, and every push was triggered once. */
 static void test_regression_after_six_skipped_pushes_is_bisected_to_its_culprit(void **state)
 {
     fixture *f = *state;
     rt_ch *h = f->h;
     push p;
     char revisions[10][41];
-    regression(f, &p, 10, 7, revisions); /* N-1 .. N-6 skipped, N-7 passed, N-8 N-9 older */
-    pushes_runnable(h, 10, 5, revisions);
+    /* An interrupted call is looked up once the call would have timed out. */
+    rt_ch_setenv(h, "HTTP_TIMEOUT_MS", "2000");
+    rt_ch_setenv(h, "HTTP_CONNECT_TIMEOUT_MS", "1000");
+    /* N-1 .. N-6 skipped, N-7 passed, N-8 N-9 older; the first probe's answer is lost */
+    regression(f, &p, 10, 7, revisions, 5, true);
 
     /* The first probe triggered: kill retrig-retrigger, hand its request over again. */
     const char *params[] = {p.set_id};
@@ -1202,6 +1217,9 @@ static void test_regression_after_six_skipped_pushes_is_bisected_to_its_culprit(
     /* Each probed push triggered once (a redelivered request, a killed worker), and the jobs
      * spent are what the probes asked for, in the ledger too. */
     assert_int_equal(add_new_jobs_calls(h, &p), (size_t)probes);
+    json_t *calls = rt_fake_calls(&h->fake, "/api/hooks/");
+    assert_int_equal(json_array_size(calls), 1 + (size_t)probes); /* the set's retrigger too */
+    json_decref(calls);
     assert_int_equal(rt_ch_sql_int(h,
                                    "SELECT count(*) FROM culprit_pending_probes WHERE"
                                    " set_id = $1::bigint AND (attempt <> 1 OR calls <> 1)",
@@ -1233,8 +1251,7 @@ static void test_a_search_out_of_budget_stops_with_the_range_that_holds_the_culp
     rt_ch_setenv(h, "BUDGET_LIMITS", "android*=12, *=600");
     push p;
     char revisions[10][41];
-    regression(f, &p, 10, 7, revisions);
-    pushes_runnable(h, 10, 5, revisions);
+    regression(f, &p, 10, 7, revisions, 5, false);
     const char *params[] = {p.set_id};
     assert_int_equal(rt_ch_wait_int(h, 60000, 1,
                                     "SELECT count(*) FROM decisions WHERE set_id = $1::bigint"
