@@ -10,7 +10,12 @@
  * after the cap); Treeherder 500s retried; the deadline sweeper; the decision event valid
  * against its schema; the pending retrigger cancelled when asked. And issue 7's: the
  * decision's lines carry their test's cross-branch history (rows inserted directly into
- * the history tables), and `retrig explain` shows it. */
+ * the history tables), and `retrig explain` shows it. And issue 24's culprit search: the
+ * window from the fake's push history (the failing push is the culprit when the label
+ * passed on the push before), the bisection with add-new-jobs through retrig-retrigger
+ * across a lost answer, a killed worker and a redelivered request, and the budget running
+ * out; the culprit in the database, `retrig explain`, `retrig decisions` and the culprit
+ * event. */
 #include "support/util.h"
 
 #include <signal.h>
@@ -900,12 +905,12 @@ static void test_runs_already_on_the_push_decide_with_no_new_trigger(void **stat
 
 #define FAILING_PUSH 88560L /* GWX_ROUTE's pushlog id, the failing push's id in the fake */
 
-/* The output of `retrig explain <task_id>` (malloc'd); fails the test when it exits non-zero. */
-static char *explain(rt_ch *h, const char *task_id)
+/* The output of `retrig <args>` (malloc'd); fails the test when it exits non-zero. */
+static char *retrig(rt_ch *h, const char *args)
 {
     char cmd[1024], out[256];
-    snprintf(cmd, sizeof cmd, "RETRIG_DATABASE_URL='%s' %s/retrig explain %s 2>&1", h->database_url,
-             RT_TEST_BIN_DIR, task_id);
+    snprintf(cmd, sizeof cmd, "RETRIG_DATABASE_URL='%s' %s/retrig %s 2>&1", h->database_url,
+             RT_TEST_BIN_DIR, args);
     FILE *pipe = popen(cmd, "r");
     assert_non_null(pipe);
     char *all = NULL;
@@ -915,6 +920,13 @@ static char *explain(rt_ch *h, const char *task_id)
     fclose(mem);
     assert_int_equal(pclose(pipe), 0);
     return all;
+}
+
+static char *explain(rt_ch *h, const char *task_id)
+{
+    char args[64];
+    snprintf(args, sizeof args, "explain %s", task_id);
+    return retrig(h, args);
 }
 
 /* Autoland's pushes before and at the failing push (revisions[k]: push N-k, k = 0..count-1),
@@ -1071,6 +1083,16 @@ test_regression_right_after_a_push_where_the_label_passed_names_the_failing_push
     if (!strstr(all, "the culprit search") || !strstr(all, "found (no-candidate)") ||
         !strstr(all, "culprit " GWX_REVISION ", pushlog 88560, by pusher0@example.com"))
         fail_msg("retrig explain does not show the culprit:\n%s", all);
+    free(all);
+    all = retrig(h, "decisions --format json");
+    if (!strstr(all, "\"culprit\": {") || !strstr(all, "\"status\": \"found\"") ||
+        !strstr(all, "\"reason\": \"no-candidate\""))
+        fail_msg("retrig decisions does not show the culprit:\n%s", all);
+    free(all);
+    all = retrig(h, "decisions"); /* the CULPRIT column beside the REVISION column */
+    char *row = strstr(all, "b437ae030825");
+    if (!strstr(all, "CULPRIT") || !row || !strstr(row + 12, "b437ae030825"))
+        fail_msg("retrig decisions' table does not show the culprit:\n%s", all);
     free(all);
 }
 
