@@ -22,7 +22,9 @@ static const char SQL_DECISIONS[] = "SELECT d.set_id, " TS(
                     "   CASE jsonb_typeof(d.evidence -> 'lines') WHEN 'array' THEN d.evidence -> "
                     "'lines'"
                     "   ELSE '[]'::jsonb END) l), 0),"
-                    " coalesce((d.evidence #>> '{counts,compared}')::int, 0)"
+                    " coalesce((d.evidence #>> '{counts,compared}')::int, 0),"
+                    " d.culprit_status, coalesce(d.culprit_reason, ''), d.culprit_revision,"
+                    " d.culprit_range_first, d.culprit_range_last, d.culprit_url"
                     " FROM decisions d JOIN retrigger_sets s ON s.id = d.set_id"
                     " WHERE d.decided_at >= now() - $1::interval AND ($2::text IS NULL OR "
                     "s.project = $2)"
@@ -65,6 +67,18 @@ static const char SQL_DECISION[] =
                                              " extract(epoch FROM decided_at - "
                                              "failure_seen_at)::bigint, evidence::text"
                                              " FROM decisions WHERE set_id = $1::bigint";
+
+static const char SQL_CULPRIT[] =
+    "SELECT culprit_status, coalesce(culprit_reason, '-'), coalesce(culprit_revision, '-'),"
+    " coalesce(culprit_pushlog_id::text, '-'), coalesce(culprit_author, '-'),"
+    " coalesce(culprit_url, '-'), coalesce(culprit_range_first, '-'),"
+    " coalesce(culprit_range_last, '-'), culprit_jobs_spent, jsonb_array_length(culprit_probes),"
+    " coalesce(jsonb_array_length(culprit_window -> 'pushes'), 0),"
+    " coalesce(culprit_window #>> '{next,revision}', ''),"
+    " coalesce(culprit_window #>> '{next,times}', ''), coalesce(" TS(
+        "culprit_started_at") ", '-')"
+                              " FROM decisions WHERE set_id = $1::bigint"
+                              " AND culprit_status IS NOT NULL";
 
 static void decisions_usage(FILE *out)
 {
@@ -157,6 +171,16 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
             if (o && !PQgetisnull(res, i, 9))
                 json_object_set_new(o, "classification_id",
                                     json_integer(atoi(PQgetvalue(res, i, 9))));
+            if (o && !PQgetisnull(res, i, 12)) {
+#define OR_NULL(col) (PQgetisnull(res, i, col) ? NULL : PQgetvalue(res, i, col))
+                json_object_set_new(o, "culprit",
+                                    json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?}", "status",
+                                              PQgetvalue(res, i, 12), "reason",
+                                              PQgetvalue(res, i, 13), "revision", OR_NULL(14),
+                                              "range_first", OR_NULL(15), "range_last", OR_NULL(16),
+                                              "url", OR_NULL(17)));
+#undef OR_NULL
+            }
             json_array_append_new(list, o);
         }
         char *text = json_dumps(list, JSON_INDENT(2) | JSON_ENSURE_ASCII);
@@ -164,15 +188,23 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
         if (text) printf("%s\n", text);
         free(text);
     } else {
-        printf("%-20s  %-12s  %-22s  %-10s  %-12s  %-5s  %-22s  %s\n", "DECIDED_AT", "VERDICT",
-               "REASON", "PROJECT", "REVISION", "REPRO", "ORIGINAL_TASK", "LABEL");
-        for (int i = 0; i < n; i++)
-            printf("%-20s  %-12s  %-22s  %-10s  %-12.12s  %2s/%-2s  %-22s  %s\n",
+        printf("%-20s  %-12s  %-22s  %-10s  %-12s  %-5s  %-22s  %-21s  %s\n", "DECIDED_AT",
+               "VERDICT", "REASON", "PROJECT", "REVISION", "REPRO", "ORIGINAL_TASK", "CULPRIT",
+               "LABEL");
+        for (int i = 0; i < n; i++) {
+            /* The culprit search: the culprit's revision once found, else its status. */
+            char culprit[64] = "-";
+            if (!PQgetisnull(res, i, 14))
+                snprintf(culprit, sizeof culprit, "%.12s", PQgetvalue(res, i, 14));
+            else if (!PQgetisnull(res, i, 12))
+                snprintf(culprit, sizeof culprit, "%.21s", PQgetvalue(res, i, 12));
+            printf("%-20s  %-12s  %-22s  %-10s  %-12.12s  %2s/%-2s  %-22s  %-21s  %s\n",
                    rt_cli_text(PQgetvalue(res, i, 1)), rt_cli_text(PQgetvalue(res, i, 2)),
                    rt_cli_text(PQgetvalue(res, i, 3)), rt_cli_text(PQgetvalue(res, i, 4)),
                    rt_cli_text(PQgetvalue(res, i, 5)), rt_cli_text(PQgetvalue(res, i, 10)),
                    rt_cli_text(PQgetvalue(res, i, 11)), rt_cli_text(PQgetvalue(res, i, 8)),
-                   rt_cli_text(PQgetvalue(res, i, 6)));
+                   rt_cli_text(culprit), rt_cli_text(PQgetvalue(res, i, 6)));
+        }
     }
     status = 0;
 out:
@@ -237,6 +269,20 @@ static void print_lines(json_t *evidence)
         printf("  [dropped: single tracking bug %lld] %s\n",
                (long long)json_integer_value(json_object_get(line, "bug")),
                rt_cli_text(json_string_value(json_object_get(line, "line"))));
+}
+
+/* The culprit search of a regression (SQL_CULPRIT's row). */
+static void print_culprit(PGresult *res)
+{
+#define V(col) rt_cli_text(PQgetvalue(res, 0, col))
+    printf("\nthe culprit search (started %s)\n  %s (%s)\n", V(13), V(0), V(1));
+    if (strcmp(PQgetvalue(res, 0, 2), "-"))
+        printf("  culprit %s, pushlog %s, by %s\n  %s\n", V(2), V(3), V(4), V(5));
+    else if (strcmp(PQgetvalue(res, 0, 6), "-"))
+        printf("  the culprit is within %s .. %s\n", V(6), V(7));
+    printf("  window: %s push(es); %s probe(s), %s job(s) spent\n", V(10), V(9), V(8));
+    if (PQgetvalue(res, 0, 11)[0]) printf("  next probe: %s, %s run(s)\n", V(11), V(12));
+#undef V
 }
 
 int rt_cli_explain(int argc, char **argv, rt_config *cfg)
@@ -353,6 +399,10 @@ int rt_cli_explain(int argc, char **argv, rt_config *cfg)
                rt_cli_text(PQgetvalue(res, 0, 3)), rt_cli_text(PQgetvalue(res, 0, 4)),
                rt_cli_text(PQgetvalue(res, 0, 5)), rt_cli_text(PQgetvalue(res, 0, 6)));
         json_decref(evidence);
+        PQclear(res);
+        res = NULL;
+        if (rt_pg_exec(pg, SQL_CULPRIT, 1, sparams, &res) != RT_OK) goto dberror;
+        if (PQntuples(res) == 1) print_culprit(res);
     }
     status = 0;
     goto out;

@@ -58,8 +58,12 @@ const rt_config_key rt_config_keys[] = {
      "jobs one culprit search may spend on probes, then it stops with the range that holds "
      "the culprit (120: 20 pushes at mozci's 6 runs; under 1 simulated search in 10,000 needs "
      "more)"},
+    {"culprit_poll_interval_s", RT_CFG_INT, OFF(culprit_poll_interval_s), "60", 1, 86400, false,
+     "how often retrig-decide looks at each culprit search under way (its probes' runs, the next "
+     "probe)"},
     {"culprit_projects", RT_CFG_LIST, OFF(culprit_projects), "autoland", 0, 0, false,
-     "Treeherder projects (globs) whose regressions get a culprit search"},
+     "Treeherder projects (globs: * and ?) whose regressions get a culprit search by "
+     "retrig-decide"},
     {"database_url", RT_CFG_STRING, OFF(database_url),
      "postgresql://retrig:retrig@127.0.0.1:5433/retrig", 0, 0, false,
      "Postgres, as a libpq conninfo string or URI"},

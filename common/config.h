@@ -44,6 +44,7 @@ typedef struct rt_config {
     double culprit_confidence;
     int culprit_max_depth;
     int culprit_max_jobs;
+    int culprit_poll_interval_s;
     rt_config_list culprit_projects;
     char *database_url;
     bool decide_cancel_pending;

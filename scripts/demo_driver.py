@@ -8,7 +8,10 @@ and the recorded passes and exceptions through `retrig publish`, and then does w
 Taskcluster would do when retrig-retrigger calls the retrigger hook: it creates the
 requested runs, registers their Treeherder jobs and bug_suggestions, and publishes their
 task-completed or task-failed messages. It prints progress until every failure has a
-verdict, then the decisions table.
+verdict, then the decisions table. The regression is on autoland, so retrig-decide searches
+its culprit: the fake's push history (below) has the label skipped on the three pushes
+before and passing on the fourth; the pushes from the culprit (N-2) on fail the runs
+add-new-jobs makes there, and the demo waits until the culprit is named.
 
 Scenarios (label suffix -> what happens):
   regression    the failure reproduces in every retrigger
@@ -16,6 +19,7 @@ Scenarios (label suffix -> what happens):
   infra         the errorsummary shows a harness timeout: no retrigger
 """
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -35,6 +39,13 @@ SCENARIOS = [
     ("intermittent", BASE_LABEL + "2", "errorsummary/mochitest-browser-chrome_errorsummary.log"),
     ("infra", BASE_LABEL + "3", "errorsummary/mochitest-browser-chrome_infra_errorsummary.log"),
 ]
+
+
+# The push history before the failing push (Treeherder push ids; the fake's pushlog ids are
+# the same): the regression's label passed on N-4, was skipped on N-3 .. N-1; N-2 broke it.
+HISTORY = [(int(PUSH) - k, hashlib.sha1(b"demo push %d" % k).hexdigest()) for k in range(1, 7)]
+CULPRIT_BACK = 2
+PASSED_BACK = 4
 
 
 def slugid():
@@ -114,6 +125,7 @@ class Demo:
                                                      REVISION}}]}},
             "hook_clients": {self.args.client_id: self.args.access_token},
         })
+        self.push_history()
         # The recorded passes and exceptions, as they were published.
         for name, event in [("treeherder_task-completed_B3EheQ-IQ5aPzw34KS_a6g.json", "task-completed"),
                             ("fuzzmanager_task-completed_Z1kaoRtHRRWyyuMDqadYPA.json", "task-completed"),
@@ -129,6 +141,34 @@ class Demo:
                                {"fixture": "treeherder/bug_suggestions.json"})
             self.publish("task-failed", self.run_message(task_id, "failed"), name="failed")
             print("  failure seen:   %-12s %s (task %s)" % (kind, label, task_id))
+
+    def push_history(self):
+        """Autoland's pushes before ours, each with its indexed decision task and actions.json,
+        as retrig-decide's culprit search and add-new-jobs find them."""
+        label = SCENARIOS[0][1]
+        scenario = {"pushes": {PROJECT: [{"id": int(PUSH), "revision": REVISION,
+                                          "author": "sheriffed@example.com"}]},
+                    "tasks": {}, "artifacts": {}, "index": {}, "add_new_jobs": {},
+                    "jobs": {slugid(): [{"id": self.job_id + 90000, "result": "success",
+                                         "state": "completed", "job_type_name": label,
+                                         "push_id": int(PUSH) - PASSED_BACK}]}}
+        for back, (push_id, revision) in enumerate(HISTORY, start=1):
+            scenario["pushes"][PROJECT].append({"id": push_id, "revision": revision,
+                                                "author": "pusher%d@example.com" % back})
+            decision = slugid()
+            scenario["tasks"][decision] = {
+                "taskGroupId": decision, "provisionerId": "gecko-3", "workerType": "decision",
+                "schedulerId": "gecko-level-3", "created": "2024-05-01T10:00:00.000Z",
+                "routes": ["tc-treeherder.v2.%s.%s.%d" % (PROJECT, revision, push_id)],
+                "metadata": {"name": "Gecko Decision Task"}, "tags": {"kind": "decision-task"}}
+            scenario["artifacts"][decision] = {"0": [{
+                "name": "public/actions.json", "fixture": "taskcluster/actions.json",
+                "replace": {"f7Jj_h6MTEKr5Ln_7aFqbw": decision,
+                            "c7766d0b4a121985a8b07e6721d66ccab57bbf76": revision}}]}
+            scenario["index"]["gecko.v2.%s.revision.%s.taskgraph" % (PROJECT, revision)] = [
+                {"name": "decision", "taskId": decision}]
+            scenario["add_new_jobs"][revision] = "testfailed" if back <= CULPRIT_BACK else "success"
+        self.control("/_control/scenario", scenario)
 
     def play_triggers(self):
         """Runs the retriggers of every new hook call, as Taskcluster would."""
@@ -173,7 +213,9 @@ class Demo:
                 print("  progress: %d sets, %d retrigger actions, %d decisions, %d infra failures"
                       % status)
                 last = status
-            if decided >= expected and infra >= 1:
+            searching = int(self.query(
+                "SELECT count(*) FROM decisions WHERE culprit_status = 'searching'")[0][0])
+            if decided >= expected and infra >= 1 and not searching:
                 return True
             time.sleep(0.5)
         return False
@@ -192,6 +234,13 @@ class Demo:
         print("%-13s %-22s %-50s %-24s %s" % ("verdict", "task", "label", "reason", "lines reproduced"))
         for r in rows:
             print("%-13s %-22s %-50s %-24s %s" % tuple(r[:5]))
+        for r in self.query(
+                "SELECT s.label, d.culprit_status, d.culprit_reason, coalesce(d.culprit_revision, '-'),"
+                " coalesce(d.culprit_author, '-'), jsonb_array_length(d.culprit_probes),"
+                " d.culprit_jobs_spent FROM decisions d JOIN retrigger_sets s ON s.id = d.set_id"
+                " WHERE d.culprit_status IS NOT NULL ORDER BY s.label"):
+            print("\nculprit of the regression of %s: %s (%s) %s by %s; %s pushes probed, %s runs"
+                  % tuple(r))
 
 
 def main():

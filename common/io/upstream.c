@@ -11,6 +11,7 @@
 
 #include "common/core/ids.h"
 #include "common/core/jscan.h"
+#include "common/core/utf8.h"
 
 bool rt_upstream_transient(int rc)
 {
@@ -508,6 +509,10 @@ static bool action_matches(json_t *task, const char *action_name, const char *la
     json_t *input = json_object_get(where, "input");
     size_t i, k;
     json_t *request, *t;
+    json_array_foreach(json_object_get(input, "tasks"), k, t) /* add-new-jobs */
+    {
+        if (json_is_string(t) && label && !strcmp(json_string_value(t), label)) return true;
+    }
     json_array_foreach(json_object_get(input, "requests"), i, request)
     {
         json_array_foreach(json_object_get(request, "tasks"), k, t)
@@ -520,15 +525,25 @@ static bool action_matches(json_t *task, const char *action_name, const char *la
 
 typedef struct action_search {
     const char *action_name, *label, *task_id;
+    const char *const *exclude;
+    size_t nexclude;
     char *out;
     bool found;
 } action_search;
+
+static bool excluded(const action_search *a, const char *id)
+{
+    for (size_t i = 0; i < a->nexclude; i++)
+        if (!strcmp(a->exclude[i], id)) return true;
+    return false;
+}
 
 static bool find_action(void *ctx, const char *id, json_t *status, json_t *task)
 {
     (void)status;
     action_search *a = ctx;
-    if (id && rt_valid_task_id(id) && action_matches(task, a->action_name, a->label, a->task_id)) {
+    if (id && rt_valid_task_id(id) && !excluded(a, id) &&
+        action_matches(task, a->action_name, a->label, a->task_id)) {
         memcpy(a->out, id, 23);
         a->found = true;
     }
@@ -539,8 +554,17 @@ int rt_tc_find_action_task(rt_http *h, const char *root_url, const char *task_gr
                            const char *action_name, const char *label, const char *task_id,
                            char action_task_id[23], bool *found, char *errstr)
 {
+    return rt_tc_find_action_task_except(h, root_url, task_group_id, action_name, label, task_id,
+                                         NULL, 0, action_task_id, found, errstr);
+}
+
+int rt_tc_find_action_task_except(rt_http *h, const char *root_url, const char *task_group_id,
+                                  const char *action_name, const char *label, const char *task_id,
+                                  const char *const *exclude, size_t nexclude,
+                                  char action_task_id[23], bool *found, char *errstr)
+{
     action_task_id[0] = '\0';
-    action_search a = {action_name, label, task_id, action_task_id, false};
+    action_search a = {action_name, label, task_id, exclude, nexclude, action_task_id, false};
     int rc = rt_tc_each_group_task(h, root_url, task_group_id, find_action, &a, errstr);
     *found = a.found;
     return rc;
@@ -698,4 +722,223 @@ int rt_th_bug_suggestions(rt_http *h, const char *treeherder_url, const char *pr
     int rc = get(h, url, body, len, errstr);
     free(url);
     return rc;
+}
+
+/* ---- a project's pushes ---- */
+
+static bool hex40(const char *s)
+{
+    if (!s || strlen(s) != 40) return false;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return false;
+    return true;
+}
+
+static int newest_first(const void *a, const void *b)
+{
+    const rt_th_push *x = a, *y = b;
+    if (x->push_timestamp != y->push_timestamp)
+        return x->push_timestamp > y->push_timestamp ? -1 : 1;
+    return x->id > y->id ? -1 : x->id < y->id;
+}
+
+int rt_th_pushes_before(rt_http *h, const char *treeherder_url, const char *project, long before_id,
+                        int count, rt_th_push *out, size_t max, size_t *n, char *errstr)
+{
+    *n = 0;
+    if (!rt_valid_project(project) || before_id <= 0 || count < 1 || count > RT_TH_MAX_PUSHES ||
+        (size_t)count > max) {
+        rt_set_errstr(errstr, "invalid project, push id or count");
+        return RT_EINVAL;
+    }
+    char path[256];
+    snprintf(path, sizeof path, "/api/project/%s/push/?id__lt=%ld&count=%d", project, before_id,
+             count);
+    char *url = join(treeherder_url, path);
+    if (!url) return RT_ENOMEM;
+    json_t *doc = NULL;
+    int rc = get_json(h, url, &doc, errstr);
+    free(url);
+    if (rc != RT_OK) return rc;
+    json_t *results = json_object_get(doc, "results");
+    if (!json_is_array(results) || json_array_size(results) > (size_t)count) {
+        rt_set_errstr(errstr, "Treeherder pushes of %s: no 'results' list of at most %d", project,
+                      count);
+        json_decref(doc);
+        return RT_EPROTO;
+    }
+    size_t i;
+    json_t *push;
+    json_array_foreach(results, i, push)
+    {
+        json_t *id = json_object_get(push, "id"), *stamp = json_object_get(push, "push_timestamp");
+        const char *revision = json_string_value(json_object_get(push, "revision"));
+        const char *author = json_string_value(json_object_get(push, "author"));
+        if (!json_is_integer(id) || json_integer_value(id) <= 0 ||
+            json_integer_value(id) >= before_id || !hex40(revision) || !author ||
+            (stamp && !json_is_integer(stamp))) {
+            rt_set_errstr(errstr, "Treeherder pushes of %s: entry %zu is not a push before %ld",
+                          project, i, before_id);
+            json_decref(doc);
+            *n = 0;
+            return RT_EPROTO;
+        }
+        rt_th_push *p = &out[(*n)++];
+        p->id = (long)json_integer_value(id);
+        memcpy(p->revision, revision, 41);
+        rt_utf8_copy(p->author, sizeof p->author, author, NULL);
+        p->push_timestamp = stamp ? (long long)json_integer_value(stamp) : 0;
+    }
+    json_decref(doc);
+    qsort(out, *n, sizeof *out, newest_first);
+    return RT_OK;
+}
+
+#define LABEL_JOBS_PAGE 500
+
+int rt_th_push_label_jobs(rt_http *h, const char *treeherder_url, const char *project, long push_id,
+                          const char *label, rt_th_label_job *out, size_t max, size_t *n,
+                          char *errstr)
+{
+    *n = 0;
+    if (!rt_valid_project(project) || push_id <= 0 || !rt_valid_label(label)) {
+        rt_set_errstr(errstr, "invalid project, push id or label");
+        return RT_EINVAL;
+    }
+    char *escaped = rt_http_url_escape(label);
+    if (!escaped) return RT_ENOMEM;
+    int rc = RT_OK;
+    for (size_t offset = 0;; offset += LABEL_JOBS_PAGE) {
+        if (offset >= RT_TH_MAX_LABEL_JOBS) {
+            rt_set_errstr(errstr, "Treeherder lists more than %d jobs of one label on push %ld",
+                          RT_TH_MAX_LABEL_JOBS, push_id);
+            rc = RT_ETOOBIG;
+            break;
+        }
+        size_t size = strlen(escaped) + 256;
+        char *path = malloc(size);
+        if (!path) {
+            rc = RT_ENOMEM;
+            break;
+        }
+        snprintf(path, size,
+                 "/api/project/%s/jobs/?push_id=%ld&job_type_name=%s&return_type=list&count=%d"
+                 "&offset=%zu",
+                 project, push_id, escaped, LABEL_JOBS_PAGE, offset);
+        char *url = join(treeherder_url, path);
+        free(path);
+        json_t *doc = NULL;
+        rc = url ? get_json(h, url, &doc, errstr) : RT_ENOMEM;
+        free(url);
+        if (rc != RT_OK) break;
+        json_t *names = json_object_get(doc, "job_property_names");
+        json_t *results = json_object_get(doc, "results");
+        size_t rows = json_array_size(results);
+        if (!json_is_array(results) || (rows && !json_is_array(names))) {
+            rt_set_errstr(errstr, "Treeherder jobs of push %ld: no results/job_property_names",
+                          push_id);
+            json_decref(doc);
+            rc = RT_EPROTO;
+            break;
+        }
+        size_t r;
+        json_t *row;
+        json_array_foreach(results, r, row)
+        {
+            rt_th_label_job job = {0};
+            size_t k;
+            json_t *name;
+            json_array_foreach(names, k, name)
+            {
+                const char *key = json_string_value(name);
+                json_t *v = json_array_get(row, k);
+                if (!key || !v) continue;
+                if (!strcmp(key, "id") && json_is_integer(v) && json_integer_value(v) > 0 &&
+                    json_integer_value(v) < LONG_MAX)
+                    job.id = (long)json_integer_value(v);
+                else if (!strcmp(key, "retry_id") && json_is_integer(v) &&
+                         json_integer_value(v) >= 0 && json_integer_value(v) <= 1000)
+                    job.retry_id = (int)json_integer_value(v);
+                else if (!strcmp(key, "task_id") && json_is_string(v) &&
+                         rt_valid_task_id(json_string_value(v)))
+                    memcpy(job.task_id, json_string_value(v), 23);
+                else if (!strcmp(key, "state") && json_is_string(v))
+                    rt_utf8_copy(job.state, sizeof job.state, json_string_value(v), NULL);
+                else if (!strcmp(key, "result") && json_is_string(v))
+                    rt_utf8_copy(job.result, sizeof job.result, json_string_value(v), NULL);
+            }
+            if (!json_is_array(row) || job.id <= 0) {
+                rt_set_errstr(errstr, "Treeherder jobs of push %ld: row %zu has no job id", push_id,
+                              offset + r);
+                rc = RT_EPROTO;
+                break;
+            }
+            if (*n < max) out[*n] = job;
+            (*n)++;
+        }
+        json_decref(doc);
+        if (rc != RT_OK || rows < LABEL_JOBS_PAGE) break;
+    }
+    free(escaped);
+    if (rc != RT_OK) *n = 0;
+    return rc;
+}
+
+int rt_tc_push_decision_task(rt_http *h, const char *root_url, const char *project,
+                             const char *revision, char decision_task_id[23], long *pushlog_id,
+                             rt_taskdef *def, char *errstr)
+{
+    decision_task_id[0] = '\0';
+    *pushlog_id = 0;
+    char ns[RT_TC_MAX_NAMESPACE + 1];
+    int len = snprintf(ns, sizeof ns, "gecko.v2.%s.revision.%s.taskgraph.decision",
+                       project ? project : "", revision ? revision : "");
+    if (len < 0 || (size_t)len >= sizeof ns || !rt_tc_valid_namespace(ns) || !hex40(revision)) {
+        rt_set_errstr(errstr, "invalid project or revision for the index");
+        return RT_EINVAL;
+    }
+    char path[RT_TC_MAX_NAMESPACE + 64];
+    snprintf(path, sizeof path, "/api/index/v1/task/%s", ns);
+    char *url = join(root_url, path);
+    if (!url) return RT_ENOMEM;
+    json_t *entry = NULL;
+    int rc = get_json(h, url, &entry, errstr);
+    free(url);
+    if (rc != RT_OK) return rc;
+    const char *id = json_string_value(json_object_get(entry, "taskId"));
+    if (!id || !rt_valid_task_id(id)) {
+        rt_set_errstr(errstr, "index entry %s has no valid taskId", ns);
+        json_decref(entry);
+        return RT_EPROTO;
+    }
+    char task_id[23];
+    memcpy(task_id, id, 23);
+    json_decref(entry);
+    char *body = NULL;
+    size_t blen = 0;
+    if ((rc = rt_tc_get_task(h, root_url, task_id, &body, &blen, errstr)) != RT_OK) return rc;
+    rt_taskdef parsed = {0};
+    char reason[128] = "";
+    rc = rt_taskdef_parse(body, blen, RT_TC_MAX_DECISION_BYTES, &parsed, reason);
+    free(body);
+    if (rc != RT_OK) {
+        rt_set_errstr(errstr, "decision task %s: %s", task_id, reason);
+        return rc == RT_ENOMEM ? rc : RT_EPROTO;
+    }
+    char *end = NULL;
+    long pushlog = parsed.pushlog_id ? strtol(parsed.pushlog_id, &end, 10) : 0;
+    if (!parsed.project || strcmp(parsed.project, project) || !parsed.revision ||
+        strcmp(parsed.revision, revision) || (parsed.pushlog_id && (*end || pushlog <= 0))) {
+        rt_set_errstr(errstr, "task %s indexed as %s is not that push's decision task", task_id,
+                      ns);
+        rt_taskdef_free(&parsed);
+        return RT_EPROTO;
+    }
+    memcpy(decision_task_id, task_id, 23);
+    *pushlog_id = pushlog;
+    if (def)
+        *def = parsed;
+    else
+        rt_taskdef_free(&parsed);
+    return RT_OK;
 }

@@ -17,13 +17,15 @@
 #include <stddef.h>
 
 #include "common/core/errors.h"
+#include "common/core/taskdef.h"
 #include "common/io/http.h"
 
-#define RT_TC_MAX_ARTIFACTS    10000
-#define RT_TC_MAX_GROUP_PAGES  1000
-#define RT_TC_GROUP_PAGE_LIMIT 50 /* tasks per task-group page asked for */
-#define RT_TC_MAX_INDEX_PAGES  20
-#define RT_TC_MAX_NAMESPACE    255
+#define RT_TC_MAX_ARTIFACTS      10000
+#define RT_TC_MAX_GROUP_PAGES    1000
+#define RT_TC_GROUP_PAGE_LIMIT   50 /* tasks per task-group page asked for */
+#define RT_TC_MAX_INDEX_PAGES    20
+#define RT_TC_MAX_NAMESPACE      255
+#define RT_TC_MAX_DECISION_BYTES (4L * 1024 * 1024) /* a decision task definition */
 
 /* True for codes worth retrying later (429/5xx, timeouts, connection failures). */
 bool rt_upstream_transient(int rc);
@@ -98,13 +100,20 @@ RT_MUSTCHECK int rt_tc_count_label_in_group(rt_http *h, const char *root_url,
 
 /* Looks through a task group for an action task created by `action_name` for this label
  * or task: tags.action (or extra.action.name) equal to action_name, and an input that
- * names the label (retrigger-multiple: input.requests[].tasks) or a taskId equal to
+ * names the label (retrigger-multiple: input.requests[].tasks; add-new-jobs: input.tasks)
+ * or a taskId equal to
  * task_id (retrigger, backfill). extra.action may hold input/taskId directly or under
  * "context" (gecko's shape). *found false when there is none. */
 RT_MUSTCHECK int rt_tc_find_action_task(rt_http *h, const char *root_url, const char *task_group_id,
                                         const char *action_name, const char *label,
                                         const char *task_id, char action_task_id[23], bool *found,
                                         char *errstr);
+/* The same, skipping the action tasks listed in exclude (an earlier attempt's). */
+RT_MUSTCHECK int rt_tc_find_action_task_except(rt_http *h, const char *root_url,
+                                               const char *task_group_id, const char *action_name,
+                                               const char *label, const char *task_id,
+                                               const char *const *exclude, size_t nexclude,
+                                               char action_task_id[23], bool *found, char *errstr);
 
 typedef struct rt_th_job {
     long id;
@@ -136,5 +145,55 @@ RT_MUSTCHECK int rt_th_job_logs(rt_http *h, const char *treeherder_url, const ch
 /* GET <treeherder>/api/project/<project>/jobs/<id>/bug_suggestions/: the raw body. */
 RT_MUSTCHECK int rt_th_bug_suggestions(rt_http *h, const char *treeherder_url, const char *project,
                                        long job_id, char **body, size_t *len, char *errstr);
+
+/* ---- a project's pushes, for culprit searches (workers/decide/culprit_flow.c) ---- */
+
+#define RT_TH_MAX_PUSHES     1000 /* Treeherder's own cap on one push listing */
+#define RT_TH_MAX_LABEL_JOBS 10000
+#define RT_TH_AUTHOR_SIZE    256
+
+typedef struct rt_th_push {
+    long id;                        /* Treeherder's push id (not the pushlog id) */
+    char revision[41];              /* the push's head revision, 40 hex digits */
+    char author[RT_TH_AUTHOR_SIZE]; /* the pusher, cut on a character when longer */
+    long long push_timestamp;       /* seconds since the epoch */
+} rt_th_push;
+
+/* GET <treeherder>/api/project/<project>/push/?id__lt=<before_id>&count=<count>: the count
+ * pushes before push before_id, newest first (sorted by push_timestamp, then id, whatever the
+ * answer's order). count is 1..RT_TH_MAX_PUSHES and at most max. An entry that is not a push
+ * (no positive id, a revision that is not 40 hex digits, an author that is not a string)
+ * fails the whole answer (RT_EPROTO): a push left out would silently shorten a window. */
+RT_MUSTCHECK int rt_th_pushes_before(rt_http *h, const char *treeherder_url, const char *project,
+                                     long before_id, int count, rt_th_push *out, size_t max,
+                                     size_t *n, char *errstr);
+
+/* A Treeherder job of one label on one push. */
+typedef struct rt_th_label_job {
+    long id;
+    char task_id[23]; /* "" when Treeherder does not give it */
+    int retry_id;
+    char state[32];  /* unscheduled, pending, running, completed */
+    char result[32]; /* success, testfailed, busted, exception, retry, usercancel, unknown, ... */
+} rt_th_label_job;
+
+/* The jobs of `label` (Treeherder's job_type_name, the task label) on push push_id: GET
+ * <treeherder>/api/project/<project>/jobs/?push_id=<id>&job_type_name=<label>&return_type=list
+ * &count=500&offset=..., every page (at most RT_TH_MAX_LABEL_JOBS jobs; more is RT_ETOOBIG).
+ * At most max are kept in out; *n is how many there were. A row whose id is not a positive
+ * integer fails the answer (RT_EPROTO). */
+RT_MUSTCHECK int rt_th_push_label_jobs(rt_http *h, const char *treeherder_url, const char *project,
+                                       long push_id, const char *label, rt_th_label_job *out,
+                                       size_t max, size_t *n, char *errstr);
+
+/* A push's decision task from the Taskcluster index (Gecko indexes it as
+ * gecko.v2.<project>.revision.<revision>.taskgraph.decision), checked against its own
+ * definition: its tc-treeherder route must name the same project and revision, which also
+ * gives the pushlog id (*pushlog_id, 0 when the route has none). RT_ENOTFOUND when the index
+ * does not know the push; RT_EPROTO when the indexed task is not that push's. def (may be
+ * NULL) receives the parsed definition (free with rt_taskdef_free). */
+RT_MUSTCHECK int rt_tc_push_decision_task(rt_http *h, const char *root_url, const char *project,
+                                          const char *revision, char decision_task_id[23],
+                                          long *pushlog_id, rt_taskdef *def, char *errstr);
 
 #endif

@@ -142,6 +142,9 @@ class Store:
             self.alert_summaries = []
             self.performance_data = []  # datums in the API's shape, plus "project"
             self.index = {}  # namespace -> {name: entry}, from the scenario's "index"
+            self.pushes = {}  # project -> {push id: {"id", "revision", "author", ...}}
+            self.add_new_jobs = {}  # revision -> result of the jobs add-new-jobs makes there
+            self.next_job_id = 700000000
             self.github = github_fake.GitHubFake()  # GitHub and Bugzilla (github_fake.py)
             self.default_bug_suggestions = self.fixture_json("treeherder/bug_suggestions.json")
             self.failure_classifications = [
@@ -225,7 +228,7 @@ class Store:
             raise ValueError("a scenario is a JSON object")
         known = {"tasks", "statuses", "artifacts", "jobs", "job_logs", "bug_suggestions",
                  "hook_clients", "hooks", "alert_summaries", "performance_data", "faults",
-                 "index", "github"}
+                 "index", "github", "pushes", "add_new_jobs"}
         unknown = set(scenario) - known
         if unknown:
             raise ValueError("unknown scenario keys: %s" % ", ".join(sorted(unknown)))
@@ -273,6 +276,17 @@ class Store:
             for namespace, entries in scenario.get("index", {}).items():
                 for entry in entries:
                     self.add_index_entry(namespace, entry)
+            for project, pushes in scenario.get("pushes", {}).items():
+                for push in pushes:
+                    if not isinstance(push, dict) or not isinstance(push.get("id"), int):
+                        raise ValueError("a push of %s needs an integer id" % project)
+                    entry = {"id": push["id"], "revision": push.get("revision", "0" * 40),
+                             "author": push.get("author", "someone@example.com"),
+                             "push_timestamp": push.get("push_timestamp", 1700000000 + push["id"]),
+                             "revision_count": 1, "repository_id": 77}
+                    self.pushes.setdefault(project, {})[push["id"]] = entry
+            for revision, result in scenario.get("add_new_jobs", {}).items():
+                self.add_new_jobs[revision] = result
             if "github" in scenario:
                 self.github.load(scenario["github"])
             if "faults" in scenario:
@@ -505,11 +519,37 @@ class Store:
         with self.lock:
             self.put_task(task_id, task)
             self.put_status(task_id, status)
+            if action.get("name") == "add-new-jobs":
+                self.add_jobs_of_action(push, action_input)
             self.triggers.append({"hookGroupId": hook_group, "hookId": hook_id,
                                   "clientId": client_id, "payload": payload,
                                   "taskId": task_id, "taskGroupId": group,
                                   "time": time.time()})
         return copy.deepcopy(status)
+
+    def add_jobs_of_action(self, push, action_input):
+        """What add-new-jobs makes (with the lock held): `times` completed Treeherder jobs of
+        each label on the push (its Treeherder id from `pushes` by revision, else its pushlog
+        id), with the result `add_new_jobs` gives the revision (default success); a failed
+        one gets the default bug_suggestions (the recorded failure line)."""
+        revision = push.get("revision") if isinstance(push, dict) else None
+        if not isinstance(action_input, dict) or not revision:
+            return
+        push_id = None
+        for pushes in self.pushes.values():
+            for entry in pushes.values():
+                if entry["revision"] == revision:
+                    push_id = entry["id"]
+        if push_id is None and str(push.get("pushlog_id", "")).isdigit():
+            push_id = int(push["pushlog_id"])
+        result = self.add_new_jobs.get(revision, "success")
+        times = action_input.get("times", 1)
+        for label in action_input.get("tasks", []):
+            for _ in range(times if isinstance(times, int) and 0 < times <= 100 else 1):
+                self.next_job_id += 1
+                self.put_job({"id": self.next_job_id, "task_id": slug_id(), "retry_id": 0,
+                              "push_id": push_id, "job_type_name": label, "result": result,
+                              "state": "completed", "push_revision": revision})
 
     def verify_hawk(self, header, method, target, host_header, body, content_type):
         """Returns (client_id, None) or (client_id_or_None, reason)."""
@@ -1074,6 +1114,10 @@ class Handler(BaseHTTPRequestHandler):
                 return self.job_log_urls(project, query)
             if rest == ["performance", "data", ""]:
                 return self.performance_datums(project, query)
+            if rest == ["push", ""]:
+                return self.push_list(project, query)
+            if rest == ["jobs", ""]:
+                return self.project_jobs(project, query)
             if len(rest) >= 3 and rest[0] == "jobs" and rest[1].isdigit():
                 job = self.find_job(project, int(rest[1]))
                 if rest[2:] == [""]:
@@ -1083,6 +1127,43 @@ class Handler(BaseHTTPRequestHandler):
                         value = store.bug_suggestions.get(job["id"], store.default_bug_suggestions)
                     return 200, copy.deepcopy(value), None
         raise th_not_found()
+
+    def push_list(self, project, query):
+        """The project's pushes, newest first (id__lt, count; Treeherder's own cap 1000)."""
+        try:
+            before = int(query.get("id__lt", ["0"])[0]) or None
+            count = min(int(query.get("count", ["10"])[0]), 1000)
+        except ValueError:
+            raise HttpError(400, {"detail": "id__lt and count are integers"})
+        with self.store.lock:
+            pushes = [copy.deepcopy(p) for p in self.store.pushes.get(project, {}).values()
+                      if before is None or p["id"] < before]
+        pushes.sort(key=lambda p: p["id"], reverse=True)
+        return 200, {"meta": {"count": len(pushes[:count]), "repository": project},
+                     "results": pushes[:count]}, None
+
+    def project_jobs(self, project, query):
+        """The jobs of a push (push_id), optionally of one job_type_name, as a list with
+        job_property_names (return_type=list), paged by count and offset."""
+        try:
+            push_id = int(query.get("push_id", ["0"])[0])
+            count = int(query.get("count", ["2000"])[0])
+            offset = int(query.get("offset", ["0"])[0])
+        except ValueError:
+            raise HttpError(400, {"detail": "push_id, count and offset are integers"})
+        name = query.get("job_type_name", [None])[0]
+        store = self.store
+        with store.lock:
+            jobs = [store.job_view(j) for j in store.jobs.values()]
+        jobs = [j for j in jobs if j.get("push_id") == push_id
+                and j.get("project", project) == project
+                and (name is None or j.get("job_type_name") == name)]
+        jobs.sort(key=lambda j: j["id"])
+        names = store.job_property_names
+        page = jobs[offset:offset + count]
+        return 200, {"results": [[j.get(n) for n in names] for j in page],
+                     "job_property_names": names, "meta": {"count": len(page),
+                                                           "offset": offset}}, None
 
     def find_job(self, project, job_id):
         with self.store.lock:

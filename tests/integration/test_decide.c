@@ -10,9 +10,15 @@
  * after the cap); Treeherder 500s retried; the deadline sweeper; the decision event valid
  * against its schema; the pending retrigger cancelled when asked. And issue 7's: the
  * decision's lines carry their test's cross-branch history (rows inserted directly into
- * the history tables), and `retrig explain` shows it. */
+ * the history tables), and `retrig explain` shows it. And issue 24's culprit search: the
+ * window from the fake's push history (the failing push is the culprit when the label
+ * passed on the push before), the bisection with add-new-jobs through retrig-retrigger
+ * across a lost answer, a killed worker and a redelivered request, and the budget running
+ * out; the culprit in the database, `retrig explain`, `retrig decisions` and the culprit
+ * event. */
 #include "support/util.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,9 +280,10 @@ static char *take_event(fixture *f, int timeout_ms)
         json_t *doc = json_loads(body, 0, NULL);
         assert_non_null(doc);
         char want[256];
+        const char *kind = json_string_value(json_object_get(doc, "kind"));
         snprintf(want, sizeof want, "%s.%s", json_string_value(json_object_get(doc, "project")),
-                 json_string_value(json_object_get(doc, "verdict")));
-        assert_string_equal(key, want); /* routing key <project>.<verdict> */
+                 kind ? kind : json_string_value(json_object_get(doc, "verdict")));
+        assert_string_equal(key, want); /* routing key <project>.<verdict>, <project>.culprit */
         json_decref(doc);
         return body;
     }
@@ -897,6 +904,412 @@ static void test_runs_already_on_the_push_decide_with_no_new_trigger(void **stat
     free(all);
 }
 
+/* ---- the culprit search's window (issue 24) ---- */
+
+#define FAILING_PUSH 88560L /* GWX_ROUTE's pushlog id, the failing push's id in the fake */
+
+/* The output of `retrig <args>` (malloc'd); fails the test when it exits non-zero. */
+static char *retrig(rt_ch *h, const char *args)
+{
+    char cmd[1024], out[256];
+    snprintf(cmd, sizeof cmd, "RETRIG_DATABASE_URL='%s' %s/retrig %s 2>&1", h->database_url,
+             RT_TEST_BIN_DIR, args);
+    FILE *pipe = popen(cmd, "r");
+    assert_non_null(pipe);
+    char *all = NULL;
+    size_t size = 0, n;
+    FILE *mem = open_memstream(&all, &size);
+    while ((n = fread(out, 1, sizeof out, pipe)) > 0) fwrite(out, 1, n, mem);
+    fclose(mem);
+    assert_int_equal(pclose(pipe), 0);
+    return all;
+}
+
+static char *explain(rt_ch *h, const char *task_id)
+{
+    char args[64];
+    snprintf(args, sizeof args, "explain %s", task_id);
+    return retrig(h, args);
+}
+
+/* Autoland's pushes before and at the failing push (revisions[k]: push N-k, k = 0..count-1),
+ * with the label passing on push N-passing only; the failing push's decision task indexed
+ * with its pushlog id. */
+static void push_history(rt_ch *h, const push *p, int count, int passing, char revisions[][41])
+{
+    json_t *pushes = json_array();
+    for (int k = 0; k < count; k++) {
+        if (k == 0)
+            snprintf(revisions[k], 41, "%s", GWX_REVISION);
+        else
+            snprintf(revisions[k], 41, "%08lx%032d", (unsigned long)(random() & 0xffffffffL), k);
+        char author[64];
+        snprintf(author, sizeof author, "pusher%d@example.com", k);
+        json_array_append_new(pushes,
+                              json_pack("{s:I, s:s, s:s}", "id", (json_int_t)(FAILING_PUSH - k),
+                                        "revision", revisions[k], "author", author));
+    }
+    char passed[23], decision_task[23], ns[160], route[160];
+    rt_ch_slugid(passed);
+    rt_ch_slugid(decision_task);
+    snprintf(ns, sizeof ns, "gecko.v2.autoland.revision.%s.taskgraph", GWX_REVISION);
+    snprintf(route, sizeof route, "tc-treeherder.v2.autoland.%s.%ld", GWX_REVISION, FAILING_PUSH);
+    json_t *s = json_pack(
+        "{s:{s:o}, s:{s:[{s:I, s:I, s:s, s:s, s:s}]}, s:{s:[{s:s, s:s}]},"
+        " s:{s:{s:s, s:s, s:s, s:s, s:[s], s:{s:s}, s:{s:s}}}}",
+        "pushes", "autoland", pushes, "jobs", passed, "id", (json_int_t)next_job_id(), "push_id",
+        (json_int_t)(FAILING_PUSH - passing), "job_type_name", p->label, "result", "success",
+        "state", "completed", "index", ns, "name", "decision", "taskId", decision_task, "tasks",
+        decision_task, "taskGroupId", decision_task, "provisionerId", "gecko-3", "workerType",
+        "decision", "created", "2024-05-01T10:00:00.000Z", "routes", route, "metadata", "name",
+        "Gecko Decision Task", "tags", "kind", "decision-task");
+    rt_ch_scenario(h, s);
+    json_decref(s);
+}
+
+static void pushes_runnable(rt_ch *h, int count, int culprit, char revisions[][41]);
+
+/* A regression on push N, with the push history of push_history (and, when culprit > 0,
+ * the pushes runnable by add-new-jobs with the culprit N-culprit): the failing run and two
+ * reproducing retriggers. drop_first_probe: the connection of the first add-new-jobs call
+ * breaks once Taskcluster acted. */
+static void regression(fixture *f, push *p, int count, int passing, char revisions[][41],
+                       int culprit, bool drop_first_probe)
+{
+    rt_ch *h = f->h;
+    rt_ch_setenv(h, "CULPRIT_POLL_INTERVAL_S", "1");
+    start_all(h);
+    fail_original(f, p); /* the set's own hook call is made */
+    push_history(h, p, count, passing, revisions);
+    if (culprit > 0) pushes_runnable(h, count, culprit, revisions);
+    if (drop_first_probe)
+        assert_int_equal(rt_fake_add_fault(&h->fake, "[{\"kind\": \"drop_mid_body\","
+                                                     " \"path_prefix\": \"/api/hooks/\","
+                                                     " \"times\": 1}]"),
+                         200);
+    char r1[23], r2[23];
+    resolve_retrigger(f, p, RUN_REPRODUCES, r1, 0);
+    resolve_retrigger(f, p, RUN_REPRODUCES, r2, 0);
+    assert_true(decided(h, p, WAIT_MS));
+    char *v = decision(h, p);
+    assert_string_equal(v, "regression/reproduced");
+    free(v);
+}
+
+/* The culprit event of the search (the decision events before it are skipped), valid
+ * against its schema: "status reason culprit-revision-or-null range-first range-last"
+ * (malloc'd). */
+static char *culprit_event(fixture *f)
+{
+    for (;;) {
+        char *body = take_event(f, WAIT_MS);
+        assert_non_null(body);
+        if (!strstr(body, "\"kind\":\"culprit\"")) {
+            free(body);
+            continue;
+        }
+        char *error = NULL;
+        if (rt_ch_validate_schema(RT_TEST_SOURCE_DIR "/queue-schemas/culprit-event.json", body,
+                                  &error) != 0)
+            fail_msg("culprit event does not validate: %s\n%s", error ? error : "", body);
+        free(error);
+        json_t *doc = json_loads(body, 0, NULL);
+        free(body);
+        char *summary = NULL;
+        json_t *range = json_object_get(doc, "range");
+        const char *culprit =
+            json_string_value(json_object_get(json_object_get(doc, "culprit"), "revision"));
+        assert_true(
+            asprintf(&summary, "%s %s %s %s %s", json_string_value(json_object_get(doc, "status")),
+                     json_string_value(json_object_get(doc, "reason")), culprit ? culprit : "null",
+                     json_string_value(json_array_get(range, 0)),
+                     json_string_value(json_array_get(range, 1))) > 0);
+        json_decref(doc);
+        return summary;
+    }
+}
+
+/* "status/reason" of the culprit search once its window is found (malloc'd). */
+static char *culprit_step(rt_ch *h, const push *p)
+{
+    const char *params[] = {p->set_id};
+    assert_int_equal(rt_ch_wait_int(h, WAIT_MS, 1,
+                                    "SELECT count(*) FROM decisions WHERE set_id = $1::bigint"
+                                    " AND culprit_window IS NOT NULL",
+                                    1, params),
+                     1);
+    char *v = rt_ch_sql_text(h,
+                             "SELECT culprit_status || '/' || culprit_reason FROM decisions"
+                             " WHERE set_id = $1::bigint",
+                             1, params);
+    assert_non_null(v);
+    return v;
+}
+
+static void
+test_regression_right_after_a_push_where_the_label_passed_names_the_failing_push(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    push p;
+    char revisions[3][41];
+    regression(f, &p, 3, 1, revisions, 0, false);
+
+    char *v = culprit_step(h, &p);
+    assert_string_equal(v, "found/no-candidate");
+    free(v);
+    const char *params[] = {p.set_id};
+    char *culprit = rt_ch_sql_text(h,
+                                   "SELECT culprit_revision || ' ' || culprit_pushlog_id || ' ' ||"
+                                   " culprit_author || ' ' || culprit_url || ' ' ||"
+                                   " jsonb_array_length(culprit_window -> 'pushes') || ' ' ||"
+                                   " culprit_jobs_spent FROM decisions WHERE set_id = $1::bigint",
+                                   1, params);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s 88560 pusher0@example.com %s/jobs?repo=autoland&revision=%s 2 0", GWX_REVISION,
+             h->fake.base_url, GWX_REVISION);
+    assert_string_equal(culprit, want);
+    free(culprit);
+    /* No add-new-jobs call: the culprit cost nothing. */
+    json_t *triggers = rt_fake_triggers(&h->fake);
+    assert_int_equal(json_array_size(triggers), 1); /* the set's own retrigger action */
+    json_decref(triggers);
+    char *event = culprit_event(f);
+    snprintf(want, sizeof want, "found no-candidate %s %s %s", GWX_REVISION, GWX_REVISION,
+             GWX_REVISION);
+    assert_string_equal(event, want);
+    free(event);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+
+    char *all = explain(h, p.original);
+    if (!strstr(all, "the culprit search") || !strstr(all, "found (no-candidate)") ||
+        !strstr(all, "culprit " GWX_REVISION ", pushlog 88560, by pusher0@example.com"))
+        fail_msg("retrig explain does not show the culprit:\n%s", all);
+    free(all);
+    all = retrig(h, "decisions --format json");
+    if (!strstr(all, "\"culprit\": {") || !strstr(all, "\"status\": \"found\"") ||
+        !strstr(all, "\"reason\": \"no-candidate\""))
+        fail_msg("retrig decisions does not show the culprit:\n%s", all);
+    free(all);
+    all = retrig(h, "decisions"); /* the CULPRIT column beside the REVISION column */
+    char *row = strstr(all, "b437ae030825");
+    if (!strstr(all, "CULPRIT") || !row || !strstr(row + 12, "b437ae030825"))
+        fail_msg("retrig decisions' table does not show the culprit:\n%s", all);
+    free(all);
+}
+
+/* Each push k of the history (1..count-1) as Gecko leaves it: its decision task, indexed,
+ * with its tc-treeherder route and the recorded actions.json moved to it; add-new-jobs runs
+ * there fail (reproducing the regression's line) from the culprit push N-culprit on. */
+static void pushes_runnable(rt_ch *h, int count, int culprit, char revisions[][41])
+{
+    json_t *s =
+        json_pack("{s:{}, s:{}, s:{}, s:{}}", "tasks", "artifacts", "index", "add_new_jobs");
+    for (int k = 1; k < count; k++) {
+        char decision_task[23], ns[160], route[160];
+        rt_ch_slugid(decision_task);
+        snprintf(ns, sizeof ns, "gecko.v2.autoland.revision.%s.taskgraph", revisions[k]);
+        snprintf(route, sizeof route, "tc-treeherder.v2.autoland.%s.%ld", revisions[k],
+                 FAILING_PUSH - k);
+        json_object_set_new(json_object_get(s, "tasks"), decision_task,
+                            json_pack("{s:s, s:s, s:s, s:s, s:s, s:[s], s:{s:s}, s:{s:s}}",
+                                      "taskGroupId", decision_task, "provisionerId", "gecko-3",
+                                      "workerType", "decision", "schedulerId", "gecko-level-3",
+                                      "created", "2024-05-01T10:00:00.000Z", "routes", route,
+                                      "metadata", "name", "Gecko Decision Task", "tags", "kind",
+                                      "decision-task"));
+        json_object_set_new(
+            json_object_get(s, "artifacts"), decision_task,
+            json_pack("{s:[o]}", "0", rt_ch_actions_artifact(decision_task, revisions[k])));
+        json_object_set_new(json_object_get(s, "index"), ns,
+                            json_pack("[{s:s, s:s}]", "name", "decision", "taskId", decision_task));
+        json_object_set_new(json_object_get(s, "add_new_jobs"), revisions[k],
+                            json_string(k <= culprit ? "testfailed" : "success"));
+    }
+    rt_ch_scenario(h, s);
+    json_decref(s);
+}
+
+/* The add-new-jobs calls the fake took, by revision probed: fails the test when one push
+ * was triggered twice for one attempt. Returns how many. */
+static size_t add_new_jobs_calls(rt_ch *h, const push *p)
+{
+    json_t *triggers = rt_fake_triggers(&h->fake);
+    assert_non_null(triggers);
+    size_t n = 0, i, k;
+    json_t *t, *u;
+    json_array_foreach(triggers, i, t)
+    {
+        json_t *decision = json_object_get(json_object_get(t, "payload"), "decision");
+        json_t *input =
+            json_object_get(json_object_get(json_object_get(t, "payload"), "user"), "input");
+        if (strcmp(json_string_value(json_object_get(json_object_get(decision, "action"), "name")),
+                   "add-new-jobs"))
+            continue;
+        assert_string_equal(json_string_value(json_array_get(json_object_get(input, "tasks"), 0)),
+                            p->label);
+        const char *revision =
+            json_string_value(json_object_get(json_object_get(decision, "push"), "revision"));
+        json_array_foreach(triggers, k, u)
+        {
+            if (k >= i) break;
+            json_t *other = json_object_get(json_object_get(u, "payload"), "decision");
+            if (!strcmp(
+                    json_string_value(json_object_get(json_object_get(other, "action"), "name")),
+                    "add-new-jobs") &&
+                !strcmp(
+                    json_string_value(json_object_get(json_object_get(other, "push"), "revision")),
+                    revision))
+                fail_msg("add-new-jobs triggered twice on %s", revision);
+        }
+        n++;
+    }
+    json_decref(triggers);
+    return n;
+}
+
+/* Issue 24's integration test: a regression on push N, the label skipped on N-1 .. N-6 and
+ * passing on N-7, the culprit N-5. retrig-decide finds the window and bisects it with
+ * add-new-jobs through retrig-retrigger. The first call's answer is lost after Taskcluster
+ * acted (the redelivered request looks the action task up instead of calling again), then
+ * retrig-retrigger is killed and gets that probe's request once more: the culprit is named
+ * after at most 3 rounds, and every push was triggered once. */
+static void test_regression_after_six_skipped_pushes_is_bisected_to_its_culprit(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    push p;
+    char revisions[10][41];
+    /* An interrupted call is looked up once the call would have timed out. */
+    rt_ch_setenv(h, "HTTP_TIMEOUT_MS", "2000");
+    rt_ch_setenv(h, "HTTP_CONNECT_TIMEOUT_MS", "1000");
+    /* N-1 .. N-6 skipped, N-7 passed, N-8 N-9 older; the first probe's answer is lost */
+    regression(f, &p, 10, 7, revisions, 5, true);
+
+    /* The first probe triggered: kill retrig-retrigger, hand its request over again. */
+    const char *params[] = {p.set_id};
+    assert_int_equal(rt_ch_wait_int(h, WAIT_MS, 1,
+                                    "SELECT count(*) FROM culprit_pending_probes"
+                                    " WHERE set_id = $1::bigint AND state IN ('triggered', 'done')"
+                                    " AND round = 1 AND NOT confirm",
+                                    1, params),
+                     1);
+    rt_ch_restart_worker(h, 1, SIGKILL);
+    char *first = rt_ch_sql_text(
+        h,
+        "SELECT json_build_object('version', 1, 'kind', 'culprit-probe', 'set_id', set_id,"
+        " 'project', 'autoland', 'revision', revision, 'label', label, 'platform',"
+        " (SELECT platform FROM retrigger_sets WHERE id = set_id), 'times', times, 'attempt', 1,"
+        " 'round', 1, 'confirm', false, 'requested_at', '2024-05-01T10:00:00Z')::text"
+        " FROM culprit_pending_probes WHERE set_id = $1::bigint AND round = 1 AND NOT confirm",
+        1, params);
+    assert_non_null(first);
+    rt_amqp_publish_opts opts = {0};
+    assert_int_equal(rt_amqp_publish(f->events, h->ns, "retrigger", first, strlen(first), &opts),
+                     RT_OK);
+    free(first);
+
+    assert_int_equal(rt_ch_wait_int(h, 60000, 1,
+                                    "SELECT count(*) FROM decisions WHERE set_id = $1::bigint"
+                                    " AND culprit_status <> 'searching'",
+                                    1, params),
+                     1);
+    char *v = rt_ch_sql_text(h,
+                             "SELECT culprit_status || '/' || culprit_reason || ' ' ||"
+                             " culprit_revision || ' ' || culprit_pushlog_id || ' ' ||"
+                             " culprit_author FROM decisions WHERE set_id = $1::bigint",
+                             1, params);
+    char want[256];
+    snprintf(want, sizeof want, "found/bisected %s %ld pusher5@example.com", revisions[5],
+             FAILING_PUSH - 5);
+    assert_string_equal(v, want);
+    free(v);
+    char *event = culprit_event(f);
+    snprintf(want, sizeof want, "found bisected %s %s %s", revisions[5], revisions[5],
+             revisions[5]);
+    assert_string_equal(event, want);
+    free(event);
+    long long rounds = rt_ch_sql_int(h,
+                                     "SELECT (culprit_window ->> 'rounds')::int FROM decisions"
+                                     " WHERE set_id = $1::bigint",
+                                     1, params);
+    assert_true(rounds >= 1 && rounds <= 3);
+    long long probes = rt_ch_sql_int(h,
+                                     "SELECT count(*) FROM culprit_pending_probes"
+                                     " WHERE set_id = $1::bigint",
+                                     1, params);
+    /* Each probed push triggered once (a redelivered request, a killed worker), and the jobs
+     * spent are what the probes asked for, in the ledger too. */
+    assert_int_equal(add_new_jobs_calls(h, &p), (size_t)probes);
+    json_t *calls = rt_fake_calls(&h->fake, "/api/hooks/");
+    assert_int_equal(json_array_size(calls), 1 + (size_t)probes); /* the set's retrigger too */
+    json_decref(calls);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM culprit_pending_probes WHERE"
+                                   " set_id = $1::bigint AND (attempt <> 1 OR calls <> 1)",
+                                   1, params),
+                     0);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT (SELECT culprit_jobs_spent FROM decisions WHERE"
+                                   " set_id = $1::bigint) - (SELECT coalesce(sum(amount), 0)"
+                                   " FROM budget_ledger WHERE idempotency_key LIKE"
+                                   " 'culprit-probe:' || $1 || ':%')",
+                                   1, params),
+                     0);
+    assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+
+    char *all = explain(h, p.original);
+    if (!strstr(all, "found (bisected)") || !strstr(all, revisions[5]))
+        fail_msg("retrig explain does not show the culprit:\n%s", all);
+    free(all);
+}
+
+/* The platform's daily budget covers the regression's retriggers and one probe: the second
+ * probe is refused by retrig-retrigger, and the search stops with the range that holds the
+ * culprit after the first round (the culprit is at or before N-3). */
+static void test_a_search_out_of_budget_stops_with_the_range_that_holds_the_culprit(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    rt_ch_setenv(h, "BUDGET_LIMITS", "android*=12, *=600");
+    push p;
+    char revisions[10][41];
+    regression(f, &p, 10, 7, revisions, 5, false);
+    const char *params[] = {p.set_id};
+    assert_int_equal(rt_ch_wait_int(h, 60000, 1,
+                                    "SELECT count(*) FROM decisions WHERE set_id = $1::bigint"
+                                    " AND culprit_status <> 'searching'",
+                                    1, params),
+                     1);
+    char *v = rt_ch_sql_text(h,
+                             "SELECT culprit_status || '/' || culprit_reason || ' ' ||"
+                             " culprit_range_first || ' ' || culprit_range_last || ' ' ||"
+                             " (culprit_revision IS NULL) FROM decisions WHERE set_id = $1::bigint",
+                             1, params);
+    char want[256];
+    snprintf(want, sizeof want, "stopped/budget-exhausted %s %s true", revisions[7], revisions[3]);
+    assert_string_equal(v, want);
+    free(v);
+    char *event = culprit_event(f);
+    snprintf(want, sizeof want, "stopped budget-exhausted null %s %s", revisions[7], revisions[3]);
+    assert_string_equal(event, want);
+    free(event);
+    assert_int_equal(add_new_jobs_calls(h, &p), 1);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM culprit_pending_probes WHERE"
+                                   " set_id = $1::bigint AND state = 'failed'"
+                                   " AND error = 'budget-exhausted'",
+                                   1, params),
+                     1);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+    char *all = explain(h, p.original);
+    if (!strstr(all, "stopped (budget-exhausted)") || !strstr(all, "the culprit is within"))
+        fail_msg("retrig explain does not show where the search stopped:\n%s", all);
+    free(all);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -918,6 +1331,14 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_decision_carries_the_cross_branch_history_of_each_failing_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_regression_right_after_a_push_where_the_label_passed_names_the_failing_push, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_regression_after_six_skipped_pushes_is_bisected_to_its_culprit, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_search_out_of_budget_stops_with_the_range_that_holds_the_culprit, setup,
+            teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

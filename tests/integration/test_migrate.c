@@ -342,7 +342,7 @@ static void test_culprit_search_state_is_kept_on_a_regression_decision(void **st
 {
     test_db *t = *state;
     migrate_ok(t, migrations_dir(), NULL);
-    /* Every column 0015 adds is described. */
+    /* Every column 0015 and 0025 add is described. */
     assert_query(t->pg,
                  "SELECT count(*) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
                  " WHERE c.relname IN ('decisions', 'culprit_pending_probes') AND a.attnum > 0"
@@ -352,7 +352,7 @@ static void test_culprit_search_state_is_kept_on_a_regression_decision(void **st
     assert_query(t->pg,
                  "SELECT count(*) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
                  " WHERE c.relname = 'decisions' AND a.attname LIKE 'culprit\\_%'",
-                 "11");
+                 "14");
     assert_int_equal(
         insert_set(t->pg, "test-linux1804-64/opt-xpcshell-1", "GWxTc8p_RUa5_Xo4RtMiCA"), RT_OK);
     assert_int_equal(

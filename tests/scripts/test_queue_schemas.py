@@ -22,7 +22,8 @@ SCHEMAS = SOURCE / "queue-schemas"
 
 TASKCLUSTER_MESSAGES = ["taskcluster-task-completed", "taskcluster-task-failed",
                         "taskcluster-task-exception"]
-OURS = ["retrigger-request", "decide-request", "decision-event"]
+OURS = ["retrigger-request", "decide-request", "decision-event", "culprit-probe-request",
+        "culprit-event"]
 
 passed = 0
 failed = 0
@@ -86,7 +87,7 @@ def examples(name):
 
 
 def test_every_schema_is_valid_json_schema():
-    check(len(STORE) >= 7, "queue-schemas holds the 7 schemas", f"found {len(STORE)}")
+    check(len(STORE) >= 9, "queue-schemas holds the 9 schemas", f"found {len(STORE)}")
     for uri, schema in STORE.items():
         name = pathlib.Path(uri).name
         cls = jsonschema.validators.validator_for(schema, default=None)
@@ -227,6 +228,24 @@ def test_broken_messages_of_ours_are_rejected():
     must_reject("decision-event", m, "reproduced_by as a number")
     m = copy.deepcopy(e); m["retrigger_task_ids"] = "abc"
     must_reject("decision-event", m, "retrigger_task_ids as a string")
+
+    c = load(SCHEMAS / "examples" / "culprit-probe-request" / "bisect-round-1.json")
+    m = copy.deepcopy(c); del m["attempt"]
+    must_reject("culprit-probe-request", m, "a probe without attempt")
+    m = copy.deepcopy(c); m["kind"] = "retrigger"
+    must_reject("culprit-probe-request", m, "another kind")
+    m = copy.deepcopy(c); m["times"] = 101
+    must_reject("culprit-probe-request", m, "times over add-new-jobs' 100")
+    m = copy.deepcopy(c); m["revision"] = m["revision"][:12]
+    must_reject("culprit-probe-request", m, "a short revision")
+
+    c = load(SCHEMAS / "examples" / "culprit-event" / "found-bisected.json")
+    m = copy.deepcopy(c); m["status"] = "searching"
+    must_reject("culprit-event", m, "a search still under way")
+    m = copy.deepcopy(c); del m["culprit"]["url"]
+    must_reject("culprit-event", m, "a culprit without its link")
+    m = copy.deepcopy(c); m["range"] = m["range"][:1]
+    must_reject("culprit-event", m, "a range of one push")
 
 
 def test_readme_describes_every_schema():

@@ -17,7 +17,11 @@
  * set_deadline_minutes get a decide request with reason "deadline"; such a request decides
  * with what is there (retriggers that never came make it undecided "retriggers-missing"
  * when the verdict needed them). Optionally (decide_cancel_pending) the retriggers still
- * pending when a set is decided early are cancelled. Single-threaded; run replicas. */
+ * pending when a set is decided early are cancelled.
+ *
+ * Culprit searches: a regression on a project of culprit_projects is stored with
+ * culprit_status 'searching'; the tick then finds its window and bisects it with probe
+ * requests to retrig-retrigger (culprit_flow.c). Single-threaded; run replicas. */
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -43,6 +47,7 @@
 #include "common/io/pg.h"
 #include "common/io/upstream.h"
 #include "common/worker.h"
+#include "workers/decide/culprit_flow.h"
 
 #define MAX_DELAYS       16
 #define SWEEP_BATCH      "50"
@@ -61,6 +66,7 @@ typedef struct decide {
     int delays[MAX_DELAYS];
     size_t ndelays;
     time_t next_sweep;
+    time_t next_culprit_poll;
 } decide;
 
 static const char SQL_SET[] =
@@ -84,9 +90,10 @@ static const char SQL_MEMBERS[] = "SELECT task_id, run_id, state, role FROM retr
                                   " ORDER BY added_at, task_id, run_id LIMIT 64";
 static const char SQL_INSERT_DECISION[] =
     "INSERT INTO decisions (set_id, verdict, reason, evidence, classification_id, failure_seen_at,"
-    " retriggers_requested_at, decided_at)"
+    " retriggers_requested_at, decided_at, culprit_status, culprit_started_at, culprit_updated_at)"
     " VALUES ($1::bigint, $2, $3, $4::jsonb, $5::integer, $6::timestamptz, $7::timestamptz,"
-    " $8::timestamptz)"
+    " $8::timestamptz, $9::text, CASE WHEN $9::text IS NULL THEN NULL ELSE now() END,"
+    " CASE WHEN $9::text IS NULL THEN NULL ELSE now() END)"
     " ON CONFLICT (set_id) DO NOTHING RETURNING set_id";
 static const char SQL_SET_DECIDED[] =
     "UPDATE retrigger_sets SET status = 'decided', updated_at = now() WHERE id = $1::bigint";
@@ -135,6 +142,7 @@ typedef struct run_info {
     bool found;            /* a run that was on the push before the set (role found) */
     rt_run_state state;
     long job_id;
+    long push_id; /* the job's Treeherder push, 0 when unknown */
     rt_bugsug lines;
     bool have_lines;
 } run_info;
@@ -224,6 +232,7 @@ static look look_at_run(decide *w, const set_info *s, run_info *run, int *classi
         return LOOK_WAIT;
     }
     run->job_id = job.id;
+    run->push_id = job.push_id;
     if (classification) *classification = job.failure_classification_id;
 
     rt_th_logs logs;
@@ -470,6 +479,8 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
                   "evidence", rt_run_state_name(e->original.state));
     if (e->original.job_id)
         json_object_set_new(original, "job_id", json_integer(e->original.job_id));
+    if (e->original.push_id > 0) /* the culprit search's failing push (culprit_flow.c) */
+        json_object_set_new(original, "push_id", json_integer(e->original.push_id));
     json_t *times = json_pack(
         "{s:s, s:s?, s:s}", "failure_seen_at", s->failure_seen_at, "retriggers_requested_at",
         s->requested_at[0] ? s->requested_at : NULL, "decided_at", decided_at);
@@ -544,6 +555,10 @@ static int store_decision(decide *w, const evidence *e, const rt_decide_request 
     char classification[16];
     snprintf(classification, sizeof classification, "%d", e->classification_id);
     const char *verdict = rt_verdict_name(e->result.verdict);
+    /* A regression on a project of culprit_projects starts its culprit search: the window is
+     * found by the next culprit poll (culprit_flow.c), outside this transaction. */
+    bool search = e->result.verdict == RT_VERDICT_REGRESSION &&
+                  rt__decide_culprit_project(w->cfg, s->project);
     const char *params[] = {s->id_text,
                             verdict,
                             e->result.reason,
@@ -551,10 +566,11 @@ static int store_decision(decide *w, const evidence *e, const rt_decide_request 
                             e->classification_id >= 0 ? classification : NULL,
                             s->failure_seen_at,
                             s->requested_at[0] ? s->requested_at : NULL,
-                            decided_at};
+                            decided_at,
+                            search ? "searching" : NULL};
     if ((rc = rt_pg_begin(w->pg)) != RT_OK) goto out;
     PGresult *res = NULL;
-    rc = rt_pg_exec(w->pg, SQL_INSERT_DECISION, 8, params, &res);
+    rc = rt_pg_exec(w->pg, SQL_INSERT_DECISION, 9, params, &res);
     if (rc == RT_OK) *inserted = PQntuples(res) == 1;
     PQclear(res);
     if (rc != RT_OK || !*inserted) goto done;
@@ -890,7 +906,8 @@ static void teardown(decide *w)
     rt_http_free(w->http_post);
 }
 
-/* Between messages: the deadline sweep, every decide_sweep_interval_s. */
+/* Between messages: the deadline sweep, every decide_sweep_interval_s, and the culprit
+ * searches due (culprit_flow.c). */
 static int tick(void *ctx, bool idle)
 {
     decide *w = ctx;
@@ -898,6 +915,13 @@ static int tick(void *ctx, bool idle)
     if (time(NULL) >= w->next_sweep) {
         sweep(w);
         w->next_sweep = time(NULL) + w->cfg->decide_sweep_interval_s;
+    }
+    /* The culprit searches due (each at most every culprit_poll_interval_s); the look for
+     * them is one indexed query, made at most once a second. */
+    if (time(NULL) >= w->next_culprit_poll) {
+        rt__decide_culprit_io io = {w->cfg, w->pg, w->http, w->amqp, w->events};
+        rt__decide_culprit_poll(&io);
+        w->next_culprit_poll = time(NULL) + 1;
     }
     return 0;
 }

@@ -10,7 +10,10 @@
  * hook with Hawk authentication. A redelivered request that finds an intent without an
  * outcome waits until the interrupted call would have timed out, then looks for the action
  * task in the push's task group, so a call is never repeated when it had reached Taskcluster.
- * Dry-run records the payload and sends nothing. Single-threaded; run replicas for throughput. */
+ * Dry-run records the payload and sends nothing. The same queue carries retrig-decide's
+ * culprit probes ("kind": "culprit-probe"): add-new-jobs on a push of a regression's window,
+ * under the same rules (see "culprit probes" below). Single-threaded; run replicas for
+ * throughput. */
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -21,6 +24,7 @@
 #include <unistd.h>
 
 #include "common/core/actions.h"
+#include "common/core/culprit_flow.h"
 #include "common/core/eligibility.h"
 #include "common/core/hawk.h"
 #include "common/core/messages.h"
@@ -29,6 +33,7 @@
 #include "common/core/utf8.h"
 #include "common/io/amqp.h"
 #include "common/io/budget.h"
+#include "common/io/ledger.h"
 #include "common/io/http.h"
 #include "common/io/metrics.h"
 #include "common/io/pg.h"
@@ -268,7 +273,8 @@ static int load_set(retrigger *w, long long set_id, set_info *s, bool *found)
 }
 
 /* Triggers the hook. Returns RT_OK with action_task_id, or an error with h filled. */
-static int call_hook(retrigger *w, const set_info *s, const rt_action *action, const char *payload,
+static int call_hook(retrigger *w, const char *attempt_sql, const char *const *attempt_params,
+                     int nattempt_params, const rt_action *action, const char *payload,
                      const rt_hawk_credentials *creds, char action_task_id[23], rt_outcome *h)
 {
     char *group = rt_http_url_escape(action->hook_group_id);
@@ -289,8 +295,7 @@ static int call_hook(retrigger *w, const set_info *s, const rt_action *action, c
         goto out;
     }
     rt_http_header headers[] = {{"Authorization", auth}, {"Content-Type", "application/json"}};
-    const char *params[] = {s->id_text};
-    if ((rc = rt_pg_exec(w->pg, SQL_ATTEMPT, 1, params, NULL)) != RT_OK) {
+    if ((rc = rt_pg_exec(w->pg, attempt_sql, nattempt_params, attempt_params, NULL)) != RT_OK) {
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         goto out;
     }
@@ -562,7 +567,8 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
                         action->hook_id);
         goto out;
     }
-    rc = call_hook(w, &s, action, payload_text, &creds, action_task_id, h);
+    const char *aparams[] = {s.id_text};
+    rc = call_hook(w, SQL_ATTEMPT, aparams, 1, action, payload_text, &creds, action_task_id, h);
     if (rc == RT_OK) {
         if (record_outcome(w, &s, action_name, "triggered", action_task_id, NULL, "requested") !=
             RT_OK)
@@ -588,12 +594,395 @@ out : {
     rt_taskdef_free(&task);
 }
 
+/* ---- culprit probes: add-new-jobs on a push of a culprit search's window ----
+ *
+ * A probe request (common/core/culprit_flow.h) asks for `times` runs of the failing label on
+ * one push: Gecko's add-new-jobs action of that push's own decision task (the Taskcluster
+ * index's gecko.v2.<project>.revision.<revision>.taskgraph.decision), input {"tasks":
+ * [label], "times": times}. The same rules as a retrigger: under the set's lock, the row of
+ * culprit_pending_probes (set, push) says what the request does (rt_culprit_probe_action_for);
+ * the budget of the label's platform is claimed and the intent recorded with its ledger row
+ * in one transaction before the hook is called; a call whose outcome is unknown is looked up
+ * in the push's task group (skipping earlier attempts' action tasks) before calling again;
+ * the hook allow-list checks the call; dry-run records the payload only. A request that
+ * cannot be served (no decision task, no add-new-jobs, the hook refused, no budget left)
+ * marks the row failed with the reason, and retrig-decide stops the search on it. */
+
+static const char SQL_PROBE_SEARCHING[] =
+    "SELECT count(*) FROM decisions WHERE set_id = $1::bigint AND culprit_status = 'searching'";
+static const char SQL_PROBE_ROW[] =
+    "SELECT attempt, state, calls, (extract(epoch FROM now() - intent_at) * 1000)::bigint,"
+    " coalesce(decision_task_id, ''), array_to_string(previous_action_task_ids, ',')"
+    " FROM culprit_pending_probes WHERE set_id = $1::bigint AND revision = $2";
+static const char SQL_PROBE_CREATE[] =
+    "INSERT INTO culprit_pending_probes (set_id, revision, pushlog_id, label, round, attempt,"
+    " times, confirm, decision_task_id, payload, dry_run, hook_group_id, hook_id, state)"
+    " VALUES ($1::bigint, $2, $3::bigint, $4, $5::integer, $6::integer, $7::integer,"
+    " $8::boolean, $9, $10::jsonb, $11::boolean, $12, $13, $14)"
+    " ON CONFLICT (set_id, revision) DO UPDATE SET pushlog_id = EXCLUDED.pushlog_id,"
+    " round = EXCLUDED.round, attempt = EXCLUDED.attempt, times = EXCLUDED.times,"
+    " confirm = EXCLUDED.confirm, decision_task_id = EXCLUDED.decision_task_id,"
+    " payload = EXCLUDED.payload, dry_run = EXCLUDED.dry_run,"
+    " hook_group_id = EXCLUDED.hook_group_id, hook_id = EXCLUDED.hook_id,"
+    " state = EXCLUDED.state, calls = 0, error = NULL, intent_at = now(), triggered_at = NULL,"
+    " done_at = NULL, action_task_id = NULL,"
+    " previous_action_task_ids = CASE WHEN culprit_pending_probes.action_task_id IS NULL"
+    "   THEN culprit_pending_probes.previous_action_task_ids"
+    "   ELSE culprit_pending_probes.previous_action_task_ids"
+    "        || culprit_pending_probes.action_task_id END"
+    " WHERE culprit_pending_probes.attempt = EXCLUDED.attempt - 1"
+    " AND culprit_pending_probes.state IN ('done', 'dry-run')"
+    " RETURNING set_id";
+static const char SQL_PROBE_LEDGER[] =
+    "INSERT INTO budget_ledger (platform, day, amount, idempotency_key, set_id, reason)"
+    " VALUES ($1, $2::date, $3::integer, $4, $5::bigint, $6)"
+    " ON CONFLICT (idempotency_key) DO NOTHING";
+static const char SQL_PROBE_CALLING[] =
+    "UPDATE culprit_pending_probes SET calls = calls + 1, intent_at = now()"
+    " WHERE set_id = $1::bigint AND revision = $2";
+static const char SQL_PROBE_TRIGGERED[] =
+    "UPDATE culprit_pending_probes SET state = 'triggered', action_task_id = $3,"
+    " triggered_at = now(), error = NULL"
+    " WHERE set_id = $1::bigint AND revision = $2 AND state = 'intent'";
+static const char SQL_PROBE_ERROR[] =
+    "UPDATE culprit_pending_probes SET error = $3"
+    " WHERE set_id = $1::bigint AND revision = $2 AND state = 'intent'";
+static const char SQL_PROBE_FAILED[] =
+    "INSERT INTO culprit_pending_probes (set_id, revision, label, round, attempt, times, confirm,"
+    " state, error, done_at) VALUES ($1::bigint, $2, $3, $4::integer, $5::integer, $6::integer,"
+    " $7::boolean, 'failed', $8, now())"
+    " ON CONFLICT (set_id, revision) DO UPDATE SET state = 'failed', error = EXCLUDED.error,"
+    " attempt = EXCLUDED.attempt, done_at = now()"
+    " WHERE culprit_pending_probes.state NOT IN ('triggered', 'failed')";
+
+typedef struct probe_ctx {
+    retrigger *w;
+    const rt_culprit_probe_request *req;
+    char set_id[32];
+    char round[16], attempt[16], times[16];
+} probe_ctx;
+
+static void utc_day(char out[11])
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(out, 11, "%Y-%m-%d", &tm);
+}
+
+/* The request cannot be served: the row says why (retrig-decide stops the search on it). */
+static void probe_failed(probe_ctx *p, const char *why, rt_outcome *h)
+{
+    const rt_culprit_probe_request *r = p->req;
+    const char *params[] = {p->set_id,
+                            r->revision,
+                            r->label,
+                            p->round,
+                            p->attempt,
+                            p->times,
+                            r->confirm ? "true" : "false",
+                            why};
+    if (rt_pg_exec(p->w->pg, SQL_PROBE_FAILED, 8, params, NULL) != RT_OK)
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(p->w->pg));
+    else
+        rt_log_warn("culprit probe failed", "set_id", p->set_id, "revision", r->revision, "reason",
+                    why);
+}
+
+static void probe_triggered(probe_ctx *p, const char *action_task_id, rt_outcome *h)
+{
+    const char *params[] = {p->set_id, p->req->revision, action_task_id};
+    if (rt_pg_exec(p->w->pg, SQL_PROBE_TRIGGERED, 3, params, NULL) != RT_OK)
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(p->w->pg));
+    else
+        rt_log_info("culprit probe triggered", "set_id", p->set_id, "revision", p->req->revision,
+                    "times", p->times, "attempt", p->attempt, "action_task_id", action_task_id);
+}
+
+/* Budget for a new attempt: the Redis claim, then in one transaction the backstop, the
+ * intent row and the ledger row. *stored false (with h set or the row failed) when the
+ * attempt is not recorded. */
+static void probe_intent(probe_ctx *p, const char *pushlog, const char *decision_task_id,
+                         const rt_action *action, const char *payload, bool *stored, rt_outcome *h)
+{
+    retrigger *w = p->w;
+    const rt_culprit_probe_request *r = p->req;
+    *stored = false;
+    char day[11], key[160];
+    utc_day(day);
+    snprintf(key, sizeof key, "culprit-probe:%s:%s:%s", p->set_id, r->revision, p->attempt);
+    int limit = 0, ledger = 0;
+    if (rt_budget_limit_for(&w->cfg->budget_limits, r->platform, 600, &limit) != RT_OK) limit = 0;
+    if (rt_ledger_spent(w->pg, r->platform, day, &ledger) != RT_OK) {
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return;
+    }
+    rt_claim_request creq = {.key_prefix = w->cfg->redis_key_prefix,
+                             .platform = r->platform,
+                             .task_id = key,
+                             .day = day,
+                             .wanted = r->times,
+                             .minimum = r->times,
+                             .limit = limit,
+                             .ledger_spent = ledger};
+    rt_claim claim;
+    if (rt_budget_claim_keyed(w->redis, &creq, key, &claim) != RT_OK) {
+        rt_outcome_set(h, RT_SETTLE_RETRY, "redis: %s", rt_redis_errstr(w->redis));
+        return;
+    }
+    if (claim.status == RT_CLAIM_EXHAUSTED) {
+        probe_failed(p, "budget-exhausted", h);
+        return;
+    }
+    /* EXISTS: a worker claimed and died before recording; its claim is this attempt's. */
+    char spent[16], reason[256];
+    snprintf(spent, sizeof spent, "%d", claim.spent);
+    snprintf(reason, sizeof reason, "culprit probe of set %s on %.12s (attempt %s)", p->set_id,
+             r->revision, p->attempt);
+    const char *params[] = {p->set_id,
+                            r->revision,
+                            pushlog,
+                            r->label,
+                            p->round,
+                            p->attempt,
+                            p->times,
+                            r->confirm ? "true" : "false",
+                            decision_task_id,
+                            payload,
+                            w->cfg->dry_run ? "true" : "false",
+                            action->hook_group_id,
+                            action->hook_id,
+                            w->cfg->dry_run ? "dry-run" : "intent"};
+    const char *lparams[] = {r->platform, day, spent, key, p->set_id, reason};
+    int kept = 0, total = 0;
+    PGresult *res = NULL;
+    int rc = rt_pg_begin(w->pg);
+    if (rc == RT_OK)
+        rc = rt_ledger_backstop(w->pg, r->platform, day, limit, claim.spent, claim.spent, &kept,
+                                &total);
+    bool fits = rc == RT_OK && kept == claim.spent;
+    if (fits) rc = rt_pg_exec(w->pg, SQL_PROBE_CREATE, 14, params, &res);
+    bool row = rc == RT_OK && fits && PQntuples(res) == 1;
+    PQclear(res);
+    if (row) rc = rt_pg_exec(w->pg, SQL_PROBE_LEDGER, 6, lparams, NULL);
+    if (rc == RT_OK && row) rc = rt_pg_commit(w->pg);
+    if (rc != RT_OK || !row) {
+        int ignored = rt_pg_rollback(w->pg);
+        (void)ignored;
+        int back = rt_budget_settle_keyed(w->redis, &creq, key, claim.spent, 0, total, NULL);
+        (void)back; /* a failed give-back can only underspend */
+        if (rc != RT_OK)
+            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        else if (!fits)
+            probe_failed(p, "budget-exhausted", h);
+        else
+            rt_outcome_set(h, RT_SETTLE_RETRY, "probe-row-moved: set %s push %s", p->set_id,
+                           r->revision);
+        return;
+    }
+    *stored = true;
+}
+
+static void probe(retrigger *w, const rt_culprit_probe_request *r, rt_outcome *h)
+{
+    probe_ctx p = {.w = w, .req = r};
+    snprintf(p.set_id, sizeof p.set_id, "%lld", r->set_id);
+    snprintf(p.round, sizeof p.round, "%d", r->round);
+    snprintf(p.attempt, sizeof p.attempt, "%d", r->attempt);
+    snprintf(p.times, sizeof p.times, "%d", r->times);
+    json_t *input = NULL, *payload = NULL;
+    char *payload_text = NULL;
+    rt_taskdef task = {0};
+    char errstr[RT_ERRSTR_SIZE] = "";
+
+    char lock_key[16];
+    snprintf(lock_key, sizeof lock_key, "%d", (int)(r->set_id % 2147483647));
+    const char *lparams[] = {lock_key};
+    PGresult *res = NULL;
+    if (rt_pg_exec(w->pg, SQL_TRY_LOCK, 1, lparams, &res) != RT_OK) {
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return;
+    }
+    bool locked = PQgetvalue(res, 0, 0)[0] == 't';
+    PQclear(res);
+    if (!locked) {
+        rt_outcome_set(h, RT_SETTLE_WAIT, "set-busy: another worker holds set %s", p.set_id);
+        return;
+    }
+    const char *sparams[] = {p.set_id};
+    res = NULL;
+    if (rt_pg_exec(w->pg, SQL_PROBE_SEARCHING, 1, sparams, &res) != RT_OK) {
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        goto out;
+    }
+    bool searching = atoi(PQgetvalue(res, 0, 0)) == 1;
+    PQclear(res);
+    if (!searching) goto out; /* the search is over (or its decision gone): nothing to do */
+
+    const char *rparams[] = {p.set_id, r->revision};
+    res = NULL;
+    if (rt_pg_exec(w->pg, SQL_PROBE_ROW, 2, rparams, &res) != RT_OK) {
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        goto out;
+    }
+    char state[16] = "", decision_task_id[23] = "", previous[RT_CULPRIT_MAX_ATTEMPTS * 23 + 1] = "";
+    rt_culprit_probe_row row = {.exists = PQntuples(res) == 1, .state = state};
+    if (row.exists) {
+        row.attempt = atoi(PQgetvalue(res, 0, 0));
+        snprintf(state, sizeof state, "%s", PQgetvalue(res, 0, 1));
+        row.calls = atoi(PQgetvalue(res, 0, 2));
+        row.since_call_ms = atoll(PQgetvalue(res, 0, 3));
+        snprintf(decision_task_id, sizeof decision_task_id, "%s", PQgetvalue(res, 0, 4));
+        snprintf(previous, sizeof previous, "%s", PQgetvalue(res, 0, 5));
+    }
+    PQclear(res);
+    long long call_ms = (long long)w->cfg->http_connect_timeout_ms + w->cfg->http_timeout_ms;
+    rt_culprit_probe_action action_kind = rt_culprit_probe_action_for(&row, r->attempt, call_ms);
+    switch (action_kind) {
+    case RT_PROBE_DONE: goto out; /* handled before: a redelivery */
+    case RT_PROBE_STALE:
+        rt_outcome_set(h, RT_SETTLE_DEAD, "stale-probe: attempt %d finds attempt %d (%s)",
+                       r->attempt, row.attempt, state);
+        goto out;
+    case RT_PROBE_WAIT:
+        rt_outcome_set(h, RT_SETTLE_WAIT, "call-in-flight: probe of set %s on %s", p.set_id,
+                       r->revision);
+        goto out;
+    case RT_PROBE_LOOK_UP: {
+        /* An earlier call was interrupted: did it reach Taskcluster? */
+        const char *exclude[RT_CULPRIT_MAX_ATTEMPTS];
+        size_t nexclude = 0;
+        for (char *save = NULL, *id = strtok_r(previous, ",", &save);
+             id && nexclude < RT_CULPRIT_MAX_ATTEMPTS; id = strtok_r(NULL, ",", &save))
+            exclude[nexclude++] = id;
+        bool exists = false;
+        char found_id[23];
+        int rc = rt_tc_find_action_task_except(w->http, w->cfg->taskcluster_root_url,
+                                               decision_task_id, "add-new-jobs", r->label, NULL,
+                                               exclude, nexclude, found_id, &exists, errstr);
+        if (rc != RT_OK) {
+            rt_outcome_set(h, rt_upstream_transient(rc) ? RT_SETTLE_RETRY : RT_SETTLE_DEAD,
+                           "upstream-error: task group: %s", errstr);
+            goto out;
+        }
+        if (exists) {
+            rt_log_info("culprit probe's action task found; not calling again", "set_id", p.set_id,
+                        "action_task_id", found_id);
+            probe_triggered(&p, found_id, h);
+            goto out;
+        }
+        break;
+    }
+    case RT_PROBE_CREATE:
+    case RT_PROBE_NEXT:
+    case RT_PROBE_CALL: break;
+    }
+
+    /* The push's own decision task, its actions.json and add-new-jobs. */
+    long pushlog_id = 0;
+    int rc = rt_tc_push_decision_task(w->http, w->cfg->taskcluster_root_url, r->project,
+                                      r->revision, decision_task_id, &pushlog_id, &task, errstr);
+    if (rc != RT_OK) {
+        if (rt_upstream_transient(rc))
+            rt_outcome_set(h, RT_SETTLE_RETRY, "upstream-error: decision task: %s", errstr);
+        else
+            probe_failed(&p, "no-decision-task", h);
+        goto out;
+    }
+    const rt_actions *actions = NULL;
+    rt_outcome lookup = {RT_SETTLE_ACK, ""};
+    if (get_actions(w, decision_task_id, &actions, &lookup) != RT_OK) {
+        if (lookup.settle != RT_SETTLE_ACK)
+            *h = lookup;
+        else
+            probe_failed(&p, "no-add-new-jobs-action", h);
+        goto out;
+    }
+    const rt_action *action = NULL;
+    if (rt_actions_find(actions, "add-new-jobs", NULL, 0, &action, errstr) != RT_OK ||
+        !rt_action_is_task_group(action)) {
+        probe_failed(&p, "no-add-new-jobs-action", h);
+        goto out;
+    }
+    input = json_pack("{s:[s], s:i}", "tasks", r->label, "times", r->times);
+    if (!input || rt_actions_render(actions, action, decision_task_id, NULL, input, &payload,
+                                    errstr) != RT_OK) {
+        rt_outcome_set(h, RT_SETTLE_DEAD, "cannot render add-new-jobs: %s", errstr);
+        goto out;
+    }
+    set_info s = {.id = r->set_id};
+    snprintf(s.id_text, sizeof s.id_text, "%s", p.set_id);
+    snprintf(s.project, sizeof s.project, "%s", r->project);
+    snprintf(s.revision, sizeof s.revision, "%s", r->revision);
+    snprintf(s.decision_task_id, sizeof s.decision_task_id, "%s", decision_task_id);
+    rt_hawk_credentials creds = {0};
+    const char *refused_code = NULL;
+    char refused[RT_ERRSTR_SIZE];
+    if (check_hook(w, &s, &task, action, payload, &creds, &refused_code, refused) != RT_OK) {
+        rt_metric_inc(rt_metrics_std()->hooks_refused, "culprit-probe", refused_code);
+        rt_log_warn("add-new-jobs hook call refused; not sent", "set_id", p.set_id, "hook_group_id",
+                    action->hook_group_id, "hook_id", action->hook_id, "reason", refused);
+        probe_failed(&p, "refused-hook", h);
+        goto out;
+    }
+    payload_text = json_dumps(payload, JSON_COMPACT);
+    if (!payload_text) {
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "out of memory");
+        goto out;
+    }
+    if (action_kind == RT_PROBE_CREATE || action_kind == RT_PROBE_NEXT) {
+        char pushlog[32];
+        snprintf(pushlog, sizeof pushlog, "%ld", pushlog_id);
+        bool stored = false;
+        probe_intent(&p, pushlog_id > 0 ? pushlog : NULL, decision_task_id, action, payload_text,
+                     &stored, h);
+        if (!stored) goto out;
+    }
+    if (w->cfg->dry_run) {
+        rt_log_info("dry run: add-new-jobs not called", "set_id", p.set_id, "revision", r->revision,
+                    "hook_id", action->hook_id);
+        goto out;
+    }
+    char action_task_id[23] = "";
+    const char *cparams[] = {p.set_id, r->revision};
+    rc = call_hook(w, SQL_PROBE_CALLING, cparams, 2, action, payload_text, &creds, action_task_id,
+                   h);
+    if (rc == RT_OK) {
+        probe_triggered(&p, action_task_id, h);
+    } else {
+        const char *eparams[] = {p.set_id, r->revision, h->reason};
+        if (rt_pg_exec(w->pg, SQL_PROBE_ERROR, 3, eparams, NULL) != RT_OK)
+            rt_log_warn("cannot record the error", "set_id", p.set_id);
+    }
+out : {
+    PGresult *unlock = NULL;
+    if (rt_pg_exec(w->pg, SQL_UNLOCK, 1, lparams, &unlock) != RT_OK)
+        rt_log_warn("cannot release the set lock", "set_id", p.set_id);
+    PQclear(unlock);
+}
+    json_decref(input);
+    json_decref(payload);
+    free(payload_text);
+    rt_taskdef_free(&task);
+}
+
 static void handle(void *ctx, rt_amqp *src, rt_amqp_message *m, rt_outcome *h)
 {
     retrigger *w = ctx;
     (void)src;
     rt_retrigger_request req;
     char reason[RT_MESSAGE_REASON_SIZE];
+    /* The queue also carries retrig-decide's culprit probes (culprit_probe.inc). */
+    rt_culprit_probe_request probe_req;
+    int prc = rt_culprit_probe_request_parse(m->body, m->len, &probe_req, reason);
+    if (prc == RT_OK) {
+        probe(w, &probe_req, h);
+        return;
+    }
+    if (prc != RT_ENOTFOUND) {
+        rt_outcome_set(h, RT_SETTLE_DEAD, "%s", reason);
+        return;
+    }
     if (rt_retrigger_request_parse(m->body, m->len, &req, reason) != RT_OK) {
         rt_outcome_set(h, RT_SETTLE_DEAD, "%s", reason);
         return;

@@ -1,0 +1,739 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* culprit_flow.c - retrig-decide's side of a culprit search: the window of a regression's
+ * search from Treeherder's push list, and its first step stored on the decision
+ * (culprit_flow.h). Single-threaded, as the worker. */
+#include "workers/decide/culprit_flow.h"
+
+#include <fnmatch.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/core/bugsug.h"
+#include "common/core/culprit.h"
+#include "common/core/culprit_flow.h"
+#include "common/io/log.h"
+#include "common/io/upstream.h"
+
+#define CLAIM_BATCH   "5"
+#define MAX_JOBS_SEEN 200 /* jobs of the label read on one push of the window */
+
+/* The searches due, claimed by moving culprit_checked_at (a replica skips them then). */
+static const char SQL_CLAIM[] =
+    "UPDATE decisions d SET culprit_checked_at = now() FROM retrigger_sets s"
+    " WHERE s.id = d.set_id AND d.set_id IN (SELECT set_id FROM decisions"
+    "   WHERE culprit_status = 'searching'"
+    "   AND (culprit_checked_at IS NULL"
+    "        OR culprit_checked_at < now() - make_interval(secs => $1::integer))"
+    "   ORDER BY culprit_checked_at NULLS FIRST, set_id LIMIT " CLAIM_BATCH
+    "   FOR UPDATE SKIP LOCKED)"
+    " RETURNING d.set_id, s.project, s.revision, s.label, d.evidence::text,"
+    " coalesce(s.platform, 'unknown'), coalesce(d.culprit_window::text, ''),"
+    " d.culprit_jobs_spent, coalesce(d.culprit_range_first, ''),"
+    " coalesce(d.culprit_range_last, '')";
+static const char SQL_PROBE_ROW[] =
+    "SELECT attempt, state, coalesce(error, '') FROM culprit_pending_probes"
+    " WHERE set_id = $1::bigint AND revision = $2";
+static const char SQL_PROBE_DONE[] =
+    "UPDATE culprit_pending_probes SET state = 'done', done_at = now()"
+    " WHERE set_id = $1::bigint AND revision = $2 AND attempt = $3::integer"
+    " AND state = 'triggered'";
+/* A step of a search under way: its window, probes and spend, its status once over. */
+static const char SQL_UPDATE[] =
+    "UPDATE decisions SET culprit_window = $2::jsonb, culprit_probes = $3::jsonb,"
+    " culprit_jobs_spent = $4::integer, culprit_status = $5, culprit_reason = $6,"
+    " culprit_revision = $7, culprit_pushlog_id = $8::bigint, culprit_author = $9,"
+    " culprit_url = $10, culprit_range_first = $11, culprit_range_last = $12,"
+    " culprit_updated_at = now()"
+    " WHERE set_id = $1::bigint AND culprit_status = 'searching' RETURNING set_id";
+static const char SQL_STORE[] =
+    "UPDATE decisions SET culprit_window = $2::jsonb, culprit_status = $3, culprit_reason = $4,"
+    " culprit_revision = $5, culprit_pushlog_id = $6::bigint, culprit_author = $7,"
+    " culprit_url = $8, culprit_range_first = $9, culprit_range_last = $10,"
+    " culprit_updated_at = now()"
+    " WHERE set_id = $1::bigint AND culprit_status = 'searching' AND culprit_window IS NULL"
+    " RETURNING set_id";
+static const char SQL_STOP[] =
+    "UPDATE decisions SET culprit_status = 'stopped', culprit_reason = $2,"
+    " culprit_updated_at = now() WHERE set_id = $1::bigint AND culprit_status = 'searching'"
+    " RETURNING set_id";
+
+bool rt__decide_culprit_project(const rt_config *cfg, const char *project)
+{
+    for (size_t i = 0; i < cfg->culprit_projects.count; i++)
+        if (fnmatch(cfg->culprit_projects.items[i], project, 0) == 0) return true;
+    return false;
+}
+
+/* One search, as its decision tells it. */
+typedef struct search {
+    const rt__decide_culprit_io *io;
+    char set_id[32];
+    char project[65];
+    char revision[41];
+    const char *label;
+    long failing_push_id;
+    json_t *lines; /* the decision's evidence.lines: {"line", "hash", "reproduced"} */
+    int failing_runs, failing_reproduced;
+    const char *platform;
+    int jobs_spent;
+    const char *range_first, *range_last; /* the last step's range, "" before the window */
+} search;
+
+/* How a search ended, for its event. */
+typedef struct ending {
+    const char *status, *reason;
+    const char *culprit, *pushlog, *author, *url; /* NULL unless found */
+    const char *first, *last;
+    int rounds, probed, spent;
+} ending;
+
+/* Exactly-once writes (RETURNING set_id): false when nothing changed or on error. */
+static bool exec_changed(rt_pg *pg, const char *sql, int n, const char *const *params)
+{
+    PGresult *res = NULL;
+    bool changed = rt_pg_exec(pg, sql, n, params, &res) == RT_OK && PQntuples(res) == 1;
+    PQclear(res);
+    return changed;
+}
+
+/* The culprit event (queue-schemas/culprit-event.json) on the decisions exchange, routing
+ * key <project>.culprit, once the end is stored. A failed publish is logged, not repeated. */
+static void publish_end(const search *s, const ending *e)
+{
+    json_t *culprit = e->culprit
+                          ? json_pack("{s:s, s:o, s:s, s:s}", "revision", e->culprit, "pushlog_id",
+                                      e->pushlog ? json_integer(atoll(e->pushlog)) : json_null(),
+                                      "author", e->author ? e->author : "", "url", e->url)
+                          : json_null();
+    json_t *o =
+        json_pack("{s:i, s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:o, s:[s, s], s:i, s:i, s:i}",
+                  "version", 1, "kind", "culprit", "set_id", (json_int_t)atoll(s->set_id),
+                  "project", s->project, "revision", s->revision, "label", s->label, "status",
+                  e->status, "reason", e->reason, "culprit", culprit, "range", e->first, e->last,
+                  "rounds", e->rounds, "pushes_probed", e->probed, "jobs_spent", e->spent);
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    char key[128], message_id[64];
+    snprintf(key, sizeof key, "%s.culprit", s->project);
+    snprintf(message_id, sizeof message_id, "culprit-%s", s->set_id);
+    rt_amqp_publish_opts opts = {.message_id = message_id, .allow_unroutable = true};
+    if (!text ||
+        rt_amqp_publish(s->io->amqp, s->io->events, key, text, strlen(text), &opts) != RT_OK)
+        rt_log_warn("cannot publish the culprit event", "set_id", s->set_id);
+    free(text);
+}
+
+typedef enum { SEEN, WAIT, REFUSED } seen;
+
+/* From an upstream error: wait for a transient one, else the search stops. */
+static seen upstream(int rc, const char *what, const search *s, const char *errstr)
+{
+    rt_log_warn(rt_upstream_transient(rc) ? "culprit window: upstream not ready, trying later"
+                                          : "culprit window: upstream refused",
+                "set_id", s->set_id, "what", what, "error", errstr);
+    return rt_upstream_transient(rc) ? WAIT : REFUSED;
+}
+
+static bool line_reproduced(const search *s, const rt_bugsug *lines)
+{
+    size_t i;
+    json_t *line;
+    json_array_foreach(s->lines, i, line)
+    {
+        const char *hash = json_string_value(json_object_get(line, "hash"));
+        for (size_t k = 0; hash && k < lines->nlines; k++)
+            if (!strcmp(lines->lines[k].hash_hex, hash)) return true;
+    }
+    return false;
+}
+
+/* A failed job of the label: did it reproduce one of the regression's lines? */
+static seen failed_job(const search *s, long job_id, rt_culprit_tally *t)
+{
+    const rt__decide_culprit_io *io = s->io;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    rt_th_logs logs;
+    int rc = rt_th_job_logs(io->http, io->cfg->treeherder_url, s->project, job_id, &logs, errstr);
+    if (rc != RT_OK) return upstream(rc, "job logs", s, errstr);
+    if (logs.pending > 0 || logs.total == 0) {
+        t->pending++;
+        return SEEN;
+    }
+    if (logs.parsed == 0) {
+        t->none++;
+        return SEEN;
+    }
+    char *body = NULL;
+    size_t len = 0;
+    rc = rt_th_bug_suggestions(io->http, io->cfg->treeherder_url, s->project, job_id, &body, &len,
+                               errstr);
+    if (rc != RT_OK) return upstream(rc, "bug_suggestions", s, errstr);
+    rt_bugsug lines = {0};
+    rt_bugsug_options opts = {0};
+    rc = rt_bugsug_parse(body, len, &opts, &lines, errstr);
+    free(body);
+    if (rc != RT_OK)
+        t->none++; /* unusable, as a run without data is to the verdict */
+    else if (line_reproduced(s, &lines))
+        t->reproduced++;
+    else
+        t->other++;
+    rt_bugsug_free(&lines);
+    return SEEN;
+}
+
+/* What the label's jobs on push push_id show; *jobs: how many Treeherder lists. */
+static seen push_tally(const search *s, long push_id, rt_culprit_tally *t, int *jobs)
+{
+    const rt__decide_culprit_io *io = s->io;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    rt_th_label_job *listed = calloc(MAX_JOBS_SEEN, sizeof *listed);
+    if (!listed) return WAIT;
+    size_t n = 0;
+    int rc = rt_th_push_label_jobs(io->http, io->cfg->treeherder_url, s->project, push_id, s->label,
+                                   listed, MAX_JOBS_SEEN, &n, errstr);
+    seen r = SEEN;
+    if (rc != RT_OK) {
+        r = upstream(rc, "jobs of the label", s, errstr);
+        goto out;
+    }
+    for (size_t i = 0; i < n && i < MAX_JOBS_SEEN && r == SEEN; i++) {
+        switch (rt_culprit_job_kind_of(listed[i].state, listed[i].result)) {
+        case RT_CJOB_PENDING: t->pending++; break;
+        case RT_CJOB_PASSED: t->passed++; break;
+        case RT_CJOB_NONE: t->none++; break;
+        case RT_CJOB_FAILED: r = failed_job(s, listed[i].id, t); break;
+        }
+    }
+    *jobs = (int)(n < MAX_JOBS_SEEN ? n : MAX_JOBS_SEEN);
+out:
+    free(listed);
+    return r;
+}
+
+/* Stops the search with reason; true when this call stopped it. */
+static bool stop(const search *s, const char *reason)
+{
+    const char *params[] = {s->set_id, reason};
+    if (!exec_changed(s->io->pg, SQL_STOP, 2, params)) {
+        rt_log_warn("culprit search not stopped (stopped before, or a database error)", "set_id",
+                    s->set_id, "error", rt_pg_errstr(s->io->pg));
+        return false;
+    }
+    rt_log_info("culprit search stopped", "set_id", s->set_id, "reason", reason);
+    return true;
+}
+
+/* The window's pushes, oldest first, with what each showed. */
+static json_t *window_document(const search *s, const rt_th_push *pushes, const int *jobs,
+                               const rt_culprit_push *evidence, size_t n)
+{
+    json_t *list = json_array(), *sigs = json_array();
+    for (size_t i = 0; list && i < n; i++)
+        json_array_append_new(
+            list, json_pack("{s:s, s:I, s:s, s:i, s:i, s:i, s:i, s:i, s:i}", "revision",
+                            pushes[i].revision, "push_id", (json_int_t)pushes[i].id, "author",
+                            pushes[i].author, "runs", evidence[i].runs, "reproduced",
+                            evidence[i].reproduced, "pending", evidence[i].pending, "base_jobs",
+                            jobs[i], "asked", 0, "attempts", 0));
+    size_t i;
+    json_t *line;
+    json_array_foreach(s->lines, i, line)
+    {
+        json_t *sig = json_object_get(line, "line");
+        if (sigs && json_is_string(sig)) json_array_append(sigs, sig);
+    }
+    return json_pack("{s:I, s:o*, s:i, s:o*}", "failing_push_id", (json_int_t)s->failing_push_id,
+                     "pushes", list, "rounds", 0, "lines", sigs);
+}
+
+/* Stores the window and the search's first step. */
+static void store(const search *s, const rt_th_push *pushes, const int *jobs,
+                  const rt_culprit_push *evidence, size_t n, const rt_culprit_result *r)
+{
+    const rt__decide_culprit_io *io = s->io;
+    json_t *doc = window_document(s, pushes, jobs, evidence, n);
+    if (doc && r->status == RT_CULPRIT_SEARCHING && r->probe >= 0)
+        json_object_set_new(doc, "next",
+                            json_pack("{s:s, s:i, s:s?, s:i}", "revision",
+                                      pushes[r->probe].revision, "times", r->times, "confirm",
+                                      r->confirm >= 0 ? pushes[r->confirm].revision : NULL,
+                                      "confirm_times", r->confirm >= 0 ? r->confirm_times : 0));
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    if (!text) return; /* out of memory: the next poll tries again */
+
+    const rt_th_push *culprit = r->status == RT_CULPRIT_FOUND ? &pushes[r->culprit] : NULL;
+    char pushlog[32] = "", url[1024] = "";
+    if (culprit) {
+        char decision_task[23], errstr[RT_ERRSTR_SIZE] = "";
+        long pushlog_id = 0;
+        if (rt_tc_push_decision_task(io->http, io->cfg->taskcluster_root_url, s->project,
+                                     culprit->revision, decision_task, &pushlog_id, NULL,
+                                     errstr) == RT_OK &&
+            pushlog_id > 0)
+            snprintf(pushlog, sizeof pushlog, "%ld", pushlog_id);
+        else
+            rt_log_warn("no pushlog id for the culprit push (its decision task is not indexed)",
+                        "set_id", s->set_id, "revision", culprit->revision, "error", errstr);
+        snprintf(url, sizeof url, "%s/jobs?repo=%s&revision=%s", io->cfg->treeherder_url,
+                 s->project, culprit->revision);
+    }
+    const char *params[] = {s->set_id,
+                            text,
+                            rt_culprit_status_name(r->status),
+                            r->reason,
+                            culprit ? culprit->revision : NULL,
+                            pushlog[0] ? pushlog : NULL,
+                            culprit ? culprit->author : NULL,
+                            culprit ? url : NULL,
+                            pushes[r->first].revision,
+                            pushes[r->last].revision};
+    if (!exec_changed(io->pg, SQL_STORE, 10, params)) {
+        rt_log_warn("culprit window not stored (a replica stored it, or a database error)",
+                    "set_id", s->set_id, "error", rt_pg_errstr(io->pg));
+        free(text);
+        return;
+    }
+    rt_log_info("culprit window found", "set_id", s->set_id, "status",
+                rt_culprit_status_name(r->status), "reason", r->reason, "culprit",
+                culprit ? culprit->revision : "-", "range_first", pushes[r->first].revision,
+                "range_last", pushes[r->last].revision);
+    if (r->status != RT_CULPRIT_SEARCHING) {
+        ending e = {.status = rt_culprit_status_name(r->status),
+                    .reason = r->reason,
+                    .culprit = culprit ? culprit->revision : NULL,
+                    .pushlog = pushlog[0] ? pushlog : NULL,
+                    .author = culprit ? culprit->author : NULL,
+                    .url = culprit ? url : NULL,
+                    .first = pushes[r->first].revision,
+                    .last = pushes[r->last].revision};
+        publish_end(s, &e);
+    }
+    free(text);
+}
+
+/* The failing push and the pushes before it, newest first in `listed` (the failing push at
+ * 0), walked back to the window's first push; then the window oldest first and its first
+ * step. */
+static void find_window(const search *s)
+{
+    const rt__decide_culprit_io *io = s->io;
+    int depth = io->cfg->culprit_max_depth;
+    size_t max = (size_t)depth + 2; /* the failing push, depth candidates, the first push */
+    rt_th_push *listed = calloc(max, sizeof *listed), *window = calloc(max, sizeof *window);
+    rt_culprit_push *seen_listed = calloc(max, sizeof *seen_listed),
+                    *evidence = calloc(max, sizeof *evidence);
+    int *jobs_listed = calloc(max, sizeof *jobs_listed), *jobs = calloc(max, sizeof *jobs);
+    if (!listed || !window || !seen_listed || !evidence || !jobs_listed || !jobs) goto out;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    size_t n = 0;
+    int rc = rt_th_pushes_before(io->http, io->cfg->treeherder_url, s->project,
+                                 s->failing_push_id + 1, (int)max, listed, max, &n, errstr);
+    if (rc != RT_OK) {
+        if (upstream(rc, "push list", s, errstr) == REFUSED) stop(s, "push-list-refused");
+        goto out;
+    }
+    if (n == 0 || listed[0].id != s->failing_push_id || strcmp(listed[0].revision, s->revision)) {
+        stop(s, "failing-push-not-listed");
+        goto out;
+    }
+    if (n == 1) {
+        stop(s, "no-earlier-push");
+        goto out;
+    }
+    size_t first = n - 1; /* the oldest listed, unless a push that ran the label comes first */
+    for (size_t i = 1; i < n; i++) {
+        rt_culprit_tally t = {0};
+        seen r = push_tally(s, listed[i].id, &t, &jobs_listed[i]);
+        if (r == REFUSED) stop(s, "treeherder-refused");
+        if (r != SEEN) goto out;
+        rt_culprit_tally_push(&t, 0, 0, 0, false, &seen_listed[i]);
+        if (seen_listed[i].pending > 0) {
+            rt_log_info("culprit window: a run of the label is not finished; trying later",
+                        "set_id", s->set_id, "revision", listed[i].revision);
+            goto out;
+        }
+        if (rt_culprit_walk_step(&seen_listed[i], (int)i - 1, depth) == RT_WALK_FIRST) {
+            first = i;
+            break;
+        }
+    }
+    size_t npushes = first + 1;
+    for (size_t i = 0; i < npushes; i++) {
+        window[i] = listed[first - i];
+        evidence[i] = seen_listed[first - i];
+        jobs[i] = jobs_listed[first - i];
+    }
+    /* The failing push: the regression's own runs (the failing run and the compared ones). */
+    evidence[npushes - 1] =
+        (rt_culprit_push){.runs = s->failing_runs, .reproduced = s->failing_reproduced};
+    rt_culprit_input in = {.pushes = evidence,
+                           .npushes = npushes,
+                           .model = {.confidence = io->cfg->culprit_confidence,
+                                     .threshold = io->cfg->decide_threshold,
+                                     .reproduction_rate = rt_culprit_reproduction_rate(
+                                         s->failing_runs, s->failing_reproduced)},
+                           .jobs_left = io->cfg->culprit_max_jobs};
+    rt_culprit_result r;
+    if (rt_culprit_flow_next(&in, &r) != RT_OK) {
+        rt_log_warn("culprit search refused its window", "set_id", s->set_id, "reason", r.reason);
+        stop(s, "invalid-window");
+        goto out;
+    }
+    store(s, window, jobs, evidence, npushes, &r);
+out:
+    free(listed);
+    free(window);
+    free(seen_listed);
+    free(evidence);
+    free(jobs_listed);
+    free(jobs);
+}
+
+/* ---- a search under way ---- */
+
+static int member_int(json_t *o, const char *key)
+{
+    return (int)json_integer_value(json_object_get(o, key));
+}
+
+/* Publishes the probe request of a window push (its "request"). */
+static int publish_request(const search *s, json_t *push)
+{
+    json_t *request = json_object_get(push, "request");
+    rt_culprit_probe_request r = {.set_id = atoll(s->set_id),
+                                  .times = member_int(request, "times"),
+                                  .attempt = member_int(request, "attempt"),
+                                  .round = member_int(request, "round"),
+                                  .confirm = json_is_true(json_object_get(request, "confirm"))};
+    snprintf(r.project, sizeof r.project, "%s", s->project);
+    snprintf(r.revision, sizeof r.revision, "%s",
+             json_string_value(json_object_get(push, "revision")));
+    snprintf(r.label, sizeof r.label, "%s", s->label);
+    snprintf(r.platform, sizeof r.platform, "%s", s->platform);
+    snprintf(r.requested_at, sizeof r.requested_at, "%s",
+             json_string_value(json_object_get(request, "at")));
+    char *body = rt_culprit_probe_request_build(&r);
+    if (!body) return RT_EINVAL;
+    char message_id[128];
+    snprintf(message_id, sizeof message_id, "culprit-probe-%s-%.12s-%d", s->set_id, r.revision,
+             r.attempt);
+    rt_amqp_publish_opts opts = {.message_id = message_id};
+    int rc = rt_amqp_publish(s->io->amqp, s->io->cfg->amqp_namespace, "retrigger", body,
+                             strlen(body), &opts);
+    free(body);
+    return rc;
+}
+
+static void utc_now(char out[40])
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(out, 40, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Asks for `times` more runs on window push `index` in round `round`. */
+static void ask(json_t *push, int times, int round, bool confirm, const char *at)
+{
+    int attempt = member_int(push, "attempts") + 1;
+    json_object_set_new(push, "attempts", json_integer(attempt));
+    json_object_set_new(push, "asked", json_integer(member_int(push, "asked") + times));
+    json_object_set_new(push, "pending", json_integer(member_int(push, "pending") + times));
+    json_object_set_new(push, "request",
+                        json_pack("{s:i, s:i, s:i, s:b, s:s}", "attempt", attempt, "times", times,
+                                  "round", round, "confirm", confirm, "at", at));
+}
+
+/* The probes of the window, one per push probed, with what its runs show now. */
+static json_t *probes_document(json_t *pushes, const rt_culprit_push *evidence, size_t n,
+                               const rt_culprit_model *model)
+{
+    json_t *probes = json_array();
+    size_t i;
+    json_t *push;
+    json_array_foreach(pushes, i, push)
+    {
+        json_t *request = json_object_get(push, "request");
+        if (!request || !probes) continue;
+        json_array_append_new(
+            probes,
+            json_pack("{s:i, s:O, s:O, s:i, s:i, s:i, s:s, s:b, s:O}", "round",
+                      member_int(request, "round"), "revision", json_object_get(push, "revision"),
+                      "push_id", json_object_get(push, "push_id"), "times",
+                      member_int(push, "asked"), "runs", evidence[i].runs, "reproduced",
+                      evidence[i].reproduced, "class",
+                      rt_culprit_push_class_name(&evidence[i], i == 0, i + 1 == n, model, n),
+                      "confirm", json_is_true(json_object_get(request, "confirm")), "requested_at",
+                      json_object_get(request, "at")));
+    }
+    return probes;
+}
+
+/* A search with its window: the probes' runs, then the next step (more probes, or the
+ * answer). Requests are published after the step is stored; a request lost in between (or
+ * not handled yet) is published again at the next poll, and retrig-retrigger's row makes
+ * it trigger at most once. */
+static void go_on(const search *s, const char *text)
+{
+    const rt__decide_culprit_io *io = s->io;
+    json_t *window = json_loads(text, 0, NULL), *pushes = json_object_get(window, "pushes");
+    size_t n = json_array_size(pushes);
+    rt_culprit_push *evidence = calloc(n ? n : 1, sizeof *evidence);
+    bool *republish = calloc(n ? n : 1, sizeof *republish);
+    json_t *probes = NULL;
+    char *window_text = NULL, *probes_text = NULL;
+    const char *stop_reason = NULL;
+    char failed[RT_CULPRIT_REASON_SIZE];
+    if (!window || n < 2 || n > RT_CULPRIT_MAX_PUSHES || !evidence || !republish) {
+        if (window && evidence && republish) stop(s, "invalid-window");
+        goto out;
+    }
+    for (size_t i = 0; i < n && !stop_reason; i++) {
+        json_t *push = json_array_get(pushes, i), *request = json_object_get(push, "request");
+        evidence[i] = (rt_culprit_push){member_int(push, "runs"), member_int(push, "reproduced"),
+                                        member_int(push, "pending")};
+        if (!request) continue;
+        int attempt = member_int(request, "attempt");
+        const char *revision = json_string_value(json_object_get(push, "revision"));
+        const char *params[] = {s->set_id, revision};
+        PGresult *res = NULL;
+        if (rt_pg_exec(io->pg, SQL_PROBE_ROW, 2, params, &res) != RT_OK) {
+            rt_log_warn("cannot read a culprit probe", "set_id", s->set_id, "error",
+                        rt_pg_errstr(io->pg));
+            goto out;
+        }
+        bool exists = PQntuples(res) == 1;
+        int row_attempt = exists ? atoi(PQgetvalue(res, 0, 0)) : 0;
+        char state[16] = "", error[RT_CULPRIT_REASON_SIZE] = "";
+        if (exists) {
+            snprintf(state, sizeof state, "%s", PQgetvalue(res, 0, 1));
+            snprintf(error, sizeof error, "%s", PQgetvalue(res, 0, 2));
+        }
+        PQclear(res);
+        if (row_attempt < attempt) {
+            republish[i] = true; /* not handled yet */
+            continue;
+        }
+        if (!strcmp(state, "failed")) {
+            snprintf(failed, sizeof failed, "%s", error[0] ? error : "probe-failed");
+            stop_reason = failed; /* budget-exhausted, refused-hook, no-decision-task, ... */
+            break;
+        }
+        if (!strcmp(state, "dry-run")) {
+            stop_reason = "dry-run"; /* no runs will come */
+            break;
+        }
+        /* intent: a call under way; done: counted, unless the step that counted it was not
+         * stored (its window still waits for runs). */
+        bool recount = !strcmp(state, "done") && evidence[i].pending > 0;
+        if (strcmp(state, "triggered") && !recount) continue;
+        rt_culprit_tally t = {0};
+        int seen_jobs = 0;
+        seen r = push_tally(s, member_int(push, "push_id"), &t, &seen_jobs);
+        if (r == REFUSED) stop_reason = "treeherder-refused";
+        if (r != SEEN) break;
+        rt_culprit_tally_push(&t, member_int(push, "base_jobs"), seen_jobs,
+                              member_int(push, "asked"), false, &evidence[i]);
+        json_object_set_new(push, "runs", json_integer(evidence[i].runs));
+        json_object_set_new(push, "reproduced", json_integer(evidence[i].reproduced));
+        json_object_set_new(push, "pending", json_integer(evidence[i].pending));
+        if (evidence[i].pending == 0) {
+            char attempt_text[16];
+            snprintf(attempt_text, sizeof attempt_text, "%d", attempt);
+            const char *dparams[] = {s->set_id, revision, attempt_text};
+            if (rt_pg_exec(io->pg, SQL_PROBE_DONE, 3, dparams, NULL) != RT_OK) goto out;
+        }
+    }
+    if (stop_reason) {
+        if (stop(s, stop_reason) && s->range_first[0]) {
+            int probed = 0;
+            for (size_t i = 0; i < n; i++)
+                probed += member_int(json_array_get(pushes, i), "attempts") > 0;
+            ending e = {.status = "stopped",
+                        .reason = stop_reason,
+                        .first = s->range_first,
+                        .last = s->range_last,
+                        .rounds = member_int(window, "rounds"),
+                        .probed = probed,
+                        .spent = s->jobs_spent};
+            publish_end(s, &e);
+        }
+        goto out;
+    }
+
+    const rt_culprit_push *failing = &evidence[n - 1];
+    rt_culprit_input in = {.pushes = evidence,
+                           .npushes = n,
+                           .model = {.confidence = io->cfg->culprit_confidence,
+                                     .threshold = io->cfg->decide_threshold,
+                                     .reproduction_rate = rt_culprit_reproduction_rate(
+                                         failing->runs, failing->reproduced)},
+                           .jobs_left = io->cfg->culprit_max_jobs > s->jobs_spent
+                                            ? io->cfg->culprit_max_jobs - s->jobs_spent
+                                            : 0};
+    rt_culprit_result r;
+    if (rt_culprit_flow_next(&in, &r) != RT_OK) {
+        rt_log_warn("culprit search refused its window", "set_id", s->set_id, "reason", r.reason);
+        stop(s, "invalid-window");
+        goto out;
+    }
+    int spent = s->jobs_spent;
+    if (r.status == RT_CULPRIT_SEARCHING && r.probe >= 0) {
+        char at[40];
+        utc_now(at);
+        int round = member_int(window, "rounds") + 1;
+        json_object_set_new(window, "rounds", json_integer(round));
+        json_t *probe = json_array_get(pushes, (size_t)r.probe);
+        ask(probe, r.times, round, false, at);
+        json_object_set_new(window, "next",
+                            json_pack("{s:O, s:i}", "revision", json_object_get(probe, "revision"),
+                                      "times", r.times));
+        republish[r.probe] = true;
+        spent += r.times;
+        evidence[r.probe].pending += r.times;
+        if (r.confirm >= 0 && r.confirm != r.probe) {
+            ask(json_array_get(pushes, (size_t)r.confirm), r.confirm_times, round, true, at);
+            republish[r.confirm] = true;
+            spent += r.confirm_times;
+            evidence[r.confirm].pending += r.confirm_times;
+        }
+    }
+    probes = probes_document(pushes, evidence, n, &in.model);
+    window_text = json_dumps(window, JSON_COMPACT);
+    probes_text = probes ? json_dumps(probes, JSON_COMPACT) : NULL;
+    if (!window_text || !probes_text) goto out;
+
+    json_t *culprit =
+        r.status == RT_CULPRIT_FOUND ? json_array_get(pushes, (size_t)r.culprit) : NULL;
+    const char *culprit_revision = json_string_value(json_object_get(culprit, "revision"));
+    char pushlog[32] = "", url[1024] = "", spent_text[16];
+    snprintf(spent_text, sizeof spent_text, "%d", spent);
+    if (culprit_revision) {
+        char decision_task[23], errstr[RT_ERRSTR_SIZE] = "";
+        long pushlog_id = 0;
+        if (rt_tc_push_decision_task(io->http, io->cfg->taskcluster_root_url, s->project,
+                                     culprit_revision, decision_task, &pushlog_id, NULL,
+                                     errstr) == RT_OK &&
+            pushlog_id > 0)
+            snprintf(pushlog, sizeof pushlog, "%ld", pushlog_id);
+        snprintf(url, sizeof url, "%s/jobs?repo=%s&revision=%s", io->cfg->treeherder_url,
+                 s->project, culprit_revision);
+    }
+    const char *params[] = {
+        s->set_id,
+        window_text,
+        probes_text,
+        spent_text,
+        rt_culprit_status_name(r.status),
+        r.reason,
+        culprit_revision,
+        pushlog[0] ? pushlog : NULL,
+        culprit_revision ? json_string_value(json_object_get(culprit, "author")) : NULL,
+        culprit_revision ? url : NULL,
+        json_string_value(json_object_get(json_array_get(pushes, (size_t)r.first), "revision")),
+        json_string_value(json_object_get(json_array_get(pushes, (size_t)r.last), "revision"))};
+    if (!exec_changed(io->pg, SQL_UPDATE, 12, params)) {
+        rt_log_warn("culprit search's step not stored; trying at the next poll", "set_id",
+                    s->set_id, "error", rt_pg_errstr(io->pg));
+        goto out;
+    }
+    if (r.status != RT_CULPRIT_SEARCHING) {
+        rt_log_info("culprit search over", "set_id", s->set_id, "status",
+                    rt_culprit_status_name(r.status), "reason", r.reason, "culprit",
+                    culprit_revision ? culprit_revision : "-");
+        int probed = 0;
+        for (size_t i = 0; i < n; i++)
+            probed += member_int(json_array_get(pushes, i), "attempts") > 0;
+        ending e = {.status = rt_culprit_status_name(r.status),
+                    .reason = r.reason,
+                    .culprit = culprit_revision,
+                    .pushlog = pushlog[0] ? pushlog : NULL,
+                    .author = params[8],
+                    .url = culprit_revision ? url : NULL,
+                    .first = params[10],
+                    .last = params[11],
+                    .rounds = member_int(window, "rounds"),
+                    .probed = probed,
+                    .spent = spent};
+        publish_end(s, &e);
+    }
+    for (size_t i = 0; r.status == RT_CULPRIT_SEARCHING && i < n; i++) {
+        if (!republish[i]) continue;
+        json_t *push = json_array_get(pushes, i);
+        if (publish_request(s, push) != RT_OK)
+            rt_log_warn("cannot publish a culprit probe; publishing at the next poll", "set_id",
+                        s->set_id, "revision",
+                        json_string_value(json_object_get(push, "revision")));
+        else
+            rt_log_info("culprit probe requested", "set_id", s->set_id, "revision",
+                        json_string_value(json_object_get(push, "revision")), "reason", r.reason);
+    }
+out:
+    json_decref(window);
+    json_decref(probes);
+    free(window_text);
+    free(probes_text);
+    free(evidence);
+    free(republish);
+}
+
+/* The search of one claimed decision, from its row (set_id, project, revision, label,
+ * evidence). */
+static void look_at(const rt__decide_culprit_io *io, PGresult *res, int row)
+{
+    search s = {.io = io, .label = PQgetvalue(res, row, 3)};
+    snprintf(s.set_id, sizeof s.set_id, "%s", PQgetvalue(res, row, 0));
+    snprintf(s.project, sizeof s.project, "%s", PQgetvalue(res, row, 1));
+    snprintf(s.revision, sizeof s.revision, "%s", PQgetvalue(res, row, 2));
+    json_t *evidence = json_loads(PQgetvalue(res, row, 4), 0, NULL);
+    json_t *push_id = json_object_get(json_object_get(evidence, "original"), "push_id");
+    s.lines = json_object_get(evidence, "lines");
+    int compared =
+        (int)json_integer_value(json_object_get(json_object_get(evidence, "counts"), "compared"));
+    int reproduced = 0;
+    size_t i;
+    json_t *line;
+    json_array_foreach(s.lines, i, line)
+    {
+        int k = (int)json_integer_value(json_object_get(line, "reproduced"));
+        if (k > reproduced) reproduced = k;
+    }
+    s.failing_runs = 1 + (compared > 0 ? compared : 0);
+    s.failing_reproduced = 1 + (reproduced < compared ? reproduced : compared);
+    if (!json_is_integer(push_id) || json_integer_value(push_id) <= 0)
+        stop(&s, "failing-push-unknown"); /* decided before the push id was kept */
+    else if (!json_array_size(s.lines))
+        stop(&s, "no-failure-line");
+    else {
+        s.failing_push_id = (long)json_integer_value(push_id);
+        s.platform = PQgetvalue(res, row, 5);
+        s.jobs_spent = atoi(PQgetvalue(res, row, 7));
+        s.range_first = PQgetvalue(res, row, 8);
+        s.range_last = PQgetvalue(res, row, 9);
+        const char *window = PQgetvalue(res, row, 6);
+        if (window[0])
+            go_on(&s, window);
+        else
+            find_window(&s);
+    }
+    json_decref(evidence);
+}
+
+void rt__decide_culprit_poll(const rt__decide_culprit_io *io)
+{
+    char interval[16];
+    snprintf(interval, sizeof interval, "%d", io->cfg->culprit_poll_interval_s);
+    const char *params[] = {interval};
+    PGresult *res = NULL;
+    if (rt_pg_exec(io->pg, SQL_CLAIM, 1, params, &res) != RT_OK) {
+        rt_log_warn("cannot look for culprit searches", "error", rt_pg_errstr(io->pg));
+        return;
+    }
+    for (int i = 0; i < PQntuples(res); i++) look_at(io, res, i);
+    PQclear(res);
+}
