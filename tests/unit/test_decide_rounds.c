@@ -14,6 +14,7 @@
 #include "common/core/decide_rounds.h"
 #include "common/core/decide_sim.h"
 #include "common/core/failure_line.h"
+#include "common/core/messages.h"
 
 static rt_failure_line line; /* the original's one failure line */
 
@@ -292,6 +293,53 @@ static void test_exactly_once_keys_per_round(void **state)
     assert_int_equal(rt_round_refund_key(1, 1, small, sizeof small), RT_EINVAL);
 }
 
+/* A retrigger request names its round (queue-schemas/retrigger-request.json); one without
+ * is round 1's, as every request was before rounds. */
+static void test_a_retrigger_request_names_its_round(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *example;
+        int round, times;
+    } cases[] = {{"test-failures.json", 1, 3}, {"second-round.json", 2, 2}};
+    for (size_t i = 0; i < 2; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "queue-schemas/examples/retrigger-request/%s",
+                 cases[i].example);
+        size_t len = 0;
+        char *body = rt_test_read_file(rt_test_source(path), &len);
+        rt_retrigger_request req;
+        char reason[RT_MESSAGE_REASON_SIZE] = "";
+        assert_int_equal(rt_retrigger_request_parse(body, len, &req, reason), RT_OK);
+        assert_int_equal(req.round, cases[i].round);
+        assert_int_equal(req.times, cases[i].times);
+        rt_retrigger_request_free(&req);
+        free(body);
+    }
+    size_t len = 0;
+    char *body = rt_test_read_file(
+        rt_test_source("queue-schemas/examples/retrigger-request/second-round.json"), &len);
+    static const struct {
+        const char *from, *to, *reason;
+    } bad[] = {{"\"round\": 2", "\"round\": 0", "invalid-value:round"},
+               {"\"round\": 2", "\"round\": 65", "invalid-value:round"},
+               {"\"round\": 2", "\"round\": \"2\"", "wrong-type:round"},
+               {"\"times\": 2", "\"times\": 21", "invalid-value:times"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *at = strstr(body, bad[i].from);
+        assert_non_null(at);
+        char *text = NULL;
+        assert_true(asprintf(&text, "%.*s%s%s", (int)(at - body), body, bad[i].to,
+                             at + strlen(bad[i].from)) > 0);
+        rt_retrigger_request req;
+        char reason[RT_MESSAGE_REASON_SIZE] = "";
+        assert_int_equal(rt_retrigger_request_parse(text, strlen(text), &req, reason), RT_EPROTO);
+        assert_string_equal(reason, bad[i].reason);
+        free(text);
+    }
+    free(body);
+}
+
 /* The workers' loop over one simulated case: classify's first round, then decide's rounds
  * while the plan asks; the outcomes revealed in order as the retriggers resolve. */
 static void worker_loop(const rt_decide_settings *s, const rt_sim_case *c, rt_sim_result *out)
@@ -366,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_seed_never_asks_and_both_policies_shadow_each_other),
         cmocka_unit_test(test_hints_from_tracking_and_classification),
         cmocka_unit_test(test_exactly_once_keys_per_round),
+        cmocka_unit_test(test_a_retrigger_request_names_its_round),
         cmocka_unit_test(test_the_workers_loop_is_what_retrig_simulate_runs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

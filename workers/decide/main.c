@@ -17,7 +17,12 @@
  * set_deadline_minutes get a decide request with reason "deadline"; such a request decides
  * with what is there (retriggers that never came make it undecided "retriggers-missing"
  * when the verdict needed them). Optionally (decide_cancel_pending) the retriggers still
- * pending when a set is decided early are cancelled. Single-threaded; run replicas. */
+ * pending when a set is decided early are cancelled. Single-threaded; run replicas.
+ *
+ * The verdict policy (decide_policy; rounds.h): seed is the rule above; adaptive decides by
+ * the posterior of each line from its test's history and asks for further rounds of
+ * retriggers while it wants more evidence. Every decision records the policy, p_regression
+ * and the other policy's verdict (rounds.c). */
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -43,6 +48,7 @@
 #include "common/io/pg.h"
 #include "common/io/upstream.h"
 #include "common/worker.h"
+#include "workers/decide/rounds.h"
 
 #define MAX_DELAYS       16
 #define SWEEP_BATCH      "50"
@@ -61,11 +67,12 @@ typedef struct decide {
     int delays[MAX_DELAYS];
     size_t ndelays;
     time_t next_sweep;
+    decide_rounds rounds; /* the verdict policy (rounds.h) */
 } decide;
 
 static const char SQL_SET[] =
     "SELECT s.project, s.revision, s.label, s.platform, s.original_task_id, s.original_run_id,"
-    " s.retrigger_count, s.status, coalesce(s.task_group_id, ''),"
+    " s.retrigger_count + s.later_retriggers, s.status, coalesce(s.task_group_id, ''),"
     " EXISTS (SELECT 1 FROM decisions d WHERE d.set_id = s.id),"
     " s.created_at < now() - make_interval(mins => $2::integer),"
     " to_char(coalesce(r.first_seen_at, r.resolved_at, s.created_at) AT TIME ZONE 'UTC',"
@@ -75,7 +82,7 @@ static const char SQL_SET[] =
     " coalesce(extract(epoch FROM r.resolved_at - r.started_at)::bigint, 0)"
     " FROM retrigger_sets s"
     " LEFT JOIN runs r ON r.task_id = s.original_task_id AND r.run_id = s.original_run_id"
-    " LEFT JOIN retrigger_actions a ON a.set_id = s.id"
+    " LEFT JOIN retrigger_actions a ON a.set_id = s.id AND a.round = 1"
     " WHERE s.id = $1::bigint";
 /* The members that give evidence: the retriggers asked for and the runs found on the push. */
 static const char SQL_MEMBERS[] = "SELECT task_id, run_id, state, role FROM retrigger_set_members"
@@ -117,7 +124,7 @@ typedef struct set_info {
     char platform[600];
     char original_task_id[23];
     int original_run_id;
-    int count;
+    int count; /* retriggers asked for, every round */
     char status[16];
     char task_group_id[23];
     bool decided;
@@ -151,6 +158,11 @@ typedef struct evidence {
     char wait_detail[RT_ERRSTR_SIZE];
     bool deadline;
     json_t *history; /* lines[].history: one object a line of the original, NULL: none */
+    rt_verdict_run vruns[RT_VERDICT_MAX_RUNS]; /* what the verdict saw (input) */
+    bool tracked[RT_VERDICT_MAX_LINES];
+    rt_verdict_input input;
+    bool have_input; /* the original's lines were compared */
+    rounds_view rounds;
 } evidence;
 
 static void evidence_free(evidence *e)
@@ -340,13 +352,13 @@ static int gather(decide *w, evidence *e, rt_outcome *h)
         e->missing++;
     }
 
-    rt_verdict_run vruns[RT_VERDICT_MAX_RUNS];
+    rt_verdict_run *vruns = e->vruns;
     for (size_t i = 0; i < e->nruns; i++) {
         vruns[i].state = e->runs[i].state;
         vruns[i].lines = e->runs[i].have_lines ? e->runs[i].lines.lines : NULL;
         vruns[i].nlines = e->runs[i].have_lines ? e->runs[i].lines.nlines : 0;
     }
-    bool tracked_line[RT_VERDICT_MAX_LINES] = {false};
+    bool *tracked_line = e->tracked;
     for (size_t i = 0;
          e->original.have_lines && i < e->original.lines.nlines && i < RT_VERDICT_MAX_LINES; i++)
         tracked_line[i] =
@@ -361,6 +373,8 @@ static int gather(decide *w, evidence *e, rt_outcome *h)
         rt_outcome_set(h, RT_SETTLE_DEAD, "internal: verdict input refused");
         return RT_EINVAL;
     }
+    e->input = in; /* the verdict policy reads the same evidence (rounds.h) */
+    e->have_input = e->original.have_lines && e->original.lines.nlines > 0;
     return RT_OK;
 }
 
@@ -487,6 +501,10 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
         json_object_set_new(*stored, "classification_id", json_integer(e->classification_id));
     if (*stored && e->wait_detail[0])
         json_object_set_new(*stored, "detail", json_string(e->wait_detail));
+    if (*stored && decide_rounds_evidence(&w->rounds, &e->rounds, *stored) != RT_OK) {
+        json_decref(*stored);
+        *stored = NULL;
+    }
     char platform[129] = "unknown"; /* the event's limit */
     if (s->platform[0]) memcpy(platform, s->platform, strnlen(s->platform, 128) + 1);
     platform[128] = '\0';
@@ -572,6 +590,7 @@ static int store_decision(decide *w, const evidence *e, const rt_decide_request 
         const char *mparams[] = {s->id_text, run->task_id, run_id, result};
         rc = rt_pg_exec(w->pg, SQL_MEMBER_RESULT, 4, mparams, NULL);
     }
+    if (rc == RT_OK) rc = decide_rounds_store(&w->rounds, &e->rounds, s->id_text);
     if (rc != RT_OK) goto done;
     char key[128], message_id[64];
     snprintf(key, sizeof key, "%s.%s", s->project, verdict);
@@ -707,6 +726,21 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_
         goto out; /* decided before (a redelivery), or no retriggers were ever made */
     e->deadline = e->set.past_deadline || !strncmp(req->reason, "deadline", 8);
     if (gather(w, e, h) != RT_OK) goto out;
+    /* The verdict policy in force on that evidence (rounds.h): adaptive may ask for another
+     * round of retriggers instead, whose members ask again. */
+    rounds_set policy_set = {.id = e->set.id,
+                             .id_text = e->set.id_text,
+                             .project = e->set.project,
+                             .revision = e->set.revision,
+                             .failure_seen_at = e->set.failure_seen_at,
+                             .evidence = e->have_input ? &e->input : NULL,
+                             .classification_id = e->classification_id,
+                             .deadline = e->deadline};
+    switch (decide_rounds_apply(&w->rounds, &policy_set, &e->result, &e->rounds, h)) {
+    case ROUNDS_GO_ON: break;
+    case ROUNDS_ASKED: goto out;
+    case ROUNDS_ERROR: goto out;
+    }
 
     /* What now (common/core/decide_step.h): store, look again later, or leave the set to
      * its members' events and the deadline. */
@@ -732,6 +766,7 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_
     }
 
     look_up_history(w, e);
+    decide_rounds_finish(&w->rounds, &policy_set, &e->rounds);
     bool inserted = false;
     char decided_at[40];
     int rc = store_decision(w, e, req, &inserted, decided_at);
@@ -857,12 +892,24 @@ static int declare(void *ctx, const rt_worker_conns *conns)
     char dlx[300], dlq[300];
     snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
     snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
-    rt_amqp_work_queue queues[] = {{w->queue, "decide", w->delays, w->ndelays}};
-    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, 1, 0};
+    char retrigger_queue[300];
+    snprintf(retrigger_queue, sizeof retrigger_queue, "%s.retrigger", cfg->amqp_namespace);
+    /* Under decide_policy = adaptive it publishes later rounds' retrigger requests. */
+    rt_amqp_work_queue queues[] = {{w->queue, "decide", w->delays, w->ndelays},
+                                   {retrigger_queue, "retrigger", NULL, 0}};
+    rt_amqp_topology topo = {
+        cfg->amqp_namespace, dlx, dlq, queues, decide_rounds_asks(cfg) ? 2 : 1, 0};
     int rc = rt_amqp_declare_topology(conns->broker, &topo);
     if (rc == RT_OK) rc = rt_amqp_declare_exchange(conns->broker, w->events, "topic");
     if (rc == RT_OK) rc = rt_amqp_consume(conns->broker, w->queue);
     return rc;
+}
+
+/* The services: Redis too when adaptive asks for rounds (their budget claims). */
+static unsigned decide_needs(const rt_config *cfg)
+{
+    return RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES |
+           (decide_rounds_asks(cfg) ? RT_WORKER_NEEDS_REDIS : 0u);
 }
 
 static int setup(decide *w, rt_config *cfg)
@@ -879,11 +926,11 @@ static int setup(decide *w, rt_config *cfg)
     if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) return rc;
     hopts.max_attempts = 1;
     if ((rc = rt_http_new(&w->http_post, &hopts, errstr)) != RT_OK) return rc;
-    rt_worker_setup connect = {
-        "decide", RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES, 0, 1, declare, w};
+    rt_worker_setup connect = {"decide", decide_needs(cfg), 0, 1, declare, w};
     if ((rc = rt_worker_connect(cfg, &connect, &w->conns)) != RT_OK) return rc;
     w->amqp = w->conns.broker;
     w->pg = w->conns.pg;
+    decide_rounds_init(&w->rounds, cfg, w->pg, w->conns.redis, w->amqp);
     return RT_OK;
 }
 
@@ -933,8 +980,7 @@ static int run(rt_config *cfg)
 
 static int check(rt_config *cfg)
 {
-    int failures =
-        rt_worker_check_services(cfg, "decide", RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES);
+    int failures = rt_worker_check_services(cfg, "decide", decide_needs(cfg));
     if (cfg->decide_cancel_pending && !cfg->dry_run &&
         (!cfg->taskcluster_client_id || !cfg->taskcluster_access_token)) {
         rt_log_error("decide_cancel_pending needs taskcluster_client_id and an access token");
