@@ -35,6 +35,7 @@ const char *rt_cli_text(const char *s);
 /* Shared by flakes.c and report.c. */
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 
 #include "common/io/pg.h"
@@ -55,6 +56,22 @@ int rt__cli_connect(const rt_config *cfg, const char *program, rt_pg **pg);
 /* Logs a failed statement ("what" failed: the server's message), with a hint when one helps
  * (a schema that is not migrated, say). */
 void rt__cli_db_error(rt_pg *pg, const char *what);
+
+/* --token-file: the token in its first line becomes cfg's github_token (and a secret the
+ * logs redact). 0, or 2 after saying what failed. */
+int rt__cli_token_file(rt_config *cfg, const char *path);
+
+/* Writes a page to path through path.tmp and a rename, so a reader never sees half a page:
+ * write(f, ctx) returns 0 on success. 0, or 1 after saying what failed (what: "the page"). */
+int rt__cli_write_file(const char *path, const char *what, int (*write)(FILE *f, const void *ctx),
+                       const void *ctx);
+
+/* A whole input file (path, "-": standard input) of at most max bytes, NUL-terminated; NULL
+ * after logging "cannot read <what>" with the file and the reason. */
+char *rt__cli_read_file(const char *path, size_t max, size_t *len, const char *what);
+
+/* --format: "table" or "json" (*json set), 0; else 2 after saying so. */
+int rt__cli_format(const char *arg, bool *json);
 
 /* "7d" -> "7 days" (h, d, w); -1 when malformed. */
 int rt__cli_parse_duration(const char *text, char *out, size_t size);

@@ -747,19 +747,7 @@ int rt_cli_collect_github(int argc, char **argv, rt_config *cfg)
     if (nworkflows == 0) workflows[nworkflows++] = "*";
     const char *token = cfg->github_token;
     if (token_file) {
-        char errstr[RT_ERRSTR_SIZE] = "";
-        FILE *f = fopen(token_file, "r");
-        char buf[512] = "";
-        if (!f || !fgets(buf, sizeof buf, f)) {
-            if (f) fclose(f);
-            rt_log_error("cannot read --token-file", "file", token_file);
-            return 2;
-        }
-        fclose(f);
-        buf[strcspn(buf, "\r\n")] = '\0';
-        rt_log_add_secret(buf);
-        if (rt_config_set(cfg, "github_token", buf, "--token-file", errstr) != RT_OK) return 2;
-        memset(buf, 0, sizeof buf);
+        if (rt__cli_token_file(cfg, token_file)) return 2;
         token = cfg->github_token;
     }
 

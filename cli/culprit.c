@@ -72,28 +72,6 @@ static int parse_double(const char *text, double min, double max, double *out)
     return 0;
 }
 
-/* The whole file, at most cap bytes; NULL (logged) when unreadable or too big. */
-static char *read_window_file(const char *path, size_t cap, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        rt_log_error("cannot read the pushes file", "file", path, "error", strerror(errno));
-        return NULL;
-    }
-    char *text = malloc(cap + 1);
-    size_t n = text ? fread(text, 1, cap + 1, f) : 0;
-    bool failed = !text || ferror(f);
-    fclose(f);
-    if (failed || n > cap) {
-        rt_log_error(failed ? "cannot read the pushes file" : "the pushes file is too big", "file",
-                     path);
-        free(text);
-        return NULL;
-    }
-    *len = n;
-    return text;
-}
-
 static bool project_searched(const rt_config *cfg, const char *project)
 {
     for (size_t i = 0; i < cfg->culprit_projects.count; i++)
@@ -250,7 +228,8 @@ int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
                         trust_first);
 
     size_t len = 0;
-    char *text = read_window_file(path, (size_t)RT_CULPRIT_WINDOW_MAX_BYTES, &len);
+    char *text =
+        rt__cli_read_file(path, (size_t)RT_CULPRIT_WINDOW_MAX_BYTES, &len, "the pushes file");
     if (!text) return 1;
     rt_culprit_window *w = malloc(sizeof *w);
     char errstr[RT_ERRSTR_SIZE] = "";

@@ -42,37 +42,18 @@ static int parse_count(const char *text, long max, long *value)
 static int load(const char *path, const rt_bugsug_options *opts, rt_bugsug *bs)
 {
     char errstr[RT_ERRSTR_SIZE] = "";
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        rt_log_error("cannot read bug_suggestions file", "file", path, "error", strerror(errno));
-        return 1;
-    }
-    size_t cap = 65536, n = 0;
-    char *text = malloc(cap);
-    int status = 1;
-    while (text) {
-        n += fread(text + n, 1, cap - n, f);
-        if (n < cap || cap > (size_t)RT_BUGSUG_MAX_BYTES) break;
-        char *grown = realloc(text, cap * 2);
-        if (!grown) break;
-        text = grown;
-        cap *= 2;
-    }
-    if (!text || ferror(f)) {
-        rt_log_error("cannot read bug_suggestions file", "file", path);
-        goto out;
-    }
-    int rc = rt_bugsug_parse(text, n, opts, bs, errstr);
+    size_t len = 0;
+    char *text =
+        rt__cli_read_file(path, (size_t)RT_BUGSUG_MAX_BYTES, &len, "the bug_suggestions file");
+    if (!text) return 1;
+    int rc = rt_bugsug_parse(text, len, opts, bs, errstr);
+    free(text);
     if (rc != RT_OK) {
         rt_log_error("invalid bug_suggestions file", "file", path, "error", rt_strerror(rc),
                      "reason", errstr);
-        goto out;
+        return 1;
     }
-    status = 0;
-out:
-    free(text);
-    fclose(f);
-    return status;
+    return 0;
 }
 
 /* Appends value (stolen) to array; false when value is NULL or the append failed. */

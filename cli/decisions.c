@@ -123,11 +123,7 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
             verdict = optarg;
             break;
         case 'f':
-            if (strcmp(optarg, "table") && strcmp(optarg, "json")) {
-                rt_log_error("--format is table or json", "value", optarg);
-                return 2;
-            }
-            json = !strcmp(optarg, "json");
+            if (rt__cli_format(optarg, &json)) return 2;
             break;
         case 'h': decisions_usage(stdout); return 0;
         default: decisions_usage(stderr); return 2;

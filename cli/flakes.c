@@ -295,11 +295,7 @@ int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
         case 'm': q.main_only = true; break;
         case 'l': q.limit = atoi(optarg); break;
         case 'f':
-            if (strcmp(optarg, "json") != 0 && strcmp(optarg, "table") != 0) {
-                rt_log_error("--format wants json or table", "value", optarg);
-                return 2;
-            }
-            json = !strcmp(optarg, "json");
+            if (rt__cli_format(optarg, &json)) return 2;
             break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -320,9 +316,9 @@ int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
         json_t *doc =
             json_pack("{s:s, s:s, s:s, s:O, s:O, s:O}", "project", q.project, "window", q.window,
                       "until", q.until, "tests", rows, "coverage", cov, "gaps", gaps);
-        char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(6) |
-                                               JSON_ENSURE_ASCII)
-                         : NULL;
+        char *text =
+            doc ? json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(6) | JSON_ENSURE_ASCII)
+                : NULL;
         json_decref(doc);
         if (!text) goto out;
         printf("%s\n", text);

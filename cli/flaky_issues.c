@@ -229,11 +229,7 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         case 't': token_file = optarg; break;
         case 'n': now_arg = optarg; break;
         case 'f':
-            if (strcmp(optarg, "json") && strcmp(optarg, "table")) {
-                rt_log_error("--format wants json or table", "value", optarg);
-                return 2;
-            }
-            json = !strcmp(optarg, "json");
+            if (rt__cli_format(optarg, &json)) return 2;
             break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -261,18 +257,7 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
     snprintf(min_branches, sizeof min_branches, "%d", cfg->history_flaky_min_branches);
     char errstr[RT_ERRSTR_SIZE] = "";
     if (token_file) {
-        char buf[512] = "";
-        FILE *f = fopen(token_file, "r");
-        if (!f || !fgets(buf, sizeof buf, f)) {
-            if (f) fclose(f);
-            rt_log_error("cannot read --token-file", "file", token_file);
-            return 2;
-        }
-        fclose(f);
-        buf[strcspn(buf, "\r\n")] = '\0';
-        rt_log_add_secret(buf);
-        if (rt_config_set(cfg, "github_token", buf, "--token-file", errstr) != RT_OK) return 2;
-        memset(buf, 0, sizeof buf);
+        if (rt__cli_token_file(cfg, token_file)) return 2;
     }
 
     int status = 1;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/core/github.h"
 #include "common/core/history.h"
 #include "common/core/junit.h"
 #include "common/io/hashkey.h"
@@ -31,43 +32,12 @@ static void usage(FILE *out)
 
 static bool name_char(int c) { return isalnum(c) || c == '-' || c == '_' || c == '.'; }
 
-/* OWNER/REPO as GitHub spells them: letters, digits, '-', '_', '.'; neither part "." or "..". */
-static bool valid_repo(const char *s)
-{
-    const char *slash = strchr(s, '/');
-    if (!slash || slash == s || !slash[1] || strchr(slash + 1, '/') || strlen(s) > 200)
-        return false;
-    for (const char *p = s; *p; p++)
-        if (p != slash && !name_char((unsigned char)*p)) return false;
-    return strncmp(s, "./", 2) && strncmp(s, "../", 3) && strcmp(slash, "/.") &&
-           strcmp(slash, "/..");
-}
-
-/* A git branch name: printable, no spaces, at most 255 bytes. */
-static bool valid_branch(const char *s)
-{
-    size_t n = strlen(s);
-    if (!n || n > 255) return false;
-    for (const char *p = s; *p; p++)
-        if ((unsigned char)*p <= ' ' || *p == 0x7f) return false;
-    return true;
-}
-
 static bool valid_run_id(const char *s)
 {
     size_t n = strlen(s);
     if (!n || n > 100) return false;
     for (const char *p = s; *p; p++)
         if (!name_char((unsigned char)*p)) return false;
-    return true;
-}
-
-static bool valid_revision(const char *s)
-{
-    size_t n = strlen(s);
-    if (n < 7 || n > 64) return false;
-    for (const char *p = s; *p; p++)
-        if (!isxdigit((unsigned char)*p)) return false;
     return true;
 }
 
@@ -83,47 +53,6 @@ static bool time_text(const char *in, char *out, size_t size)
     bool zoned = t && (strchr(t, 'Z') || strchr(t, '+') || strchr(t, '-'));
     snprintf(out, size, "%s%s", in, zoned ? "" : "+00:00");
     return true;
-}
-
-static char *read_file(const char *path, size_t *len, char *errstr)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        rt_set_errstr(errstr, "%s", strerror(errno));
-        return NULL;
-    }
-    char *data = NULL;
-    size_t size = 0, cap = 0;
-    for (;;) {
-        if (size + 65536 + 1 > cap) {
-            cap = cap ? cap * 2 : 131072;
-            if (cap > (size_t)RT_JUNIT_MAX_BYTES + 65536 * 2) {
-                rt_set_errstr(errstr, "larger than %ld bytes", RT_JUNIT_MAX_BYTES);
-                goto fail;
-            }
-            char *grown = realloc(data, cap);
-            if (!grown) {
-                rt_set_errstr(errstr, "out of memory");
-                goto fail;
-            }
-            data = grown;
-        }
-        size_t got = fread(data + size, 1, 65536, f);
-        size += got;
-        if (got < 65536) break;
-    }
-    if (ferror(f)) {
-        rt_set_errstr(errstr, "read error");
-        goto fail;
-    }
-    fclose(f);
-    data[size] = '\0';
-    *len = size;
-    return data;
-fail:
-    fclose(f);
-    free(data);
-    return NULL;
 }
 
 int rt_cli_ingest_junit(int argc, char **argv, rt_config *cfg)
@@ -169,12 +98,12 @@ int rt_cli_ingest_junit(int argc, char **argv, rt_config *cfg)
         usage(stderr);
         return 2;
     }
-    if (!valid_repo(project)) {
+    if (!rt_gh_valid_repo(project)) {
         rt_log_error("--project wants OWNER/REPO (letters, digits, '-', '_', '.')", "value",
                      project);
         return 2;
     }
-    if (!valid_branch(branch)) {
+    if (!rt_gh_valid_branch(branch)) {
         rt_log_error(
             "--branch wants a branch name (no spaces or control characters, at most 255 bytes)");
         return 2;
@@ -184,7 +113,7 @@ int rt_cli_ingest_junit(int argc, char **argv, rt_config *cfg)
                      run_id);
         return 2;
     }
-    if (!valid_revision(revision)) {
+    if (!rt_gh_valid_sha(revision)) {
         rt_log_error("--revision wants a commit SHA (7 to 64 hex digits)", "value", revision);
         return 2;
     }
@@ -201,11 +130,8 @@ int rt_cli_ingest_junit(int argc, char **argv, rt_config *cfg)
     char errstr[RT_ERRSTR_SIZE] = "";
     for (int i = optind; i < argc; i++) {
         size_t len = 0;
-        char *data = read_file(argv[i], &len, errstr);
-        if (!data) {
-            rt_log_error("cannot read the JUnit file", "file", argv[i], "error", errstr);
-            goto out;
-        }
+        char *data = rt__cli_read_file(argv[i], (size_t)RT_JUNIT_MAX_BYTES, &len, "the JUnit file");
+        if (!data) goto out;
         int rc = rt_junit_add(data, len, &rows, &stats, errstr);
         free(data);
         if (rc != RT_OK) {

@@ -17,41 +17,6 @@
 
 #define FILE_CAP (256L * 1024 * 1024)
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap) break;
-        if (cap >= (size_t)FILE_CAP) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        char *grown = realloc(buf, cap * 2 + 1);
-        if (!grown) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = grown;
-        cap *= 2;
-    }
-    int failed = ferror(f);
-    fclose(f);
-    if (!buf || failed) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 /* The files as one run's artifacts, parsed as retrig-classify parses them (the process's
  * hash key, errorsummary_max_bytes; no time budget). */
 static int load_errorsummaries(const rt_config *cfg, char **paths, size_t npaths,
@@ -60,7 +25,7 @@ static int load_errorsummaries(const rt_config *cfg, char **paths, size_t npaths
     rt_errorsummary_init(es, rt_hash_key(), (size_t)cfg->errorsummary_max_bytes, NULL, NULL);
     for (size_t i = 0; i < npaths; i++) {
         size_t len = 0;
-        char *text = slurp(paths[i], &len);
+        char *text = rt__cli_read_file(paths[i], (size_t)FILE_CAP, &len, "the errorsummary file");
         if (!text) {
             rt_log_error("cannot read errorsummary file", "file", paths[i]);
             return 1;
@@ -232,11 +197,12 @@ int rt_cli_eligibility(int argc, char **argv, rt_config *cfg)
     size_t msg_len = 0, task_len = 0;
     char reason[RT_PULSE_REASON_SIZE];
     status = 1;
-    if (!(msg_text = slurp(message_path, &msg_len))) {
+    if (!(msg_text = rt__cli_read_file(message_path, (size_t)FILE_CAP, &msg_len, "the message"))) {
         rt_log_error("cannot read message file", "file", message_path);
         goto out;
     }
-    if (!(task_text = slurp(task_path, &task_len))) {
+    if (!(task_text =
+              rt__cli_read_file(task_path, (size_t)FILE_CAP, &task_len, "the task definition"))) {
         rt_log_error("cannot read task definition file", "file", task_path);
         goto out;
     }

@@ -29,30 +29,6 @@ static void usage(FILE *out)
         "{\"picked\": [...], \"skipped\": [{summary_id, alert_id, reason}], \"closed\": [ids]}.\n");
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap || cap >= (size_t)MAX_FILE_BYTES) break;
-        char *bigger = realloc(buf, cap * 2 + 1);
-        if (!bigger) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
-    }
-    fclose(f);
-    if (buf) buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 static int set_used(rt_perf_options *o, const char *item)
 {
     const char *eq = strchr(item, '=');
@@ -137,14 +113,11 @@ int rt_cli_perf_pick(int argc, char **argv, rt_config *cfg)
     }
     int status = 1;
     size_t len = 0;
-    char *text = slurp(path, &len);
+    char *text = rt__cli_read_file(path, (size_t)MAX_FILE_BYTES, &len, "the alert summaries");
     rt_perf_summaries summaries = {0};
     rt_perf_result result = {0};
     json_t *picked = json_array(), *doc = NULL;
-    if (!text) {
-        rt_log_error("cannot read the file", "file", path);
-        goto out;
-    }
+    if (!text) goto out;
     if (rt_perf_summaries_parse(text, len, &summaries, NULL, errstr) != RT_OK) {
         rt_log_error("unusable alert summaries", "file", path, "error", errstr);
         goto out;
@@ -168,10 +141,11 @@ int rt_cli_perf_pick(int argc, char **argv, rt_config *cfg)
         for (size_t i = 0; i < result.ncovered; i++) {
             const rt_perf_cover *cv = &result.covered[i];
             json_array_append_new(
-                covered, json_pack("{s:I, s:I, s:o, s:s}", "summary_id", (json_int_t)cv->summary->id,
-                                   "alert_id", (json_int_t)cv->alert->id, "by_alert_id",
-                                   cv->by_alert_id ? json_integer(cv->by_alert_id) : json_null(),
-                                   "reason", cv->reason));
+                covered,
+                json_pack("{s:I, s:I, s:o, s:s}", "summary_id", (json_int_t)cv->summary->id,
+                          "alert_id", (json_int_t)cv->alert->id, "by_alert_id",
+                          cv->by_alert_id ? json_integer(cv->by_alert_id) : json_null(), "reason",
+                          cv->reason));
         }
         for (size_t i = 0; i < summaries.nproblems; i++) {
             const rt_perf_problem *p = &summaries.problems[i];

@@ -241,11 +241,7 @@ int rt_cli_perf_report(int argc, char **argv, rt_config *cfg)
             memcpy(day, optarg, 11);
             break;
         case 'f':
-            if (strcmp(optarg, "table") && strcmp(optarg, "json")) {
-                rt_log_error("--format is table or json", "value", optarg);
-                return 2;
-            }
-            json = !strcmp(optarg, "json");
+            if (rt__cli_format(optarg, &json)) return 2;
             break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;

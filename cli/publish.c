@@ -67,15 +67,10 @@ int rt_cli_publish(int argc, char **argv, rt_config *cfg)
     }
     rt_amqp_publish_opts popts = {.cc = cc, .cc_count = ncc, .allow_unroutable = true};
     for (int i = optind; i < argc; i++) {
-        FILE *f = fopen(argv[i], "rb");
-        if (!f) {
-            rt_log_error("cannot read message file", "file", argv[i]);
-            goto out;
-        }
-        char *body = malloc(64 << 20);
-        size_t len = body ? fread(body, 1, 64 << 20, f) : 0;
-        fclose(f);
-        int rc = body ? rt_amqp_publish(amqp, exchange, key, body, len, &popts) : RT_ENOMEM;
+        size_t len = 0;
+        char *body = rt__cli_read_file(argv[i], 64 << 20, &len, "the message file");
+        if (!body) goto out;
+        int rc = rt_amqp_publish(amqp, exchange, key, body, len, &popts);
         free(body);
         if (rc != RT_OK) {
             rt_log_error("publish failed", "file", argv[i], "error", rt_amqp_errstr(amqp));

@@ -29,18 +29,6 @@ static void usage(FILE *out)
         "refuse is printed with \"refused\": {\"code\", \"reason\"} and the exit code is 1.\n");
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = malloc(RT_ACTIONS_MAX_BYTES + 1);
-    size_t n = buf ? fread(buf, 1, RT_ACTIONS_MAX_BYTES + 1, f) : 0;
-    fclose(f);
-    if (buf) buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 int rt_cli_render_action(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {
@@ -77,14 +65,13 @@ int rt_cli_render_action(int argc, char **argv, rt_config *cfg)
     int status = 1;
     char errstr[RT_ERRSTR_SIZE] = "", reason[128] = "";
     size_t alen = 0, tlen = 0;
-    char *atext = slurp(actions_path, &alen), *ttext = slurp(task_path, &tlen);
+    char *atext = rt__cli_read_file(actions_path, RT_ACTIONS_MAX_BYTES, &alen, "actions.json");
+    char *ttext =
+        atext ? rt__cli_read_file(task_path, 16 << 20, &tlen, "the task definition") : NULL;
     rt_actions *actions = NULL;
     rt_taskdef def = {0};
     json_t *task_json = NULL, *input = NULL, *payload = NULL;
-    if (!atext || !ttext) {
-        rt_log_error("cannot read a file", "file", !atext ? actions_path : task_path);
-        goto out;
-    }
+    if (!atext || !ttext) goto out;
     if (rt_actions_parse(atext, alen, RT_ACTIONS_MAX_BYTES, &actions, errstr) != RT_OK) {
         rt_log_error("invalid actions.json", "file", actions_path, "error", errstr);
         goto out;

@@ -61,6 +61,7 @@ typedef struct row {
 typedef struct page {
     rt__flakes_query q;
     const char *treeherder;
+    const char *link;       /* --link: where the page links back to, or NULL */
     long long start, until; /* Unix seconds */
     char start_text[32], until_text[32];
     int days, slots_per_day, nslots, slot_seconds, day_px, pitch, dot, width;
@@ -895,8 +896,10 @@ static void tests_table(FILE *f, const page *p)
     if (!p->nrows) fputs("<p class=\"empty\">No test failed in this window.</p>\n", f);
 }
 
-static int write_page(FILE *f, const page *p, const char *link)
+static int write_page(FILE *f, const void *ctx)
 {
+    const page *p = ctx;
+    const char *link = p->link;
     char title[512], subtitle[512];
     snprintf(title, sizeof title, "Flaky tests of %s", p->q.project);
     snprintf(subtitle, sizeof subtitle,
@@ -974,10 +977,8 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
     }
     int status = 1;
     rt_pg *pg = NULL;
-    FILE *f = NULL;
     PGresult *res = NULL;
-    char tmp[4096], exact_window[48], week[32];
-    snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
+    char exact_window[48], week[32];
     if (rt__cli_connect(cfg, "cli", &pg) != 0) goto out;
     const char *wparams[] = {p.q.until, p.q.window};
     if (rt_pg_exec(pg, SQL_WINDOW, 2, wparams, &res) != RT_OK) {
@@ -1012,21 +1013,8 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
     if (!(p.order = calloc(p.nrows + 1, sizeof *p.order))) goto out;
     for (size_t k = 0; k < p.nrows; k++) p.order[k] = &p.rows[k];
     qsort(p.order, p.nrows, sizeof *p.order, by_rank);
-    if (!(f = fopen(tmp, "w"))) {
-        rt_log_error("cannot write the report", "file", tmp);
-        goto out;
-    }
-    if (write_page(f, &p, link) != 0 || fclose(f) != 0) {
-        f = NULL;
-        rt_log_error("cannot write the report", "file", tmp);
-        remove(tmp);
-        goto out;
-    }
-    f = NULL;
-    if (rename(tmp, out_path) != 0) {
-        rt_log_error("cannot write the report", "file", out_path);
-        goto out;
-    }
+    p.link = link;
+    if (rt__cli_write_file(out_path, "the report", write_page, &p) != 0) goto out;
     size_t flaky_now = 0, on_main = 0, on_all = 0, i;
     json_t *r;
     json_array_foreach(p.now, i, r) flaky_now += json_is_true(json_object_get(r, "flaky"));
@@ -1039,10 +1027,6 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
     status = 0;
 out:
     PQclear(res);
-    if (f) {
-        fclose(f);
-        remove(tmp);
-    }
     for (size_t k = 0; k < p.nrows; k++) {
         free(p.rows[k].runs);
         free(p.rows[k].fails);

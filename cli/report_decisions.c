@@ -96,6 +96,8 @@ typedef struct decisions_page {
     const rt_config *cfg;
     const char *treeherder;
     const char *perfherder;
+    const char *link;       /* --link, or NULL */
+    const char *since_text; /* the window as asked for ("14d") */
     char until[32], since[32], today[11];
     PGresult *decisions, *infra, *members, *actions, *budget, *perf;
 } decisions_page;
@@ -685,8 +687,10 @@ static void perf_table(FILE *f, const decisions_page *p)
     fputs("</tbody></table>", f);
 }
 
-static int write_page(FILE *f, const decisions_page *p, const char *link, const char *since_text)
+static int write_page(FILE *f, const void *ctx)
 {
+    const decisions_page *p = ctx;
+    const char *link = p->link, *since_text = p->since_text;
     char subtitle[256];
     snprintf(subtitle, sizeof subtitle,
              "Verdicts of retrig-decide and infrastructure failures found by retrig-classify, "
@@ -790,9 +794,7 @@ int rt__cli_report_decisions(int argc, char **argv, rt_config *cfg)
     int status = 1;
     rt_pg *pg = NULL;
     PGresult *res = NULL;
-    FILE *f = NULL;
-    char *ids_text = NULL, tmp[4096], limit[16], days[16];
-    snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
+    char *ids_text = NULL, limit[16], days[16];
     snprintf(limit, sizeof limit, "%d", MAX_ROWS);
     snprintf(days, sizeof days, "%d", BUDGET_DAYS);
     if (rt__cli_connect(cfg, "cli", &pg) != 0) goto out;
@@ -821,29 +823,13 @@ int rt__cli_report_decisions(int argc, char **argv, rt_config *cfg)
         query(pg, SQL_ACTIONS, 1, iparams, &p.actions, "cannot read the retrigger actions") ||
         query(pg, SQL_BUDGET, 2, bparams, &p.budget, "cannot read the budget ledger"))
         goto out;
-    if (!(f = fopen(tmp, "w"))) {
-        rt_log_error("cannot write the page", "file", tmp);
-        goto out;
-    }
-    if (write_page(f, &p, link, since_arg) != 0 || fclose(f) != 0) {
-        f = NULL;
-        rt_log_error("cannot write the page", "file", tmp);
-        remove(tmp);
-        goto out;
-    }
-    f = NULL;
-    if (rename(tmp, out_path) != 0) {
-        rt_log_error("cannot write the page", "file", out_path);
-        goto out;
-    }
+    p.link = link;
+    p.since_text = since_arg;
+    if (rt__cli_write_file(out_path, "the page", write_page, &p) != 0) goto out;
     printf("%s: %d decisions, %d infra failures, %d backfills\n", out_path, PQntuples(p.decisions),
            PQntuples(p.infra), PQntuples(p.perf));
     status = 0;
 out:
-    if (f) {
-        fclose(f);
-        remove(tmp);
-    }
     free(ids_text);
     PQclear(res);
     PQclear(p.decisions);

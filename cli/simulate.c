@@ -233,11 +233,7 @@ int rt_cli_simulate(int argc, char **argv, rt_config *cfg)
             break;
         }
         case 'f':
-            if (strcmp(optarg, "table") && strcmp(optarg, "json")) {
-                fprintf(stderr, "retrig simulate: --format is table or json, not '%s'\n", optarg);
-                return 2;
-            }
-            json_format = !strcmp(optarg, "json");
+            if (rt__cli_format(optarg, &json_format)) return 2;
             break;
         case 'C':
             if (parse_double(optarg, 0.51, 0.999, &model.confidence) != 0) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/core/trust.h"
+#include "common/io/file.h"
 
 #define OFF(field)         offsetof(rt_config, field)
 #define RT_CONFIG_FILE_MAX (1024 * 1024)
@@ -491,33 +492,13 @@ int rt_config_parse_text(rt_config *cfg, const char *text, size_t len, const cha
 static int read_file(const char *path, size_t cap, char **out, size_t *out_len, char *errstr,
                      const char *what)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        rt_set_errstr(errstr, "%s '%s' cannot be read: %s", what, path, strerror(errno));
+    char why[RT_ERRSTR_SIZE] = "";
+    int rc = rt_file_read(path, cap, out, out_len, why);
+    if (rc == RT_ENOMEM) return rc;
+    if (rc != RT_OK) {
+        rt_set_errstr(errstr, "%s '%s' cannot be read: %s", what, path, why);
         return RT_ECONFIG;
     }
-    char *buf = malloc(cap + 1);
-    if (!buf) {
-        fclose(f);
-        return RT_ENOMEM;
-    }
-    size_t n = fread(buf, 1, cap + 1, f);
-    int failed = ferror(f);
-    fclose(f);
-    if (failed) {
-        free(buf);
-        rt_set_errstr(errstr, "%s '%s' cannot be read: %s", what, path,
-                      strerror(errno ? errno : EIO));
-        return RT_ECONFIG;
-    }
-    if (n > cap) {
-        free(buf);
-        rt_set_errstr(errstr, "%s '%s' is larger than %zu bytes", what, path, cap);
-        return RT_ECONFIG;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *out_len = n;
     return RT_OK;
 }
 

@@ -20,6 +20,7 @@
 #include "common/io/log.h"
 #include "common/io/metrics.h"
 #include "common/io/stop.h"
+#include "common/policy.h"
 
 enum { DEP_BROKER = 1, DEP_REDIS = 2, DEP_POSTGRES = 4 };
 
@@ -567,6 +568,38 @@ int rt_worker_check_services(const rt_config *cfg, const char *worker, unsigned 
         rt_pg_free(pg);
     }
     return failures;
+}
+
+int rt_worker_declare_queues(rt_amqp *broker, const rt_config *cfg,
+                             const rt_amqp_work_queue *queues, size_t count)
+{
+    char dlx[300], dlq[300];
+    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
+    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
+    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, count, 0};
+    return rt_amqp_declare_topology(broker, &topo);
+}
+
+int rt_worker_bind_pulse(rt_amqp *pulse, const rt_config *cfg, const char *queue,
+                         const char *const *events, size_t count)
+{
+    int rc = rt_amqp_declare_queue(pulse, queue, NULL);
+    for (size_t i = 0; i < count && rc == RT_OK; i++) {
+        char exchange[300];
+        snprintf(exchange, sizeof exchange, "%s%s", cfg->pulse_exchange_prefix, events[i]);
+        if (cfg->pulse_declare_exchanges) rc = rt_amqp_declare_exchange(pulse, exchange, "topic");
+        for (size_t k = 0; k < cfg->pulse_routing_keys.count && rc == RT_OK; k++)
+            rc = rt_amqp_bind_queue(pulse, queue, exchange, cfg->pulse_routing_keys.items[k]);
+    }
+    return rc;
+}
+
+int rt_worker_needs_taskcluster(const rt_config *cfg)
+{
+    if (cfg->dry_run || rt_taskcluster_has_credentials(cfg)) return 0;
+    rt_log_error("taskcluster_client_id and a Taskcluster access token are needed unless "
+                 "dry_run is true");
+    return 1;
 }
 
 int rt_worker_check_result(int failures)

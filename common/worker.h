@@ -190,7 +190,23 @@ typedef struct rt_worker_loop {
 /* Runs the loop until a stop is asked for; the message in hand is settled first. */
 void rt_worker_consume(const rt_worker_loop *loop);
 
+/* Topology. */
+
+/* Declares the worker's own queues (with their delay queues) on our broker, with the
+ * namespace's dead-letter exchange and queue (<ns>.dlx, <ns>.dead-letter). */
+RT_MUSTCHECK int rt_worker_declare_queues(rt_amqp *broker, const rt_config *cfg,
+                                          const rt_amqp_work_queue *queues, size_t count);
+/* Declares the Pulse queue and binds it to each event's exchange
+ * (pulse_exchange_prefix + event, declared too when pulse_declare_exchanges) with every
+ * pulse_routing_keys pattern. */
+RT_MUSTCHECK int rt_worker_bind_pulse(rt_amqp *pulse, const rt_config *cfg, const char *queue,
+                                      const char *const *events, size_t count);
+
 /* --check-config support. */
+
+/* 0 when the worker may call Taskcluster (credentials for some level, or dry_run), else 1,
+ * logging what is missing. */
+int rt_worker_needs_taskcluster(const rt_config *cfg);
 
 /* Connects once to each service in `needs` and logs each that does not answer (never a
  * secret). Returns how many failed. */

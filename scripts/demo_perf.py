@@ -28,6 +28,7 @@ import urllib.request
 DECISION = "HkX-TbGXQaSX4ucqGMQNBA"  # the recorded push's decision task group
 DECISION_FIXTURE = "taskcluster/task_definition_build-android-api-16-debug.json"
 TASK_FIXTURE = "taskcluster/task_definition_B3EheQ-IQ5aPzw34KS_a6g.json"  # a raptor task
+TASK_REVISION = "918d7c84da371bda26460fb4b50f161d32107880"  # its push (GECKO_HEAD_REV)
 AGES_HOURS = [5.0, 3.5, 2.0]  # the summaries' ages, oldest first (older than perf_min_age_minutes)
 
 
@@ -66,8 +67,13 @@ def main():
     now = time.time()
     scenario = {
         "tasks": {DECISION: {"fixture": DECISION_FIXTURE, "override": {"taskGroupId": DECISION}}},
+        # The recorded actions.json (push f7Jj_h6MTEKr5Ln_7aFqbw, revision c7766d0b) moved to
+        # the raptor task's push: retrig calls only the hooks of the task's own push.
         "artifacts": {DECISION: {"0": [{"name": "public/actions.json",
-                                        "fixture": "taskcluster/actions.json"}]}},
+                                        "fixture": "taskcluster/actions.json",
+                                        "replace": {"f7Jj_h6MTEKr5Ln_7aFqbw": DECISION,
+                                                    "c7766d0b4a121985a8b07e6721d66ccab57bbf76":
+                                                    TASK_REVISION}}]}},
         "alert_summaries": [], "jobs": {}, "performance_data": [],
     }
     job_id = 800000

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* github.c - GitHub REST answers into validated structs; Link headers; small decisions. */
 #include "common/core/github.h"
+#include "common/core/utf8.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -100,7 +101,7 @@ bool rt_gh_valid_repo(const char *s)
            strcmp(slash, "/..");
 }
 
-static bool valid_branch(const char *s)
+bool rt_gh_valid_branch(const char *s)
 {
     size_t n = s ? strlen(s) : 0;
     if (!n || n > 255) return false;
@@ -109,7 +110,7 @@ static bool valid_branch(const char *s)
     return true;
 }
 
-static bool valid_sha(const char *s)
+bool rt_gh_valid_sha(const char *s)
 {
     size_t n = s ? strlen(s) : 0;
     if (n < 7 || n > 64) return false;
@@ -185,8 +186,9 @@ static int run_from(json_t *o, rt_gh_run *run)
     if (!started || rt_gh_parse_time(started, &run->run_started_at) != RT_OK)
         run->run_started_at = run->created_at;
     if (!run->id || run->attempt < 1 || !valid_word(run->event) || !valid_word(run->status) ||
-        (run->conclusion && !valid_word(run->conclusion)) || !valid_branch(run->head_branch) ||
-        !valid_sha(run->head_sha) || !rt_gh_valid_repo(run->repository) ||
+        (run->conclusion && !valid_word(run->conclusion)) ||
+        !rt_gh_valid_branch(run->head_branch) || !rt_gh_valid_sha(run->head_sha) ||
+        !rt_gh_valid_repo(run->repository) ||
         (run->head_repository && !rt_gh_valid_repo(run->head_repository)))
         bad = true;
     if (bad) {
@@ -204,34 +206,43 @@ static json_t *load(const char *json, size_t len, char *errstr)
     return root;
 }
 
+/* The items of a listing: each element of list (an array of at most RT_GH_MAX_ITEMS, else
+ * RT_EPROTO naming what) read by from() into a new array of elem_size items; an element
+ * from() refuses leaves its slot zeroed and is counted in *skipped. */
+typedef int item_from_fn(json_t *o, void *item);
+static int items_from(json_t *list, const char *what, size_t elem_size, item_from_fn *from,
+                      void **items, size_t *count, size_t *skipped, char *errstr)
+{
+    if (!json_is_array(list) || json_array_size(list) > RT_GH_MAX_ITEMS) {
+        rt_set_errstr(errstr, "%s is not an array of at most %d items", what, RT_GH_MAX_ITEMS);
+        return RT_EPROTO;
+    }
+    if (!json_array_size(list)) return RT_OK;
+    char *array = calloc(json_array_size(list), elem_size);
+    if (!array) return RT_ENOMEM;
+    *items = array;
+    size_t i;
+    json_t *o;
+    json_array_foreach(list, i, o)
+    {
+        if (from(o, array + *count * elem_size) == RT_OK)
+            (*count)++;
+        else
+            (*skipped)++;
+    }
+    return RT_OK;
+}
+
+static int run_item(json_t *o, void *item) { return run_from(o, item); }
+
 int rt_gh_parse_runs(const char *json, size_t len, rt_gh_runs *out, char *errstr)
 {
     memset(out, 0, sizeof *out);
     json_t *root = load(json, len, errstr);
     if (!root) return RT_EPROTO;
-    int rc = RT_EPROTO;
-    json_t *list = json_object_get(root, "workflow_runs");
-    if (!json_is_array(list) || json_array_size(list) > RT_GH_MAX_ITEMS) {
-        rt_set_errstr(errstr, "workflow_runs is not an array of at most %d runs", RT_GH_MAX_ITEMS);
-        goto out;
-    }
     out->total_count = positive_int(root, "total_count");
-    if (json_array_size(list) &&
-        !(out->items = calloc(json_array_size(list), sizeof *out->items))) {
-        rc = RT_ENOMEM;
-        goto out;
-    }
-    size_t i;
-    json_t *item;
-    json_array_foreach(list, i, item)
-    {
-        if (run_from(item, &out->items[out->count]) == RT_OK)
-            out->count++;
-        else
-            out->skipped++;
-    }
-    rc = RT_OK;
-out:
+    int rc = items_from(json_object_get(root, "workflow_runs"), "workflow_runs", sizeof *out->items,
+                        run_item, (void **)&out->items, &out->count, &out->skipped, errstr);
     json_decref(root);
     if (rc != RT_OK) rt_gh_runs_free(out);
     return rc;
@@ -256,52 +267,38 @@ void rt_gh_artifacts_free(rt_gh_artifacts *artifacts)
     memset(artifacts, 0, sizeof *artifacts);
 }
 
+/* One artifact object; RT_EPROTO when a check fails (the artifact is then freed). */
+static int artifact_from(json_t *o, void *item)
+{
+    rt_gh_artifact *a = item;
+    bool bad = !json_is_object(o);
+    if (!bad) {
+        a->id = positive_int(o, "id");
+        a->name = dup_text(o, "name", &bad);
+        json_t *size = json_object_get(o, "size_in_bytes");
+        a->size_in_bytes = json_is_integer(size) ? (long long)json_integer_value(size) : -1;
+        a->expired = json_is_true(json_object_get(o, "expired"));
+        const char *created = text_of(o, "created_at", &bad);
+        if (!created || rt_gh_parse_time(created, &a->created_at) != RT_OK) bad = true;
+        json_t *run = json_object_get(o, "workflow_run");
+        if (json_is_object(run)) a->run_id = positive_int(run, "id");
+        if (!a->id || !a->name || !a->name[0] || strlen(a->name) > 255 || a->size_in_bytes < 0)
+            bad = true;
+    }
+    if (!bad) return RT_OK;
+    free(a->name);
+    memset(a, 0, sizeof *a);
+    return RT_EPROTO;
+}
+
 int rt_gh_parse_artifacts(const char *json, size_t len, rt_gh_artifacts *out, char *errstr)
 {
     memset(out, 0, sizeof *out);
     json_t *root = load(json, len, errstr);
     if (!root) return RT_EPROTO;
-    int rc = RT_EPROTO;
-    json_t *list = json_object_get(root, "artifacts");
-    if (!json_is_array(list) || json_array_size(list) > RT_GH_MAX_ITEMS) {
-        rt_set_errstr(errstr, "artifacts is not an array of at most %d artifacts", RT_GH_MAX_ITEMS);
-        goto out;
-    }
     out->total_count = positive_int(root, "total_count");
-    if (json_array_size(list) &&
-        !(out->items = calloc(json_array_size(list), sizeof *out->items))) {
-        rc = RT_ENOMEM;
-        goto out;
-    }
-    size_t i;
-    json_t *o;
-    json_array_foreach(list, i, o)
-    {
-        rt_gh_artifact *a = &out->items[out->count];
-        bool bad = !json_is_object(o);
-        if (!bad) {
-            a->id = positive_int(o, "id");
-            a->name = dup_text(o, "name", &bad);
-            json_t *size = json_object_get(o, "size_in_bytes");
-            a->size_in_bytes = json_is_integer(size) ? (long long)json_integer_value(size) : -1;
-            a->expired = json_is_true(json_object_get(o, "expired"));
-            const char *created = text_of(o, "created_at", &bad);
-            if (!created || rt_gh_parse_time(created, &a->created_at) != RT_OK) bad = true;
-            json_t *run = json_object_get(o, "workflow_run");
-            if (json_is_object(run)) a->run_id = positive_int(run, "id");
-            if (!a->id || !a->name || !a->name[0] || strlen(a->name) > 255 || a->size_in_bytes < 0)
-                bad = true;
-        }
-        if (bad) {
-            free(a->name);
-            memset(a, 0, sizeof *a);
-            out->skipped++;
-        } else {
-            out->count++;
-        }
-    }
-    rc = RT_OK;
-out:
+    int rc = items_from(json_object_get(root, "artifacts"), "artifacts", sizeof *out->items,
+                        artifact_from, (void **)&out->items, &out->count, &out->skipped, errstr);
     json_decref(root);
     if (rc != RT_OK) rt_gh_artifacts_free(out);
     return rc;
@@ -329,8 +326,7 @@ static void first_line(json_t *body, char *out, size_t size)
     out[0] = '\0';
     if (!json_is_string(body)) return;
     const char *s = json_string_value(body);
-    size_t n = strcspn(s, "\r\n");
-    if (n >= size) n = size - 1;
+    size_t n = rt_utf8_boundary(s, strcspn(s, "\r\n"), size - 1); /* never half a character */
     memcpy(out, s, n);
     out[n] = '\0';
 }
@@ -353,32 +349,15 @@ static int issue_from(json_t *o, rt_gh_issue *issue)
     return RT_OK;
 }
 
+static int issue_item(json_t *o, void *item) { return issue_from(o, item); }
+
 int rt_gh_parse_issues(const char *json, size_t len, rt_gh_issues *out, char *errstr)
 {
     memset(out, 0, sizeof *out);
     json_t *root = load(json, len, errstr);
     if (!root) return RT_EPROTO;
-    int rc = RT_EPROTO;
-    if (!json_is_array(root) || json_array_size(root) > RT_GH_MAX_ITEMS) {
-        rt_set_errstr(errstr, "not an array of at most %d issues", RT_GH_MAX_ITEMS);
-        goto out;
-    }
-    if (json_array_size(root) &&
-        !(out->items = calloc(json_array_size(root), sizeof *out->items))) {
-        rc = RT_ENOMEM;
-        goto out;
-    }
-    size_t i;
-    json_t *o;
-    json_array_foreach(root, i, o)
-    {
-        if (issue_from(o, &out->items[out->count]) == RT_OK)
-            out->count++;
-        else
-            out->skipped++;
-    }
-    rc = RT_OK;
-out:
+    int rc = items_from(root, "the issue listing", sizeof *out->items, issue_item,
+                        (void **)&out->items, &out->count, &out->skipped, errstr);
     json_decref(root);
     if (rc != RT_OK) rt_gh_issues_free(out);
     return rc;
@@ -402,36 +381,22 @@ void rt_gh_comments_free(rt_gh_comments *comments)
     memset(comments, 0, sizeof *comments);
 }
 
+static int comment_from(json_t *o, void *item)
+{
+    rt_gh_comment *c = item;
+    c->id = json_is_object(o) ? positive_int(o, "id") : 0;
+    if (!c->id) return RT_EPROTO;
+    first_line(json_object_get(o, "body"), c->body_head, sizeof c->body_head);
+    return RT_OK;
+}
+
 int rt_gh_parse_comments(const char *json, size_t len, rt_gh_comments *out, char *errstr)
 {
     memset(out, 0, sizeof *out);
     json_t *root = load(json, len, errstr);
     if (!root) return RT_EPROTO;
-    int rc = RT_EPROTO;
-    if (!json_is_array(root) || json_array_size(root) > RT_GH_MAX_ITEMS) {
-        rt_set_errstr(errstr, "not an array of at most %d comments", RT_GH_MAX_ITEMS);
-        goto out;
-    }
-    if (json_array_size(root) &&
-        !(out->items = calloc(json_array_size(root), sizeof *out->items))) {
-        rc = RT_ENOMEM;
-        goto out;
-    }
-    size_t i;
-    json_t *o;
-    json_array_foreach(root, i, o)
-    {
-        rt_gh_comment *c = &out->items[out->count];
-        c->id = json_is_object(o) ? positive_int(o, "id") : 0;
-        if (!c->id) {
-            out->skipped++;
-            continue;
-        }
-        first_line(json_object_get(o, "body"), c->body_head, sizeof c->body_head);
-        out->count++;
-    }
-    rc = RT_OK;
-out:
+    int rc = items_from(root, "the comment listing", sizeof *out->items, comment_from,
+                        (void **)&out->items, &out->count, &out->skipped, errstr);
     json_decref(root);
     if (rc != RT_OK) rt_gh_comments_free(out);
     return rc;
@@ -459,7 +424,7 @@ int rt_gh_parse_default_branch(const char *json, size_t len, char **branch, char
     bool bad = !json_is_object(root);
     char *b = bad ? NULL : dup_text(root, "default_branch", &bad);
     json_decref(root);
-    if (bad || !valid_branch(b)) {
+    if (bad || !rt_gh_valid_branch(b)) {
         free(b);
         rt_set_errstr(errstr, "no valid default_branch in the repository");
         return RT_EPROTO;

@@ -135,6 +135,10 @@ char *rt_gh_link_next(const char *link);
 
 /* OWNER/NAME as GitHub spells them: letters, digits, '-', '_', '.'; neither part "." or "..". */
 bool rt_gh_valid_repo(const char *s);
+/* A git branch name: printable, no spaces, at most 255 bytes. */
+bool rt_gh_valid_branch(const char *s);
+/* A commit id: 7 to 64 hexadecimal digits. */
+bool rt_gh_valid_sha(const char *s);
 
 /* What counts as one branch: "pr:<N>", "fork:<OWNER/NAME>:<branch>" for a run of a fork's
  * branch without a pull request number (GitHub lists none for forks), else the branch. */

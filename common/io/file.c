@@ -30,7 +30,7 @@ int rt_file_read(const char *path, size_t max, char **out, size_t *len, char *er
         }
         if (n < cap) break; /* end of file */
         if (cap > max) {
-            rt_set_errstr(errstr, "%s is larger than %zu bytes", path, max);
+            rt_set_errstr(errstr, "%s is too big (more than %zu bytes)", path, max);
             rc = RT_ETOOBIG;
             goto fail;
         }
@@ -41,7 +41,7 @@ int rt_file_read(const char *path, size_t max, char **out, size_t *len, char *er
     }
     if (!buf) goto fail;
     if (n > max) {
-        rt_set_errstr(errstr, "%s is larger than %zu bytes", path, max);
+        rt_set_errstr(errstr, "%s is too big (more than %zu bytes)", path, max);
         rc = RT_ETOOBIG;
         goto fail;
     }

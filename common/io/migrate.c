@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* migrate.c - numbered SQL migrations: read the directory, compare with schema_migrations,
  * apply what is pending under an advisory lock. See migrate.h for the rules. */
+#include "common/io/file.h"
 #include "common/io/migrate.h"
 
 #include <dirent.h>
@@ -84,55 +85,19 @@ static void sha256_hex(const char *data, size_t len, char hex_out[65])
 /* Reads a migration file whole; it must be text (no NUL byte) of a sane size. */
 static int read_sql_file(const char *path, const char *name, char **text, size_t *len, char *errstr)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-    int rc = RT_OK;
-
-    if (!f) {
-        rt_set_errstr(errstr, "cannot read migration %s: %s", name, strerror(errno));
-        return RT_EIO;
+    char *buf = NULL, why[RT_ERRSTR_SIZE] = "";
+    int rc = rt_file_read(path, (size_t)RT_MIGRATE_MAX_BYTES, &buf, len, why);
+    if (rc != RT_OK) {
+        rt_set_errstr(errstr, "cannot read migration %s: %s", name, why);
+        return rc;
     }
-    for (;;) {
-        if (n + 1 >= cap) {
-            size_t new_cap = cap ? cap * 2 : 16384;
-            char *grown = realloc(buf, new_cap);
-            if (!grown) {
-                rt_set_errstr(errstr, "out of memory reading migration %s", name);
-                rc = RT_ENOMEM;
-                goto out;
-            }
-            buf = grown;
-            cap = new_cap;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (n > (size_t)RT_MIGRATE_MAX_BYTES) {
-            rt_set_errstr(errstr, "migration %s is larger than %ld bytes", name,
-                          RT_MIGRATE_MAX_BYTES);
-            rc = RT_ETOOBIG;
-            goto out;
-        }
-        if (got == 0) break;
-    }
-    if (ferror(f)) {
-        rt_set_errstr(errstr, "cannot read migration %s: %s", name, strerror(errno));
-        rc = RT_EIO;
-        goto out;
-    }
-    buf[n] = '\0';
-    if (memchr(buf, '\0', n)) {
+    if (memchr(buf, '\0', *len)) {
         rt_set_errstr(errstr, "migration %s contains a NUL byte; it must be SQL text", name);
-        rc = RT_EINVAL;
-        goto out;
+        free(buf);
+        return RT_EINVAL;
     }
     *text = buf;
-    *len = n;
-    buf = NULL;
-out:
-    free(buf);
-    fclose(f);
-    return rc;
+    return RT_OK;
 }
 
 /* The item for version, added (zeroed, version set) when the list has none; NULL on OOM. */

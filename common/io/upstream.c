@@ -393,6 +393,22 @@ typedef struct label_count {
     int count;
 } label_count;
 
+/* The status token of a task-group listing entry when its task has this label (tags.label,
+ * else metadata.name) and is not exclude_task_id; -1 otherwise. */
+static int status_of_label(const rt_jscan *js, int entry, const char *label,
+                           const char *exclude_task_id)
+{
+    int task = rt_js_get(js, entry, "task");
+    int l = rt_js_get(js, rt_js_get(js, task, "tags"), "label");
+    if (rt_js_type_of(js, l) != RT_JS_STRING)
+        l = rt_js_get(js, rt_js_get(js, task, "metadata"), "name");
+    if (!rt_js_streq(js, l, label)) return -1;
+    int status = rt_js_get(js, entry, "status");
+    if (exclude_task_id && rt_js_streq(js, rt_js_get(js, status, "taskId"), exclude_task_id))
+        return -1;
+    return status;
+}
+
 /* Scanned, not a tree: retrig-classify counts for every eligible failure. */
 static int count_label_page(void *ctx, const listing_page *pg, bool *stop, char *errstr)
 {
@@ -402,16 +418,8 @@ static int count_label_page(void *ctx, const listing_page *pg, bool *stop, char 
     (void)errstr;
     int tasks = rt_js_get(js, 0, "tasks");
     if (rt_js_type_of(js, tasks) != RT_JS_ARRAY) return RT_OK;
-    for (int e = rt_js_first(js, tasks); e >= 0; e = rt_js_after(js, tasks, e)) {
-        int task = rt_js_get(js, e, "task");
-        int l = rt_js_get(js, rt_js_get(js, task, "tags"), "label");
-        if (rt_js_type_of(js, l) != RT_JS_STRING)
-            l = rt_js_get(js, rt_js_get(js, task, "metadata"), "name");
-        if (!rt_js_streq(js, l, c->label)) continue;
-        int id = rt_js_get(js, rt_js_get(js, e, "status"), "taskId");
-        if (c->exclude_task_id && rt_js_streq(js, id, c->exclude_task_id)) continue;
-        c->count++;
-    }
+    for (int e = rt_js_first(js, tasks); e >= 0; e = rt_js_after(js, tasks, e))
+        if (status_of_label(js, e, c->label, c->exclude_task_id) >= 0) c->count++;
     return RT_OK;
 }
 
@@ -440,14 +448,9 @@ static int label_runs_page(void *ctx, const listing_page *pg, bool *stop, char *
     int tasks = rt_js_get(js, 0, "tasks");
     if (rt_js_type_of(js, tasks) != RT_JS_ARRAY) return RT_OK;
     for (int e = rt_js_first(js, tasks); e >= 0; e = rt_js_after(js, tasks, e)) {
-        int task = rt_js_get(js, e, "task");
-        int l = rt_js_get(js, rt_js_get(js, task, "tags"), "label");
-        if (rt_js_type_of(js, l) != RT_JS_STRING)
-            l = rt_js_get(js, rt_js_get(js, task, "metadata"), "name");
-        if (!rt_js_streq(js, l, c->label)) continue;
-        int status = rt_js_get(js, e, "status");
+        int status = status_of_label(js, e, c->label, c->exclude_task_id);
+        if (status < 0) continue;
         int id = rt_js_get(js, status, "taskId");
-        if (c->exclude_task_id && rt_js_streq(js, id, c->exclude_task_id)) continue;
         rt_tc_run run = {0};
         if (!copy_short(js, id, run.task_id, sizeof run.task_id) || !rt_valid_task_id(run.task_id))
             continue;

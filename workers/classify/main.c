@@ -41,14 +41,14 @@
 #include "common/io/metrics.h"
 #include "common/io/pg.h"
 #include "common/io/redis.h"
+#include "common/io/run_fetch.h"
 #include "common/io/stop.h"
 #include "common/io/upstream.h"
 #include "common/policy.h"
 #include "common/worker.h"
 
-#define MAX_DELAYS                 16
-#define ERRORSUMMARY_MAX_ARTIFACTS 32
-#define MAX_FOUND                  32 /* runs of a label already on a push kept as members */
+#define MAX_DELAYS 16
+#define MAX_FOUND  32 /* runs of a label already on a push kept as members */
 
 /* Listings of one task group are taken one at a time (a failure's retriggers are counted
  * while its siblings are, and each listing is up to 1,000 pages); listings of different
@@ -202,14 +202,6 @@ static const rt_taskdef *cache_put(classify *w, const char *task_id, rt_taskdef 
 /* ---- small helpers ---- */
 
 /* Maps an upstream failure: transient -> retry later; anything else -> dead letter. */
-static void upstream_failed(rt_outcome *h, int rc, const char *what, const char *errstr)
-{
-    char detail[RT_ERRSTR_SIZE];
-    snprintf(detail, sizeof detail, "%s: %s", what, errstr);
-    rt_outcome_set(h, rt_upstream_transient(rc) ? RT_SETTLE_RETRY : RT_SETTLE_DEAD,
-                   "upstream-error: %s", detail);
-}
-
 static int record_verdict(classify *w, const rt_pulse_task *msg, const char *verdict,
                           const char *reason)
 {
@@ -653,21 +645,9 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     snprintf(limit_text, sizeof limit_text, "%d", limit);
     snprintf(minimum_text, sizeof minimum_text, "%d", req.minimum);
     char *found_text = found_json(w);
-    const char *params[] = {project,
-                            revision,
-                            label,
-                            platform,
-                            msg->task_id,
-                            run,
-                            count,
-                            groups_text,
-                            failures_text,
-                            msg->task_group_id,
-                            queue,
-                            day,
-                            limit_text,
-                            minimum_text,
-                            found_text};
+    const char *params[] = {project, revision, label,       platform,      msg->task_id,
+                            run,     count,    groups_text, failures_text, msg->task_group_id,
+                            queue,   day,      limit_text,  minimum_text,  found_text};
     PGresult *res = NULL;
     /* A failure list that cannot be written is an error, never an empty list. */
     rc = groups_text && failures_text && found_text
@@ -772,25 +752,24 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
 
 /* ---- gathering the facts ---- */
 
+/* What rt_run_fetch needs of the worker. */
+static rt_run_fetch run_fetch(const classify *w)
+{
+    return (rt_run_fetch){.http = w->http,
+                          .root_url = w->cfg->taskcluster_root_url,
+                          .max_body_bytes = (size_t)w->cfg->http_max_body_bytes,
+                          .time_budget_ms = w->cfg->message_time_budget_ms,
+                          .max_es_bytes = (size_t)w->cfg->errorsummary_max_bytes};
+}
+
 static int fetch_task(classify *w, const char *task_id, const rt_taskdef **out, rt_outcome *h)
 {
     *out = cache_get(w, task_id);
     if (*out) return RT_OK;
-    char *body = NULL, errstr[RT_ERRSTR_SIZE] = "";
-    size_t len = 0;
-    int rc = rt_tc_get_task(w->http, w->cfg->taskcluster_root_url, task_id, &body, &len, errstr);
-    if (rc != RT_OK) {
-        upstream_failed(h, rc, "task definition", errstr);
-        return rc;
-    }
     rt_taskdef def;
-    char reason[128];
-    rc = rt_taskdef_parse(body, len, (size_t)w->cfg->http_max_body_bytes, &def, reason);
-    free(body);
-    if (rc != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_DEAD, "invalid task definition: %s", reason);
-        return rc;
-    }
+    rt_run_fetch fetch = run_fetch(w);
+    int rc = rt_run_fetch_task(&fetch, task_id, &def, h);
+    if (rc != RT_OK) return rc;
     *out = cache_put(w, task_id, &def);
     if (*out == &def) { /* not cached: keep a heap copy for the caller */
         rt_taskdef *copy = malloc(sizeof *copy);
@@ -802,60 +781,6 @@ static int fetch_task(classify *w, const char *task_id, const rt_taskdef **out, 
         *out = copy;
     }
     return RT_OK;
-}
-
-static int fetch_errorsummary(classify *w, const rt_pulse_task *msg, rt_errorsummary *es,
-                              rt_outcome *h)
-{
-    /* The run's artifacts are parsed within a time budget and a byte cap (both configured),
-     * into a summary whose group index has the process's random key. */
-    rt_deadline deadline;
-    rt_deadline_start(&deadline, w->cfg->message_time_budget_ms);
-    rt_errorsummary_init(es, rt_hash_key(), (size_t)w->cfg->errorsummary_max_bytes,
-                         rt_deadline_expired, &deadline);
-    rt_tc_artifact_names names;
-    char errstr[RT_ERRSTR_SIZE] = "";
-    int rc = rt_tc_list_artifacts(w->http, w->cfg->taskcluster_root_url, msg->task_id, msg->run_id,
-                                  &names, errstr);
-    if (rc != RT_OK) {
-        upstream_failed(h, rc, "artifact list", errstr);
-        return rc;
-    }
-    size_t fetched = 0;
-    for (size_t i = 0; i < names.count && fetched < ERRORSUMMARY_MAX_ARTIFACTS && !es->too_big;
-         i++) {
-        if (!strstr(names.names[i], "errorsummary")) continue;
-        char *body = NULL;
-        size_t len = 0;
-        rc = rt_tc_get_artifact(w->http, w->cfg->taskcluster_root_url, msg->task_id, msg->run_id,
-                                names.names[i], &body, &len, errstr);
-        if (rc != RT_OK) {
-            upstream_failed(h, rc, "errorsummary artifact", errstr);
-            break;
-        }
-        rc = rt_errorsummary_add(es, body, len);
-        free(body);
-        if (rc == RT_ETIMEDOUT) {
-            /* Not redelivered forever: retried through the delay queues, then
-             * dead-lettered with this reason. */
-            rt_outcome_set(h, RT_SETTLE_RETRY,
-                 "parse-timeout: errorsummary artifacts of %s/%d took more than "
-                 "message_time_budget_ms (%d ms)",
-                 msg->task_id, msg->run_id, w->cfg->message_time_budget_ms);
-            rt_log_warn("errorsummary parsing over its time budget; retried later", "task_id",
-                        msg->task_id);
-            break;
-        }
-        if (rc != RT_OK) {
-            rt_outcome_set(h, RT_SETTLE_REQUEUE, "out of memory parsing the errorsummary");
-            break;
-        }
-        fetched++;
-    }
-    rt_tc_artifact_names_free(&names);
-    es->expired = NULL; /* the deadline lives on this stack frame */
-    es->expired_context = NULL;
-    return rc;
 }
 
 /* The whole decision for one parsed, resolved run. */
@@ -937,7 +862,7 @@ static void classify_run(classify *w, rt_pulse_task *msg, rt_outcome *h)
                 int rc = rt_th_job_for_task(w->http, w->cfg->treeherder_url, msg->task_id,
                                             msg->run_id, &job, &found, errstr);
                 if (rc != RT_OK) {
-                    upstream_failed(h, rc, "treeherder job", errstr);
+                    rt_outcome_upstream(h, rc, "treeherder job", errstr);
                     goto out;
                 }
                 facts.classification_known = true;
@@ -946,7 +871,9 @@ static void classify_run(classify *w, rt_pulse_task *msg, rt_outcome *h)
             }
             case RT_NEED_ERRORSUMMARY:
                 have_es = true; /* freed whatever the fetch left, a timed-out parse too */
-                if (fetch_errorsummary(w, msg, &es, h) != RT_OK) goto out;
+                rt_run_fetch fetch = run_fetch(w);
+                if (rt_run_fetch_errorsummary(&fetch, msg->task_id, msg->run_id, &es, h) != RT_OK)
+                    goto out;
                 facts.errorsummary = &es;
                 break;
             case RT_NEED_EXISTING_RETRIGGERS: {
@@ -960,7 +887,7 @@ static void classify_run(classify *w, rt_pulse_task *msg, rt_outcome *h)
                                                    w->found, MAX_FOUND, &total, errstr);
                 pthread_mutex_unlock(lock);
                 if (rc != RT_OK) {
-                    upstream_failed(h, rc, "task group", errstr);
+                    rt_outcome_upstream(h, rc, "task group", errstr);
                     goto out;
                 }
                 w->nfound = total < MAX_FOUND ? total : MAX_FOUND;
@@ -1053,27 +980,16 @@ static int declare(void *ctx, const rt_worker_conns *conns)
     classify *w = ctx;
     const rt_config *cfg = w->cfg;
     rt_amqp *ours = conns->broker, *pulse = conns->pulse ? conns->pulse : conns->broker;
-    char dlx[300], dlq[300], decide_queue[300];
-    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
-    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
+    char decide_queue[300];
     snprintf(decide_queue, sizeof decide_queue, "%s.decide", cfg->amqp_namespace);
     rt_amqp_work_queue queues[] = {
         {w->request_queue, "retrigger", NULL, 0},
         {w->retry_queue, "classify-retry", w->delays, w->ndelays},
         {decide_queue, "decide", NULL, 0},
     };
-    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, 3, 0};
-    int rc = rt_amqp_declare_topology(ours, &topo);
-    if (rc == RT_OK) rc = rt_amqp_declare_queue(pulse, w->pulse_queue, NULL);
+    int rc = rt_worker_declare_queues(ours, cfg, queues, 3);
     static const char *const events[] = {"task-completed", "task-failed", "task-exception"};
-    for (size_t i = 0; i < 3 && rc == RT_OK; i++) {
-        char exchange[300];
-        snprintf(exchange, sizeof exchange, "%s%s", cfg->pulse_exchange_prefix, events[i]);
-        if (cfg->pulse_declare_exchanges) rc = rt_amqp_declare_exchange(pulse, exchange, "topic");
-        for (size_t k = 0; k < cfg->pulse_routing_keys.count && rc == RT_OK; k++)
-            rc = rt_amqp_bind_queue(pulse, w->pulse_queue, exchange,
-                                    cfg->pulse_routing_keys.items[k]);
-    }
+    if (rc == RT_OK) rc = rt_worker_bind_pulse(pulse, cfg, w->pulse_queue, events, 3);
     if (rc == RT_OK) rc = rt_amqp_consume(pulse, w->pulse_queue);
     if (rc == RT_OK) rc = rt_amqp_consume(ours, w->retry_queue);
     return rc;

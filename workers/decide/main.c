@@ -889,17 +889,12 @@ static int declare(void *ctx, const rt_worker_conns *conns)
 {
     decide *w = ctx;
     const rt_config *cfg = w->cfg;
-    char dlx[300], dlq[300];
-    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
-    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
     char retrigger_queue[300];
     snprintf(retrigger_queue, sizeof retrigger_queue, "%s.retrigger", cfg->amqp_namespace);
     /* Under decide_policy = adaptive it publishes later rounds' retrigger requests. */
     rt_amqp_work_queue queues[] = {{w->queue, "decide", w->delays, w->ndelays},
                                    {retrigger_queue, "retrigger", NULL, 0}};
-    rt_amqp_topology topo = {
-        cfg->amqp_namespace, dlx, dlq, queues, decide_rounds_asks(cfg) ? 2 : 1, 0};
-    int rc = rt_amqp_declare_topology(conns->broker, &topo);
+    int rc = rt_worker_declare_queues(conns->broker, cfg, queues, decide_rounds_asks(cfg) ? 2 : 1);
     if (rc == RT_OK) rc = rt_amqp_declare_exchange(conns->broker, w->events, "topic");
     if (rc == RT_OK) rc = rt_amqp_consume(conns->broker, w->queue);
     return rc;

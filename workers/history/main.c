@@ -34,13 +34,13 @@
 #include "common/io/history_store.h"
 #include "common/io/http.h"
 #include "common/io/pg.h"
+#include "common/io/run_fetch.h"
 #include "common/io/upstream.h"
 #include "common/worker.h"
 
-#define MAX_DELAYS                 16
-#define ERRORSUMMARY_MAX_ARTIFACTS 32
-#define BATCH_IDLE_MS              20   /* a batch is written when no message came this long */
-#define BATCH_MAX_AGE_MS           1000 /* or when its first run waited this long */
+#define MAX_DELAYS       16
+#define BATCH_IDLE_MS    20   /* a batch is written when no message came this long */
+#define BATCH_MAX_AGE_MS 1000 /* or when its first run waited this long */
 
 typedef struct cached_task {
     char task_id[23];
@@ -81,12 +81,6 @@ typedef struct history {
     bool *batch_inserted;
 } history;
 
-static void upstream_failed(rt_outcome *h, int rc, const char *what, const char *errstr)
-{
-    rt_outcome_set(h, rt_upstream_transient(rc) ? RT_SETTLE_RETRY : RT_SETTLE_DEAD,
-                   "upstream-error: %s: %s", what, errstr);
-}
-
 /* ---- the task definition cache (direct-mapped: definitions never change) ---- */
 
 static cached_task *cache_slot(history *w, const char *task_id)
@@ -94,6 +88,16 @@ static cached_task *cache_slot(history *w, const char *task_id)
     size_t h = 5381;
     for (const char *p = task_id; *p; p++) h = h * 33 + (unsigned char)*p;
     return &w->cache[h % w->cache_size];
+}
+
+/* What rt_run_fetch needs of the worker. */
+static rt_run_fetch run_fetch(const history *w)
+{
+    return (rt_run_fetch){.http = w->http,
+                          .root_url = w->cfg->taskcluster_root_url,
+                          .max_body_bytes = (size_t)w->cfg->http_max_body_bytes,
+                          .time_budget_ms = w->cfg->message_time_budget_ms,
+                          .max_es_bytes = (size_t)w->cfg->errorsummary_max_bytes};
 }
 
 /* The definition of task_id: from the cache, else fetched (and cached). *owned is set
@@ -108,21 +112,10 @@ static int fetch_task(history *w, const char *task_id, rt_taskdef **out, bool *o
             return RT_OK;
         }
     }
-    char *body = NULL, errstr[RT_ERRSTR_SIZE] = "";
-    size_t len = 0;
-    int rc = rt_tc_get_task(w->http, w->cfg->taskcluster_root_url, task_id, &body, &len, errstr);
-    if (rc != RT_OK) {
-        upstream_failed(h, rc, "task definition", errstr);
-        return rc;
-    }
     rt_taskdef def;
-    char reason[128] = "";
-    rc = rt_taskdef_parse(body, len, (size_t)w->cfg->http_max_body_bytes, &def, reason);
-    free(body);
-    if (rc != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_DEAD, "invalid task definition: %s", reason);
-        return rc;
-    }
+    rt_run_fetch fetch = run_fetch(w);
+    int rc = rt_run_fetch_task(&fetch, task_id, &def, h);
+    if (rc != RT_OK) return rc;
     if (w->cache_size) {
         cached_task *c = cache_slot(w, task_id);
         rt_taskdef_free(&c->def);
@@ -140,60 +133,6 @@ static int fetch_task(history *w, const char *task_id, rt_taskdef **out, bool *o
     *out = copy;
     *owned = true;
     return RT_OK;
-}
-
-static int fetch_errorsummary(history *w, const rt_pulse_task *msg, rt_errorsummary *es,
-                              rt_outcome *h)
-{
-    /* The run's artifacts are parsed within a time budget and a byte cap (both configured),
-     * into a summary whose group index has the process's random key. */
-    rt_deadline deadline;
-    rt_deadline_start(&deadline, w->cfg->message_time_budget_ms);
-    rt_errorsummary_init(es, rt_hash_key(), (size_t)w->cfg->errorsummary_max_bytes,
-                         rt_deadline_expired, &deadline);
-    rt_tc_artifact_names names;
-    char errstr[RT_ERRSTR_SIZE] = "";
-    int rc = rt_tc_list_artifacts(w->http, w->cfg->taskcluster_root_url, msg->task_id, msg->run_id,
-                                  &names, errstr);
-    if (rc != RT_OK) {
-        upstream_failed(h, rc, "artifact list", errstr);
-        return rc;
-    }
-    size_t fetched = 0;
-    for (size_t i = 0; i < names.count && fetched < ERRORSUMMARY_MAX_ARTIFACTS && !es->too_big;
-         i++) {
-        if (!strstr(names.names[i], "errorsummary")) continue;
-        char *body = NULL;
-        size_t len = 0;
-        rc = rt_tc_get_artifact(w->http, w->cfg->taskcluster_root_url, msg->task_id, msg->run_id,
-                                names.names[i], &body, &len, errstr);
-        if (rc != RT_OK) {
-            upstream_failed(h, rc, "errorsummary artifact", errstr);
-            break;
-        }
-        rc = rt_errorsummary_add(es, body, len);
-        free(body);
-        if (rc == RT_ETIMEDOUT) {
-            /* Not redelivered forever: retried through the delay queues, then
-             * dead-lettered with this reason. */
-            rt_outcome_set(h, RT_SETTLE_RETRY,
-                 "parse-timeout: errorsummary artifacts of %s/%d took more than "
-                 "message_time_budget_ms (%d ms)",
-                 msg->task_id, msg->run_id, w->cfg->message_time_budget_ms);
-            rt_log_warn("errorsummary parsing over its time budget; retried later", "task_id",
-                        msg->task_id);
-            break;
-        }
-        if (rc != RT_OK) {
-            rt_outcome_set(h, RT_SETTLE_REQUEUE, "out of memory parsing the errorsummary");
-            break;
-        }
-        fetched++;
-    }
-    rt_tc_artifact_names_free(&names);
-    es->expired = NULL; /* the deadline lives on this stack frame */
-    es->expired_context = NULL;
-    return rc;
 }
 
 static int64_t now_ms(void)
@@ -312,7 +251,8 @@ static void record_run(history *w, rt_pulse_task *msg, rt_outcome *h)
     }
     if (!msg->project && !wanted(w, msg, project)) goto out;
     if (!push) push = revision;
-    if (fetch_errorsummary(w, msg, &es, h) != RT_OK) goto out;
+    rt_run_fetch fetch = run_fetch(w);
+    if (rt_run_fetch_errorsummary(&fetch, msg->task_id, msg->run_id, &es, h) != RT_OK) goto out;
     if (rt_history_rows_from_errorsummary(&es, &rows) != RT_OK) {
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "out of memory");
         goto out;
@@ -444,22 +384,10 @@ static int declare(void *ctx, const rt_worker_conns *conns)
     history *w = ctx;
     const rt_config *cfg = w->cfg;
     rt_amqp *ours = conns->broker, *pulse = conns->pulse ? conns->pulse : conns->broker;
-    char dlx[300], dlq[300];
-    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
-    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
     rt_amqp_work_queue queues[] = {{w->retry_queue, "history-retry", w->delays, w->ndelays}};
-    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, 1, 0};
-    int rc = rt_amqp_declare_topology(ours, &topo);
-    if (rc == RT_OK) rc = rt_amqp_declare_queue(pulse, w->pulse_queue, NULL);
+    int rc = rt_worker_declare_queues(ours, cfg, queues, 1);
     static const char *const events[] = {"task-completed", "task-failed"};
-    for (size_t i = 0; i < 2 && rc == RT_OK; i++) {
-        char exchange[300];
-        snprintf(exchange, sizeof exchange, "%s%s", cfg->pulse_exchange_prefix, events[i]);
-        if (cfg->pulse_declare_exchanges) rc = rt_amqp_declare_exchange(pulse, exchange, "topic");
-        for (size_t k = 0; k < cfg->pulse_routing_keys.count && rc == RT_OK; k++)
-            rc = rt_amqp_bind_queue(pulse, w->pulse_queue, exchange,
-                                    cfg->pulse_routing_keys.items[k]);
-    }
+    if (rc == RT_OK) rc = rt_worker_bind_pulse(pulse, cfg, w->pulse_queue, events, 2);
     if (rc == RT_OK) rc = rt_amqp_consume(pulse, w->pulse_queue);
     if (rc == RT_OK) rc = rt_amqp_consume(ours, w->retry_queue);
     return rc;

@@ -1068,11 +1068,7 @@ static int setup(perf *w, rt_config *cfg)
     char host[64] = "";
     gethostname(host, sizeof host - 1);
     snprintf(w->owner, sizeof w->owner, "%s:%d", host, (int)getpid());
-    if (!cfg->dry_run && !rt_taskcluster_has_credentials(cfg)) {
-        rt_log_error("taskcluster_client_id and a Taskcluster access token are needed unless "
-                     "dry_run is true");
-        return RT_ECONFIG;
-    }
+    if (rt_worker_needs_taskcluster(cfg)) return RT_ECONFIG;
     rt_http_options hopts;
     rt_http_options_from_config(&hopts, cfg);
     if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) return rc;
@@ -1139,11 +1135,7 @@ static int check(rt_config *cfg)
     }
     int failures =
         rt_worker_check_services(cfg, "perf", RT_WORKER_NEEDS_REDIS | RT_WORKER_NEEDS_POSTGRES);
-    if (!cfg->dry_run && !rt_taskcluster_has_credentials(cfg)) {
-        rt_log_error("taskcluster_client_id and a Taskcluster access token are needed unless "
-                     "dry_run is true");
-        failures++;
-    }
+    failures += rt_worker_needs_taskcluster(cfg);
     return rt_worker_check_result(failures);
 }
 

@@ -274,7 +274,8 @@ static int fetch_task(retrigger *w, const char *task_id, rt_taskdef *def, json_t
     rc = rt_taskdef_parse(body, len, (size_t)w->cfg->http_max_body_bytes, def, reason);
     if (rc != RT_OK) {
         free(body);
-        rt_outcome_set(h, rc == RT_ENOMEM ? RT_SETTLE_REQUEUE : RT_SETTLE_DEAD, "invalid task definition: %s", reason);
+        rt_outcome_set(h, rc == RT_ENOMEM ? RT_SETTLE_REQUEUE : RT_SETTLE_DEAD,
+                       "invalid task definition: %s", reason);
         return rc;
     }
     json_error_t error;
@@ -710,12 +711,8 @@ static int declare(void *ctx, const rt_worker_conns *conns)
 {
     retrigger *w = ctx;
     const rt_config *cfg = w->cfg;
-    char dlx[300], dlq[300];
-    snprintf(dlx, sizeof dlx, "%s.dlx", cfg->amqp_namespace);
-    snprintf(dlq, sizeof dlq, "%s.dead-letter", cfg->amqp_namespace);
     rt_amqp_work_queue queues[] = {{w->queue, "retrigger", w->delays, w->ndelays}};
-    rt_amqp_topology topo = {cfg->amqp_namespace, dlx, dlq, queues, 1, 0};
-    int rc = rt_amqp_declare_topology(conns->broker, &topo);
+    int rc = rt_worker_declare_queues(conns->broker, cfg, queues, 1);
     if (rc == RT_OK) rc = rt_amqp_consume(conns->broker, w->queue);
     return rc;
 }
@@ -728,11 +725,7 @@ static int setup(retrigger *w, rt_config *cfg)
     for (size_t i = 0; i < cfg->retry_delays_ms.count && i < MAX_DELAYS; i++)
         w->delays[w->ndelays++] = atoi(cfg->retry_delays_ms.items[i]);
     snprintf(w->queue, sizeof w->queue, "%s.retrigger", cfg->amqp_namespace);
-    if (!cfg->dry_run && !rt_taskcluster_has_credentials(cfg)) {
-        rt_log_error("taskcluster_client_id and a Taskcluster access token are needed unless "
-                     "dry_run is true");
-        return RT_ECONFIG;
-    }
+    if (rt_worker_needs_taskcluster(cfg)) return RT_ECONFIG;
     rt_http_options hopts;
     rt_http_options_from_config(&hopts, cfg);
     if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) return rc;
@@ -784,11 +777,7 @@ static int check(rt_config *cfg)
     int failures = rt_worker_check_services(cfg, "retrigger",
                                             RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_REDIS |
                                                 RT_WORKER_NEEDS_POSTGRES);
-    if (!cfg->dry_run && !rt_taskcluster_has_credentials(cfg)) {
-        rt_log_error("taskcluster_client_id and a Taskcluster access token are needed unless "
-                     "dry_run is true");
-        failures++;
-    }
+    failures += rt_worker_needs_taskcluster(cfg);
     return rt_worker_check_result(failures);
 }
 
