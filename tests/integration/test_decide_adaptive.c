@@ -15,7 +15,9 @@
  * redelivered decide request and a repeated round's retrigger request changing nothing;
  * every decision row records the policy, p_regression, the history counts, the rounds and
  * retriggers and the seed rule's verdict on the same evidence (shadow); `retrig explain`
- * and `retrig decisions` show them. */
+ * and `retrig decisions` show them. Under decide_policy = seed the set asks for
+ * retriggers_per_failure at once, decides by decide_threshold and stores adaptive's verdict
+ * as the shadow. */
 #include "support/util.h"
 
 #include <stdio.h>
@@ -44,6 +46,7 @@
 typedef struct push {
     char group[23];
     char original[23];
+    long job; /* the original's Treeherder job */
     char label[256];
     char set_id[32];
 } push;
@@ -95,20 +98,24 @@ static void start_all(rt_ch *h)
     rt_ch_start_program(h, "retrig-decide", 1);
 }
 
-/* A Treeherder job for a run, with the fixture's bug_suggestions (the original's lines). */
-static void add_job(rt_ch *h, const char *task_id)
+/* A Treeherder job for a run, with the fixture's bug_suggestions (the original's lines) and
+ * the classification given (1: not classified); job 0: a new id. Returns the job's id. */
+static long add_job_classified(rt_ch *h, const char *task_id, long job, int classification)
 {
-    long job = next_job_id();
+    if (!job) job = next_job_id();
     char id[32];
     snprintf(id, sizeof id, "%ld", job);
-    json_t *s =
-        json_pack("{s:{s:[{s:I, s:i, s:s, s:s, s:i}]}, s:{s:{s:s}}}", "jobs", task_id, "id",
-                  (json_int_t)job, "retry_id", 0, "result", "testfailed", "state", "completed",
-                  "failure_classification_id", 1, "bug_suggestions", id, "fixture", BUGSUG);
+    json_t *s = json_pack("{s:{s:[{s:I, s:i, s:s, s:s, s:i}]}, s:{s:{s:s}}}", "jobs", task_id, "id",
+                          (json_int_t)job, "retry_id", 0, "result", "testfailed", "state",
+                          "completed", "failure_classification_id", classification,
+                          "bug_suggestions", id, "fixture", BUGSUG);
     assert_non_null(s);
     rt_ch_scenario(h, s);
     json_decref(s);
+    return job;
 }
+
+static long add_job(rt_ch *h, const char *task_id) { return add_job_classified(h, task_id, 0, 1); }
 
 /* The history of the original's first line's test, on other pushes of the last days:
  * `runs` runs of which `failures` failed with the line's signature. */
@@ -163,7 +170,7 @@ static void fail_original(rt_ch *h, push *p)
                   "hook_clients", CLIENT_ID, TOKEN);
     rt_ch_scenario(h, s);
     json_decref(s);
-    add_job(h, p->original);
+    p->job = add_job(h, p->original);
     char *body = rt_ch_failed_message(GWX_PULSE, p->original, p->group);
     rt_ch_publish(h, "task-failed", body, strlen(body), GWX_ROUTE, NULL);
     free(body);
@@ -521,6 +528,78 @@ static void test_a_round_the_budget_refuses_is_decided_by_the_posterior(void **s
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
+static void test_a_later_round_whose_action_fails_gives_its_budget_back_and_decides(void **state)
+{
+    rt_ch *h = *state;
+    start_all(h);
+    push p;
+    fail_original(h, &p);
+    char r1[23], r2[23];
+    resolve_retrigger(h, &p, true, r1);
+    wait_member(h, &p, r1);
+    /* A sheriff classifies the original as intermittent (4) after round 1 was triggered:
+     * round 2 is asked for (p = 0.092 with the hint) but retrig-retrigger does not call the
+     * hook; the round's budget goes back and the posterior decides. */
+    add_job_classified(h, p.original, p.job, 4);
+    resolve_retrigger(h, &p, false, r2);
+    assert_true(decided(h, &p, WAIT_MS));
+    assert_set_text(h, &p,
+                    "SELECT a.outcome || '/' || r.retriggers || '/' || s.later_retriggers"
+                    " FROM retrigger_actions a JOIN retrigger_rounds r ON r.set_id = a.set_id"
+                    " AND r.round = a.round JOIN retrigger_sets s ON s.id = a.set_id"
+                    " WHERE a.set_id = $1::bigint AND a.round = 2",
+                    "classified-before-trigger/1/0");
+    assert_set_text(h, &p,
+                    "SELECT verdict || '/' || reason || '/' || rounds || '/' || retriggers ||"
+                    " '/' || classification_id FROM decisions WHERE set_id = $1::bigint",
+                    "intermittent/low-confidence/2/2/4");
+    /* The round's ledger row and its refund: 2 spent in all, the counter back to 2. */
+    char ledger[160];
+    snprintf(ledger, sizeof ledger, "refund:set:%s:round:2=-1,set:%s=2,set:%s:round:2=1", p.set_id,
+             p.set_id, p.set_id);
+    assert_set_text(h, &p,
+                    "SELECT string_agg(idempotency_key || '=' || amount, ',' ORDER BY"
+                    " idempotency_key) FROM budget_ledger WHERE set_id = $1::bigint",
+                    ledger);
+    assert_int_equal(rt_ch_budget_counter(h, GWX_PLATFORM), 2);
+    size_t calls = 0;
+    assert_int_equal(hook_times(h, &calls), 2);
+    assert_int_equal(calls, 1);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+static void test_seed_asks_as_before_and_stores_the_adaptive_shadow(void **state)
+{
+    rt_ch *h = *state;
+    /* The seed rule: retriggers_per_failure (3 here) at once, decide_threshold 2. */
+    rt_ch_setenv(h, "DECIDE_POLICY", "seed");
+    rt_ch_setenv(h, "RETRIGGERS_PER_FAILURE", "3");
+    start_all(h);
+    push p;
+    fail_original(h, &p);
+    assert_int_equal(
+        set_int(h, &p, "SELECT retrigger_count FROM retrigger_sets WHERE id = $1::bigint"), 3);
+    char r1[23], r2[23];
+    resolve_retrigger(h, &p, true, r1);
+    wait_member(h, &p, r1);
+    resolve_retrigger(h, &p, true, r2);
+    assert_true(decided(h, &p, WAIT_MS));
+    /* Decided by the seed rule with the third pending; adaptive agrees on that evidence. */
+    assert_set_text(
+        h, &p,
+        "SELECT verdict || '/' || reason || '/' || policy || '/' || rounds || '/' ||"
+        " retriggers || '/' || shadow_policy || '/' || shadow_verdict || '/' ||"
+        " shadow_reason || '/' || to_char(p_regression, 'FM0.000') || '/' ||"
+        " (evidence #>> '{policy,outcomes,adaptive,verdict}')"
+        " FROM decisions WHERE set_id = $1::bigint",
+        "regression/reproduced/seed/1/3/adaptive/regression/confident/0.958/regression");
+    assert_int_equal(
+        set_int(h, &p, "SELECT count(*) FROM retrigger_rounds WHERE set_id = $1::bigint"), 0);
+    assert_int_equal(rt_ch_budget_counter(h, GWX_PLATFORM), 3);
+    assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -531,6 +610,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_an_ambiguous_failure_asks_for_a_second_batch_exactly_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_round_the_budget_refuses_is_decided_by_the_posterior,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_later_round_whose_action_fails_gives_its_budget_back_and_decides, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_seed_asks_as_before_and_stores_the_adaptive_shadow,
                                         setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
