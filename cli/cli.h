@@ -53,6 +53,9 @@ typedef struct rt__flakes_query {
 /* Connects to database_url for a command (program names the session: "cli"). 0, or 1
  * after telling the person what failed and what to try. */
 int rt__cli_connect(const rt_config *cfg, const char *program, rt_pg **pg);
+/* The same for the commands that only read the test history (retrig flakes, retrig report):
+ * history_read_url (a replica) when set, in read-only sessions; else database_url. */
+int rt__cli_connect_read(const rt_config *cfg, const char *program, rt_pg **pg);
 /* Logs a failed statement ("what" failed: the server's message), with a hint when one helps
  * (a schema that is not migrated, say). */
 void rt__cli_db_error(rt_pg *pg, const char *what);

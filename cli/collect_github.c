@@ -351,6 +351,10 @@ static int store_attempt(collector *c, const rt_gh_run *run, attempt_data *d)
         }
         return rc;
     }
+    /* the attempt's runs into the per-day rollup (left queued for the next call if this fails) */
+    if (rt_history_rollup(c->pg, 5000, NULL) != RT_OK)
+        rt_log_warn("run attempt stored but not yet in the rollup; the next attempt adds it",
+                    "run_id", run_id, "error", rt_pg_errstr(c->pg));
     c->attempts_stored++;
     c->files += (long)d->nfiles;
     c->outcomes += nout;

@@ -40,6 +40,26 @@ int rt__cli_connect(const rt_config *cfg, const char *program, rt_pg **pg)
     return 0;
 }
 
+int rt__cli_connect_read(const rt_config *cfg, const char *program, rt_pg **pg)
+{
+    if (!cfg->history_read_url || !*cfg->history_read_url) return rt__cli_connect(cfg, program, pg);
+    char errstr[RT_ERRSTR_SIZE] = "";
+    *pg = NULL;
+    if (rt_pg_connect(pg, cfg->history_read_url, program, errstr) != RT_OK) {
+        rt_log_error("cannot connect to the read-only Postgres (history_read_url)", "error",
+                     errstr, "hint", hint_for(NULL, errstr));
+        return 1;
+    }
+    /* a replica is read-only anyway; on the primary this keeps the commands from writing */
+    if (rt_pg_exec(*pg, "SET default_transaction_read_only = on", 0, NULL, NULL) != RT_OK) {
+        rt__cli_db_error(*pg, "cannot open a read-only session (history_read_url)");
+        rt_pg_free(*pg);
+        *pg = NULL;
+        return 1;
+    }
+    return 0;
+}
+
 void rt__cli_db_error(rt_pg *pg, const char *what)
 {
     const char *message = rt_pg_errstr(pg);

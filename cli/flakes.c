@@ -13,46 +13,87 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "common/io/pg.h"
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
+// clang-format off
 static const char SQL_FLAKES[] =
     "SELECT test, group_name, runs, failures, failure_rate, pushes, pushes_failed,"
-    " push_failure_chance, branches, prs, " TS(
-        "first_failure_at") ", first_failure_project,"
-                            " first_failure_branch, first_failure_push, first_failure_revision, "
-                            "first_failure_signature, flaky"
-                            " FROM history_flakes($1, $2::timestamptz - $3::interval, "
-                            "$2::timestamptz, $4::boolean,"
-                            " $5::integer, $6::interval) LIMIT $7::integer";
+    "       push_failure_chance, branches, prs, " TS("first_failure_at") " AS first_failure_at,"
+    "       first_failure_project, first_failure_branch, first_failure_push,"
+    "       first_failure_revision, first_failure_signature, flaky"
+    "  FROM history_flakes($1, $2::timestamptz - $3::interval, $2::timestamptz, $4::boolean,"
+    "                      $5::integer, $6::interval) LIMIT $7::integer";
+// clang-format on
+enum {
+    F_TEST,
+    F_GROUP,
+    F_RUNS,
+    F_FAILURES,
+    F_RATE,
+    F_PUSHES,
+    F_PUSHES_FAILED,
+    F_PUSH_CHANCE,
+    F_BRANCHES,
+    F_PRS,
+    F_FF_AT,
+    F_FF_PROJECT,
+    F_FF_BRANCH,
+    F_FF_PUSH,
+    F_FF_REVISION,
+    F_FF_SIGNATURE,
+    F_FLAKY,
+    F_NCOLS
+};
+static const char *const FLAKES_COLS[F_NCOLS] = {"test",
+                                                 "group_name",
+                                                 "runs",
+                                                 "failures",
+                                                 "failure_rate",
+                                                 "pushes",
+                                                 "pushes_failed",
+                                                 "push_failure_chance",
+                                                 "branches",
+                                                 "prs",
+                                                 "first_failure_at",
+                                                 "first_failure_project",
+                                                 "first_failure_branch",
+                                                 "first_failure_push",
+                                                 "first_failure_revision",
+                                                 "first_failure_signature",
+                                                 "flaky"};
 
 /* $1 project, $2 until, $3 window. */
 static const char SQL_FLIPS[] =
-    "SELECT test, count(*) FROM github_rerun_flips WHERE repository = $1"
+    "SELECT test, count(*) AS flips FROM github_rerun_flips WHERE repository = $1"
     " AND failed_at >= $2::timestamptz - $3::interval AND failed_at < $2::timestamptz"
     " GROUP BY test";
 static const char SQL_ISSUES[] =
     "SELECT test, state, issue_number, issue_url, tracker FROM flaky_issues WHERE project = $1";
 static const char SQL_COVERAGE[] =
-    "SELECT count(*), count(*) FILTER (WHERE outcomes > 0),"
+    "SELECT count(*) AS run_attempts,"
+    "       count(*) FILTER (WHERE outcomes > 0) AS attempts_with_outcomes,"
     "       count(*) FILTER (WHERE EXISTS (SELECT 1 FROM github_run_gaps g"
     "                          WHERE g.repository = r.repository AND g.run_id = r.run_id"
-    "                            AND g.attempt = r.attempt)),"
-    "       coalesce(sum(expired_artifacts), 0), count(*) FILTER (WHERE attempt > 1),"
-    "       coalesce(sum(outcomes), 0)"
+    "                            AND g.attempt = r.attempt)) AS attempts_with_gaps,"
+    "       coalesce(sum(expired_artifacts), 0) AS expired_artifacts,"
+    "       count(*) FILTER (WHERE attempt > 1) AS rerun_attempts,"
+    "       coalesce(sum(outcomes), 0) AS outcomes"
     "  FROM github_runs r WHERE repository = $1"
     "   AND run_started_at >= $2::timestamptz - $3::interval AND run_started_at < $2::timestamptz";
 static const char SQL_GAP_KINDS[] =
-    "SELECT g.kind, count(*) FROM github_run_gaps g JOIN github_runs r USING (repository, run_id,"
+    "SELECT g.kind, count(*) AS gaps FROM github_run_gaps g JOIN github_runs r USING (repository, "
+    "run_id,"
     " attempt) WHERE g.repository = $1 AND r.run_started_at >= $2::timestamptz - $3::interval"
     " AND r.run_started_at < $2::timestamptz GROUP BY g.kind ORDER BY g.kind";
 // clang-format off
 static const char SQL_GAPS[] =
     "SELECT g.run_id, g.attempt, g.kind, g.artifact, g.file, g.detail, r.html_url, r.branch_key,"
-    "       " TS("r.run_started_at")
+    "       " TS("r.run_started_at") " AS started"
     "  FROM github_run_gaps g JOIN github_runs r USING (repository, run_id, attempt)"
     " WHERE g.repository = $1 AND r.run_started_at >= $2::timestamptz - $3::interval"
     "   AND r.run_started_at < $2::timestamptz"
@@ -95,35 +136,55 @@ static json_t *text_or_null(PGresult *res, int row, int col)
 
 json_t *rt__cli_flakes(rt_pg *pg, const rt__flakes_query *q)
 {
-    char min_branches[16], flaky_window[32], limit[16];
+    char min_branches[16], flaky_window[32], limit[16], until[32];
+    /* Until "now" is until the end of today (UTC), so that a window of days is whole UTC
+     * days and history_flakes reads the per-day rollup (migrations/0020). */
+    const char *end = q->until;
+    if (!strcmp(end, "now")) {
+        time_t tomorrow = time(NULL) / 86400 * 86400 + 86400;
+        struct tm tm;
+        gmtime_r(&tomorrow, &tm);
+        strftime(until, sizeof until, "%Y-%m-%dT00:00:00Z", &tm);
+        end = until;
+    }
     snprintf(min_branches, sizeof min_branches, "%d", q->min_branches);
     snprintf(flaky_window, sizeof flaky_window, "%d days", q->flaky_window_days);
     snprintf(limit, sizeof limit, "%d", q->limit > 0 ? q->limit : 1000);
-    const char *params[] = {q->project,   q->until,     q->window, q->main_only ? "t" : "f",
+    const char *params[] = {q->project,   end,          q->window, q->main_only ? "t" : "f",
                             min_branches, flaky_window, limit};
     PGresult *res = NULL;
     if (rt_pg_exec(pg, SQL_FLAKES, 7, params, &res) != RT_OK) {
         rt__cli_db_error(pg, "cannot query the test history");
         return NULL;
     }
+    int c[F_NCOLS];
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rt_pg_columns(res, FLAKES_COLS, F_NCOLS, c, errstr) != RT_OK) {
+        rt_log_error("cannot read the test history", "error", errstr);
+        PQclear(res);
+        return NULL;
+    }
     json_t *out = json_array();
     for (int r = 0; out && r < PQntuples(res); r++) {
         json_t *first = json_null();
-        if (!PQgetisnull(res, r, 10))
-            first =
-                json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "time", text_or_null(res, r, 10),
-                          "project", text_or_null(res, r, 11), "branch", text_or_null(res, r, 12),
-                          "push", text_or_null(res, r, 13), "revision", text_or_null(res, r, 14),
-                          "signature", text_or_null(res, r, 15));
+        if (rt_pg_text(res, r, c[F_FF_AT]))
+            first = json_pack(
+                "{s:o, s:o, s:o, s:o, s:o, s:o}", "time", text_or_null(res, r, c[F_FF_AT]),
+                "project", text_or_null(res, r, c[F_FF_PROJECT]), "branch",
+                text_or_null(res, r, c[F_FF_BRANCH]), "push", text_or_null(res, r, c[F_FF_PUSH]),
+                "revision", text_or_null(res, r, c[F_FF_REVISION]), "signature",
+                text_or_null(res, r, c[F_FF_SIGNATURE]));
         json_t *row = json_pack(
             "{s:s, s:o, s:I, s:I, s:f, s:I, s:o, s:b, s:I, s:I, s:f, s:I}", "test",
-            PQgetvalue(res, r, 0), "group", text_or_null(res, r, 1), "runs",
-            (json_int_t)atoll(PQgetvalue(res, r, 2)), "failures",
-            (json_int_t)atoll(PQgetvalue(res, r, 3)), "failure_rate", atof(PQgetvalue(res, r, 4)),
-            "branches", (json_int_t)atoll(PQgetvalue(res, r, 8)), "first_failure", first, "flaky",
-            PQgetvalue(res, r, 16)[0] == 't', "pushes", (json_int_t)atoll(PQgetvalue(res, r, 5)),
-            "pushes_failed", (json_int_t)atoll(PQgetvalue(res, r, 6)), "push_failure_chance",
-            atof(PQgetvalue(res, r, 7)), "prs", (json_int_t)atoll(PQgetvalue(res, r, 9)));
+            PQgetvalue(res, r, c[F_TEST]), "group", text_or_null(res, r, c[F_GROUP]), "runs",
+            (json_int_t)rt_pg_int(res, r, c[F_RUNS]), "failures",
+            (json_int_t)rt_pg_int(res, r, c[F_FAILURES]), "failure_rate",
+            rt_pg_float(res, r, c[F_RATE]), "branches",
+            (json_int_t)rt_pg_int(res, r, c[F_BRANCHES]), "first_failure", first, "flaky",
+            rt_pg_bool(res, r, c[F_FLAKY]), "pushes", (json_int_t)rt_pg_int(res, r, c[F_PUSHES]),
+            "pushes_failed", (json_int_t)rt_pg_int(res, r, c[F_PUSHES_FAILED]),
+            "push_failure_chance", rt_pg_float(res, r, c[F_PUSH_CHANCE]), "prs",
+            (json_int_t)rt_pg_int(res, r, c[F_PRS]));
         if (!row || json_array_append_new(out, row) != 0) {
             json_decref(out);
             out = NULL;
@@ -138,8 +199,20 @@ static int add_github_columns(rt_pg *pg, const rt__flakes_query *q, json_t *rows
 {
     const char *params[] = {q->project, q->until, q->window};
     PGresult *flips = NULL, *issues = NULL;
+    enum { FL_TEST, FL_FLIPS, FL_N };
+    static const char *const FLIPS_COLS[FL_N] = {"test", "flips"};
+    enum { I_TEST, I_STATE, I_NUMBER, I_URL, I_TRACKER, I_N };
+    static const char *const ISSUES_COLS[I_N] = {"test", "state", "issue_number", "issue_url",
+                                                 "tracker"};
+    int fl[FL_N], is[I_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
     int rc = rt_pg_exec(pg, SQL_FLIPS, 3, params, &flips);
     if (rc == RT_OK) rc = rt_pg_exec(pg, SQL_ISSUES, 1, params, &issues);
+    if (rc == RT_OK && (rt_pg_columns(flips, FLIPS_COLS, FL_N, fl, errstr) != RT_OK ||
+                        rt_pg_columns(issues, ISSUES_COLS, I_N, is, errstr) != RT_OK)) {
+        rt_log_error("cannot read the GitHub history", "error", errstr);
+        rc = RT_EINVAL;
+    }
     size_t i;
     json_t *row;
     json_array_foreach(rows, i, row)
@@ -149,12 +222,15 @@ static int add_github_columns(rt_pg *pg, const rt__flakes_query *q, json_t *rows
         json_int_t n = 0;
         json_t *issue = json_null();
         for (int r = 0; r < PQntuples(flips); r++)
-            if (!strcmp(PQgetvalue(flips, r, 0), test)) n = atoll(PQgetvalue(flips, r, 1));
+            if (!strcmp(PQgetvalue(flips, r, fl[FL_TEST]), test))
+                n = (json_int_t)rt_pg_int(flips, r, fl[FL_FLIPS]);
         for (int r = 0; r < PQntuples(issues); r++)
-            if (!strcmp(PQgetvalue(issues, r, 0), test))
-                issue = json_pack("{s:s, s:I, s:s, s:s}", "state", PQgetvalue(issues, r, 1),
-                                  "number", (json_int_t)atoll(PQgetvalue(issues, r, 2)), "url",
-                                  PQgetvalue(issues, r, 3), "tracker", PQgetvalue(issues, r, 4));
+            if (!strcmp(PQgetvalue(issues, r, is[I_TEST]), test))
+                issue =
+                    json_pack("{s:s, s:I, s:s, s:s}", "state", PQgetvalue(issues, r, is[I_STATE]),
+                              "number", (json_int_t)rt_pg_int(issues, r, is[I_NUMBER]), "url",
+                              PQgetvalue(issues, r, is[I_URL]), "tracker",
+                              PQgetvalue(issues, r, is[I_TRACKER]));
         if (json_object_set_new(row, "rerun_flips", json_integer(n)) != 0 ||
             json_object_set_new(row, "issue", issue ? issue : json_null()) != 0)
             rc = RT_ENOMEM;
@@ -173,36 +249,64 @@ static int coverage(rt_pg *pg, const rt__flakes_query *q, json_t **cov, json_t *
     *cov = NULL;
     *gaps = json_array();
     json_t *kinds = json_object();
+    /* The coverage's fields are its columns' names, in the order of the SELECT. */
+    static const char *const COVERAGE_COLS[] = {"run_attempts",       "attempts_with_outcomes",
+                                                "attempts_with_gaps", "expired_artifacts",
+                                                "rerun_attempts",     "outcomes"};
+    enum { NCOV = sizeof COVERAGE_COLS / sizeof COVERAGE_COLS[0] };
+    enum {
+        G_RUN,
+        G_ATTEMPT,
+        G_KIND,
+        G_ARTIFACT,
+        G_FILE,
+        G_DETAIL,
+        G_URL,
+        G_BRANCH,
+        G_STARTED,
+        G_N
+    };
+    static const char *const GAP_COLS[G_N] = {"run_id",   "attempt",    "kind",
+                                              "artifact", "file",       "detail",
+                                              "html_url", "branch_key", "started"};
+    int cc[NCOV], gc[G_N], kc[2];
+    char errstr[RT_ERRSTR_SIZE] = "";
     int rc = rt_pg_exec(pg, SQL_COVERAGE, 3, params, &res);
-    if (rc == RT_OK && PQntuples(res) == 1)
-        *cov = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "run_attempts",
-                         (json_int_t)atoll(PQgetvalue(res, 0, 0)), "attempts_with_outcomes",
-                         (json_int_t)atoll(PQgetvalue(res, 0, 1)), "attempts_with_gaps",
-                         (json_int_t)atoll(PQgetvalue(res, 0, 2)), "expired_artifacts",
-                         (json_int_t)atoll(PQgetvalue(res, 0, 3)), "rerun_attempts",
-                         (json_int_t)atoll(PQgetvalue(res, 0, 4)), "outcomes",
-                         (json_int_t)atoll(PQgetvalue(res, 0, 5)));
+    if (rc == RT_OK && rt_pg_columns(res, COVERAGE_COLS, NCOV, cc, errstr) != RT_OK) rc = RT_EINVAL;
+    if (rc == RT_OK && PQntuples(res) == 1) {
+        *cov = json_object();
+        for (size_t i = 0; *cov && i < NCOV; i++)
+            if (json_object_set_new(*cov, COVERAGE_COLS[i],
+                                    json_integer((json_int_t)rt_pg_int(res, 0, cc[i]))) != 0)
+                rc = RT_ENOMEM;
+    }
     PQclear(res);
     res = NULL;
     if (rc == RT_OK) rc = rt_pg_exec(pg, SQL_GAP_KINDS, 3, params, &res);
+    if (rc == RT_OK &&
+        rt_pg_columns(res, (const char *const[]){"kind", "gaps"}, 2, kc, errstr) != RT_OK)
+        rc = RT_EINVAL;
     for (int r = 0; rc == RT_OK && kinds && r < PQntuples(res); r++)
-        json_object_set_new(kinds, PQgetvalue(res, r, 0),
-                            json_integer((json_int_t)atoll(PQgetvalue(res, r, 1))));
+        json_object_set_new(kinds, PQgetvalue(res, r, kc[0]),
+                            json_integer((json_int_t)rt_pg_int(res, r, kc[1])));
     PQclear(res);
     res = NULL;
     if (rc == RT_OK) rc = rt_pg_exec(pg, SQL_GAPS, 3, params, &res);
+    if (rc == RT_OK && rt_pg_columns(res, GAP_COLS, G_N, gc, errstr) != RT_OK) rc = RT_EINVAL;
     for (int r = 0; rc == RT_OK && *gaps && r < PQntuples(res); r++) {
-        json_t *g =
-            json_pack("{s:I, s:I, s:s, s:s, s:s, s:o, s:o, s:s, s:s}", "run_id",
-                      (json_int_t)atoll(PQgetvalue(res, r, 0)), "attempt",
-                      (json_int_t)atoll(PQgetvalue(res, r, 1)), "kind", PQgetvalue(res, r, 2),
-                      "artifact", PQgetvalue(res, r, 3), "file", PQgetvalue(res, r, 4), "detail",
-                      text_or_null(res, r, 5), "url", text_or_null(res, r, 6), "branch",
-                      PQgetvalue(res, r, 7), "started", PQgetvalue(res, r, 8));
+        json_t *g = json_pack(
+            "{s:I, s:I, s:s, s:s, s:s, s:o, s:o, s:s, s:s}", "run_id",
+            (json_int_t)rt_pg_int(res, r, gc[G_RUN]), "attempt",
+            (json_int_t)rt_pg_int(res, r, gc[G_ATTEMPT]), "kind", PQgetvalue(res, r, gc[G_KIND]),
+            "artifact", PQgetvalue(res, r, gc[G_ARTIFACT]), "file", PQgetvalue(res, r, gc[G_FILE]),
+            "detail", text_or_null(res, r, gc[G_DETAIL]), "url", text_or_null(res, r, gc[G_URL]),
+            "branch", PQgetvalue(res, r, gc[G_BRANCH]), "started",
+            PQgetvalue(res, r, gc[G_STARTED]));
         if (!g || json_array_append_new(*gaps, g) != 0) rc = RT_ENOMEM;
     }
     PQclear(res);
     if (rc == RT_EDB) rt_log_error("cannot query the GitHub coverage", "error", rt_pg_errstr(pg));
+    if (rc == RT_EINVAL) rt_log_error("cannot read the GitHub coverage", "error", errstr);
     if (rc == RT_OK &&
         (!*cov || !*gaps || !kinds || json_object_set_new(*cov, "gaps_by_kind", kinds) != 0))
         rc = RT_ENOMEM;
@@ -306,7 +410,7 @@ int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
         return 2;
     }
     rt_pg *pg = NULL;
-    if (rt__cli_connect(cfg, "cli", &pg) != 0) return 1;
+    if (rt__cli_connect_read(cfg, "cli", &pg) != 0) return 1;
     json_t *rows = rt__cli_flakes(pg, &q), *cov = NULL, *gaps = NULL;
     int status = 1;
     if (!rows || add_github_columns(pg, &q, rows) != RT_OK ||

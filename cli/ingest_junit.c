@@ -177,6 +177,11 @@ int rt_cli_ingest_junit(int argc, char **argv, rt_config *cfg)
         }
         goto out;
     }
+    /* the run into the per-day rollup that retrig flakes reads; left queued if this fails */
+    if (rt_history_rollup(pg, 5000, NULL) != RT_OK)
+        rt_log_warn("the run is recorded but not yet in the rollup; retrig-history or the next"
+                    " ingest adds it",
+                    "error", rt_pg_errstr(pg));
     size_t failing = 0;
     for (size_t i = 0; i < rows.ntests; i++) failing += rows.tests[i].failed;
     printf("%s run %s: %zu tests (%zu testcases read), %zu failing, %zu groups%s\n", project,

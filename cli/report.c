@@ -979,7 +979,7 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
     rt_pg *pg = NULL;
     PGresult *res = NULL;
     char exact_window[48], week[32];
-    if (rt__cli_connect(cfg, "cli", &pg) != 0) goto out;
+    if (rt__cli_connect_read(cfg, "cli", &pg) != 0) goto out;
     const char *wparams[] = {p.q.until, p.q.window};
     if (rt_pg_exec(pg, SQL_WINDOW, 2, wparams, &res) != RT_OK) {
         rt__cli_db_error(pg, "cannot read the window (is --until an ISO-8601 time?)");

@@ -189,9 +189,17 @@ int rt_cli_seed_history(int argc, char **argv, rt_config *cfg)
         }
     }
     if (n && store(pg, batch, n, repository, &added) != RT_OK) goto out;
+    /* the runs into the per-day rollup that retrig flakes and retrig report read for whole
+     * days (migrations/0020), as retrig-history does behind its batches */
+    if (rt_history_rollup(pg, 5000, NULL) != RT_OK) {
+        rt_log_error("the runs are stored but not in the rollup", "error", rt_pg_errstr(pg));
+        goto out;
+    }
     /* the pages ask the planner about these tables next: give it fresh statistics */
-    if (rt_pg_exec(pg, "ANALYZE history_runs, history_groups, history_tests", 0, NULL, NULL) !=
-        RT_OK)
+    if (rt_pg_exec(pg,
+                   "ANALYZE history_runs, history_groups, history_tests, history_rollup_groups,"
+                   " history_rollup_tests",
+                   0, NULL, NULL) != RT_OK)
         rt_log_warn("cannot analyze the history tables", "error", rt_pg_errstr(pg));
     printf("seed-history: %zu runs (%zu on main branches, %zu new) over %d days into %s; "
            "planted:\n",

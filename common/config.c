@@ -27,7 +27,8 @@ const rt_config_key rt_config_keys[] = {
     {"amqp_quorum_queues", RT_CFG_BOOL, OFF(amqp_quorum_queues), "false", 0, 0, false,
      "declare our work queues as quorum queues (replicated; use on a RabbitMQ cluster)"},
     {"amqp_url", RT_CFG_STRING, OFF(amqp_url), "amqp://guest:guest@127.0.0.1:5673/", 0, 0, false,
-     "our RabbitMQ broker (amqp:// or amqps://)"},
+     "our RabbitMQ broker (amqp:// or amqps://); the nodes of a cluster as"
+     " amqp://user:password@host1:port1,host2:port2/ (a lost node's connections move on)"},
     {"budget_limits", RT_CFG_LIST, OFF(budget_limits), "android*=100, *=600", 0, 0, false,
      "daily retrigger budget per platform as PATTERN=LIMIT globs, first match wins"},
     {"budget_minimum", RT_CFG_INT, OFF(budget_minimum), "2", 1, 20, false,
@@ -124,8 +125,14 @@ const rt_config_key rt_config_keys[] = {
      "Treeherder projects whose runs are branch class main in the test history (others: other)"},
     {"history_projects", RT_CFG_LIST, OFF(history_projects), "*", 0, 0, false,
      "Treeherder projects (globs) whose test runs retrig-history records"},
+    {"history_read_url", RT_CFG_STRING, OFF(history_read_url), NULL, 0, 0, false,
+     "a read-only Postgres (a replica) for retrig flakes and retrig report, as a libpq conninfo "
+     "string or URI; default: database_url"},
     {"history_repository", RT_CFG_STRING, OFF(history_repository), "gecko", 0, 0, false,
      "name under which retrig-history groups every Taskcluster project (retrig flakes --project)"},
+    {"history_retention_days", RT_CFG_INT, OFF(history_retention_days), "90", 0, 36500, false,
+     "days of test history kept: retrig-history drops each older UTC day as whole partitions "
+     "(pg_partman), hourly; 0 keeps everything"},
     {"history_sample_percent", RT_CFG_INT, OFF(history_sample_percent), "100", 0, 100, false,
      "share of test task runs (by task id) whose errorsummary retrig-history fetches and records"},
     {"http_backoff_base_ms", RT_CFG_INT, OFF(http_backoff_base_ms), "250", 1, 600000, false,
@@ -215,7 +222,8 @@ const rt_config_key rt_config_keys[] = {
     {"redis_key_prefix", RT_CFG_STRING, OFF(redis_key_prefix), "retrig:", 0, 0, false,
      "prefix of every Redis key retrig writes"},
     {"redis_url", RT_CFG_STRING, OFF(redis_url), "redis://127.0.0.1:6380/0", 0, 0, false,
-     "Redis, as redis://host:port/db"},
+     "Redis, as redis://host:port/db (no rediss://: TLS through a local proxy, "
+     "docs/operations.md)"},
     {"retrigger_action", RT_CFG_STRING, OFF(retrigger_action), "retrigger-multiple", 0, 0, false,
      "the actions.json action used to retrigger (retrigger-multiple, or retrigger)"},
     {"retriggers_per_failure", RT_CFG_INT, OFF(retriggers_per_failure), "5", 1, 20, false,
@@ -665,6 +673,12 @@ static int finish(rt_config *cfg, char *errstr)
          (const char *const[]){"http://", "https://", NULL}},
         {"treeherder_url", cfg->treeherder_url, (const char *const[]){"http://", "https://", NULL}},
     };
+    if (cfg->redis_url && !strncmp(cfg->redis_url, "rediss://", 9)) {
+        rt_set_errstr(errstr, "bad value for 'redis_url': rediss:// (TLS) is not supported: "
+                              "Debian 12's hiredis 0.14 has no TLS; reach a TLS Redis through "
+                              "a local TLS proxy (docs/operations.md, \"Redis over TLS\")");
+        return RT_ECONFIG;
+    }
     for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++) {
         bool ok = false;
         for (const char *const *s = urls[i].schemes; *s; s++)

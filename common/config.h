@@ -70,7 +70,9 @@ typedef struct rt_config {
     int history_flaky_window_days;
     rt_config_list history_main_projects;
     rt_config_list history_projects;
+    char *history_read_url;
     char *history_repository;
+    int history_retention_days;
     int history_sample_percent;
     int http_backoff_base_ms;
     int http_backoff_max_ms;

@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: MPL-2.0
 """Writes docs/BENCHMARKS.md from one run of scripts/bench.
 
-usage: bench_report.py OUTDIR OUT.md NOTES.md
+usage: bench_report.py OUTDIR OUT.md NOTES.md [SCALEDIR]
 
 OUTDIR holds what scripts/bench collected: one <bench>.log per benchmark (its printed
 output, including the `figure: <key> <number>` lines the benchmarks print for this report),
 <bench>.status (its exit status), <bench>.cmd (the command line), and meta.txt
 (`key: value` lines: date, commit, build type). The page states the machine, the commands,
 a summary of every figure against its target, each benchmark's own output, and then
-NOTES.md (hand-written: what limits each figure), verbatim.
+NOTES.md (hand-written: what limits each figure), verbatim. SCALEDIR, when given and it
+holds a bench_history.log, is a separate run of bench_history at Firefox scale
+(`scripts/bench --history-scale`): its figures get rows of their own and its output a section.
 """
 
 import os
@@ -87,10 +89,18 @@ def verdict(ok, target="?"):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         sys.stderr.write(__doc__)
         return 2
-    outdir, out_path, notes_path = sys.argv[1:]
+    outdir, out_path, notes_path = sys.argv[1:4]
+    scaledir = sys.argv[4] if len(sys.argv) == 5 else None
+    scale_log = read(os.path.join(scaledir, "bench_history.log")) if scaledir else ""
+    scale_meta = {}
+    if scale_log:
+        for line in read(os.path.join(scaledir, "meta.txt")).splitlines():
+            if ": " in line:
+                k, v = line.split(": ", 1)
+                scale_meta[k] = v
     meta = {}
     for line in read(os.path.join(outdir, "meta.txt")).splitlines():
         if ": " in line:
@@ -125,26 +135,62 @@ def main():
         + (f" ({fmt(g('decide_sets'))} sets, logs parsed within {fmt(g('decide_window_ms'), 'ms')})"
            if g("decide_sets") else ""),
         "p99 < 2,000 ms", None if p99 is None else p99 < 2000)
-    ing, cp, iratio = g("history_ingest_rows_per_s"), g("history_copy_rows_per_s"), g(
-        "history_ingest_ratio")
-    row("test history ingest against raw COPY",
-        f"{fmt(ing, 'rows/s')} against {fmt(cp, 'rows/s')}: ratio {fmt(iratio, '', 2)}"
-        + (f" ({fmt(g('history_outcomes'))} outcomes)" if g("history_outcomes") else ""),
-        "ratio >= 0.5", None if iratio is None else iratio >= 0.5)
-    queries = sorted((k[len("history_query_ms."):], v) for k, v in fig.items()
-                     if k.startswith("history_query_ms."))
-    if queries:
-        slowest = max(queries, key=lambda kv: kv[1])
-        row("dashboard queries at that volume (slowest of "
-            f"{len(queries)})", f"{fmt(slowest[1], 'ms')} (`{slowest[0]}`)", "< 1,000 ms each",
-            slowest[1] < 1000)
-    else:
-        row("dashboard queries", "not measured", "< 1,000 ms each", None)
-    commands = sorted((k[len("history_command_ms."):], v) for k, v in fig.items()
-                      if k.startswith("history_command_ms."))
-    if commands:
-        row("the dashboard's commands at that volume (each many queries)",
-            ", ".join(f"`{name}` {fmt(v, 'ms')}" for name, v in commands), "", None)
+    def history_rows(fg, label):
+        ing, cp, iratio = fg("history_ingest_rows_per_s"), fg("history_copy_rows_per_s"), fg(
+            "history_ingest_ratio")
+        outcomes = fg("history_outcomes")
+        where = f" ({fmt(outcomes)} outcomes, {fmt(fg('history_days'))} days)" if outcomes else ""
+        row(f"test history ingest against raw COPY{label}{where}",
+            f"{fmt(ing, 'rows/s')} against {fmt(cp, 'rows/s')}: ratio {fmt(iratio, '', 2)}",
+            "ratio >= 0.5", None if iratio is None else iratio >= 0.5)
+        rr, both = fg("history_rollup_rows_per_s"), fg("history_ingest_with_rollup_ratio")
+        if rr is not None:
+            row(f"the per-day rollup behind the writer{label}",
+                f"{fmt(rr, 'rows/s')}; writer and rollup together: ratio {fmt(both, '', 2)} of COPY",
+                "", None)
+        queries = sorted((k[len("history_query_ms."):], v) for k, v in fg_items(fg)
+                         if k.startswith("history_query_ms."))
+        if queries:
+            slowest = max(queries, key=lambda kv: kv[1])
+            row(f"dashboard queries{label} (slowest of {len(queries)})",
+                f"{fmt(slowest[1], 'ms')} (`{slowest[0]}`)", "< 1,000 ms each", slowest[1] < 1000)
+        else:
+            row(f"dashboard queries{label}", "not measured", "< 1,000 ms each", None)
+        commands = dict((k[len("history_command_ms."):], v) for k, v in fg_items(fg)
+                        if k.startswith("history_command_ms."))
+        if commands:
+            flakes = commands.get("retrig_flakes_project_gecko_format_json")
+            report = commands.get("retrig_report_project_gecko")
+            row(f"the dashboard's commands{label}",
+                f"`retrig flakes` {fmt(flakes, 'ms')}, `retrig report` {fmt(report, 'ms')}",
+                "retrig report < 3,000 ms", None if report is None else report < 3000)
+        ret = fg("history_retention_ms")
+        if ret is not None:
+            row(f"retention of one day's partitions{label}", fmt(ret, "ms"), "< 1,000 ms",
+                ret < 1000)
+        bpo, rbpo = fg("history_bytes_per_outcome"), fg("history_rollup_bytes_per_outcome")
+        if bpo is not None:
+            row(f"disk per outcome{label}",
+                f"{fmt(bpo, 'bytes')} in the outcome tables, {fmt(rbpo, 'bytes')} in the rollup",
+                "", None)
+
+    def fg_items(fg):
+        return fg.items_source()
+
+    class Figures:
+        def __init__(self, d):
+            self.d = d
+
+        def __call__(self, key):
+            return self.d.get(key)
+
+        def items_source(self):
+            return self.d.items()
+
+    history_rows(Figures(fig), " at the default size")
+    scale_fig = figures_of(scale_log) if scale_log else {}
+    if scale_fig:
+        history_rows(Figures(scale_fig), " at Firefox scale")
     rss = sorted((k[len("rss_peak_mb."):], v) for k, v in fig.items()
                  if k.startswith("rss_peak_mb."))
     if rss:
@@ -263,6 +309,18 @@ def main():
         lines += [f"### `{cmds[b]}`", "", f"exit status {status.get(b) or '?'}", "", "```"]
         shown = [l for l in logs[b].splitlines()
                  if not l.startswith("figure: ") and not l.startswith("{\"ts\"")]
+        lines += shown[-60:]
+        lines += ["```", ""]
+    if scale_log:
+        cmd = read(os.path.join(scaledir, "bench_history.cmd")).strip()
+        status_scale = read(os.path.join(scaledir, "bench_history.status")).strip()
+        lines += [f"### `{cmd}` (at Firefox scale: `bash scripts/bench --history-scale`)", "",
+                  f"Measured {scale_meta.get('date', '?')} at commit "
+                  f"`{scale_meta.get('commit', '?')}`; exit status {status_scale or '?'}.", "",
+                  "```"]
+        shown = [l for l in scale_log.splitlines()
+                 if not l.startswith("figure: ") and not l.startswith("{\"ts\"")
+                 and not l.startswith("fake-upstream:") and not l.startswith("bench_history: ")]
         lines += shown[-60:]
         lines += ["```", ""]
     notes = read(notes_path).strip()

@@ -12,7 +12,7 @@ PACKAGES=(
     clang libclang-rt-14-dev clang-format
     librabbitmq-dev libhiredis-dev libcurl4-openssl-dev libjansson-dev libpq-dev libssl-dev
     libcmocka-dev libmicrohttpd-dev libxml2-dev libzip-dev
-    rabbitmq-server redis-server postgresql postgresql-client
+    rabbitmq-server redis-server postgresql postgresql-client postgresql-15-partman
     python3 python3-jsonschema python3-yaml
     valgrind procps iproute2 netcat-openbsd curl openssl
     chromium

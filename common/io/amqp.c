@@ -55,8 +55,10 @@ typedef struct pending {
 struct rt_amqp {
     bool quorum_work_queues;
     char errstr[RT_ERRSTR_SIZE];
-    char *url_copy; /* amqp_parse_url points host/user/password/vhost into it */
-    struct amqp_connection_info info;
+    char **url_copies; /* one URL a broker address; amqp_parse_url points into them */
+    struct amqp_connection_info *infos;
+    size_t nhosts, host;              /* the addresses, and the one in use */
+    struct amqp_connection_info info; /* infos[host] */
     char display[RT_ERRSTR_SIZE / 2]; /* amqp://user@host:port/vhost, no password */
     char *ca_file;
     char *connection_name;
@@ -176,6 +178,54 @@ static void drop_pending(rt_amqp *h)
     h->pending_head = h->pending_tail = NULL;
 }
 
+/* ---- broker addresses ---- */
+
+/* Makes address k (modulo their number) the one connections go to. */
+static void use_host(rt_amqp *h, size_t k)
+{
+    h->host = k % h->nhosts;
+    h->info = h->infos[h->host];
+    snprintf(h->display, sizeof h->display, "%s://%s@%s:%d/%s", h->info.ssl ? "amqps" : "amqp",
+             h->info.user, h->info.host, h->info.port,
+             strcmp(h->info.vhost, "/") ? h->info.vhost : "");
+}
+
+/* Splits "amqp://user:pass@host1:port1,host2:port2/vhost" into one URL per address (the
+ * same user, password and vhost), in *out (NULL-terminated, malloc'd); *n their number. */
+static int split_url(const char *url, char ***out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    const char *scheme_end = strstr(url, "://");
+    if (!scheme_end) return RT_ECONFIG;
+    const char *authority = scheme_end + 3;
+    const char *rest = authority + strcspn(authority, "/?#");
+    const char *hosts = authority;
+    for (const char *c = authority; c < rest; c++)
+        if (*c == '@') hosts = c + 1;
+    size_t count = 1;
+    for (const char *c = hosts; c < rest; c++) count += *c == ',';
+    char **urls = calloc(count + 1, sizeof *urls);
+    if (!urls) return RT_ENOMEM;
+    const char *host = hosts;
+    for (size_t i = 0; i < count; i++) {
+        const char *end = host + strcspn(host, ",/?#");
+        if (end > rest) end = rest;
+        size_t len = (size_t)(hosts - url) + (size_t)(end - host) + strlen(rest) + 1;
+        if (!(urls[i] = malloc(len))) {
+            for (size_t k = 0; k < i; k++) free(urls[k]);
+            free(urls);
+            return RT_ENOMEM;
+        }
+        snprintf(urls[i], len, "%.*s%.*s%s", (int)(hosts - url), url, (int)(end - host), host,
+                 rest);
+        host = end + 1;
+    }
+    *out = urls;
+    *n = count;
+    return RT_OK;
+}
+
 /* ---- connection loss and broker-initiated closes ---- */
 
 static void drop_connection(rt_amqp *h)
@@ -189,8 +239,10 @@ static void drop_connection(rt_amqp *h)
         h->consumers[i].tag = NULL;
     }
     drop_pending(h); /* their delivery tags died with the connection; they are redelivered */
-    if (h->established)
+    if (h->established) {
         rt_log_warn("amqp connection lost", "broker", h->display, "error", h->errstr);
+        if (h->nhosts > 1) use_host(h, h->host + 1); /* that node may be gone: try the next */
+    }
     h->established = false;
 }
 
@@ -598,10 +650,14 @@ static int apply_decl(rt_amqp *h, const decl *d)
                               amqp_cstring_bytes(d->target), 0, 1, 0, 0, amqp_empty_table);
         break;
     case DECL_QUEUE: {
-        amqp_table_entry_t entries[5];
+        amqp_table_entry_t entries[7];
         int n = 0;
         const rt_amqp_queue_args *a = &d->args;
         if (a->quorum) put_string(&entries[n++], "x-queue-type", "quorum");
+        if (a->quorum && a->message_ttl_ms > 0) { /* a delay queue: expired means delivered */
+            put_string(&entries[n++], "x-dead-letter-strategy", "at-least-once");
+            put_string(&entries[n++], "x-overflow", "reject-publish");
+        }
         if (a->message_ttl_ms > 0) put_long(&entries[n++], "x-message-ttl", a->message_ttl_ms);
         if (a->dead_letter_exchange)
             put_string(&entries[n++], "x-dead-letter-exchange", a->dead_letter_exchange);
@@ -632,7 +688,7 @@ static bool decl_equal(const decl *a, const decl *b)
            a->args.message_ttl_ms == b->args.message_ttl_ms &&
            same_string(a->args.dead_letter_exchange, b->args.dead_letter_exchange) &&
            same_string(a->args.dead_letter_routing_key, b->args.dead_letter_routing_key) &&
-           a->args.expires_ms == b->args.expires_ms;
+           a->args.expires_ms == b->args.expires_ms && a->args.quorum == b->args.quorum;
 }
 
 static void decl_free(decl *d)
@@ -832,7 +888,9 @@ static int ensure_until(rt_amqp *h, int64_t deadline)
             return RT_OK;
         }
         h->failures++;
-        int delay = backoff_delay_ms(h);
+        /* the next address at once; the backoff after a whole round of them failed */
+        if (h->nhosts > 1) use_host(h, h->host + 1);
+        int delay = h->nhosts > 1 && h->failures % h->nhosts ? 0 : backoff_delay_ms(h);
         h->next_attempt_ms = now_ms() + delay;
         char delay_text[16];
         snprintf(delay_text, sizeof delay_text, "%d", delay);
@@ -911,20 +969,26 @@ int rt_amqp_new(rt_amqp **out, const rt_amqp_options *opts, char *errstr)
     }
     rt_amqp *h = calloc(1, sizeof *h);
     if (!h) goto fail;
-    h->url_copy = strdup(opts->url);
-    if (!h->url_copy) goto fail;
-    if (amqp_parse_url(h->url_copy, &h->info) != AMQP_STATUS_OK) {
+    rc = split_url(opts->url, &h->url_copies, &h->nhosts);
+    if (rc == RT_OK && !(h->infos = calloc(h->nhosts, sizeof *h->infos))) rc = RT_ENOMEM;
+    for (size_t i = 0; rc == RT_OK && i < h->nhosts; i++) {
+        if (amqp_parse_url(h->url_copies[i], &h->infos[i]) != AMQP_STATUS_OK)
+            rc = RT_ECONFIG;
+        else if (!*h->infos[i].vhost)
+            h->infos[i].vhost = "/"; /* "amqp://host/" means the default vhost */
+    }
+    if (rc == RT_ECONFIG) {
         char *shown = rt_redact_dup(opts->url);
-        rt_set_errstr(errstr, "amqp: bad URL %s (expected amqp[s]://user:password@host:port/vhost)",
+        rt_set_errstr(errstr,
+                      "amqp: bad URL %s (expected amqp[s]://user:password@host:port/vhost, or"
+                      " several addresses as host1:port1,host2:port2)",
                       shown ? shown : "");
         free(shown);
-        rc = RT_ECONFIG;
         goto fail;
     }
-    if (!*h->info.vhost) h->info.vhost = "/"; /* "amqp://host/" means the default vhost */
-    snprintf(h->display, sizeof h->display, "%s://%s@%s:%d/%s", h->info.ssl ? "amqps" : "amqp",
-             h->info.user, h->info.host, h->info.port,
-             strcmp(h->info.vhost, "/") ? h->info.vhost : "");
+    if (rc != RT_OK) goto fail;
+    rc = RT_ENOMEM;
+    use_host(h, random_u64() % h->nhosts); /* replicas spread over the nodes */
 
     const char *worker = opts->worker && *opts->worker ? opts->worker : NULL;
     size_t name_len = strlen("retrig-") + (worker ? strlen(worker) : 0) + 1;
@@ -974,7 +1038,9 @@ void rt_amqp_free(rt_amqp *h)
         free(h->consumers[i].tag);
     }
     free(h->consumers);
-    free(h->url_copy);
+    for (size_t i = 0; h->url_copies && h->url_copies[i]; i++) free(h->url_copies[i]);
+    free(h->url_copies);
+    free(h->infos);
     free(h->ca_file);
     free(h->connection_name);
     free(h->dead_letter_exchange);
@@ -1111,7 +1177,7 @@ int rt_amqp_declare_topology(rt_amqp *h, const rt_amqp_topology *t)
     int rc;
     if ((rc = rt_amqp_declare_exchange(h, exchange, "topic")) != RT_OK) return rc;
     if ((rc = rt_amqp_declare_exchange(h, dlx, "topic")) != RT_OK) return rc;
-    rt_amqp_queue_args dlq_args = {.expires_ms = t->expires_ms};
+    rt_amqp_queue_args dlq_args = {.expires_ms = t->expires_ms, .quorum = h->quorum_work_queues};
     if ((rc = rt_amqp_declare_queue(h, dlq, &dlq_args)) != RT_OK) return rc;
     if ((rc = rt_amqp_bind_queue(h, dlq, dlx, "#")) != RT_OK) return rc;
     for (size_t i = 0; i < t->queue_count; i++) {
@@ -1135,7 +1201,8 @@ int rt_amqp_declare_topology(rt_amqp *h, const rt_amqp_topology *t)
             rt_amqp_queue_args delay = {.message_ttl_ms = q->delays_ms[j],
                                         .dead_letter_exchange = exchange,
                                         .dead_letter_routing_key = q->routing_key,
-                                        .expires_ms = t->expires_ms};
+                                        .expires_ms = t->expires_ms,
+                                        .quorum = h->quorum_work_queues};
             if ((rc = rt_amqp_declare_queue(h, name, &delay)) != RT_OK) return rc;
         }
     }

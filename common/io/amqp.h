@@ -121,9 +121,10 @@ typedef struct rt_amqp_queue_args {
     bool quorum;                         /* x-queue-type quorum (durable, replicated) */
 } rt_amqp_queue_args;
 
-/* Declares the work exchange, each work queue bound to it by its routing key (a quorum
- * queue when the handle's options say quorum_work_queues; delay and dead-letter queues stay
- * classic, since they only hold messages for a while) (with
+/* Declares the work exchange, each work queue bound to it by its routing key (with
+ * quorum_work_queues every queue of the topology is a quorum queue, delay and dead-letter
+ * queues included, so that a node of a cluster can go without taking a queue with it; a
+ * quorum delay queue dead-letters at least once, x-overflow reject-publish) (with
  * x-dead-letter-exchange = the dead-letter exchange, so a nack without requeue is kept),
  * each delay queue, and the dead-letter exchange and queue. Idempotent: the same arguments
  * every time. Remembers the dead-letter exchange for rt_amqp_dead_letter. */

@@ -16,31 +16,38 @@ static const char SQL_INSERT_RUN[] =
     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::integer, $9, $10, $11, $12, $13::timestamptz,"
     " $14::boolean)"
     " ON CONFLICT ON CONSTRAINT history_runs_source_project_run_key_key DO NOTHING RETURNING id";
+/* A run stored before, whatever its run_at (migrations/0019: the unique key includes run_at). */
 static const char SQL_FIND_RUN[] =
-    "SELECT id FROM history_runs WHERE source = $1 AND project = $2 AND run_key = $3";
+    "SELECT id, run_at FROM history_runs WHERE source = $1 AND project = $2 AND run_key = $3"
+    " ORDER BY id LIMIT 1";
+/* A stored run merged again: migrations/0020's rollup recounts its day. */
+static const char SQL_ROLLUP_REDO[] =
+    "INSERT INTO history_rollup_queue (run_id, run_at, redo) VALUES ($1::bigint, $2::timestamptz,"
+    " true) ON CONFLICT (run_id) DO UPDATE SET redo = true";
 static const char SQL_GROUPS_HEAD[] =
-    "INSERT INTO history_groups (run_id, group_name, status, duration_ms, failed) VALUES ";
+    "INSERT INTO history_groups (run_id, run_at, group_name, status, duration_ms, failed) VALUES ";
 static const char SQL_GROUPS_MERGE[] =
-    " ON CONFLICT (run_id, group_name) DO UPDATE SET failed = true, status = EXCLUDED.status"
-    " WHERE EXCLUDED.failed AND NOT history_groups.failed";
+    " ON CONFLICT (run_id, group_name, run_at) DO UPDATE SET failed = true,"
+    " status = EXCLUDED.status WHERE EXCLUDED.failed AND NOT history_groups.failed";
 static const char SQL_TESTS_HEAD[] =
-    "INSERT INTO history_tests (run_id, test, group_name, status, expected, failed, message,"
-    " signature, signature_hash) VALUES ";
+    "INSERT INTO history_tests (run_id, run_at, test, group_name, status, expected, failed,"
+    " message, signature, signature_hash) VALUES ";
 static const char SQL_TESTS_MERGE[] =
-    " ON CONFLICT (run_id, test) DO UPDATE SET (status, expected, failed, message, signature,"
+    " ON CONFLICT (run_id, test, run_at) DO UPDATE SET (status, expected, failed, message, "
+    "signature,"
     " signature_hash) = (EXCLUDED.status, EXCLUDED.expected, true, EXCLUDED.message,"
     " EXCLUDED.signature, EXCLUDED.signature_hash)"
     " WHERE EXCLUDED.failed AND NOT history_tests.failed";
 static const char SQL_NO_MERGE[] = " ON CONFLICT DO NOTHING";
 
-/* One multi-row INSERT of rows [first, first + n): $1 is the run id, then `columns`
- * parameters a row, taken from fill(). */
+/* One multi-row INSERT of rows [first, first + n): $1 is the run id, $2 its run_at, then
+ * `columns` parameters a row, taken from fill(). */
 static int insert_rows(rt_pg *pg, const char *head, const char *tail, const char *run_id,
-                       size_t columns, const char *const *casts, size_t n,
+                       const char *run_at, size_t columns, const char *const *casts, size_t n,
                        void (*fill)(const rt_history_rows *, size_t, const char **, char *),
                        const rt_history_rows *rows, size_t first)
 {
-    size_t nparams = 1 + n * columns;
+    size_t nparams = 2 + n * columns;
     const char **params = calloc(nparams, sizeof *params);
     char *scratch = calloc(n, 32); /* per row: a number in text */
     size_t size = strlen(head) + strlen(tail) + n * columns * 32 + 16;
@@ -48,13 +55,15 @@ static int insert_rows(rt_pg *pg, const char *head, const char *tail, const char
     int rc = RT_ENOMEM;
     if (!params || !scratch || !sql) goto out;
     params[0] = run_id;
+    params[1] = run_at;
     size_t len = (size_t)snprintf(sql, size, "%s", head);
     for (size_t r = 0; r < n; r++) {
-        fill(rows, first + r, &params[1 + r * columns], scratch + r * 32);
-        len += (size_t)snprintf(sql + len, size - len, "%s($1::bigint", r ? ", " : "");
+        fill(rows, first + r, &params[2 + r * columns], scratch + r * 32);
+        len += (size_t)snprintf(sql + len, size - len, "%s($1::bigint, $2::timestamptz",
+                                r ? ", " : "");
         for (size_t c = 0; c < columns; c++)
             len +=
-                (size_t)snprintf(sql + len, size - len, ", $%zu%s", 2 + r * columns + c, casts[c]);
+                (size_t)snprintf(sql + len, size - len, ", $%zu%s", 3 + r * columns + c, casts[c]);
         len += (size_t)snprintf(sql + len, size - len, ")");
     }
     snprintf(sql + len, size - len, "%s", tail);
@@ -96,43 +105,64 @@ int rt_history_store(rt_pg *pg, const rt_history_run *run, const rt_history_rows
                      bool *inserted)
 {
     *inserted = false;
-    char pr[16];
-    snprintf(pr, sizeof pr, "%d", run->pr);
-    const char *params[] = {run->source,     run->run_key,
-                            run->repository, run->project,
-                            run->branch,     run->main ? "main" : "other",
-                            run->branch_key, run->pr > 0 ? pr : NULL,
-                            run->push,       run->revision,
-                            run->platform,   run->label,
-                            run->run_at,     run->complete_results ? "t" : "f"};
+    char pr[16], run_id[32] = "", run_at[64] = "";
     PGresult *res = NULL;
-    int rc = rt_pg_exec(pg, SQL_INSERT_RUN, 14, params, &res);
-    if (rc != RT_OK) return rc;
-    char run_id[32] = "";
-    if (PQntuples(res) == 1) {
-        snprintf(run_id, sizeof run_id, "%s", PQgetvalue(res, 0, 0));
-        *inserted = true;
-    }
-    PQclear(res);
-    if (!*inserted) {
-        if (!merge) return RT_OK; /* stored before, with its rows */
+    int rc = RT_OK;
+    snprintf(run_at, sizeof run_at, "%s", run->run_at);
+    if (merge) { /* a run stored before takes the rows whatever the run_at it was stored with */
         const char *find[] = {run->source, run->project, run->run_key};
         if ((rc = rt_pg_exec(pg, SQL_FIND_RUN, 3, find, &res)) != RT_OK) return rc;
-        if (PQntuples(res) == 1) snprintf(run_id, sizeof run_id, "%s", PQgetvalue(res, 0, 0));
+        if (PQntuples(res) == 1) {
+            snprintf(run_id, sizeof run_id, "%s", PQgetvalue(res, 0, 0));
+            snprintf(run_at, sizeof run_at, "%s", PQgetvalue(res, 0, 1));
+        }
         PQclear(res);
-        if (!run_id[0]) return RT_ENOTFOUND;
+        res = NULL;
+    }
+    if (!run_id[0]) {
+        snprintf(pr, sizeof pr, "%d", run->pr);
+        const char *params[] = {run->source,     run->run_key,
+                                run->repository, run->project,
+                                run->branch,     run->main ? "main" : "other",
+                                run->branch_key, run->pr > 0 ? pr : NULL,
+                                run->push,       run->revision,
+                                run->platform,   run->label,
+                                run->run_at,     run->complete_results ? "t" : "f"};
+        if ((rc = rt_pg_exec(pg, SQL_INSERT_RUN, 14, params, &res)) != RT_OK) return rc;
+        if (PQntuples(res) == 1) {
+            snprintf(run_id, sizeof run_id, "%s", PQgetvalue(res, 0, 0));
+            *inserted = true;
+        }
+        PQclear(res);
+        res = NULL;
+        if (!*inserted) {
+            if (!merge) return RT_OK; /* stored before, with its rows */
+            /* stored meanwhile by another session with the same run_at */
+            const char *find[] = {run->source, run->project, run->run_key};
+            if ((rc = rt_pg_exec(pg, SQL_FIND_RUN, 3, find, &res)) != RT_OK) return rc;
+            if (PQntuples(res) == 1) {
+                snprintf(run_id, sizeof run_id, "%s", PQgetvalue(res, 0, 0));
+                snprintf(run_at, sizeof run_at, "%s", PQgetvalue(res, 0, 1));
+            }
+            PQclear(res);
+            if (!run_id[0]) return RT_ENOTFOUND;
+        }
     }
     static const char *const group_casts[] = {"", "", "::bigint", "::boolean"};
     static const char *const test_casts[] = {"", "", "", "", "::boolean", "", "", ""};
     for (size_t first = 0; rc == RT_OK && first < rows->ngroups; first += STORE_CHUNK) {
         size_t n = rows->ngroups - first < STORE_CHUNK ? rows->ngroups - first : STORE_CHUNK;
-        rc = insert_rows(pg, SQL_GROUPS_HEAD, merge ? SQL_GROUPS_MERGE : SQL_NO_MERGE, run_id, 4,
-                         group_casts, n, fill_group, rows, first);
+        rc = insert_rows(pg, SQL_GROUPS_HEAD, merge ? SQL_GROUPS_MERGE : SQL_NO_MERGE, run_id,
+                         run_at, 4, group_casts, n, fill_group, rows, first);
     }
     for (size_t first = 0; rc == RT_OK && first < rows->ntests; first += STORE_CHUNK) {
         size_t n = rows->ntests - first < STORE_CHUNK ? rows->ntests - first : STORE_CHUNK;
-        rc = insert_rows(pg, SQL_TESTS_HEAD, merge ? SQL_TESTS_MERGE : SQL_NO_MERGE, run_id, 8,
-                         test_casts, n, fill_test, rows, first);
+        rc = insert_rows(pg, SQL_TESTS_HEAD, merge ? SQL_TESTS_MERGE : SQL_NO_MERGE, run_id, run_at,
+                         8, test_casts, n, fill_test, rows, first);
+    }
+    if (rc == RT_OK && !*inserted) { /* merged into a stored run: its day is counted again */
+        const char *redo[] = {run_id, run_at};
+        rc = rt_pg_exec(pg, SQL_ROLLUP_REDO, 2, redo, NULL);
     }
     return rc;
 }
@@ -216,10 +246,10 @@ static const char SQL_BATCH_RUNS_TAIL[] =
     " ON CONFLICT ON CONSTRAINT history_runs_source_project_run_key_key DO NOTHING"
     " RETURNING id, source, project, run_key";
 static const char SQL_COPY_GROUPS[] =
-    "COPY history_groups (run_id, group_name, status, duration_ms, failed) FROM STDIN";
+    "COPY history_groups (run_id, run_at, group_name, status, duration_ms, failed) FROM STDIN";
 static const char SQL_COPY_TESTS[] =
-    "COPY history_tests (run_id, test, group_name, status, expected, failed, message, signature,"
-    " signature_hash) FROM STDIN";
+    "COPY history_tests (run_id, run_at, test, group_name, status, expected, failed, message,"
+    " signature, signature_hash) FROM STDIN";
 
 int rt_history_store_batch(rt_pg *pg, const rt_history_run *runs,
                            const rt_history_rows *const *rows, size_t n, bool *inserted,
@@ -292,6 +322,7 @@ int rt_history_store_batch(rt_pg *pg, const rt_history_run *runs,
             char duration[32];
             snprintf(duration, sizeof duration, "%ld", gr->duration_ms);
             copy_field(&groups, ids[i], '\t');
+            copy_field(&groups, runs[i].run_at, '\t');
             copy_field(&groups, gr->name, '\t');
             copy_field(&groups, gr->status, '\t');
             copy_field(&groups, gr->duration_ms >= 0 ? duration : NULL, '\t');
@@ -300,6 +331,7 @@ int rt_history_store_batch(rt_pg *pg, const rt_history_run *runs,
         for (size_t t = 0; t < rw->ntests; t++) {
             const rt_history_test *te = &rw->tests[t];
             copy_field(&tests, ids[i], '\t');
+            copy_field(&tests, runs[i].run_at, '\t');
             copy_field(&tests, te->test, '\t');
             copy_field(&tests, te->group, '\t');
             copy_field(&tests, te->status ? te->status : (te->failed ? "FAIL" : "PASS"), '\t');
@@ -324,6 +356,58 @@ out:
     free(sql.data);
     free(groups.data);
     free(tests.data);
+    return rc;
+}
+
+/* ---- the rollup and retention ---- */
+
+static const char SQL_ROLLUP_APPLY[] = "SELECT history_rollup_apply($1::integer)";
+static const char SQL_MAINTAIN[] = "SELECT history_maintain($1::integer)";
+static const char SQL_PRUNE[] = "SELECT history_rollup_prune($1::integer)";
+
+/* Runs sql with one integer parameter as a transaction of its own (no transaction may be
+ * open); *value is its result. */
+static int exec_alone(rt_pg *pg, const char *sql, int argument, long *value)
+{
+    char text[16];
+    snprintf(text, sizeof text, "%d", argument);
+    const char *params[] = {text};
+    PGresult *res = NULL;
+    int rc = rt_pg_exec(pg, sql, 1, params, &res);
+    if (rc == RT_OK) *value = atol(PQgetvalue(res, 0, 0));
+    PQclear(res);
+    return rc;
+}
+
+int rt_history_rollup(rt_pg *pg, int chunk, long *added)
+{
+    long total = 0, n = 0;
+    int rc = RT_OK;
+    do {
+        rc = exec_alone(pg, SQL_ROLLUP_APPLY, chunk, &n);
+        if (rc == RT_OK && n > 0) total += n;
+    } while (rc == RT_OK && n >= chunk);
+    if (added) *added = total;
+    return rc;
+}
+
+int rt_history_maintain(rt_pg *pg, int retention_days, long *partitions)
+{
+    long n = 0;
+    int rc = exec_alone(pg, SQL_MAINTAIN, retention_days, &n);
+    if (partitions) *partitions = n;
+    return rc;
+}
+
+int rt_history_rollup_prune(rt_pg *pg, long *removed)
+{
+    long total = 0, n = 0;
+    int rc;
+    do {
+        rc = exec_alone(pg, SQL_PRUNE, 10000, &n);
+        if (rc == RT_OK) total += n;
+    } while (rc == RT_OK && n > 0);
+    if (removed) *removed = total;
     return rc;
 }
 

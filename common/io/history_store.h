@@ -37,6 +37,25 @@ RT_MUSTCHECK int rt_history_store_batch(rt_pg *pg, const rt_history_run *runs,
                                         const rt_history_rows *const *rows, size_t n,
                                         bool *inserted, char *errstr);
 
+/* Adds the runs waiting for the per-day rollup (migrations/0020_history_rollup.sql: every
+ * new run is queued by a trigger) to it, up to `chunk` runs a transaction, until none are
+ * left or another session holds the rollup (that session adds them). Call it after the
+ * transaction that stored runs has committed: the dashboard's figures (history_flakes over
+ * whole days) count only the runs in the rollup. *added (optional) counts the runs added.
+ * RT_OK, or RT_EDB with rt_pg_errstr (the open transaction was rolled back). */
+RT_MUSTCHECK int rt_history_rollup(rt_pg *pg, int chunk, long *added);
+
+/* Retention and partitions ahead (history_maintain, migrations/0019 and 0020): days older
+ * than retention_days (0: none) are dropped as whole partitions, the week ahead is
+ * created, and the rollup answers from the first day kept. *partitions (optional) is
+ * the number of partitions left, -1 when another session was maintaining. RT_OK, RT_EDB. */
+RT_MUSTCHECK int rt_history_maintain(rt_pg *pg, int retention_days, long *partitions);
+
+/* After retention: removes the rollup's rows of the days retention dropped (never read once
+ * history_maintain moved the rollup's horizon), 10,000 rows of each table a transaction,
+ * until none are left. *removed (optional) counts them. RT_OK, RT_EDB. */
+RT_MUSTCHECK int rt_history_rollup_prune(rt_pg *pg, long *removed);
+
 /* What retrig-decide asks of the history about the failure lines of one decision. */
 typedef struct rt_history_lookup {
     const char *repository; /* history_repository */

@@ -173,6 +173,38 @@ const char *rt_pg_sqlstate(const rt_pg *h) { return h ? h->sqlstate : ""; }
 PGconn *rt_pg_conn(rt_pg *h) { return h->conn; }
 bool rt_pg_in_transaction(const rt_pg *h) { return h->in_transaction; }
 
+int rt_pg_columns(const PGresult *res, const char *const *names, size_t n, int *cols, char *errstr)
+{
+    for (size_t i = 0; i < n; i++) {
+        cols[i] = PQfnumber(res, names[i]);
+        if (cols[i] < 0) {
+            rt_set_errstr(errstr, "the result has no column %s", names[i]);
+            return RT_EINVAL;
+        }
+    }
+    return RT_OK;
+}
+
+const char *rt_pg_text(const PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
+}
+
+long long rt_pg_int(const PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+double rt_pg_float(const PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) ? 0.0 : strtod(PQgetvalue(res, row, col), NULL);
+}
+
+bool rt_pg_bool(const PGresult *res, int row, int col)
+{
+    return !PQgetisnull(res, row, col) && PQgetvalue(res, row, col)[0] == 't';
+}
+
 /* True when the idle connection is unusable: the server closed it (restart, idle timeout,
  * pg_terminate_backend). The server's goodbye (a FATAL message) and the end of the stream
  * may arrive separately, so read while there is something to read (bounded). */

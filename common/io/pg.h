@@ -67,6 +67,27 @@ const char *rt_pg_sqlstate(const rt_pg *h);
 PGconn *rt_pg_conn(rt_pg *h);
 bool rt_pg_in_transaction(const rt_pg *h);
 
+/* Reading a result by the names its SELECT gives the columns, not by their positions: the
+ * numbers are looked up once per result (PQfnumber), and a row is read through them.
+ *
+ *     enum { C_TEST, C_RUNS, C_N };
+ *     static const char *const COLS[C_N] = {"test", "runs"};
+ *     int c[C_N];
+ *     if (rt_pg_columns(res, COLS, C_N, c, errstr) != RT_OK) ...   (a name the result lacks)
+ *     rt_pg_text(res, r, c[C_TEST]), rt_pg_int(res, r, c[C_RUNS])
+ *
+ * Names are compared as PQfnumber does: folded to lower case unless double-quoted, so an
+ * expression needs an alias (AS first_failure_at). */
+RT_MUSTCHECK int rt_pg_columns(const PGresult *res, const char *const *names, size_t n, int *cols,
+                               char *errstr);
+/* The text of a field, NULL when it is SQL NULL. */
+const char *rt_pg_text(const PGresult *res, int row, int col);
+/* A field as an integer (0 when NULL or not a number) or a float (0.0 likewise), and a
+ * boolean (true for 't'). */
+long long rt_pg_int(const PGresult *res, int row, int col);
+double rt_pg_float(const PGresult *res, int row, int col);
+bool rt_pg_bool(const PGresult *res, int row, int col);
+
 #define RT_PG_PREPARED_MAX 256
 
 /* Runs one statement with nparams text parameters ($1..$n; a NULL entry is SQL NULL).

@@ -5,12 +5,20 @@
 #   deploy/local/services.sh start|stop|status|restart [rabbitmq|redis|postgres]...
 #   deploy/local/services.sh rabbitmqctl|rabbitmq-diagnostics ARGS...   (CLI against our node)
 #   deploy/local/services.sh psql ARGS...                               (as the cluster superuser)
+#   deploy/local/services.sh cluster start|stop|status|urls
+#   deploy/local/services.sh cluster stop-node N|start-node N|rabbitmqctl N ARGS...
 #
 # Everything listens on 127.0.0.1 only, on ports that do not clash with the system's own
 # servers (which Debian starts on 5672/6379/5432 where an init system exists):
 #   RabbitMQ  amqp://guest:guest@127.0.0.1:5673/   node retrig@localhost, distribution port 25673
 #   Redis     redis://127.0.0.1:6380               no persistence
 #   Postgres  postgresql://retrig:retrig@127.0.0.1:5433/retrig   (superuser role retrig)
+# `cluster` runs a second RabbitMQ, a cluster of three nodes retrig-c1..3@localhost on
+# 127.0.0.1:5691, 5692 and 5693 (RT_LOCAL_CLUSTER_PORT + 1..3, default 5690; distribution
+# ports 25691-25693, one epmd on 24386 for the three), for tests of quorum queues and of a
+# lost node; `cluster urls` prints the amqp_url that names the three. `cluster stop` stops
+# the nodes and forgets the cluster; `stop-node N` stops one (gracefully, as a node going
+# away), `start-node N` starts it again and it rejoins.
 # State (data, logs, pid files) lives in ${RT_LOCAL_DIR:-/tmp/retrig-local}.
 # `start` is idempotent (a quick no-op when everything already answers) and waits until each
 # server really serves; on failure it prints the tail of that server's log and exits non-zero.
@@ -200,7 +208,7 @@ rmq_start() {
         : >"$startup"
         rm -f "$RMQ_DIR/server.pid"
         (
-            exec 9>&- # the state lock must not outlive this script
+            exec 8>&- 9>&- # the state and cluster locks must not outlive this script
             rmq_env
             cd "$RMQ_DIR"
             exec setsid bash -c 'echo $$ >"$1"; exec /usr/lib/rabbitmq/bin/rabbitmq-server' _ \
@@ -253,7 +261,9 @@ rmq_beam_pids() {
 # The ports a node of ours holds: AMQP, Erlang distribution, our private epmd.
 rmq_busy_ports() {
     local p busy=""
-    for p in "$RMQ_PORT" "$RMQ_DIST_PORT" "$RMQ_EPMD_PORT"; do
+    local ports=("$RMQ_PORT" "$RMQ_DIST_PORT")
+    [ "${RMQ_SHARED_EPMD:-0}" = 1 ] || ports+=("$RMQ_EPMD_PORT")
+    for p in "${ports[@]}"; do
         port_listening "$p" && busy="$busy $p"
     done
     echo "${busy# }"
@@ -285,8 +295,9 @@ rmq_stop() {
     fi
     rm -f "$RMQ_DIR/server.pid" "$RMQ_DIR/rabbit.pid"
     # Our private epmd (port $RMQ_EPMD_PORT) is no longer needed; a new node must not register
-    # with one that is on its way out.
-    if command -v epmd >/dev/null 2>&1 && port_listening "$RMQ_EPMD_PORT"; then
+    # with one that is on its way out. (A cluster node's epmd serves the other nodes too.)
+    if [ "${RMQ_SHARED_EPMD:-0}" != 1 ] && command -v epmd >/dev/null 2>&1 &&
+        port_listening "$RMQ_EPMD_PORT"; then
         ERL_EPMD_PORT="$RMQ_EPMD_PORT" epmd -kill >/dev/null 2>&1 || true
     fi
     deadline=$((SECONDS + TIMEOUT))
@@ -306,6 +317,110 @@ rmq_status() {
         say "rabbitmq: down"
         return 1
     fi
+}
+
+# ------------------------------------------------------------------------------------------------
+# A three-node RabbitMQ cluster (services.sh cluster ...), beside the single node
+
+CLUSTER_BASE="${RT_LOCAL_CLUSTER_PORT:-5690}"
+CLUSTER_NODES=3
+CLUSTER_DIR="$STATE_DIR/cluster"
+
+# Points the rmq_* functions at cluster node $1.
+cluster_node() {
+    local n="$1"
+    [[ "$n" =~ ^[1-3]$ ]] || {
+        err "cluster: no node '$n' (1, 2 or 3)"
+        exit 2
+    }
+    RMQ_PORT=$((CLUSTER_BASE + n))
+    RMQ_DIST_PORT=$((RMQ_PORT + 20000))
+    RMQ_EPMD_PORT=$((CLUSTER_BASE + 18696))
+    RMQ_NODE="retrig-c$n@localhost"
+    RMQ_DIR="$CLUSTER_DIR/node$n"
+    RMQ_SHARED_EPMD=1
+}
+
+cluster_urls() {
+    local n hosts=""
+    for ((n = 1; n <= CLUSTER_NODES; n++)); do hosts="$hosts,127.0.0.1:$((CLUSTER_BASE + n))"; done
+    echo "amqp://guest:guest@${hosts#,}/"
+}
+
+# Starts node $1 (the same Erlang cookie as the others) and, unless it is node 1 or already
+# a member, joins it to node 1's cluster.
+cluster_start_node() {
+    cluster_node "$1"
+    mkdir -p "$RMQ_DIR"
+    chmod 700 "$RMQ_DIR"
+    if [ ! -s "$CLUSTER_DIR/.erlang.cookie" ]; then
+        (umask 077 && od -An -N16 -tx1 /dev/urandom | tr -d ' \n' >"$CLUSTER_DIR/.erlang.cookie")
+    fi
+    if ! cmp -s "$CLUSTER_DIR/.erlang.cookie" "$RMQ_DIR/.erlang.cookie" 2>/dev/null; then
+        rm -f "$RMQ_DIR/.erlang.cookie"
+        cp "$CLUSTER_DIR/.erlang.cookie" "$RMQ_DIR/.erlang.cookie"
+        chmod 400 "$RMQ_DIR/.erlang.cookie"
+    fi
+    rmq_start
+    [ "$1" = 1 ] && return 0
+    if ! rmq_ctl -q cluster_status 2>/dev/null | grep -q "retrig-c1@localhost"; then
+        rmq_ctl -q stop_app >/dev/null &&
+            rmq_ctl -q join_cluster "retrig-c1@localhost" >/dev/null &&
+            rmq_ctl -q start_app >/dev/null ||
+            die_with_log "cluster: node $1 could not join retrig-c1@localhost" \
+                "$RMQ_DIR/log/$RMQ_NODE.log"
+        say "cluster: node $1 joined retrig-c1@localhost"
+    fi
+}
+
+cluster_main() {
+    local what="${1:-}"
+    shift || true
+    mkdir -p "$CLUSTER_DIR"
+    case "$what" in
+    start)
+        exec 8>"$CLUSTER_DIR/.lock"
+        flock -w $((TIMEOUT * 4)) 8 || die_with_log "could not lock $CLUSTER_DIR/.lock" ""
+        local n
+        for ((n = 1; n <= CLUSTER_NODES; n++)); do (cluster_start_node "$n"); done
+        say "cluster: $(cluster_urls)"
+        ;;
+    stop)
+        exec 8>"$CLUSTER_DIR/.lock"
+        flock -w $((TIMEOUT * 4)) 8 || die_with_log "could not lock $CLUSTER_DIR/.lock" ""
+        local n
+        for ((n = CLUSTER_NODES; n >= 1; n--)); do (cluster_node "$n" && rmq_stop); done
+        cluster_node 1
+        if command -v epmd >/dev/null 2>&1 && port_listening "$RMQ_EPMD_PORT"; then
+            ERL_EPMD_PORT="$RMQ_EPMD_PORT" epmd -kill >/dev/null 2>&1 || true
+        fi
+        rm -rf "$CLUSTER_DIR"
+        say "cluster: stopped and forgotten"
+        ;;
+    stop-node)
+        [ $# -eq 1 ] || usage
+        (cluster_node "$1" && rmq_stop)
+        ;;
+    start-node)
+        [ $# -eq 1 ] || usage
+        (cluster_start_node "$1")
+        ;;
+    status)
+        local n rc=0
+        for ((n = 1; n <= CLUSTER_NODES; n++)); do
+            (cluster_node "$n" && rmq_status) || rc=1
+        done
+        return $rc
+        ;;
+    urls) cluster_urls ;;
+    rabbitmqctl)
+        [ $# -ge 1 ] || usage
+        cluster_node "$1"
+        shift
+        rmq_ctl "$@"
+        ;;
+    *) usage ;;
+    esac
 }
 
 # ------------------------------------------------------------------------------------------------
@@ -520,6 +635,7 @@ usage() {
 usage: $0 start|stop|status|restart [rabbitmq|redis|postgres]...
        $0 rabbitmqctl|rabbitmq-diagnostics ARGS...
        $0 psql ARGS...
+       $0 cluster start|stop|status|urls|stop-node N|start-node N|rabbitmqctl N ARGS...
 State directory: $STATE_DIR (set RT_LOCAL_DIR to change)
 EOF
     exit 2
@@ -544,6 +660,10 @@ rabbitmqctl | rabbitmq-diagnostics)
     ;;
 psql)
     pg_psql "$@"
+    exit $?
+    ;;
+cluster)
+    cluster_main "$@"
     exit $?
     ;;
 start | stop | status | restart) ;;

@@ -37,6 +37,16 @@ REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 GRANT USAGE, CREATE ON SCHEMA public TO retrig_writer;
 GRANT USAGE ON SCHEMA public TO retrig_sheriff;
 
+-- pg_partman (Debian's postgresql-15-partman) keeps the test history's daily partitions
+-- (migration 0019); creating an extension takes a superuser, so it is created here, and the
+-- writer may read and update its configuration and run its maintenance.
+CREATE SCHEMA IF NOT EXISTS partman;
+CREATE EXTENSION IF NOT EXISTS pg_partman SCHEMA partman;
+GRANT USAGE ON SCHEMA partman TO retrig_writer;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA partman TO retrig_writer;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA partman TO retrig_writer;
+GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA partman TO retrig_writer;
+
 -- Objects that exist already (created by another role before this ran).
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO retrig_writer;
 GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO retrig_writer;

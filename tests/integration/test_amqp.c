@@ -398,7 +398,8 @@ static char *rabbitmqctl(const char *args);
 static void test_quorum_work_queue_keeps_confirms_acks_dead_letters_and_delays(void **state)
 {
     fixture *f = *state;
-    /* The broker says the work queue is a quorum queue and its delay queue a classic one. */
+    /* The broker says the work queue and its delay queue are quorum queues (a node of a
+     * cluster can go without taking either with it). */
     char *queues = rabbitmqctl("list_queues -q name type");
     if (!queues) {
         skip(); /* rabbitmqctl unusable here; the behaviour below is still what matters */
@@ -406,7 +407,7 @@ static void test_quorum_work_queue_keeps_confirms_acks_dead_letters_and_delays(v
     char line[256];
     snprintf(line, sizeof line, "%s\tquorum", f->queue);
     assert_non_null(strstr(queues, line));
-    snprintf(line, sizeof line, "%s.delay.1000\tclassic", f->queue);
+    snprintf(line, sizeof line, "%s.delay.1000\tquorum", f->queue);
     assert_non_null(strstr(queues, line));
     free(queues);
 

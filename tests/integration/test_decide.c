@@ -632,7 +632,9 @@ static void history_run(rt_ch *h, const char *project, const char *push_id, cons
         const char *group[] = {id, HISTORY_GROUP};
         assert_int_equal(rt_ch_sql_int(h,
                                        "INSERT INTO history_groups (run_id, group_name, status,"
-                                       " failed) VALUES ($1::bigint, $2, 'OK', false) RETURNING 1",
+                                       " failed, run_at) SELECT $1::bigint, $2, 'OK', false,"
+                                       " run_at FROM history_runs WHERE id = $1::bigint"
+                                       " RETURNING 1",
                                        2, group),
                          1);
     } else {
@@ -642,8 +644,9 @@ static void history_run(rt_ch *h, const char *project, const char *push_id, cons
         const char *test[] = {id, line->test, HISTORY_GROUP, signature, hash};
         assert_int_equal(rt_ch_sql_int(h,
                                        "INSERT INTO history_tests (run_id, test, group_name,"
-                                       " status, failed, message, signature, signature_hash)"
-                                       " VALUES ($1::bigint, $2, $3, 'FAIL', true, 'm', $4, $5)"
+                                       " status, failed, message, signature, signature_hash,"
+                                       " run_at) SELECT $1::bigint, $2, $3, 'FAIL', true, 'm',"
+                                       " $4, $5, run_at FROM history_runs WHERE id = $1::bigint"
                                        " RETURNING 1",
                                        5, test),
                          1);

@@ -261,6 +261,14 @@ static void test_rate_limit_stops_cleanly_and_resumes_after_the_reset(void **sta
     pid_t pid = rt_test_spawn(env, argv);
     assert_int_equal(rt_ch_wait_int(t->h, 30000, 4, "SELECT count(*) FROM github_runs", 0, NULL),
                      4);
+    /* the pass is over (the last run's rollup and the state are written after its outcomes):
+     * a SIGTERM now ends the wait for the next pass, not a pass */
+    assert_int_equal(rt_ch_wait_int(t->h, 30000, 1,
+                                    "SELECT count(*) FROM github_collect_state"
+                                    " WHERE last_stop_reason IS NULL"
+                                    " AND last_pass_finished >= last_pass_started",
+                                    0, NULL),
+                     1);
     kill(pid, SIGTERM);
     assert_int_equal(rt_test_wait(pid), 0);
     assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests"), 4 * NTEST);

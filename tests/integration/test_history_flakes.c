@@ -84,6 +84,7 @@ static void store_one(rt_ch *h, const rt_history_run *run, const rt_history_rows
     assert_int_equal(rt_pg_begin(h->pg), RT_OK);
     assert_int_equal(rt_history_store(h->pg, run, rows, merge, &inserted), RT_OK);
     assert_int_equal(rt_pg_commit(h->pg), RT_OK);
+    assert_int_equal(rt_history_rollup(h->pg, 1000, NULL), RT_OK); /* as the writers do */
     assert_int_equal(inserted, want_inserted);
 }
 
@@ -94,6 +95,7 @@ static void store_batch(rt_ch *h, const rt_history_run *runs, const rt_history_r
     assert_int_equal(rt_pg_begin(h->pg), RT_OK);
     assert_int_equal(rt_history_store_batch(h->pg, runs, rows, n, inserted, err), RT_OK);
     assert_int_equal(rt_pg_commit(h->pg), RT_OK);
+    assert_int_equal(rt_history_rollup(h->pg, 1000, NULL), RT_OK); /* as the writers do */
 }
 
 /* Runs of each group per UTC day, branch class and push, from the stored rows. */

@@ -302,8 +302,9 @@ ns = KEYS["amqp_namespace"]
 for name in (ns, ns + ".dlx", ns + ".decisions"):
     check(exchanges.get(name, {}).get("type") == "topic" and exchanges[name].get("durable"),
           f"definitions: durable topic exchange {name}")
-check(queues.get(ns + ".dead-letter", {}).get("arguments") == {} and (ns + ".dlx", ns + ".dead-letter", "#") in bindings,
-      "definitions: the dead-letter queue, bound to the dead-letter exchange with #")
+check(queues.get(ns + ".dead-letter", {}).get("arguments") == {"x-queue-type": "quorum"}
+      and (ns + ".dlx", ns + ".dead-letter", "#") in bindings,
+      "definitions: the dead-letter queue (quorum), bound to the dead-letter exchange with #")
 
 
 def delays(key):
@@ -324,17 +325,18 @@ for key, wanted in work.items():
     check(have == wanted, f"definitions: delay queues of {name} {have} == the default delays {wanted}")
     for d in have:
         args = queues[f"{name}.delay.{d}"]["arguments"]
-        check(args == {"x-message-ttl": d, "x-dead-letter-exchange": ns, "x-dead-letter-routing-key": key},
-              f"definitions: {name}.delay.{d} has exactly the code's arguments")
+        check(args == {"x-message-ttl": d, "x-dead-letter-exchange": ns, "x-dead-letter-routing-key": key,
+                       "x-queue-type": "quorum", "x-dead-letter-strategy": "at-least-once",
+                       "x-overflow": "reject-publish"},
+              f"definitions: {name}.delay.{d} has exactly the code's arguments (quorum)")
 declared = set(queues) | set(exchanges)
 code = (SOURCE / "common" / "io" / "amqp.c").read_text()
 for arg in ("x-message-ttl", "x-dead-letter-exchange", "x-dead-letter-routing-key"):
     check(f'"{arg}"' in code, f"common/io/amqp.c declares {arg} (the definitions rely on it)")
 check('"x-queue-type"' in code and '"quorum"' in code,
       "common/io/amqp.c declares quorum work queues (the definitions rely on it)")
-for q in queues.values():
-    if q["arguments"].get("x-message-ttl") is not None:
-        check("x-queue-type" not in q["arguments"], f"definitions: delay queue {q['name']} stays classic")
+for arg in ("x-dead-letter-strategy", "x-overflow"):
+    check(f'"{arg}"' in code, f"common/io/amqp.c declares {arg} on quorum delay queues")
 
 apply_sh = DEPLOY / "rabbitmq" / "apply.sh"
 check(apply_sh.is_file() and os.access(apply_sh, os.X_OK), "deploy/rabbitmq/apply.sh is executable")

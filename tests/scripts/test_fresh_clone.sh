@@ -5,7 +5,8 @@
 # to end. The local services already running are reused (the demo gets a name of its own, so
 # it shares no database, queue or key with anything else). The demo must print its
 # decisions table (one regression, one intermittent, one infra), retrig-perf's dry-run
-# backfills, and the paths of both pages.
+# backfills, and the paths of both pages; then scripts/demo_github (a GitHub project's PR runs
+# collected, its flaky tests, the issues it would open).
 #
 # Env: RT_TEST_SOURCE_DIR (the repository; its HEAD is cloned, so commit what you test).
 set -euo pipefail
@@ -28,11 +29,12 @@ name="fresh_$$"
 cleanup() {
     local services="$SOURCE/deploy/local/services.sh" q
     bash "$services" psql -q -c "DROP DATABASE IF EXISTS retrig_$name" >/dev/null 2>&1 || true
+    bash "$services" psql -q -c "DROP DATABASE IF EXISTS retrig_${name}_gh" >/dev/null 2>&1 || true
     for q in $(bash "$services" rabbitmqctl list_queues -q name 2>/dev/null | grep -E "^($name\.|queue/guest/$name\$)" || true); do
         bash "$services" rabbitmqctl delete_queue "$q" >/dev/null 2>&1 || true
     done
     redis-cli -p 6380 --scan --pattern "$name:*" 2>/dev/null | xargs -r redis-cli -p 6380 DEL >/dev/null 2>&1 || true
-    rm -rf "$outer" "${RT_LOCAL_DIR:-/tmp/retrig-local}/$name"
+    rm -rf "$outer" "${RT_LOCAL_DIR:-/tmp/retrig-local}/$name" "${RT_LOCAL_DIR:-/tmp/retrig-local}/${name}_gh"
 }
 trap cleanup EXIT
 # The clone is the only thing in its parent folder: nothing beside it to read by accident.
@@ -83,6 +85,21 @@ if [ "$built" = 1 ]; then
     check 'grep -q "retrig-perf --once" "$demo_log" && grep -qE "^    alert [0-9]+ .* dry-run" "$demo_log"' \
         "the demo runs retrig-perf over the recorded alerts"
     check 'grep -q "^seed-history: " "$demo_log"' "the demo seeds the test history"
+
+    # The GitHub half (README "For a GitHub project"): collect a dask-like repository's PR
+    # runs from the fake upstream, list its flaky tests, and say which issues it would open.
+    echo "== bash scripts/demo_github in the clone (RT_DEMO_NAME=${name}_gh)"
+    gh_log="$outer/demo_github.log"
+    RT_DEMO_NAME="${name}_gh" RT_SKIP_DEPS=1 bash "$clone/scripts/demo_github" >"$gh_log" 2>&1 && gh=0 || gh=$?
+    cat "$gh_log"
+    check '[ "$gh" = 0 ]' "scripts/demo_github exits 0 (got $gh)"
+    check 'grep -qE "^dask/distributed: [0-9]+ runs listed, [1-9][0-9]* attempts stored" "$gh_log"' \
+        "collect-github stores the PR runs' attempts"
+    check 'grep -qE "^dask/distributed: [0-9]+ runs listed, 0 attempts stored" "$gh_log"' \
+        "a second collection reads only what is new"
+    check 'grep -qE "^yes +[0-9]+ +[0-9]+ .*distributed/tests/" "$gh_log"' "retrig flakes names flaky tests"
+    check 'grep -qE "would open: Flaky test: distributed/tests/" "$gh_log"' \
+        "flaky-issues --dry-run says which issues it would open"
 fi
 
 echo "$passed passed, $failed failed"

@@ -153,6 +153,23 @@ static void test_bad_values_name_the_key(void **state)
     }
 }
 
+/* TLS to Redis would need hiredis 1.x; Debian 12 has 0.14. A rediss:// URL must not be
+ * taken for something it is not: the error says what is missing and where the way round it
+ * is documented. */
+static void test_rediss_url_is_refused_with_the_way_round_it(void **state)
+{
+    (void)state;
+    char *path = write_temp("redis_url = rediss://:secret-pw@redis.example.net:6380/0\n");
+    rt_config cfg;
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_config_load(&cfg, path, err), RT_ECONFIG);
+    if (!strstr(err, "redis_url") || !strstr(err, "TLS") || !strstr(err, "docs/operations.md"))
+        fail_msg("unexpected error: %s", err);
+    if (strstr(err, "secret-pw")) fail_msg("the error prints the password: %s", err);
+    rt_config_free(&cfg);
+    free(path);
+}
+
 static void test_culprit_keys_load_and_are_validated(void **state)
 {
     (void)state;
@@ -357,6 +374,7 @@ int main(void)
         cmocka_unit_test_setup(test_missing_file_names_the_file, setup),
         cmocka_unit_test_setup(test_unknown_key_names_key_and_line, setup),
         cmocka_unit_test_setup(test_bad_values_name_the_key, setup),
+        cmocka_unit_test_setup(test_rediss_url_is_refused_with_the_way_round_it, setup),
         cmocka_unit_test_setup(test_culprit_keys_load_and_are_validated, setup),
         cmocka_unit_test_setup(test_a_removed_key_says_what_became_of_it, setup),
         cmocka_unit_test_setup(test_unknown_environment_variable_is_an_error, setup),

@@ -11,7 +11,10 @@
  * rt_history_store_batch), and their messages are acked after the commit; a batch is
  * written when full, when no message came for BATCH_IDLE_MS, or after BATCH_MAX_AGE_MS.
  * When a batch fails its runs are written one by one, so that a bad value dead-letters its
- * own message only. The run's unique key makes a redelivery a no-op. Invalid messages and task
+ * own message only. The run's unique key makes a redelivery a no-op. After the batches it
+ * writes (at most every second) it adds the new runs to the per-day rollup the dashboard
+ * reads, and every hour it runs retention (history_retention_days: whole day partitions;
+ * migrations 0019 and 0020), both in transactions of their own. Invalid messages and task
  * definitions are dead-lettered with a reason; transient upstream failures go through
  * delay queues (<ns>.history-retry) and are dead-lettered after the last delay; a
  * Postgres failure requeues the message. Single-threaded; run replicas for throughput. */
@@ -38,9 +41,12 @@
 #include "common/io/upstream.h"
 #include "common/worker.h"
 
-#define MAX_DELAYS       16
-#define BATCH_IDLE_MS    20   /* a batch is written when no message came this long */
-#define BATCH_MAX_AGE_MS 1000 /* or when its first run waited this long */
+#define MAX_DELAYS           16
+#define BATCH_IDLE_MS        20      /* a batch is written when no message came this long */
+#define BATCH_MAX_AGE_MS     1000    /* or when its first run waited this long */
+#define ROLLUP_INTERVAL_MS   1000    /* new runs go into the per-day rollup this often */
+#define ROLLUP_CHUNK         5000    /* runs added to the rollup in one transaction */
+#define MAINTAIN_INTERVAL_MS 3600000 /* retention and partitions ahead, hourly */
 
 typedef struct cached_task {
     char task_id[23];
@@ -79,6 +85,8 @@ typedef struct history {
     rt_history_run *batch_runs;
     const rt_history_rows **batch_rows;
     bool *batch_inserted;
+    int64_t rollup_at_ms;   /* when the rollup was last brought up to date */
+    int64_t maintain_at_ms; /* when retention last ran (0: not yet) */
 } history;
 
 /* ---- the task definition cache (direct-mapped: definitions never change) ---- */
@@ -312,6 +320,34 @@ static void handle_message(history *w, const rt_amqp_message *m, rt_outcome *h)
     rt_pulse_task_free(&msg);
 }
 
+/* Brings the per-day rollup up to date with the runs written (at most every
+ * ROLLUP_INTERVAL_MS), and runs retention hourly; both in transactions of their own, after
+ * the runs' commit, so a failure here loses nothing (the next call picks the runs up). */
+static void keep_up(history *w)
+{
+    int64_t now = now_ms();
+    if (now - w->rollup_at_ms >= ROLLUP_INTERVAL_MS) {
+        long added = 0;
+        if (rt_history_rollup(w->pg, ROLLUP_CHUNK, &added) != RT_OK)
+            rt_log_warn("could not add runs to the test history rollup; trying again later",
+                        "error", rt_pg_errstr(w->pg));
+        else if (added > 0) {
+            char text[24];
+            snprintf(text, sizeof text, "%ld", added);
+            rt_log_debug("runs added to the rollup", "runs", text);
+        }
+        w->rollup_at_ms = now;
+    }
+    if (!w->maintain_at_ms || now - w->maintain_at_ms >= MAINTAIN_INTERVAL_MS) {
+        long partitions = 0;
+        if (rt_history_maintain(w->pg, w->cfg->history_retention_days, &partitions) != RT_OK ||
+            rt_history_rollup_prune(w->pg, NULL) != RT_OK)
+            rt_log_warn("test history retention failed; trying again in an hour", "error",
+                        rt_pg_errstr(w->pg));
+        w->maintain_at_ms = now;
+    }
+}
+
 /* Writes the batch in one transaction and settles its messages; when that fails, writes
  * its runs one by one and settles each message as its own write says. */
 static void flush(history *w)
@@ -352,6 +388,7 @@ static void flush(history *w)
     snprintf(new_runs, sizeof new_runs, "%zu", recorded);
     if (rc == RT_OK) rt_log_debug("batch recorded", "runs", count, "new", new_runs);
     if (requeued) rt_worker_pause();
+    keep_up(w);
 }
 
 /* Handles a message; a held one is moved into the batch (*m is then left empty), which is
@@ -374,6 +411,7 @@ static int tick(void *ctx, bool idle)
 {
     history *w = ctx;
     if (w->nbatch && (idle || now_ms() - w->batch_since_ms >= BATCH_MAX_AGE_MS)) flush(w);
+    if (!w->nbatch) keep_up(w);
     return w->nbatch ? BATCH_IDLE_MS : 0;
 }
 

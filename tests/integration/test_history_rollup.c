@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MPL-2.0 */
+/* test_history_rollup.c - the per-day rollup (migrations/0020_history_rollup.sql) gives the
+ * same answers as the raw rows (0014's history_flakes, kept as history_flakes_raw), on the
+ * local Postgres in a database of its own, on generated data: a seeded mix of try, autoland
+ * and mozilla-central runs over twelve days with pushes that run on both sides of midnight
+ * and again days later, tests that fail often, rarely or on many branches, a test known in
+ * two groups, harness failures without a group, a group whose failure has no group result,
+ * JUnit runs of another repository merged again, written in batches and one by one, the
+ * rollup brought up to date in several steps. For every window of whole days, both scopes,
+ * several breadths and flaky windows, history_flakes_rollup and history_flakes_raw give the
+ * same rows, every column; history_test_days gives what the view history_test_daily gives.
+ * Then retention drops the oldest days as whole partitions and the two still agree. */
+#include "support/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/core/history.h"
+#include "common/io/history_store.h"
+#include "support/classify_harness.h"
+
+#define DAYS 12
+#define RUNS 900
+
+static int setup(void **state)
+{
+    *state = rt_ch_new();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    rt_ch_free(*state);
+    return 0;
+}
+
+static unsigned rng_state = 12345;
+static unsigned next_random(void)
+{
+    rng_state = rng_state * 1103515245u + 12345u;
+    return (rng_state >> 8) & 0xffffff;
+}
+
+/* Partitions for the days of the data (a fresh database starts at today's). */
+static const char SQL_PAST_PARTITIONS[] =
+    "SELECT partman.create_partition_time(t, ARRAY(SELECT generate_series("
+    " date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' - interval '14 days',"
+    " now(), interval '1 day')))"
+    " FROM unnest(ARRAY['public.history_runs', 'public.history_groups', 'public.history_tests',"
+    "                   'public.history_rollup_push_groups']) t";
+
+/* Rows in one function's answer and not in the other's, both ways; then the raw answer's
+ * rows and flaky rows: "DIFF ROWS FLAKY". */
+static const char SQL_DIFF[] =
+    "WITH a AS (SELECT * FROM history_flakes_rollup($1, $2::timestamptz, $3::timestamptz,"
+    "             $4::boolean, $5::integer, $6::interval)),"
+    " b AS (SELECT * FROM history_flakes_raw($1, $2::timestamptz, $3::timestamptz,"
+    "             $4::boolean, $5::integer, $6::interval))"
+    " SELECT concat_ws(' ', (SELECT count(*) FROM (SELECT * FROM a EXCEPT ALL SELECT * FROM b) x)"
+    "      + (SELECT count(*) FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) y),"
+    " (SELECT count(*) FROM b), (SELECT count(*) FROM b WHERE b.flaky))";
+static const char SQL_DIFF_ROWS[] =
+    "WITH a AS (SELECT * FROM history_flakes_rollup($1, $2::timestamptz, $3::timestamptz,"
+    "             $4::boolean, $5::integer, $6::interval)),"
+    " b AS (SELECT * FROM history_flakes_raw($1, $2::timestamptz, $3::timestamptz,"
+    "             $4::boolean, $5::integer, $6::interval))"
+    " SELECT string_agg(x::text, E'\\n') FROM (SELECT 'rollup' AS side, * FROM (SELECT * FROM a"
+    " EXCEPT ALL SELECT * FROM b) a UNION ALL SELECT 'raw', * FROM (SELECT * FROM b EXCEPT ALL"
+    " SELECT * FROM a) b) x";
+static const char SQL_DAILY_DIFF[] =
+    "WITH t AS (SELECT DISTINCT test FROM history_tests),"
+    " a AS (SELECT t.test, d.day, d.branch_class, d.runs, d.failures FROM t,"
+    "       history_test_days('gecko', t.test, '-infinity', 'infinity') d),"
+    " b AS (SELECT v.test, (v.day AT TIME ZONE 'UTC')::date, v.branch_class, v.runs, v.failures"
+    "         FROM history_test_daily v WHERE v.repository = 'gecko')"
+    " SELECT (SELECT count(*) FROM (SELECT * FROM a EXCEPT ALL SELECT * FROM b) x)"
+    "      + (SELECT count(*) FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) y)";
+
+typedef struct gen_run {
+    char run_key[32], project[24], push[16], branch_key[48], run_at[40], revision[41];
+    rt_history_run run;
+    rt_history_rows rows;
+} gen_run;
+
+/* One errorsummary-like run: its component's groups, and failures of its tests. */
+static void make_run(gen_run *r, int index, time_t today)
+{
+    int which = (int)(next_random() % 10);
+    const char *project = which < 6 ? "try" : which < 9 ? "autoland" : "mozilla-central";
+    int push = 1 + (int)(next_random() % (which < 6 ? 120 : which < 9 ? 40 : 8));
+    /* a push runs within a few hours of its time; some runs come days later (retriggers) */
+    time_t push_time = today - (time_t)DAYS * 86400 + (time_t)push * (DAYS * 86400 / 130);
+    time_t at = push_time + (time_t)(next_random() % (6 * 3600));
+    if (next_random() % 20 == 0) at += (time_t)(1 + next_random() % 4) * 86400;
+    if (at >= today + 86400) at = today + 86400 - 1;
+    struct tm tm;
+    gmtime_r(&at, &tm);
+    strftime(r->run_at, sizeof r->run_at, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(r->run_key, sizeof r->run_key, "gen%05d/0", index);
+    snprintf(r->project, sizeof r->project, "%s", project);
+    snprintf(r->push, sizeof r->push, "%d", push);
+    snprintf(r->revision, sizeof r->revision, "%040d", push);
+    rt_history_branch_key(project, r->push, r->branch_key, sizeof r->branch_key);
+    int component = (int)(next_random() % 6);
+    memset(&r->rows, 0, sizeof r->rows);
+    char group[64], test[96];
+    for (int g = 0; g < 3; g++) {
+        snprintf(group, sizeof group, "c%d/g%d.ini", component, g);
+        bool failed = false;
+        for (int t = 0; t < 4; t++) {
+            /* test t of group g fails with a rate that grows with t; t3 flakes on try */
+            unsigned chance = t == 3 && !strcmp(project, "try") ? 30 : (unsigned)(1 + t * 4);
+            if (next_random() % 100 >= chance) continue;
+            snprintf(test, sizeof test, "c%d/g%d/t%d.js", component, g, t);
+            assert_int_equal(rt_history_rows_add_test(&r->rows, test, group, "FAIL", "PASS", true,
+                                                      NULL, t % 2 ? "timed out" : "assert failed"),
+                             RT_OK);
+            failed = true;
+        }
+        /* the group of g2's failures in c0 sometimes has no group result */
+        if (component == 0 && g == 2 && next_random() % 3 == 0) continue;
+        assert_int_equal(
+            rt_history_rows_add_group(&r->rows, group, failed ? "ERROR" : "OK", 1000, failed),
+            RT_OK);
+    }
+    /* a test known in two groups: it fails in g0 or g1 of component 1 */
+    if (component == 1 && next_random() % 4 == 0)
+        assert_int_equal(rt_history_rows_add_test(&r->rows, "shared/both.js",
+                                                  next_random() % 2 ? "c1/g0.ini" : "c1/g1.ini",
+                                                  "FAIL", "PASS", true, NULL, "boom"),
+                         RT_OK);
+    /* a harness failure without a group */
+    if (next_random() % 40 == 0)
+        assert_int_equal(rt_history_rows_add_test(&r->rows, "harness", "", "CRASH", "PASS", true,
+                                                  NULL, "crashed"),
+                         RT_OK);
+    bool main = strcmp(project, "try") != 0;
+    r->run = (rt_history_run){.source = "taskcluster",
+                              .run_key = r->run_key,
+                              .repository = "gecko",
+                              .project = r->project,
+                              .branch = r->project,
+                              .main = main,
+                              .branch_key = r->branch_key,
+                              .push = r->push,
+                              .revision = r->revision,
+                              .platform = "linux1804-64",
+                              .label = "test-linux1804-64/opt-mochitest-1",
+                              .run_at = r->run_at,
+                              .complete_results = false};
+}
+
+/* Every window of whole days and every setting: the two functions agree. */
+static void assert_rollup_agrees(rt_ch *h, time_t today, long long *rows_seen,
+                                 long long *flaky_seen)
+{
+    static const char *const flaky_windows[] = {"1 day", "36 hours", "7 days"};
+    static const char *const breadths[] = {"0", "2"};
+    static const int windows[][2] = {{-DAYS - 1, DAYS + 2}, {-7, 8}, {-3, 1}, {0, 1}, {-5, 2}};
+    long long compared = 0;
+    for (size_t wi = 0; wi < sizeof windows / sizeof *windows; wi++) {
+        int from = windows[wi][0], span = windows[wi][1];
+        {
+            char since[40], until[40];
+            time_t a = today + (time_t)from * 86400, b = today + (time_t)(from + span) * 86400;
+            struct tm tm;
+            gmtime_r(&a, &tm);
+            strftime(since, sizeof since, "%Y-%m-%dT00:00:00Z", &tm);
+            gmtime_r(&b, &tm);
+            strftime(until, sizeof until, "%Y-%m-%dT00:00:00Z", &tm);
+            for (int main_only = 0; main_only < 2; main_only++) {
+                for (size_t w = 0; w < 3; w++) {
+                    for (size_t m = 0; m < 2; m++) {
+                        const char *params[] = {"gecko",     since,
+                                                until,       main_only ? "t" : "f",
+                                                breadths[m], flaky_windows[w]};
+                        char *answer = rt_ch_sql_text(h, SQL_DIFF, 6, params);
+                        long long diff = -1, rows = 0, flaky = 0;
+                        assert_non_null(answer);
+                        assert_int_equal(sscanf(answer, "%lld %lld %lld", &diff, &rows, &flaky), 3);
+                        free(answer);
+                        if (diff != 0)
+                            fail_msg("rollup and raw differ in [%s, %s) main only %d, breadth %s,"
+                                     " flaky window %s: %lld rows\n%s",
+                                     since, until, main_only, breadths[m], flaky_windows[w], diff,
+                                     rt_ch_sql_text(h, SQL_DIFF_ROWS, 6, params));
+                        *rows_seen += rows;
+                        *flaky_seen += flaky;
+                        compared++;
+                    }
+                }
+            }
+        }
+    }
+    assert_true(compared >= 60);
+    assert_int_equal(rt_ch_sql_int(h, SQL_DAILY_DIFF, 0, NULL), 0);
+}
+
+static void test_the_rollup_gives_the_raw_answers_before_and_after_retention(void **state)
+{
+    rt_ch *h = *state;
+    time_t today = time(NULL) / 86400 * 86400;
+    assert_int_equal(rt_pg_exec(h->pg, SQL_PAST_PARTITIONS, 0, NULL, NULL), RT_OK);
+    /* a fresh database has no statistics: no plan is worth compiling */
+    assert_int_equal(rt_pg_exec(h->pg, "SET jit = off", 0, NULL, NULL), RT_OK);
+
+    gen_run *runs = calloc(RUNS, sizeof *runs);
+    assert_non_null(runs);
+    for (int i = 0; i < RUNS; i++) make_run(&runs[i], i, today);
+
+    /* Batches of 25 and single runs; the rollup brought up to date every few batches, in
+     * chunks of 40 runs, and a redelivered batch that adds nothing. */
+    rt_history_run brun[25];
+    const rt_history_rows *brows[25];
+    bool inserted[25];
+    char err[RT_ERRSTR_SIZE] = "";
+    for (int i = 0; i < RUNS;) {
+        if (i % 7 == 3) {
+            bool one = false;
+            assert_int_equal(rt_pg_begin(h->pg), RT_OK);
+            assert_int_equal(rt_history_store(h->pg, &runs[i].run, &runs[i].rows, false, &one),
+                             RT_OK);
+            assert_int_equal(rt_pg_commit(h->pg), RT_OK);
+            i++;
+            continue;
+        }
+        int n = RUNS - i < 25 ? RUNS - i : 25;
+        for (int k = 0; k < n; k++) {
+            brun[k] = runs[i + k].run;
+            brows[k] = &runs[i + k].rows;
+        }
+        for (int again = 0; again < (i % 5 == 0 ? 2 : 1); again++) {
+            assert_int_equal(rt_pg_begin(h->pg), RT_OK);
+            assert_int_equal(rt_history_store_batch(h->pg, brun, brows, (size_t)n, inserted, err),
+                             RT_OK);
+            assert_int_equal(rt_pg_commit(h->pg), RT_OK);
+        }
+        i += n;
+        if (i % 100 < 25) assert_int_equal(rt_history_rollup(h->pg, 40, NULL), RT_OK);
+    }
+
+    /* JUnit runs of another repository, one merged again with a new failure. */
+    rt_history_rows junit = {0};
+    assert_int_equal(
+        rt_history_rows_add_test(&junit, "pkg::test_a", "pkg", "PASS", NULL, false, NULL, NULL),
+        RT_OK);
+    rt_history_run j = {.source = "junit",
+                        .run_key = "j1",
+                        .repository = "owner/repo",
+                        .project = "owner/repo",
+                        .branch = "main",
+                        .main = true,
+                        .branch_key = "main",
+                        .push = "abc",
+                        .revision = "abc",
+                        .run_at = runs[0].run_at,
+                        .complete_results = true};
+    bool one = false;
+    assert_int_equal(rt_pg_begin(h->pg), RT_OK);
+    assert_int_equal(rt_history_store(h->pg, &j, &junit, true, &one), RT_OK);
+    assert_int_equal(rt_pg_commit(h->pg), RT_OK);
+    assert_int_equal(rt_history_rollup(h->pg, 40, NULL), RT_OK);
+    rt_history_rows_free(&junit);
+    assert_int_equal(
+        rt_history_rows_add_test(&junit, "pkg::test_a", "pkg", "FAIL", NULL, true, NULL, "boom"),
+        RT_OK);
+    assert_int_equal(rt_pg_begin(h->pg), RT_OK);
+    assert_int_equal(rt_history_store(h->pg, &j, &junit, true, &one), RT_OK);
+    assert_int_equal(rt_pg_commit(h->pg), RT_OK);
+    rt_history_rows_free(&junit);
+
+    long added = 0;
+    assert_int_equal(rt_history_rollup(h->pg, 40, &added), RT_OK);
+    assert_int_equal(rt_ch_sql_int(h, "SELECT count(*) FROM history_rollup_queue", 0, NULL), 0);
+    assert_int_equal(rt_ch_sql_int(h, "SELECT count(*) FROM history_runs", 0, NULL), RUNS + 1);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT failures FROM history_flakes('owner/repo', '-infinity',"
+                                   " 'infinity', false, 3, '7 days')",
+                                   0, NULL),
+                     1);
+
+    long long rows_seen = 0, flaky_seen = 0;
+    assert_rollup_agrees(h, today, &rows_seen, &flaky_seen);
+    /* the comparisons were not of empty answers */
+    assert_true(rows_seen > 1000);
+    assert_true(flaky_seen > 50);
+
+    /* Retention: days older than 6 go as whole partitions (dropped tables, not deleted rows;
+     * its time is a benchmark figure, bench_history, printed here only), and the rollup's rows
+     * of those days with them. */
+    static const char SQL_RUN_PARTITIONS[] =
+        "SELECT count(*) FROM pg_inherits WHERE inhparent = 'history_runs'::regclass";
+    long long before = rt_ch_sql_int(h, "SELECT count(*) FROM history_runs", 0, NULL);
+    long long tables_before = rt_ch_sql_int(h, SQL_RUN_PARTITIONS, 0, NULL);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long partitions = 0;
+    assert_int_equal(rt_history_maintain(h->pg, 6, &partitions), RT_OK);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    long long after = rt_ch_sql_int(h, "SELECT count(*) FROM history_runs", 0, NULL);
+    long removed = 0;
+    assert_int_equal(rt_history_rollup_prune(h->pg, &removed), RT_OK);
+    assert_true(removed > 0);
+    printf("retention: %lld of %lld runs dropped in %.3f s, %ld partitions left\n", before - after,
+           before, seconds, partitions);
+    assert_true(after < before);
+    assert_true(rt_ch_sql_int(h, SQL_RUN_PARTITIONS, 0, NULL) < tables_before);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM history_rollup_tests WHERE repository ="
+                                   " 'gecko' AND day < (SELECT min((run_at AT TIME ZONE"
+                                   " 'UTC')::date) FROM history_runs WHERE repository = 'gecko')",
+                                   0, NULL),
+                     0);
+    char *parts = rt_ch_sql_text(h,
+                                 "SELECT string_agg(c.relname, ' ' ORDER BY c.relname) FROM"
+                                 " pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE"
+                                 " i.inhparent = 'history_rollup_push_groups'::regclass",
+                                 0, NULL);
+    fprintf(stderr, "registry partitions: %s\n", parts ? parts : "");
+    free(parts);
+    rows_seen = flaky_seen = 0;
+    assert_rollup_agrees(h, today, &rows_seen, &flaky_seen);
+
+    for (int i = 0; i < RUNS; i++) rt_history_rows_free(&runs[i].rows);
+    free(runs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_the_rollup_gives_the_raw_answers_before_and_after_retention, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
