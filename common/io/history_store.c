@@ -547,10 +547,10 @@ static const char SQL_MODEL_COUNTS[] =
     "        SELECT count(*) AS failures,"
     "               count(*) FILTER (WHERE t.signature_hash = l.hash"
     "                                  AND t.signature = l.signature) AS signature"
-    "          FROM history_tests t JOIN history_runs r ON r.id = t.run_id"
+    "          FROM history_tests t JOIN history_runs r ON r.id = t.run_id AND r.run_at = t.run_at"
     "         WHERE t.test = l.test AND t.failed AND r.repository = $2"
-    "           AND r.run_at >= w.until - make_interval(days => $3::integer)"
-    "           AND r.run_at < w.until"
+    "           AND t.run_at >= w.until - make_interval(days => $3::integer)"
+    "           AND t.run_at < w.until"
     "           AND NOT (r.project = $4 AND r.revision IS NOT DISTINCT FROM $5)) f ON true"
     "  ORDER BY l.n";
 

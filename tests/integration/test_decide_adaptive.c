@@ -135,20 +135,21 @@ static void test_history(rt_ch *h, int runs, int failures)
     snprintf(k, sizeof k, "%d", failures);
     const char *params[] = {n, k, line->test, line->signature, line->hash_hex};
     assert_int_equal(
-        rt_ch_sql_int(h,
-                      "WITH r AS (INSERT INTO history_runs (source, run_key, repository, project,"
-                      " branch, branch_class, branch_key, push, revision, run_at,"
-                      " complete_results) SELECT 'taskcluster', 'adaptive-' || i, 'gecko',"
-                      " 'autoland', 'autoland', 'main', 'autoland', (1000 + i)::text,"
-                      " 'rev' || i, now() - make_interval(mins => 5 * i), true"
-                      " FROM generate_series(1, $1::integer) i RETURNING id, push),"
-                      " t AS (INSERT INTO history_tests (run_id, test, group_name, status, failed,"
-                      " message, signature, signature_hash) SELECT r.id, $3, '', CASE WHEN"
-                      " r.push::integer - 1000 <= $2::integer THEN 'FAIL' ELSE 'PASS' END,"
-                      " r.push::integer - 1000 <= $2::integer, 'm', CASE WHEN r.push::integer -"
-                      " 1000 <= $2::integer THEN $4 END, CASE WHEN r.push::integer - 1000 <="
-                      " $2::integer THEN $5 END FROM r RETURNING 1) SELECT count(*) FROM t",
-                      5, params),
+        rt_ch_sql_int(
+            h,
+            "WITH r AS (INSERT INTO history_runs (source, run_key, repository, project,"
+            " branch, branch_class, branch_key, push, revision, run_at,"
+            " complete_results) SELECT 'taskcluster', 'adaptive-' || i, 'gecko',"
+            " 'autoland', 'autoland', 'main', 'autoland', (1000 + i)::text,"
+            " 'rev' || i, now() - make_interval(mins => 5 * i), true"
+            " FROM generate_series(1, $1::integer) i RETURNING id, run_at, push),"
+            " t AS (INSERT INTO history_tests (run_id, run_at, test, group_name, status, failed,"
+            " message, signature, signature_hash) SELECT r.id, r.run_at, $3, '', CASE WHEN"
+            " r.push::integer - 1000 <= $2::integer THEN 'FAIL' ELSE 'PASS' END,"
+            " r.push::integer - 1000 <= $2::integer, 'm', CASE WHEN r.push::integer -"
+            " 1000 <= $2::integer THEN $4 END, CASE WHEN r.push::integer - 1000 <="
+            " $2::integer THEN $5 END FROM r RETURNING 1) SELECT count(*) FROM t",
+            5, params),
         runs);
     rt_bugsug_free(&sug);
 }
