@@ -24,7 +24,10 @@ static const char SQL_DECISIONS[] = "SELECT d.set_id, " TS(
                     "   ELSE '[]'::jsonb END) l), 0),"
                     " coalesce((d.evidence #>> '{counts,compared}')::int, 0),"
                     " d.culprit_status, coalesce(d.culprit_reason, ''), d.culprit_revision,"
-                    " d.culprit_range_first, d.culprit_range_last, d.culprit_url"
+                    " d.culprit_range_first, d.culprit_range_last, d.culprit_url,"
+                    " d.policy, d.p_regression, d.prior_runs, d.prior_failures,"
+                    " d.prior_signature_failures, d.rounds, d.retriggers, d.shadow_policy,"
+                    " d.shadow_verdict, d.shadow_reason"
                     " FROM decisions d JOIN retrigger_sets s ON s.id = d.set_id"
                     " WHERE d.decided_at >= now() - $1::interval AND ($2::text IS NULL OR "
                     "s.project = $2)"
@@ -50,8 +53,22 @@ static const char SQL_SET[] =
 static const char SQL_ACTION[] =
     "SELECT action_name, coalesce(outcome, 'in flight'), coalesce(action_task_id, '-'), attempts,"
     " dry_run, " TS("intent_at") ", coalesce(" TS(
-        "finished_at") ", '-'), coalesce(error, '')"
-                       " FROM retrigger_actions WHERE set_id = $1::bigint";
+        "finished_at") ", '-'), coalesce(error, ''), round"
+                       " FROM retrigger_actions WHERE set_id = $1::bigint ORDER BY round";
+/* The rounds after the first (decide_policy = adaptive, migration 0024). */
+static const char SQL_ROUNDS[] =
+    "SELECT round, wanted, retriggers, refused, coalesce(to_char(p_regression, 'FM0.000'), '-'),"
+    " " TS("requested_at") ", coalesce(" TS(
+        "published_at") ", '-')"
+                        " FROM retrigger_rounds WHERE set_id = $1::bigint ORDER BY round";
+/* What the decision row records of the verdict policy (migration 0024). */
+static const char SQL_POLICY[] =
+    "SELECT coalesce(policy, '-'), coalesce(to_char(p_regression, 'FM0.000'), '-'),"
+    " coalesce(prior_runs::text, '-'), coalesce(prior_failures::text, '-'),"
+    " coalesce(prior_signature_failures::text, '-'), coalesce(rounds::text, '-'),"
+    " coalesce(retriggers::text, '-'), coalesce(shadow_policy, '-'),"
+    " coalesce(shadow_verdict, '-'), coalesce(shadow_reason, '-')"
+    " FROM decisions WHERE set_id = $1::bigint";
 static const char SQL_MEMBERS[] =
     "SELECT m.task_id, m.run_id, m.state, coalesce(m.result, '-'), coalesce(" TS(
         "m.resolved_at") ", '-'), coalesce(r.verdict || '/' || r.verdict_reason, '-')"
@@ -106,6 +123,24 @@ static bool parse_since(const char *text, char *out, size_t size)
 }
 
 static int db_connect(rt_config *cfg, rt_pg **pg) { return rt__cli_connect(cfg, "cli", pg); }
+
+/* The verdict policy's columns of a SQL_DECISIONS row (from column 12; migration 0024) into
+ * o, those that are set. */
+static void policy_json(json_t *o, const PGresult *res, int i)
+{
+    static const char *const names[] = {
+        "policy", "p_regression", "prior_runs",    "prior_failures", "prior_signature_failures",
+        "rounds", "retriggers",   "shadow_policy", "shadow_verdict", "shadow_reason"};
+    for (int k = 0; o && k < 10; k++) {
+        int col = PQfnumber(res, names[k]); /* by name: the SELECT holds other columns too */
+        if (col < 0 || PQgetisnull(res, i, col)) continue;
+        const char *v = PQgetvalue(res, i, col);
+        json_t *value = k == 1             ? json_real(atof(v))
+                        : k >= 2 && k <= 6 ? json_integer(atoll(v))
+                                           : json_string(v);
+        json_object_set_new(o, names[k], value);
+    }
+}
 
 int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
 {
@@ -181,6 +216,7 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
                                               "url", OR_NULL(17)));
 #undef OR_NULL
             }
+            policy_json(o, res, i);
             json_array_append_new(list, o);
         }
         char *text = json_dumps(list, JSON_INDENT(2) | JSON_ENSURE_ASCII);
@@ -188,9 +224,10 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
         if (text) printf("%s\n", text);
         free(text);
     } else {
-        printf("%-20s  %-12s  %-22s  %-10s  %-12s  %-5s  %-22s  %-21s  %s\n", "DECIDED_AT",
-               "VERDICT", "REASON", "PROJECT", "REVISION", "REPRO", "ORIGINAL_TASK", "CULPRIT",
-               "LABEL");
+        printf("%-20s  %-12s  %-22s  %-10s  %-12s  %-5s  %-8s  %-5s  %-5s  %-12s  %-22s  %-21s  "
+               "%s\n",
+               "DECIDED_AT", "VERDICT", "REASON", "PROJECT", "REVISION", "REPRO", "POLICY", "P_REG",
+               "RD/RT", "SHADOW", "ORIGINAL_TASK", "CULPRIT", "LABEL");
         for (int i = 0; i < n; i++) {
             /* The culprit search: the culprit's revision once found, else its status. */
             char culprit[64] = "-";
@@ -198,12 +235,24 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
                 snprintf(culprit, sizeof culprit, "%.12s", PQgetvalue(res, i, 14));
             else if (!PQgetisnull(res, i, 12))
                 snprintf(culprit, sizeof culprit, "%.21s", PQgetvalue(res, i, 12));
-            printf("%-20s  %-12s  %-22s  %-10s  %-12.12s  %2s/%-2s  %-22s  %-21s  %s\n",
-                   rt_cli_text(PQgetvalue(res, i, 1)), rt_cli_text(PQgetvalue(res, i, 2)),
-                   rt_cli_text(PQgetvalue(res, i, 3)), rt_cli_text(PQgetvalue(res, i, 4)),
-                   rt_cli_text(PQgetvalue(res, i, 5)), rt_cli_text(PQgetvalue(res, i, 10)),
-                   rt_cli_text(PQgetvalue(res, i, 11)), rt_cli_text(PQgetvalue(res, i, 8)),
-                   rt_cli_text(culprit), rt_cli_text(PQgetvalue(res, i, 6)));
+            /* The verdict policy (migration 0024): p_regression, rounds/retriggers asked for. */
+            char p[16] = "-", spent[24] = "-";
+            if (!PQgetisnull(res, i, 19))
+                snprintf(p, sizeof p, "%.3f", atof(PQgetvalue(res, i, 19)));
+            if (!PQgetisnull(res, i, 23) && !PQgetisnull(res, i, 24))
+                snprintf(spent, sizeof spent, "%s/%s", PQgetvalue(res, i, 23),
+                         PQgetvalue(res, i, 24));
+            printf(
+                "%-20s  %-12s  %-22s  %-10s  %-12.12s  %2s/%-2s  %-8s  %-5s  %-5s  %-12s  %-22s  "
+                "%-21s  %s\n",
+                rt_cli_text(PQgetvalue(res, i, 1)), rt_cli_text(PQgetvalue(res, i, 2)),
+                rt_cli_text(PQgetvalue(res, i, 3)), rt_cli_text(PQgetvalue(res, i, 4)),
+                rt_cli_text(PQgetvalue(res, i, 5)), rt_cli_text(PQgetvalue(res, i, 10)),
+                rt_cli_text(PQgetvalue(res, i, 11)),
+                PQgetisnull(res, i, 18) ? "-" : rt_cli_text(PQgetvalue(res, i, 18)), p, spent,
+                PQgetisnull(res, i, 26) ? "-" : rt_cli_text(PQgetvalue(res, i, 26)),
+                rt_cli_text(PQgetvalue(res, i, 8)), rt_cli_text(culprit),
+                rt_cli_text(PQgetvalue(res, i, 6)));
         }
     }
     status = 0;
@@ -264,6 +313,16 @@ static void print_lines(json_t *evidence)
         json_array_foreach(json_object_get(line, "reproduced_by"), k, by)
             printf("      by %s\n", rt_cli_text(json_string_value(by)));
         print_history(json_object_get(line, "history"));
+        json_t *model = json_object_get(line, "model");
+        if (json_is_number(json_object_get(line, "p_regression")) && json_is_object(model)) {
+            long long sig = int_of(model, "signature_failures");
+            char sig_text[64] = "";
+            if (sig >= 0) snprintf(sig_text, sizeof sig_text, ", %lld with this signature", sig);
+            printf(
+                "      p_regression %.3f (prior: %lld failure(s) in %lld run(s) of its test%s)\n",
+                json_number_value(json_object_get(line, "p_regression")), int_of(model, "failures"),
+                int_of(model, "runs"), sig_text);
+        }
     }
     json_array_foreach(json_object_get(evidence, "tracked"), i, line)
         printf("  [dropped: single tracking bug %lld] %s\n",
@@ -283,6 +342,28 @@ static void print_culprit(PGresult *res)
     printf("  window: %s push(es); %s probe(s), %s job(s) spent\n", V(10), V(9), V(8));
     if (PQgetvalue(res, 0, 11)[0]) printf("  next probe: %s, %s run(s)\n", V(11), V(12));
 #undef V
+}
+
+/* The verdict policy's record of the decision (migration 0024): the policy in force,
+ * p_regression and the history it used, the rounds and retriggers, the other policy's
+ * verdict on the same evidence. Nothing for decisions stored before it. */
+static void print_policy(rt_pg *pg, const char *const *sparams)
+{
+    PGresult *res = NULL;
+    if (rt_pg_exec(pg, SQL_POLICY, 1, sparams, &res) != RT_OK || PQntuples(res) != 1 ||
+        !strcmp(PQgetvalue(res, 0, 0), "-")) {
+        PQclear(res);
+        return;
+    }
+    printf("  policy %s: p_regression %s (prior: %s failure(s) in %s run(s) of the test, %s with "
+           "this signature); %s round(s), %s retrigger(s) asked for\n",
+           rt_cli_text(PQgetvalue(res, 0, 0)), rt_cli_text(PQgetvalue(res, 0, 1)),
+           rt_cli_text(PQgetvalue(res, 0, 3)), rt_cli_text(PQgetvalue(res, 0, 2)),
+           rt_cli_text(PQgetvalue(res, 0, 4)), rt_cli_text(PQgetvalue(res, 0, 5)),
+           rt_cli_text(PQgetvalue(res, 0, 6)));
+    printf("  %s would say: %s (%s)\n", rt_cli_text(PQgetvalue(res, 0, 7)),
+           rt_cli_text(PQgetvalue(res, 0, 8)), rt_cli_text(PQgetvalue(res, 0, 9)));
+    PQclear(res);
 }
 
 int rt_cli_explain(int argc, char **argv, rt_config *cfg)
@@ -335,18 +416,37 @@ int rt_cli_explain(int argc, char **argv, rt_config *cfg)
     PQclear(res);
     res = NULL;
 
+    if (rt_pg_exec(pg, SQL_ROUNDS, 1, sparams, &res) != RT_OK) goto dberror;
+    /* Later rounds (decide_policy = adaptive): asked for by retrig-decide. */
+    for (int i = 0; i < PQntuples(res); i++) {
+        if (PQgetvalue(res, i, 3)[0] == 't')
+            printf("  round %s: %s wanted, refused by the budget (p_regression %s, %s)\n",
+                   rt_cli_text(PQgetvalue(res, i, 0)), rt_cli_text(PQgetvalue(res, i, 1)),
+                   rt_cli_text(PQgetvalue(res, i, 4)), rt_cli_text(PQgetvalue(res, i, 5)));
+        else
+            printf("  round %s: asked for %s more retriggers of %s wanted (p_regression %s, %s); "
+                   "request published %s\n",
+                   rt_cli_text(PQgetvalue(res, i, 0)), rt_cli_text(PQgetvalue(res, i, 2)),
+                   rt_cli_text(PQgetvalue(res, i, 1)), rt_cli_text(PQgetvalue(res, i, 4)),
+                   rt_cli_text(PQgetvalue(res, i, 5)), rt_cli_text(PQgetvalue(res, i, 6)));
+    }
+    PQclear(res);
+    res = NULL;
+
     if (rt_pg_exec(pg, SQL_ACTION, 1, sparams, &res) != RT_OK) goto dberror;
     printf("\nthe retrigger action\n");
-    if (PQntuples(res) == 0)
-        printf("  none recorded yet\n");
-    else
-        printf("  %s: %s%s, action task %s, %s attempt(s), intent %s, finished %s%s%s\n",
-               rt_cli_text(PQgetvalue(res, 0, 0)), rt_cli_text(PQgetvalue(res, 0, 1)),
-               rt_cli_text(PQgetvalue(res, 0, 4))[0] == 't' ? " (dry run)" : "",
-               rt_cli_text(PQgetvalue(res, 0, 2)), rt_cli_text(PQgetvalue(res, 0, 3)),
-               rt_cli_text(PQgetvalue(res, 0, 5)), rt_cli_text(PQgetvalue(res, 0, 6)),
-               rt_cli_text(PQgetvalue(res, 0, 7))[0] ? "; error: " : "",
-               rt_cli_text(PQgetvalue(res, 0, 7)));
+    if (PQntuples(res) == 0) printf("  none recorded yet\n");
+    for (int i = 0; i < PQntuples(res); i++)
+        printf("  %s%s%s%s: %s%s, action task %s, %s attempt(s), intent %s, finished %s%s%s\n",
+               PQntuples(res) > 1 ? "round " : "",
+               PQntuples(res) > 1 ? rt_cli_text(PQgetvalue(res, i, 8)) : "",
+               PQntuples(res) > 1 ? " " : "", rt_cli_text(PQgetvalue(res, i, 0)),
+               rt_cli_text(PQgetvalue(res, i, 1)),
+               rt_cli_text(PQgetvalue(res, i, 4))[0] == 't' ? " (dry run)" : "",
+               rt_cli_text(PQgetvalue(res, i, 2)), rt_cli_text(PQgetvalue(res, i, 3)),
+               rt_cli_text(PQgetvalue(res, i, 5)), rt_cli_text(PQgetvalue(res, i, 6)),
+               rt_cli_text(PQgetvalue(res, i, 7))[0] ? "; error: " : "",
+               rt_cli_text(PQgetvalue(res, i, 7)));
     PQclear(res);
     res = NULL;
 
@@ -377,17 +477,18 @@ int rt_cli_explain(int argc, char **argv, rt_config *cfg)
                rt_cli_text(PQgetvalue(res, 0, 0)), rt_cli_text(PQgetvalue(res, 0, 1)),
                (long long)json_integer_value(json_object_get(evidence, "threshold")),
                rt_cli_text(PQgetvalue(res, 0, 2)));
-        printf(
-            "  retriggers: %lld compared (%lld passed, %lld failed), %lld exception, %lld without "
-            "data, %lld pending\n",
-            (long long)json_integer_value(json_object_get(counts, "compared")),
-            (long long)json_integer_value(json_object_get(counts, "passed")),
-            (long long)json_integer_value(json_object_get(counts, "failed")),
-            (long long)json_integer_value(json_object_get(counts, "exceptions")),
-            (long long)json_integer_value(json_object_get(counts, "no_data")),
-            (long long)json_integer_value(json_object_get(counts, "pending")));
+        printf("  retriggers: %lld compared (%lld passed, %lld failed), %lld exception, %lld "
+               "without "
+               "data, %lld pending\n",
+               (long long)json_integer_value(json_object_get(counts, "compared")),
+               (long long)json_integer_value(json_object_get(counts, "passed")),
+               (long long)json_integer_value(json_object_get(counts, "failed")),
+               (long long)json_integer_value(json_object_get(counts, "exceptions")),
+               (long long)json_integer_value(json_object_get(counts, "no_data")),
+               (long long)json_integer_value(json_object_get(counts, "pending")));
         printf("  lines of the original compared:\n");
         print_lines(evidence);
+        print_policy(pg, sparams);
         json_t *cancelled = json_object_get(evidence, "cancelled");
         if (cancelled)
             printf("  cancelled %lld pending retrigger(s), ~%lld s of task time saved\n",

@@ -17,6 +17,26 @@ void rt_elig_policy_from_config(const rt_config *cfg, rt_elig_policy *policy)
     policy->target_retriggers = cfg->retriggers_per_failure;
 }
 
+void rt_decide_settings_from_config(const rt_config *cfg, rt_decide_settings *s)
+{
+    rt_decide_settings_default(s);
+    s->confidence = cfg->decide_confidence;
+    s->prior_regression = cfg->decide_prior_regression;
+    s->max_retriggers = cfg->decide_max_retriggers;
+    s->first_batch_max = cfg->retriggers_per_failure;
+    s->first_batch_min = cfg->budget_minimum < cfg->retriggers_per_failure
+                             ? cfg->budget_minimum
+                             : cfg->retriggers_per_failure;
+}
+
+rt_policy rt_decide_policy_from_config(const rt_config *cfg)
+{
+    rt_policy policy = RT_POLICY_SEED;
+    /* rt_config_load accepts seed and adaptive only. */
+    if (rt_policy_parse(cfg->decide_policy, &policy) != RT_OK) policy = RT_POLICY_SEED;
+    return policy;
+}
+
 void rt_hook_policy_from_config(const rt_config *cfg, rt_hook_policy *policy)
 {
     policy->hook_group_id = cfg->taskcluster_hook_group;

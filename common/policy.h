@@ -9,6 +9,8 @@
 #include "common/not_core.h"
 
 #include "common/config.h"
+#include "common/core/decide_model.h"
+#include "common/core/decide_policy.h"
 #include "common/core/eligibility.h"
 #include "common/core/hawk.h"
 #include "common/core/perf_pick.h"
@@ -17,6 +19,13 @@
 /* The eligibility policy (tiers, pool_prefixes, projects, retriggers_per_failure). The
  * prefixes and projects point into cfg, which must outlive the policy. */
 void rt_elig_policy_from_config(const rt_config *cfg, rt_elig_policy *policy);
+
+/* The verdict model's settings (common/core/decide_model.h): its documented defaults with
+ * decide_confidence, decide_prior_regression, decide_max_retriggers, and the first batch
+ * between budget_minimum and retriggers_per_failure; the verdict policy in force
+ * (decide_policy). */
+void rt_decide_settings_from_config(const rt_config *cfg, rt_decide_settings *s);
+rt_policy rt_decide_policy_from_config(const rt_config *cfg);
 
 /* The hook-call policy (taskcluster_hook_group, project_levels); points into cfg. */
 void rt_hook_policy_from_config(const rt_config *cfg, rt_hook_policy *policy);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/core/decide_rounds.h"
 #include "common/core/ids.h"
 
 #define CAP (1024 * 1024)
@@ -81,7 +82,7 @@ int rt_retrigger_request_parse(const char *body, size_t len, rt_retrigger_reques
     memset(out, 0, sizeof *out);
     json_t *root = load(body, len, reason);
     if (!root) return RT_EPROTO;
-    long long run_id = 0, times = 0;
+    long long run_id = 0, times = 0, round = 1; /* requests before rounds are round 1's */
     int rc;
     if ((rc = int_field(root, "set_id", 1, (1LL << 62), &out->set_id, reason)) ||
         (rc = string_field(root, "project", rt_valid_project, out->project, sizeof out->project,
@@ -97,13 +98,16 @@ int rt_retrigger_request_parse(const char *body, size_t len, rt_retrigger_reques
         (rc = string_field(root, "platform", rt_valid_label, NULL, 0, &out->platform, reason)) ||
         (rc = string_field(root, "task_queue_id", rt_valid_task_queue_id, NULL, 0,
                            &out->task_queue_id, reason)) ||
-        (rc = int_field(root, "times", 1, 20, &times, reason))) {
+        (rc = int_field(root, "times", 1, 20, &times, reason)) ||
+        (json_object_get(root, "round") &&
+         (rc = int_field(root, "round", 1, RT_ROUND_MAX, &round, reason)))) {
         json_decref(root);
         rt_retrigger_request_free(out);
         return rc;
     }
     out->run_id = (int)run_id;
     out->times = (int)times;
+    out->round = (int)round;
     json_decref(root);
     return RT_OK;
 }

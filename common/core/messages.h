@@ -23,6 +23,7 @@ typedef struct rt_retrigger_request {
     char *platform;
     char *task_queue_id;
     int times;
+    int round; /* the set's round this request is for (decide_rounds.h); 1 when absent */
 } rt_retrigger_request;
 
 RT_MUSTCHECK int rt_retrigger_request_parse(const char *body, size_t len, rt_retrigger_request *out,

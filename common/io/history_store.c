@@ -529,3 +529,73 @@ out:
     json_decref(result);
     return rc;
 }
+
+static const char SQL_MODEL_COUNTS[] =
+    "WITH l AS (SELECT x.n, x.test, x.hash, x.signature"
+    "             FROM jsonb_to_recordset($1::jsonb) AS x(n integer, test text, hash text,"
+    "                                                      signature text)),"
+    " w AS (SELECT coalesce(nullif($6::text, '')::timestamptz, now()) AS until)"
+    " SELECT l.n, coalesce(rn.runs, 0), coalesce(f.failures, 0), coalesce(f.signature, 0)"
+    "   FROM l CROSS JOIN w"
+    "   LEFT JOIN LATERAL ("
+    "        SELECT count(*) AS runs FROM history_test_runs v"
+    "         WHERE v.test = l.test AND v.repository = $2"
+    "           AND v.run_at >= w.until - make_interval(days => $3::integer)"
+    "           AND v.run_at < w.until"
+    "           AND NOT (v.project = $4 AND v.revision IS NOT DISTINCT FROM $5)) rn ON true"
+    "   LEFT JOIN LATERAL ("
+    "        SELECT count(*) AS failures,"
+    "               count(*) FILTER (WHERE t.signature_hash = l.hash"
+    "                                  AND t.signature = l.signature) AS signature"
+    "          FROM history_tests t JOIN history_runs r ON r.id = t.run_id AND r.run_at = t.run_at"
+    "         WHERE t.test = l.test AND t.failed AND r.repository = $2"
+    "           AND t.run_at >= w.until - make_interval(days => $3::integer)"
+    "           AND t.run_at < w.until"
+    "           AND NOT (r.project = $4 AND r.revision IS NOT DISTINCT FROM $5)) f ON true"
+    "  ORDER BY l.n";
+
+int rt_history_model_counts(rt_pg *pg, const rt_history_lookup *q, const char *before,
+                            const rt_failure_line *lines, size_t nlines, rt_decide_history *out)
+{
+    for (size_t i = 0; i < nlines; i++) out[i] = (rt_decide_history){0, 0, -1};
+    if (nlines == 0) return RT_OK;
+    json_t *input = json_array();
+    char *input_text = NULL;
+    PGresult *res = NULL;
+    int rc = RT_ENOMEM;
+    if (!input) goto out;
+    for (size_t i = 0; i < nlines; i++) {
+        const rt_failure_line *l = &lines[i];
+        if (json_array_append_new(input,
+                                  json_pack("{s:i, s:s, s:s, s:s}", "n", (int)i, "test",
+                                            l->test ? l->test : "", "hash", l->hash_hex,
+                                            "signature", l->signature ? l->signature : "")) != 0)
+            goto out;
+    }
+    if (!(input_text = json_dumps(input, JSON_COMPACT))) goto out;
+    char days[16];
+    snprintf(days, sizeof days, "%d", q->window_days);
+    const char *params[] = {input_text, q->repository, days,
+                            q->project, q->revision,   before ? before : ""};
+    if ((rc = rt_pg_exec(pg, SQL_MODEL_COUNTS, 6, params, &res)) != RT_OK) goto out;
+    if ((size_t)PQntuples(res) != nlines) {
+        rc = RT_EDB;
+        goto out;
+    }
+    for (int r = 0; r < PQntuples(res); r++) {
+        const rt_failure_line *l = &lines[r];
+        if (!l->test || !l->test[0]) continue; /* no test: no history */
+        long runs = atol(PQgetvalue(res, r, 1)), failures = atol(PQgetvalue(res, r, 2));
+        /* A failure recorded for a run the view does not list still ran. */
+        out[r].runs = runs > failures ? runs : failures;
+        out[r].failures = failures;
+        out[r].signature_failures =
+            l->signature && l->signature[0] ? atol(PQgetvalue(res, r, 3)) : -1;
+    }
+    rc = RT_OK;
+out:
+    PQclear(res);
+    free(input_text);
+    json_decref(input);
+    return rc;
+}

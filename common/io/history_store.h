@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/core/decide_model.h"
 #include "common/core/failure_line.h"
 #include "common/core/history.h"
 #include "common/io/pg.h"
@@ -80,5 +81,17 @@ typedef struct rt_history_lookup {
  * "branch", "push", "revision"}, or null. RT_OK, RT_EDB (rt_pg_errstr), RT_ENOMEM. */
 RT_MUSTCHECK int rt_history_lines_lookup(rt_pg *pg, const rt_history_lookup *q,
                                          const rt_failure_line *lines, size_t nlines, json_t **out);
+
+/* The counts the verdict model reads (common/core/decide_model.h), per line, in one query:
+ * runs of the line's test (history_test_runs, passes included) in the history window on
+ * other pushes than (project, revision) that resolved before `before` (an ISO-8601 time;
+ * NULL or "": now), failures of the test among them, and those with the line's signature
+ * (-1 when the line has none). A line without a test has no history (0, 0, -1). The
+ * history before the failure is what a regression leaves untouched: later pushes carry the
+ * regression too, and the set's own retriggers are on its push. out: nlines entries.
+ * RT_OK, RT_EDB (rt_pg_errstr), RT_ENOMEM. */
+RT_MUSTCHECK int rt_history_model_counts(rt_pg *pg, const rt_history_lookup *q, const char *before,
+                                         const rt_failure_line *lines, size_t nlines,
+                                         rt_decide_history *out);
 
 #endif

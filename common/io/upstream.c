@@ -525,16 +525,16 @@ static bool action_matches(json_t *task, const char *action_name, const char *la
 
 typedef struct action_search {
     const char *action_name, *label, *task_id;
-    const char *const *exclude;
-    size_t nexclude;
+    const char *const *except;
+    size_t nexcept;
     char *out;
     bool found;
 } action_search;
 
-static bool excluded(const action_search *a, const char *id)
+static bool excepted(const action_search *a, const char *id)
 {
-    for (size_t i = 0; i < a->nexclude; i++)
-        if (!strcmp(a->exclude[i], id)) return true;
+    for (size_t i = 0; i < a->nexcept; i++)
+        if (a->except[i] && !strcmp(a->except[i], id)) return true;
     return false;
 }
 
@@ -542,7 +542,7 @@ static bool find_action(void *ctx, const char *id, json_t *status, json_t *task)
 {
     (void)status;
     action_search *a = ctx;
-    if (id && rt_valid_task_id(id) && !excluded(a, id) &&
+    if (id && rt_valid_task_id(id) && !excepted(a, id) &&
         action_matches(task, a->action_name, a->label, a->task_id)) {
         memcpy(a->out, id, 23);
         a->found = true;
@@ -560,11 +560,11 @@ int rt_tc_find_action_task(rt_http *h, const char *root_url, const char *task_gr
 
 int rt_tc_find_action_task_except(rt_http *h, const char *root_url, const char *task_group_id,
                                   const char *action_name, const char *label, const char *task_id,
-                                  const char *const *exclude, size_t nexclude,
+                                  const char *const *except, size_t nexcept,
                                   char action_task_id[23], bool *found, char *errstr)
 {
     action_task_id[0] = '\0';
-    action_search a = {action_name, label, task_id, exclude, nexclude, action_task_id, false};
+    action_search a = {action_name, label, task_id, except, nexcept, action_task_id, false};
     int rc = rt_tc_each_group_task(h, root_url, task_group_id, find_action, &a, errstr);
     *found = a.found;
     return rc;

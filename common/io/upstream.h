@@ -108,11 +108,14 @@ RT_MUSTCHECK int rt_tc_find_action_task(rt_http *h, const char *root_url, const 
                                         const char *action_name, const char *label,
                                         const char *task_id, char action_task_id[23], bool *found,
                                         char *errstr);
-/* The same, skipping the action tasks listed in exclude (an earlier attempt's). */
+/* The same, leaving out the action tasks named in except[] (nexcept of them; NULL entries
+ * are ignored): a later round of a set (common/core/decide_rounds.h) or a culprit probe
+ * looks for its own action task, not one an earlier attempt or round recorded for the same
+ * label. */
 RT_MUSTCHECK int rt_tc_find_action_task_except(rt_http *h, const char *root_url,
                                                const char *task_group_id, const char *action_name,
                                                const char *label, const char *task_id,
-                                               const char *const *exclude, size_t nexclude,
+                                               const char *const *except, size_t nexcept,
                                                char action_task_id[23], bool *found, char *errstr);
 
 typedef struct rt_th_job {

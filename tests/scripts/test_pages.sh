@@ -79,8 +79,8 @@ expect_usage --noise 0.9
 expect_usage --until yesterday
 
 # ---- decisions, an infrastructure failure, budgets and backfills ----
-# As a later migration will: a column of the decision row the page shows when present.
-sql -c "ALTER TABLE decisions ADD COLUMN p_regression double precision" >/dev/null
+# A column of the decision row the page shows when present (migration 0024 adds it).
+sql -c "ALTER TABLE decisions ADD COLUMN IF NOT EXISTS p_regression double precision" >/dev/null
 sql >"$work/sql.log" 2>&1 <<'SQL' || bad "the decisions could not be written: $(cat "$work/sql.log")"
 \set until '''2025-12-01T12:00:00Z'''
 INSERT INTO retrigger_sets (id, project, revision, label, platform, original_task_id, original_run_id,

@@ -197,7 +197,8 @@ def test_broken_messages_of_ours_are_rejected():
     for field in ["set_id", "task_id", "times", "failures", "task_queue_id"]:
         m = copy.deepcopy(r); del m[field]
         must_reject("retrigger-request", m, f"a request without {field}")
-    for field, value, what in [("times", 0, "times 0"), ("times", 6, "times 6"),
+    for field, value, what in [("times", 0, "times 0"), ("times", 21, "times 21"),
+                               ("round", 0, "round 0"), ("round", "2", "round as a string"),
                                ("times", "3", "times as a string"), ("version", 2, "version 2"),
                                ("revision", "b437ae03", "a short revision"),
                                ("requested_at", "2019-06-26 19:36", "a date without zone"),

@@ -10,8 +10,12 @@
  * the ledger backstop and writes the ledger row; then, under the set's row lock, publishes
  * the retrigger request with a confirm and marks it published. The Pulse message is acked
  * only after that. Transient upstream failures go through delay queues; after the last delay the
- * message is dead-lettered. classify_concurrency lanes (threads) in one process each run
- * this whole loop with their own connections, like replicas; run replicas for more. */
+ * message is dead-lettered. With decide_policy = adaptive, the set's first round asks for the
+ * verdict model's first batch (common/core/decide_rounds.h: from the history of the failing
+ * tests, within budget_minimum and retriggers_per_failure) instead of
+ * retriggers_per_failure; retrig-decide asks for the later rounds. classify_concurrency lanes
+ * (threads) in one process each run this whole loop with their own connections, like replicas; run
+ * replicas for more. */
 #include <jansson.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -24,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/core/decide_rounds.h"
 #include "common/core/eligibility.h"
 #include "common/core/errorsummary.h"
 #include "common/core/ids.h"
@@ -36,6 +41,7 @@
 #include "common/io/budget.h"
 #include "common/io/deadline.h"
 #include "common/io/hashkey.h"
+#include "common/io/history_store.h"
 #include "common/io/http.h"
 #include "common/io/ledger.h"
 #include "common/io/metrics.h"
@@ -142,7 +148,7 @@ static const char SQL_LOCK_SET[] =
     " retrigger_count, platform, task_group_id, task_queue_id, failing_groups::text, failures::text"
     " FROM retrigger_sets WHERE project = $1 AND revision = $2 AND label = $3 FOR UPDATE";
 static const char SQL_LOCK_SET_BY_ID[] =
-    "SELECT retrigger_count, status, project, found_count FROM retrigger_sets"
+    "SELECT retrigger_count + later_retriggers, status, project, found_count FROM retrigger_sets"
     " WHERE id = $1::bigint FOR UPDATE";
 static const char SQL_RESOLVED_MEMBERS[] =
     "SELECT count(*) FROM retrigger_set_members WHERE set_id = $1::bigint"
@@ -542,6 +548,37 @@ static void report_budget(classify *w, const char *platform, const char *day, in
     rt_metric_set(m->budget_left, limit > total ? limit - total : 0, platform);
 }
 
+/* decide_policy = adaptive: round 1 asks for the model's first batch for the failing tests
+ * (their history on other pushes, common/io/history_store.h) less the runs found on the
+ * push, instead of eligibility's retriggers_per_failure less them (*wanted, left as it is
+ * under seed). */
+static int adaptive_first_round(classify *w, const rt_taskdef *task, const rt_errorsummary *es,
+                                int *wanted)
+{
+    if (rt_decide_policy_from_config(w->cfg) != RT_POLICY_ADAPTIVE) return RT_OK;
+    rt_decide_settings model;
+    rt_decide_settings_from_config(w->cfg, &model);
+    /* One line a failing test (the decision compares lines; the history is the test's). */
+    rt_failure_line lines[RT_VERDICT_MAX_LINES];
+    size_t n = 0;
+    for (size_t i = 0; es && i < es->nfailures && n < RT_VERDICT_MAX_LINES; i++) {
+        const char *test = es->failures[i].test;
+        bool seen = !test || !test[0];
+        for (size_t k = 0; !seen && k < n; k++) seen = !strcmp(lines[k].test, test);
+        if (!seen) lines[n++] = (rt_failure_line){.test = (char *)test};
+    }
+    rt_decide_history history[RT_VERDICT_MAX_LINES];
+    rt_history_lookup q = {.repository = w->cfg->history_repository,
+                           .window_days = w->cfg->history_flaky_window_days,
+                           .min_branches = w->cfg->history_flaky_min_branches,
+                           .project = task->project,
+                           .revision = task->revision};
+    int rc = rt_history_model_counts(w->pg, &q, NULL, lines, n, history);
+    if (rc != RT_OK) return rc;
+    *wanted = (int)rt_round_first(&model, history, n, w->nfound);
+    return RT_OK;
+}
+
 /* Claims budget and set, creates the set, publishes the request. */
 static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_taskdef *task,
                                const rt_errorsummary *es, int wanted, const run_facts *facts,
@@ -902,7 +939,12 @@ static void classify_run(classify *w, rt_pulse_task *msg, rt_outcome *h)
 
         const char *verdict = rt_elig_verdict_name(r.verdict);
         if (r.verdict == RT_ELIG_RETRIGGER) {
-            request_retriggers(w, msg, task, &es, r.retriggers, &pre, h);
+            int wanted = r.retriggers;
+            if (adaptive_first_round(w, task, &es, &wanted) != RT_OK) {
+                rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+                goto out;
+            }
+            request_retriggers(w, msg, task, &es, wanted, &pre, h);
         } else {
             int rc = RT_OK;
             if (!strcmp(r.reason, "is-retrigger") && task) {

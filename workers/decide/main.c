@@ -19,6 +19,11 @@
  * when the verdict needed them). Optionally (decide_cancel_pending) the retriggers still
  * pending when a set is decided early are cancelled.
  *
+ * The verdict policy (decide_policy; rounds.h): seed is the rule above; adaptive decides by
+ * the posterior of each line from its test's history and asks for further rounds of
+ * retriggers while it wants more evidence. Every decision records the policy, p_regression
+ * and the other policy's verdict (rounds.c).
+ *
  * Culprit searches: a regression on a project of culprit_projects is stored with
  * culprit_status 'searching'; the tick then finds its window and bisects it with probe
  * requests to retrig-retrigger (culprit_flow.c). Single-threaded; run replicas. */
@@ -48,6 +53,7 @@
 #include "common/io/upstream.h"
 #include "common/worker.h"
 #include "workers/decide/culprit_flow.h"
+#include "workers/decide/rounds.h"
 
 #define MAX_DELAYS       16
 #define SWEEP_BATCH      "50"
@@ -67,11 +73,12 @@ typedef struct decide {
     size_t ndelays;
     time_t next_sweep;
     time_t next_culprit_poll;
+    decide_rounds rounds; /* the verdict policy (rounds.h) */
 } decide;
 
 static const char SQL_SET[] =
     "SELECT s.project, s.revision, s.label, s.platform, s.original_task_id, s.original_run_id,"
-    " s.retrigger_count, s.status, coalesce(s.task_group_id, ''),"
+    " s.retrigger_count + s.later_retriggers, s.status, coalesce(s.task_group_id, ''),"
     " EXISTS (SELECT 1 FROM decisions d WHERE d.set_id = s.id),"
     " s.created_at < now() - make_interval(mins => $2::integer),"
     " to_char(coalesce(r.first_seen_at, r.resolved_at, s.created_at) AT TIME ZONE 'UTC',"
@@ -81,7 +88,7 @@ static const char SQL_SET[] =
     " coalesce(extract(epoch FROM r.resolved_at - r.started_at)::bigint, 0)"
     " FROM retrigger_sets s"
     " LEFT JOIN runs r ON r.task_id = s.original_task_id AND r.run_id = s.original_run_id"
-    " LEFT JOIN retrigger_actions a ON a.set_id = s.id"
+    " LEFT JOIN retrigger_actions a ON a.set_id = s.id AND a.round = 1"
     " WHERE s.id = $1::bigint";
 /* The members that give evidence: the retriggers asked for and the runs found on the push. */
 static const char SQL_MEMBERS[] = "SELECT task_id, run_id, state, role FROM retrigger_set_members"
@@ -124,7 +131,7 @@ typedef struct set_info {
     char platform[600];
     char original_task_id[23];
     int original_run_id;
-    int count;
+    int count; /* retriggers asked for, every round */
     char status[16];
     char task_group_id[23];
     bool decided;
@@ -159,6 +166,11 @@ typedef struct evidence {
     char wait_detail[RT_ERRSTR_SIZE];
     bool deadline;
     json_t *history; /* lines[].history: one object a line of the original, NULL: none */
+    rt_verdict_run vruns[RT_VERDICT_MAX_RUNS]; /* what the verdict saw (input) */
+    bool tracked[RT_VERDICT_MAX_LINES];
+    rt_verdict_input input;
+    bool have_input; /* the original's lines were compared */
+    rounds_view rounds;
 } evidence;
 
 static void evidence_free(evidence *e)
@@ -349,13 +361,13 @@ static int gather(decide *w, evidence *e, rt_outcome *h)
         e->missing++;
     }
 
-    rt_verdict_run vruns[RT_VERDICT_MAX_RUNS];
+    rt_verdict_run *vruns = e->vruns;
     for (size_t i = 0; i < e->nruns; i++) {
         vruns[i].state = e->runs[i].state;
         vruns[i].lines = e->runs[i].have_lines ? e->runs[i].lines.lines : NULL;
         vruns[i].nlines = e->runs[i].have_lines ? e->runs[i].lines.nlines : 0;
     }
-    bool tracked_line[RT_VERDICT_MAX_LINES] = {false};
+    bool *tracked_line = e->tracked;
     for (size_t i = 0;
          e->original.have_lines && i < e->original.lines.nlines && i < RT_VERDICT_MAX_LINES; i++)
         tracked_line[i] =
@@ -370,6 +382,8 @@ static int gather(decide *w, evidence *e, rt_outcome *h)
         rt_outcome_set(h, RT_SETTLE_DEAD, "internal: verdict input refused");
         return RT_EINVAL;
     }
+    e->input = in; /* the verdict policy reads the same evidence (rounds.h) */
+    e->have_input = e->original.have_lines && e->original.lines.nlines > 0;
     return RT_OK;
 }
 
@@ -498,6 +512,10 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
         json_object_set_new(*stored, "classification_id", json_integer(e->classification_id));
     if (*stored && e->wait_detail[0])
         json_object_set_new(*stored, "detail", json_string(e->wait_detail));
+    if (*stored && decide_rounds_evidence(&w->rounds, &e->rounds, *stored) != RT_OK) {
+        json_decref(*stored);
+        *stored = NULL;
+    }
     char platform[129] = "unknown"; /* the event's limit */
     if (s->platform[0]) memcpy(platform, s->platform, strnlen(s->platform, 128) + 1);
     platform[128] = '\0';
@@ -588,6 +606,7 @@ static int store_decision(decide *w, const evidence *e, const rt_decide_request 
         const char *mparams[] = {s->id_text, run->task_id, run_id, result};
         rc = rt_pg_exec(w->pg, SQL_MEMBER_RESULT, 4, mparams, NULL);
     }
+    if (rc == RT_OK) rc = decide_rounds_store(&w->rounds, &e->rounds, s->id_text);
     if (rc != RT_OK) goto done;
     char key[128], message_id[64];
     snprintf(key, sizeof key, "%s.%s", s->project, verdict);
@@ -723,6 +742,21 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_
         goto out; /* decided before (a redelivery), or no retriggers were ever made */
     e->deadline = e->set.past_deadline || !strncmp(req->reason, "deadline", 8);
     if (gather(w, e, h) != RT_OK) goto out;
+    /* The verdict policy in force on that evidence (rounds.h): adaptive may ask for another
+     * round of retriggers instead, whose members ask again. */
+    rounds_set policy_set = {.id = e->set.id,
+                             .id_text = e->set.id_text,
+                             .project = e->set.project,
+                             .revision = e->set.revision,
+                             .failure_seen_at = e->set.failure_seen_at,
+                             .evidence = e->have_input ? &e->input : NULL,
+                             .classification_id = e->classification_id,
+                             .deadline = e->deadline};
+    switch (decide_rounds_apply(&w->rounds, &policy_set, &e->result, &e->rounds, h)) {
+    case ROUNDS_GO_ON: break;
+    case ROUNDS_ASKED: goto out;
+    case ROUNDS_ERROR: goto out;
+    }
 
     /* What now (common/core/decide_step.h): store, look again later, or leave the set to
      * its members' events and the deadline. */
@@ -748,6 +782,7 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_
     }
 
     look_up_history(w, e);
+    decide_rounds_finish(&w->rounds, &policy_set, &e->rounds);
     bool inserted = false;
     char decided_at[40];
     int rc = store_decision(w, e, req, &inserted, decided_at);
@@ -870,11 +905,22 @@ static int declare(void *ctx, const rt_worker_conns *conns)
 {
     decide *w = ctx;
     const rt_config *cfg = w->cfg;
-    rt_amqp_work_queue queues[] = {{w->queue, "decide", w->delays, w->ndelays}};
-    int rc = rt_worker_declare_queues(conns->broker, cfg, queues, 1);
+    char retrigger_queue[300];
+    snprintf(retrigger_queue, sizeof retrigger_queue, "%s.retrigger", cfg->amqp_namespace);
+    /* Under decide_policy = adaptive it publishes later rounds' retrigger requests. */
+    rt_amqp_work_queue queues[] = {{w->queue, "decide", w->delays, w->ndelays},
+                                   {retrigger_queue, "retrigger", NULL, 0}};
+    int rc = rt_worker_declare_queues(conns->broker, cfg, queues, decide_rounds_asks(cfg) ? 2 : 1);
     if (rc == RT_OK) rc = rt_amqp_declare_exchange(conns->broker, w->events, "topic");
     if (rc == RT_OK) rc = rt_amqp_consume(conns->broker, w->queue);
     return rc;
+}
+
+/* The services: Redis too when adaptive asks for rounds (their budget claims). */
+static unsigned decide_needs(const rt_config *cfg)
+{
+    return RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES |
+           (decide_rounds_asks(cfg) ? RT_WORKER_NEEDS_REDIS : 0u);
 }
 
 static int setup(decide *w, rt_config *cfg)
@@ -891,11 +937,11 @@ static int setup(decide *w, rt_config *cfg)
     if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) return rc;
     hopts.max_attempts = 1;
     if ((rc = rt_http_new(&w->http_post, &hopts, errstr)) != RT_OK) return rc;
-    rt_worker_setup connect = {
-        "decide", RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES, 0, 1, declare, w};
+    rt_worker_setup connect = {"decide", decide_needs(cfg), 0, 1, declare, w};
     if ((rc = rt_worker_connect(cfg, &connect, &w->conns)) != RT_OK) return rc;
     w->amqp = w->conns.broker;
     w->pg = w->conns.pg;
+    decide_rounds_init(&w->rounds, cfg, w->pg, w->conns.redis, w->amqp);
     return RT_OK;
 }
 
@@ -953,8 +999,7 @@ static int run(rt_config *cfg)
 
 static int check(rt_config *cfg)
 {
-    int failures =
-        rt_worker_check_services(cfg, "decide", RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES);
+    int failures = rt_worker_check_services(cfg, "decide", decide_needs(cfg));
     if (cfg->decide_cancel_pending && !cfg->dry_run &&
         (!cfg->taskcluster_client_id || !cfg->taskcluster_access_token)) {
         rt_log_error("decide_cancel_pending needs taskcluster_client_id and an access token");

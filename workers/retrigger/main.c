@@ -13,7 +13,14 @@
  * Dry-run records the payload and sends nothing. The same queue carries retrig-decide's
  * culprit probes ("kind": "culprit-probe"): add-new-jobs on a push of a regression's window,
  * under the same rules (see "culprit probes" below). Single-threaded; run replicas for
- * throughput. */
+ * throughput.
+ *
+ * Rounds (common/core/decide_rounds.h): a request names the round of its set it is for (1,
+ * retrig-classify's; 2, 3, ... retrig-decide's under decide_policy = adaptive). Everything
+ * above holds per (set, round): the intent and outcome, the refund of the round's own
+ * ledger row, and the look-up of an interrupted call, which leaves out the action tasks
+ * earlier rounds recorded. A later round that fails gives its retriggers back to the set's
+ * count and asks retrig-decide to decide with what is there. */
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -25,6 +32,7 @@
 
 #include "common/core/actions.h"
 #include "common/core/culprit_flow.h"
+#include "common/core/decide_rounds.h"
 #include "common/core/eligibility.h"
 #include "common/core/hawk.h"
 #include "common/core/messages.h"
@@ -65,41 +73,61 @@ typedef struct retrigger {
     size_t cache_next;
 } retrigger;
 
+/* The set and what its round asks for: round 1 the set's own count, a later round its row. */
 static const char SQL_SET[] =
-    "SELECT project, revision, label, original_task_id, retrigger_count, platform, task_group_id"
-    " FROM retrigger_sets WHERE id = $1::bigint";
+    "SELECT s.project, s.revision, s.label, s.original_task_id,"
+    " CASE WHEN $2::integer = 1 THEN s.retrigger_count ELSE r.retriggers END, s.platform,"
+    " s.task_group_id FROM retrigger_sets s"
+    " LEFT JOIN retrigger_rounds r ON r.set_id = s.id AND r.round = $2::integer"
+    " WHERE s.id = $1::bigint AND ($2::integer = 1 OR r.retriggers > 0)";
 static const char SQL_ACTION[] =
     "SELECT outcome IS NOT NULL, action_name, decision_task_id, attempts,"
     " (extract(epoch FROM now() - intent_at) * 1000)::bigint FROM retrigger_actions"
-    " WHERE set_id = $1::bigint";
+    " WHERE set_id = $1::bigint AND round = $2::integer";
+/* The action tasks the set's other rounds recorded: not this round's. */
+static const char SQL_OTHER_ACTIONS[] =
+    "SELECT action_task_id FROM retrigger_actions WHERE set_id = $1::bigint"
+    " AND round <> $2::integer AND action_task_id IS NOT NULL ORDER BY round LIMIT 64";
 static const char SQL_TRY_LOCK[] = "SELECT pg_try_advisory_lock(7271, $1::integer)";
 static const char SQL_UNLOCK[] = "SELECT pg_advisory_unlock(7271, $1::integer)";
 static const char SQL_INTENT[] =
-    "INSERT INTO retrigger_actions (set_id, action_name, decision_task_id, hook_group_id, hook_id,"
-    " payload, dry_run) VALUES ($1::bigint, $2, $3, $4, $5, $6::jsonb, $7::boolean)"
-    " ON CONFLICT (set_id) DO UPDATE SET payload = EXCLUDED.payload, hook_group_id ="
+    "INSERT INTO retrigger_actions (set_id, round, action_name, decision_task_id, hook_group_id,"
+    " hook_id, payload, dry_run) VALUES ($1::bigint, $8::integer, $2, $3, $4, $5, $6::jsonb,"
+    " $7::boolean)"
+    " ON CONFLICT (set_id, round) DO UPDATE SET payload = EXCLUDED.payload, hook_group_id ="
     " EXCLUDED.hook_group_id, hook_id = EXCLUDED.hook_id WHERE retrigger_actions.outcome IS NULL";
 /* intent_at moves to each call's start: a redelivery waits until that call is over. */
 static const char SQL_ATTEMPT[] =
     "UPDATE retrigger_actions SET attempts = attempts + 1, intent_at = now()"
-    " WHERE set_id = $1::bigint";
+    " WHERE set_id = $1::bigint AND round = $2::integer";
 static const char SQL_OUTCOME[] =
-    "INSERT INTO retrigger_actions (set_id, action_name, decision_task_id, dry_run, outcome,"
-    " action_task_id, error, finished_at) VALUES ($1::bigint, $2, $3, $4::boolean, $5, $6, $7, "
-    "now())"
-    " ON CONFLICT (set_id) DO UPDATE SET outcome = EXCLUDED.outcome, action_task_id ="
+    "INSERT INTO retrigger_actions (set_id, round, action_name, decision_task_id, dry_run,"
+    " outcome, action_task_id, error, finished_at) VALUES ($1::bigint, $8::integer, $2, $3,"
+    " $4::boolean, $5, $6, $7, now())"
+    " ON CONFLICT (set_id, round) DO UPDATE SET outcome = EXCLUDED.outcome, action_task_id ="
     " EXCLUDED.action_task_id, error = EXCLUDED.error, finished_at = now()"
     " WHERE retrigger_actions.outcome IS NULL";
 static const char SQL_ERROR[] =
-    "UPDATE retrigger_actions SET error = $2 WHERE set_id = $1::bigint AND outcome IS NULL";
+    "UPDATE retrigger_actions SET error = $2 WHERE set_id = $1::bigint AND round = $3::integer"
+    " AND outcome IS NULL";
 static const char SQL_SET_STATUS[] =
     "UPDATE retrigger_sets SET status = $2, action_task_id = coalesce($3, action_task_id),"
     " updated_at = now() WHERE id = $1::bigint AND status IN ('pending', 'requested')";
+/* A later round: the set's action task stays the first round's. One that failed asked for
+ * nothing after all: its retriggers leave the set's count, and the set has what it waits
+ * for (retrig-decide decides with it). */
+static const char SQL_ROUND_STATUS[] =
+    "UPDATE retrigger_sets SET status = 'requested', updated_at = now()"
+    " WHERE id = $1::bigint AND status IN ('pending', 'requested')";
+static const char SQL_ROUND_FAILED[] =
+    "UPDATE retrigger_sets SET status = 'complete',"
+    " later_retriggers = greatest(later_retriggers - $2::integer, 0), updated_at = now()"
+    " WHERE id = $1::bigint AND status IN ('pending', 'requested')";
 static const char SQL_LEDGER_ENTRY[] =
-    "SELECT platform, day::text, amount FROM budget_ledger WHERE idempotency_key = 'set:' || $1";
+    "SELECT platform, day::text, amount FROM budget_ledger WHERE idempotency_key = $1";
 static const char SQL_LEDGER_REFUND[] =
     "INSERT INTO budget_ledger (platform, day, amount, idempotency_key, set_id, reason)"
-    " VALUES ($1, $2::date, -$3::integer, 'refund:set:' || $4, $4::bigint, $5)"
+    " VALUES ($1, $2::date, -$3::integer, $4, $5::bigint, $6)"
     " ON CONFLICT (idempotency_key) DO NOTHING RETURNING id";
 
 typedef struct set_info {
@@ -108,15 +136,22 @@ typedef struct set_info {
     char project[65], revision[41];
     char label[600];
     char original_task_id[23];
-    int count;
+    int count; /* retriggers this round asks for */
     char platform[600];
     char decision_task_id[23];
+    int round;
+    char round_text[16];
 } set_info;
 
-/* Puts the unspent budget of a set back: a negative ledger row (once), then the counter. */
+/* Puts the unspent budget of a set's round back: a negative ledger row (once), then the
+ * counter. */
 static int refund(retrigger *w, const set_info *s, const char *why)
 {
-    const char *params[] = {s->id_text};
+    char key[RT_ROUND_KEY_SIZE], refund_key[RT_ROUND_KEY_SIZE];
+    if (rt_round_ledger_key(s->id, s->round, key, sizeof key) != RT_OK ||
+        rt_round_refund_key(s->id, s->round, refund_key, sizeof refund_key) != RT_OK)
+        return RT_EINVAL;
+    const char *params[] = {key};
     PGresult *res = NULL;
     int rc = rt_pg_exec(w->pg, SQL_LEDGER_ENTRY, 1, params, &res);
     if (rc != RT_OK) return rc;
@@ -129,9 +164,9 @@ static int refund(retrigger *w, const set_info *s, const char *why)
     snprintf(day, sizeof day, "%s", PQgetvalue(res, 0, 1));
     snprintf(amount, sizeof amount, "%s", PQgetvalue(res, 0, 2));
     PQclear(res);
-    const char *rparams[] = {platform, day, amount, s->id_text, why};
+    const char *rparams[] = {platform, day, amount, refund_key, s->id_text, why};
     res = NULL;
-    rc = rt_pg_exec(w->pg, SQL_LEDGER_REFUND, 5, rparams, &res);
+    rc = rt_pg_exec(w->pg, SQL_LEDGER_REFUND, 6, rparams, &res);
     bool inserted = rc == RT_OK && PQntuples(res) == 1;
     PQclear(res);
     if (rc != RT_OK) return rc;
@@ -152,16 +187,25 @@ static int record_outcome(retrigger *w, const set_info *s, const char *action_na
                             w->cfg->dry_run ? "true" : "false",
                             outcome_name,
                             action_task_id,
-                            error};
+                            error,
+                            s->round_text};
     /* The outcome and the set's status in one transaction: a crash between them must not
      * leave an outcome whose set still says pending (its redelivery finds the outcome and
      * goes no further). */
     bool own = set_status && !rt_pg_in_transaction(w->pg);
     int rc = own ? rt_pg_begin(w->pg) : RT_OK;
-    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_OUTCOME, 7, params, NULL);
-    if (rc == RT_OK && set_status) {
+    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_OUTCOME, 8, params, NULL);
+    if (rc == RT_OK && set_status && s->round == 1) {
         const char *sparams[] = {s->id_text, set_status, action_task_id};
         rc = rt_pg_exec(w->pg, SQL_SET_STATUS, 3, sparams, NULL);
+    } else if (rc == RT_OK && set_status && !strcmp(set_status, "failed")) {
+        char count[16];
+        snprintf(count, sizeof count, "%d", s->count);
+        const char *sparams[] = {s->id_text, count};
+        rc = rt_pg_exec(w->pg, SQL_ROUND_FAILED, 2, sparams, NULL);
+    } else if (rc == RT_OK && set_status) {
+        const char *sparams[] = {s->id_text};
+        rc = rt_pg_exec(w->pg, SQL_ROUND_STATUS, 1, sparams, NULL);
     }
     if (own && rc == RT_OK) rc = rt_pg_commit(w->pg);
     if (own && rc != RT_OK && rt_pg_in_transaction(w->pg)) {
@@ -248,14 +292,16 @@ static int fetch_task(retrigger *w, const char *task_id, rt_taskdef *def, json_t
     return *tags_out ? RT_OK : RT_ENOMEM;
 }
 
-static int load_set(retrigger *w, long long set_id, set_info *s, bool *found)
+static int load_set(retrigger *w, long long set_id, int round, set_info *s, bool *found)
 {
     memset(s, 0, sizeof *s);
     s->id = set_id;
+    s->round = round;
     snprintf(s->id_text, sizeof s->id_text, "%lld", set_id);
-    const char *params[] = {s->id_text};
+    snprintf(s->round_text, sizeof s->round_text, "%d", round);
+    const char *params[] = {s->id_text, s->round_text};
     PGresult *res = NULL;
-    int rc = rt_pg_exec(w->pg, SQL_SET, 1, params, &res);
+    int rc = rt_pg_exec(w->pg, SQL_SET, 2, params, &res);
     if (rc != RT_OK) return rc;
     *found = PQntuples(res) == 1;
     if (*found) {
@@ -372,6 +418,49 @@ static int check_hook(retrigger *w, const set_info *s, const rt_taskdef *task,
     return RT_OK;
 }
 
+/* Did an interrupted call of this round reach Taskcluster? Its action task, leaving out
+ * those the set's other rounds recorded (same action, same label). RT_EDB when Postgres
+ * cannot say which they are. */
+static int find_action_task(retrigger *w, const set_info *s, const char *action_name,
+                            char action_task_id[23], bool *exists, char *errstr)
+{
+    if (s->round == 1)
+        return rt_tc_find_action_task(w->http, w->cfg->taskcluster_root_url, s->decision_task_id,
+                                      action_name, s->label, s->original_task_id, action_task_id,
+                                      exists, errstr);
+    const char *params[] = {s->id_text, s->round_text};
+    PGresult *res = NULL;
+    if (rt_pg_exec(w->pg, SQL_OTHER_ACTIONS, 2, params, &res) != RT_OK) return RT_EDB;
+    const char *except[64];
+    size_t n = 0;
+    for (int i = 0; i < PQntuples(res) && n < 64; i++) except[n++] = PQgetvalue(res, i, 0);
+    int rc = rt_tc_find_action_task_except(
+        w->http, w->cfg->taskcluster_root_url, s->decision_task_id, action_name, s->label,
+        s->original_task_id, except, n, action_task_id, exists, errstr);
+    PQclear(res);
+    return rc;
+}
+
+/* A later round whose action failed (its budget is back, its retriggers left the set's
+ * count): retrig-decide decides with what is there. Best effort: without this request the
+ * deadline sweeper asks at the set's deadline. */
+static void round_failed(retrigger *w, const set_info *s, const char *why)
+{
+    if (s->round == 1) return; /* the set failed: nothing to decide (as before rounds) */
+    rt_decide_request req = {.set_id = s->id, .attempt = 1};
+    snprintf(req.project, sizeof req.project, "%s", s->project);
+    snprintf(req.reason, sizeof req.reason, "round-failed: round %d %s", s->round, why);
+    char *body = rt_decide_request_build(&req);
+    char message_id[96];
+    snprintf(message_id, sizeof message_id, "decide-%lld-round-%d-failed", s->id, s->round);
+    rt_amqp_publish_opts opts = {.message_id = message_id};
+    if (!body || rt_amqp_publish(w->amqp, w->cfg->amqp_namespace, "decide", body, strlen(body),
+                                 &opts) != RT_OK)
+        rt_log_warn("cannot ask for a decision after a failed round; the sweeper will", "set_id",
+                    s->id_text, "round", s->round_text);
+    free(body);
+}
+
 static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outcome *h)
 {
     set_info s;
@@ -380,13 +469,17 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
     char *payload_text = NULL;
     char errstr[RT_ERRSTR_SIZE] = "";
     rt_taskdef task = {0};
-    if (load_set(w, req->set_id, &s, &found) != RT_OK) {
+    if (load_set(w, req->set_id, req->round, &s, &found) != RT_OK) {
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return;
     }
     if (!found) {
         /* The request may overtake the commit of its set: look again later. */
-        rt_outcome_set(h, RT_SETTLE_RETRY, "unknown-set: %lld", req->set_id);
+        if (req->round == 1)
+            rt_outcome_set(h, RT_SETTLE_RETRY, "unknown-set: %lld", req->set_id);
+        else
+            rt_outcome_set(h, RT_SETTLE_RETRY, "unknown-set: %lld round %d", req->set_id,
+                           req->round);
         return;
     }
     /* One worker per set at a time; Postgres drops the lock if this process dies. */
@@ -407,9 +500,9 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
 
     /* Read under the lock: a copy of this request may have been handled by another worker
      * up to a moment ago. */
-    const char *params[] = {s.id_text};
+    const char *params[] = {s.id_text, s.round_text};
     res = NULL;
-    if (rt_pg_exec(w->pg, SQL_ACTION, 1, params, &res) != RT_OK) {
+    if (rt_pg_exec(w->pg, SQL_ACTION, 2, params, &res) != RT_OK) {
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         goto out;
     }
@@ -437,9 +530,11 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
     if (have_intent) {
         /* An earlier call was interrupted: did it reach Taskcluster? */
         bool exists = false;
-        int rc = rt_tc_find_action_task(w->http, w->cfg->taskcluster_root_url, s.decision_task_id,
-                                        action_name, s.label, s.original_task_id, action_task_id,
-                                        &exists, errstr);
+        int rc = find_action_task(w, &s, action_name, action_task_id, &exists, errstr);
+        if (rc == RT_EDB) {
+            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+            goto out;
+        }
         if (rc != RT_OK) {
             rt_outcome_set(h, rt_upstream_transient(rc) ? RT_SETTLE_RETRY : RT_SETTLE_DEAD,
                            "upstream-error: task group: %s", errstr);
@@ -450,8 +545,8 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
                                "requested") != RT_OK)
                 rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
             else
-                rt_log_info("action task found; not calling again", "set_id", s.id_text,
-                            "action_task_id", action_task_id);
+                rt_log_info("action task found; not calling again", "set_id", s.id_text, "round",
+                            s.round_text, "action_task_id", action_task_id);
             goto out;
         }
     }
@@ -474,10 +569,13 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
          * recorded, the set's budget is back. */
         if (refund(w, &s, "classified-before-trigger") != RT_OK ||
             record_outcome(w, &s, action_name, "classified-before-trigger", NULL, why, "failed") !=
-                RT_OK)
+                RT_OK) {
             rt_outcome_set(h, RT_SETTLE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
-        else
-            rt_log_info("classified before trigger; budget returned", "set_id", s.id_text);
+        } else {
+            rt_log_info("classified before trigger; budget returned", "set_id", s.id_text, "round",
+                        s.round_text);
+            round_failed(w, &s, "classified-before-trigger");
+        }
         goto out;
     }
 
@@ -507,10 +605,13 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
         } /* transient or broken upstream */
         if (refund(w, &s, "no-retrigger-action") != RT_OK ||
             record_outcome(w, &s, action_name, "no-retrigger-action", NULL, lookup.reason,
-                           "failed") != RT_OK)
+                           "failed") != RT_OK) {
             rt_outcome_set(h, RT_SETTLE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
-        else
-            rt_log_warn("no retrigger action", "set_id", s.id_text, "reason", lookup.reason);
+        } else {
+            rt_log_warn("no retrigger action", "set_id", s.id_text, "round", s.round_text, "reason",
+                        lookup.reason);
+            round_failed(w, &s, "no-retrigger-action");
+        }
         goto out;
     }
 
@@ -536,8 +637,10 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
             record_outcome(w, &s, action_name, "refused-hook", NULL, refused, "failed") != RT_OK) {
             rt_outcome_set(h, RT_SETTLE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
         } else {
-            rt_log_warn("hook call refused; not sent", "set_id", s.id_text, "hook_group_id",
-                        action->hook_group_id, "hook_id", action->hook_id, "reason", refused);
+            rt_log_warn("hook call refused; not sent", "set_id", s.id_text, "round", s.round_text,
+                        "hook_group_id", action->hook_group_id, "hook_id", action->hook_id,
+                        "reason", refused);
+            round_failed(w, &s, "refused-hook");
             rt_outcome_set(h, RT_SETTLE_DEAD, "refused-hook: %s", refused);
         }
         goto out;
@@ -554,8 +657,9 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
                              action->hook_group_id,
                              action->hook_id,
                              payload_text,
-                             w->cfg->dry_run ? "true" : "false"};
-    if (rt_pg_exec(w->pg, SQL_INTENT, 7, iparams, NULL) != RT_OK) {
+                             w->cfg->dry_run ? "true" : "false",
+                             s.round_text};
+    if (rt_pg_exec(w->pg, SQL_INTENT, 8, iparams, NULL) != RT_OK) {
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         goto out;
     }
@@ -563,22 +667,22 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
         if (record_outcome(w, &s, action_name, "dry-run", NULL, NULL, "requested") != RT_OK)
             rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         else
-            rt_log_info("dry run: hook not called", "set_id", s.id_text, "hook_id",
-                        action->hook_id);
+            rt_log_info("dry run: hook not called", "set_id", s.id_text, "round", s.round_text,
+                        "hook_id", action->hook_id);
         goto out;
     }
-    const char *aparams[] = {s.id_text};
-    rc = call_hook(w, SQL_ATTEMPT, aparams, 1, action, payload_text, &creds, action_task_id, h);
+    const char *aparams[] = {s.id_text, s.round_text};
+    rc = call_hook(w, SQL_ATTEMPT, aparams, 2, action, payload_text, &creds, action_task_id, h);
     if (rc == RT_OK) {
         if (record_outcome(w, &s, action_name, "triggered", action_task_id, NULL, "requested") !=
             RT_OK)
             rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         else
-            rt_log_info("retrigger action triggered", "set_id", s.id_text, "label", s.label,
-                        "action_task_id", action_task_id);
+            rt_log_info("retrigger action triggered", "set_id", s.id_text, "round", s.round_text,
+                        "label", s.label, "action_task_id", action_task_id);
     } else {
-        const char *eparams[] = {s.id_text, h->reason};
-        if (rt_pg_exec(w->pg, SQL_ERROR, 2, eparams, NULL) != RT_OK)
+        const char *eparams[] = {s.id_text, h->reason, s.round_text};
+        if (rt_pg_exec(w->pg, SQL_ERROR, 3, eparams, NULL) != RT_OK)
             rt_log_warn("cannot record the error", "set_id", s.id_text);
     }
 out : {
