@@ -101,9 +101,89 @@ static void decisions_usage(FILE *out)
 {
     fprintf(out, "usage: retrig decisions [--since DURATION] [--project P] [--verdict V]\n"
                  "                        [--format table|json]\n"
+                 "       retrig decisions --estimate-prior [--since 30d] [--project P]\n"
+                 "                        [--format table|json]\n"
                  "Lists the decisions of retrig-decide, newest first (at most 1000): DURATION is\n"
                  "a number and a unit, s, m, h or d (default 24h); V is regression, intermittent,\n"
-                 "infra or undecided. Exit: 0 listed, 1 database error, 2 usage.\n");
+                 "infra or undecided.\n"
+                 "--estimate-prior estimates decide_prior_regression from the decisions of the\n"
+                 "window (default 30d): the mean p_regression of the regressions and\n"
+                 "intermittents decided (stored under either policy), one EM step from the\n"
+                 "prior in force; run it again after a while to let it settle.\n"
+                 "Exit: 0 listed, 1 database error, 2 usage.\n");
+}
+
+/* The decisions a prior can be learnt from: regressions and intermittents with their
+ * posterior (migration 0024), in the window. $1 since, $2 project or NULL. */
+static const char SQL_PRIOR[] =
+    "SELECT count(*) AS decided,"
+    "       count(*) FILTER (WHERE d.verdict = 'regression') AS regressions,"
+    "       count(d.p_regression) AS with_posterior,"
+    "       avg(d.p_regression) AS mean_posterior"
+    "  FROM decisions d JOIN retrigger_sets s ON s.id = d.set_id"
+    " WHERE d.decided_at >= now() - $1::interval AND ($2::text IS NULL OR s.project = $2)"
+    "   AND d.verdict IN ('regression', 'intermittent')";
+
+/* The mean posterior over past failures is the EM update of the prior share of regressions:
+ * with a calibrated model it converges to the share the data imply, where the share of
+ * regression verdicts would carry the policy's errors (the seed rule's false regressions).
+ * The estimate is kept within [0.01, 0.5], as the model's prior is. */
+static int estimate_prior(rt_pg *pg, const char *since, const char *project, bool json,
+                          double current)
+{
+    const char *params[] = {since, project};
+    PGresult *res = NULL;
+    enum { P_DECIDED, P_REGRESSIONS, P_WITH, P_MEAN, P_N };
+    static const char *const COLS[P_N] = {"decided", "regressions", "with_posterior",
+                                          "mean_posterior"};
+    int c[P_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rt_pg_exec(pg, SQL_PRIOR, 2, params, &res) != RT_OK) {
+        rt__cli_db_error(pg, "cannot read the decisions");
+        return 1;
+    }
+    if (rt_pg_columns(res, COLS, P_N, c, errstr) != RT_OK) {
+        rt_log_error("cannot read the decisions", "error", errstr);
+        PQclear(res);
+        return 1;
+    }
+    long long decided = rt_pg_int(res, 0, c[P_DECIDED]);
+    long long regressions = rt_pg_int(res, 0, c[P_REGRESSIONS]);
+    long long with = rt_pg_int(res, 0, c[P_WITH]);
+    double mean = rt_pg_float(res, 0, c[P_MEAN]);
+    PQclear(res);
+    double estimate = mean < 0.01 ? 0.01 : mean > 0.5 ? 0.5 : mean;
+    if (json) {
+        json_t *o =
+            json_pack("{s:s, s:s?, s:I, s:I, s:I, s:f}", "since", since, "project", project,
+                      "decided", (json_int_t)decided, "regressions", (json_int_t)regressions,
+                      "with_posterior", (json_int_t)with, "current", current);
+        if (o && with > 0) {
+            json_object_set_new(o, "mean_posterior", json_real(mean));
+            json_object_set_new(o, "estimate", json_real(estimate));
+        }
+        char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_ENSURE_ASCII) : NULL;
+        json_decref(o);
+        if (!text) return 1;
+        printf("%s\n", text);
+        free(text);
+        return 0;
+    }
+    printf("decisions in the last %s%s%s: %lld regressions and intermittents, %lld regressions "
+           "(%.1f%%)\n",
+           since, project ? " of " : "", project ? rt_cli_text(project) : "", decided, regressions,
+           decided ? 100.0 * (double)regressions / (double)decided : 0.0);
+    if (with == 0) {
+        printf("none has a p_regression yet (decided before migration 0024): no estimate; "
+               "decide_prior_regression stays %.3f\n",
+               current);
+        return 0;
+    }
+    printf("mean p_regression over %lld of them: %.3f\n", with, mean);
+    printf("decide_prior_regression = %.3f   (now %.3f; the mean posterior, one EM step: run "
+           "this again after a while)\n",
+           estimate, current);
+    return 0;
 }
 
 /* "24h" -> "24 hours"; false when malformed. */
@@ -145,16 +225,21 @@ static void policy_json(json_t *o, const PGresult *res, int i)
 int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {
-        {"since", required_argument, NULL, 's'},   {"project", required_argument, NULL, 'p'},
-        {"verdict", required_argument, NULL, 'v'}, {"format", required_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"since", required_argument, NULL, 's'},
+        {"project", required_argument, NULL, 'p'},
+        {"verdict", required_argument, NULL, 'v'},
+        {"format", required_argument, NULL, 'f'},
+        {"estimate-prior", no_argument, NULL, 'e'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    char since[64] = "24 hours";
+    char since[64] = "";
     const char *project = NULL, *verdict = NULL;
-    bool json = false;
+    bool json = false, prior = false;
     int c;
-    while ((c = getopt_long(argc, argv, "s:p:v:f:h", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "s:p:v:f:eh", options, NULL)) != -1) {
         switch (c) {
+        case 'e': prior = true; break;
         case 's':
             if (!parse_since(optarg, since, sizeof since)) {
                 rt_log_error("--since wants a number and s, m, h or d", "value", optarg);
@@ -178,12 +263,18 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
         default: decisions_usage(stderr); return 2;
         }
     }
-    if (optind < argc) {
+    if (optind < argc || (prior && verdict)) {
         decisions_usage(stderr);
         return 2;
     }
+    if (!since[0]) snprintf(since, sizeof since, "%s", prior ? "30 days" : "24 hours");
     rt_pg *pg = NULL;
     if (db_connect(cfg, &pg)) return 1;
+    if (prior) {
+        int rc = estimate_prior(pg, since, project, json, cfg->decide_prior_regression);
+        rt_pg_free(pg);
+        return rc;
+    }
     const char *params[] = {since, project, verdict};
     PGresult *res = NULL;
     int status = 1;

@@ -86,7 +86,7 @@ const rt_config_key rt_config_keys[] = {
     {"decide_prior_regression", RT_CFG_DOUBLE, OFF(decide_prior_regression), "0.15", 1000, 999000,
      false,
      "adaptive policy: share of retriggered failures that are regressions, before any evidence "
-     "(an assumption; estimate it from past verdicts)"},
+     "(an assumption; retrig decisions --estimate-prior estimates it from past decisions)"},
     {"decide_sweep_interval_s", RT_CFG_INT, OFF(decide_sweep_interval_s), "60", 1, 86400, false,
      "how often retrig-decide looks for sets past set_deadline_minutes"},
     {"decide_threshold", RT_CFG_INT, OFF(decide_threshold), "2", 1, 20, false,

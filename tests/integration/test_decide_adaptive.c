@@ -367,6 +367,13 @@ static void test_an_intermittent_failure_is_decided_after_one_batch_of_2(void **
         !strstr(out, "\"shadow_verdict\": \"intermittent\"") || !strstr(out, "\"prior_runs\": "))
         fail_msg("retrig decisions does not show the policy:\n%s", out);
     free(out);
+    /* decide_prior_regression learnt from this one intermittent: its posterior (under 0.05)
+     * is the estimate, clamped to at least 0.01; the prior in force was 0.15 */
+    out = retrig(h, "decisions --estimate-prior --since 1d --format json");
+    if (!strstr(out, "\"decided\": 1,") || !strstr(out, "\"regressions\": 0,") ||
+        !strstr(out, "\"with_posterior\": 1,") || !strstr(out, "\"estimate\": 0.0"))
+        fail_msg("retrig decisions --estimate-prior:\n%s", out);
+    free(out);
 }
 
 static void test_a_regression_is_decided_after_2_reproductions(void **state)
