@@ -4,9 +4,10 @@
  * infrastructure failures retrig-classify found (no retrigger spent), each expanding to the
  * evidence `retrig explain` prints: the original's failure lines, which retrigger reproduced
  * which line, the cross-branch history beside each line, p_regression when the decision or
- * the line carries it, the retriggers and the action; links to Treeherder for the push and
- * the jobs. Then the budgets: retriggers per platform and backfills per platform family per
- * day, with the daily limits drawn in, and retrig-perf's backfills. Filters by verdict,
+ * the line carries it, the retriggers and the action, a regression's culprit search (the
+ * push that broke it, or the range that holds it, and its probes); links to Treeherder for
+ * the pushes and the jobs. Then the budgets: retriggers per platform and backfills per platform
+ * family per day, with the daily limits drawn in, and retrig-perf's backfills. Filters by verdict,
  * project and platform (cli/pages/decisions.js; without JavaScript every row shows).
  * Read-only: the sheriff role suffices. */
 #include <getopt.h>
@@ -364,6 +365,80 @@ static void summary_row(FILE *f, const decisions_page *p, const char *decided, c
     fputs("</span></summary>\n", f);
 }
 
+/* A push's revision, linked to its Treeherder page when there is a base URL. */
+static void push_link(FILE *f, const decisions_page *p, const char *project, const char *revision)
+{
+    if (p->treeherder) rt__html_treeherder_link(f, p->treeherder, project, revision, NULL, 0);
+    fputs("<span class=\"mono\">", f);
+    rt__html(f, revision);
+    fputs("</span>", f);
+    if (p->treeherder) fputs(" ↗</a>", f);
+}
+
+/* The culprit search of a regression (the decision row's culprit_* columns, issue 24): which
+ * push broke it, or the range that holds it and why the search stopped, and its probes. */
+static void culprit_text(FILE *f, const decisions_page *p, const char *project, json_t *row)
+{
+    const char *status = json_string_value(json_object_get(row, "culprit_status"));
+    if (!status) return; /* no search: not a regression, or not a culprit_projects project */
+    const char *reason = json_string_value(json_object_get(row, "culprit_reason"));
+    const char *culprit = json_string_value(json_object_get(row, "culprit_revision"));
+    const char *first = json_string_value(json_object_get(row, "culprit_range_first"));
+    const char *last = json_string_value(json_object_get(row, "culprit_range_last"));
+    const char *author = json_string_value(json_object_get(row, "culprit_author"));
+    json_t *probes = json_object_get(row, "culprit_probes");
+    fputs("<div class=\"culprit\"><h3>Which push broke it</h3>\n<p>culprit search <b>", f);
+    rt__html(f, status);
+    fputs("</b>", f);
+    if (reason) {
+        fputs(" (", f);
+        rt__html(f, reason);
+        fputs(")", f);
+    }
+    if (culprit) {
+        fputs(": culprit ", f);
+        push_link(f, p, project, culprit);
+        json_t *pushlog = json_object_get(row, "culprit_pushlog_id");
+        if (json_is_integer(pushlog))
+            fprintf(f, ", pushlog %lld", (long long)json_integer_value(pushlog));
+        if (author && author[0]) {
+            fputs(", by ", f);
+            rt__html(f, author);
+        }
+    } else if (first && !strcmp(status, "culprit-before-window")) {
+        fputs(": the culprit is ", f); /* the window's first push reproduces too */
+        push_link(f, p, project, first);
+        fputs(" or a push before it", f);
+    } else if (first && last) {
+        fputs(!strcmp(status, "searching") ? ": searching " : ": the culprit is within ", f);
+        push_link(f, p, project, first);
+        fputs(" .. ", f);
+        push_link(f, p, project, last);
+    }
+    fprintf(f, " · %zu probe(s), %lld job(s) spent</p>\n", json_array_size(probes),
+            int_of(row, "culprit_jobs_spent"));
+    if (!json_array_size(probes)) {
+        fputs("</div>\n", f);
+        return;
+    }
+    fputs("<table class=\"small\"><tr><th>round</th><th>push probed</th><th>runs asked</th>"
+          "<th>ran</th><th>reproduced</th><th>class</th></tr>",
+          f);
+    size_t i;
+    json_t *probe;
+    json_array_foreach(probes, i, probe)
+    {
+        const char *revision = json_string_value(json_object_get(probe, "revision"));
+        fprintf(f, "<tr><td>%lld</td><td>", int_of(probe, "round"));
+        if (revision) push_link(f, p, project, revision);
+        fprintf(f, "</td><td>%lld</td><td>%lld</td><td>%lld</td><td>", int_of(probe, "times"),
+                int_of(probe, "runs"), int_of(probe, "reproduced"));
+        rt__html(f, json_string_value(json_object_get(probe, "class")));
+        fputs("</td></tr>", f);
+    }
+    fputs("</table></div>\n", f);
+}
+
 static void decision_item(FILE *f, const decisions_page *p, int d)
 {
     const char *verdict = value(p->decisions, d, 2), *project = value(p->decisions, d, 4),
@@ -434,7 +509,7 @@ static void decision_item(FILE *f, const decisions_page *p, int d)
         for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
             if (!strcmp(key, known[k])) seen = true;
         if (seen || json_is_null(v)) continue;
-        if (!strncmp(key, "culprit", 7)) continue; /* the culprit search has its own story */
+        if (!strncmp(key, "culprit", 7)) continue; /* the culprit search: culprit_text */
         char *text = json_is_string(v) ? strdup(json_string_value(v))
                                        : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
         fputs("<br><span class=\"muted\">", f);
@@ -454,6 +529,7 @@ static void decision_item(FILE *f, const decisions_page *p, int d)
     fputs("<h3>The runs of the set</h3>", f);
     retriggers_table(f, p, d, evidence);
     action_text(f, p, value(p->decisions, d, 0));
+    culprit_text(f, p, project, row);
     json_t *cancelled = json_object_get(evidence, "cancelled");
     if (json_is_object(cancelled))
         fprintf(f,

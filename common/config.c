@@ -61,6 +61,10 @@ const rt_config_key rt_config_keys[] = {
     {"culprit_poll_interval_s", RT_CFG_INT, OFF(culprit_poll_interval_s), "60", 1, 86400, false,
      "how often retrig-decide looks at each culprit search under way (its probes' runs, the next "
      "probe)"},
+    {"culprit_probe_deadline_minutes", RT_CFG_INT, OFF(culprit_probe_deadline_minutes), "180", 1,
+     100000, false,
+     "a culprit search whose probe's runs have not all come this long after it asked for them "
+     "stops (probe-timeout) with the range that still holds the culprit"},
     {"culprit_projects", RT_CFG_LIST, OFF(culprit_projects), "autoland", 0, 0, false,
      "Treeherder projects (globs: * and ?) whose regressions get a culprit search by "
      "retrig-decide"},

@@ -45,6 +45,7 @@ typedef struct rt_config {
     int culprit_max_depth;
     int culprit_max_jobs;
     int culprit_poll_interval_s;
+    int culprit_probe_deadline_minutes;
     rt_config_list culprit_projects;
     char *database_url;
     bool decide_cancel_pending;

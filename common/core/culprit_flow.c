@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/core/ids.h"
 #include "common/core/messages.h"
@@ -38,6 +39,20 @@ void rt_culprit_tally_push(const rt_culprit_tally *t, int base_jobs, int seen_jo
     out->reproduced = capped(t->reproduced);
     if (out->reproduced > out->runs) out->reproduced = out->runs;
     out->pending = capped((long)t->pending + missing);
+}
+
+static bool utc_time(const char *s);
+
+bool rt_culprit_probe_overdue(int pending, const char *requested_at, long long now_s,
+                              int deadline_minutes)
+{
+    if (pending <= 0) return false;
+    struct tm tm = {0};
+    if (!requested_at || !utc_time(requested_at) ||
+        !strptime(requested_at, "%Y-%m-%dT%H:%M:%S", &tm))
+        return true;
+    long long at = (long long)timegm(&tm);
+    return now_s - at >= (long long)deadline_minutes * 60;
 }
 
 rt_culprit_walk rt_culprit_walk_step(const rt_culprit_push *push, int index, int max_depth)

@@ -66,10 +66,24 @@ typedef struct rt_culprit_tally {
  * and pending = the tally's pending plus the runs asked for that Treeherder does not list
  * yet, max(0, base_jobs + asked - seen_jobs) (base_jobs: the jobs listed when the window was
  * found; seen_jobs: listed now). give_up_missing: the runs asked for that never came are not
- * waited for any more (the request is older than the set deadline; the rule may then ask
- * for more). Each count is capped at RT_CULPRIT_MAX_RUNS. */
+ * waited for any more (for a caller that would rather ask for more
+ * than wait; retrig-decide stops the search instead, rt_culprit_probe_overdue). Each count is capped at RT_CULPRIT_MAX_RUNS. */
 void rt_culprit_tally_push(const rt_culprit_tally *tally, int base_jobs, int seen_jobs, int asked,
                            bool give_up_missing, rt_culprit_push *out);
+
+/* ---- a probe whose runs never come ---- */
+
+#define RT_CULPRIT_PROBE_TIMEOUT "probe-timeout" /* the reason a search stops with then */
+
+/* Whether a probed push's runs are overdue: the push still waits for runs (pending > 0: its
+ * request not handled yet, its add-new-jobs call under way, or the runs asked for not all
+ * listed or finished) and its request, made at requested_at (the request's RFC 3339 UTC
+ * time, YYYY-MM-DDTHH:MM:SS[.fff]Z), is deadline_minutes old or more at now_s (seconds since
+ * the epoch). The search then stops with reason RT_CULPRIT_PROBE_TIMEOUT and the range that
+ * still holds the culprit (culprit_probe_deadline_minutes). A requested_at that is not such a
+ * time is overdue: the request cannot be sent again. */
+bool rt_culprit_probe_overdue(int pending, const char *requested_at, long long now_s,
+                              int deadline_minutes);
 
 /* ---- the window ---- */
 

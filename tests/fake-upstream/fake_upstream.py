@@ -530,8 +530,9 @@ class Store:
     def add_jobs_of_action(self, push, action_input):
         """What add-new-jobs makes (with the lock held): `times` completed Treeherder jobs of
         each label on the push (its Treeherder id from `pushes` by revision, else its pushlog
-        id), with the result `add_new_jobs` gives the revision (default success); a failed
-        one gets the default bug_suggestions (the recorded failure line)."""
+        id), with the result `add_new_jobs` gives the revision (default success; "none": no
+        jobs at all); a failed one gets the default bug_suggestions (the recorded failure
+        line)."""
         revision = push.get("revision") if isinstance(push, dict) else None
         if not isinstance(action_input, dict) or not revision:
             return
@@ -543,6 +544,8 @@ class Store:
         if push_id is None and str(push.get("pushlog_id", "")).isdigit():
             push_id = int(push["pushlog_id"])
         result = self.add_new_jobs.get(revision, "success")
+        if result == "none":
+            return  # the action task only: the jobs it should make never come
         times = action_input.get("times", 1)
         for label in action_input.get("tasks", []):
             for _ in range(times if isinstance(times, int) and 0 < times <= 100 else 1):

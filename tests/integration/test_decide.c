@@ -14,8 +14,8 @@
  * window from the fake's push history (the failing push is the culprit when the label
  * passed on the push before), the bisection with add-new-jobs through retrig-retrigger
  * across a lost answer, a killed worker and a redelivered request, and the budget running
- * out; the culprit in the database, `retrig explain`, `retrig decisions` and the culprit
- * event. */
+ * out, a probe whose runs never come (probe-timeout) and a dry-run probe; the culprit in the
+ * database, `retrig explain`, `retrig decisions` and the culprit event. */
 #include "support/util.h"
 
 #include <signal.h>
@@ -969,19 +969,24 @@ static void push_history(rt_ch *h, const push *p, int count, int passing, char r
 
 static void pushes_runnable(rt_ch *h, int count, int culprit, char revisions[][41]);
 
-/* A regression on push N, with the push history of push_history (and, when culprit > 0,
- * the pushes runnable by add-new-jobs with the culprit N-culprit): the failing run and two
- * reproducing retriggers. drop_first_probe: the connection of the first add-new-jobs call
- * breaks once Taskcluster acted. */
+/* A regression on push N, with the push history of push_history (and, when culprit is not
+ * 0, the pushes runnable by add-new-jobs with the culprit N-culprit; culprit < 0: the jobs
+ * add-new-jobs should make never come): the failing run and two reproducing retriggers.
+ * drop_first_probe: the connection of the first add-new-jobs call breaks once Taskcluster
+ * acted. dry_run_probes: retrig-retrigger runs dry once the set's own retrigger is made. */
 static void regression(fixture *f, push *p, int count, int passing, char revisions[][41],
-                       int culprit, bool drop_first_probe)
+                       int culprit, bool drop_first_probe, bool dry_run_probes)
 {
     rt_ch *h = f->h;
     rt_ch_setenv(h, "CULPRIT_POLL_INTERVAL_S", "1");
     start_all(h);
     fail_original(f, p); /* the set's own hook call is made */
+    if (dry_run_probes) {
+        rt_ch_setenv(h, "DRY_RUN", "true");
+        rt_ch_restart_worker(h, 1, SIGTERM); /* retrig-retrigger */
+    }
     push_history(h, p, count, passing, revisions);
-    if (culprit > 0) pushes_runnable(h, count, culprit, revisions);
+    if (culprit != 0) pushes_runnable(h, count, culprit, revisions);
     if (drop_first_probe)
         assert_int_equal(rt_fake_add_fault(&h->fake, "[{\"kind\": \"drop_mid_body\","
                                                      " \"path_prefix\": \"/api/hooks/\","
@@ -1053,7 +1058,7 @@ test_regression_right_after_a_push_where_the_label_passed_names_the_failing_push
     rt_ch *h = f->h;
     push p;
     char revisions[3][41];
-    regression(f, &p, 3, 1, revisions, 0, false);
+    regression(f, &p, 3, 1, revisions, 0, false, false);
 
     char *v = culprit_step(h, &p);
     assert_string_equal(v, "found/no-candidate");
@@ -1101,7 +1106,8 @@ test_regression_right_after_a_push_where_the_label_passed_names_the_failing_push
 
 /* Each push k of the history (1..count-1) as Gecko leaves it: its decision task, indexed,
  * with its tc-treeherder route and the recorded actions.json moved to it; add-new-jobs runs
- * there fail (reproducing the regression's line) from the culprit push N-culprit on. */
+ * there fail (reproducing the regression's line) from the culprit push N-culprit on (culprit
+ * < 0: add-new-jobs makes no runs anywhere). */
 static void pushes_runnable(rt_ch *h, int count, int culprit, char revisions[][41])
 {
     json_t *s =
@@ -1125,7 +1131,9 @@ static void pushes_runnable(rt_ch *h, int count, int culprit, char revisions[][4
         json_object_set_new(json_object_get(s, "index"), ns,
                             json_pack("[{s:s, s:s}]", "name", "decision", "taskId", decision_task));
         json_object_set_new(json_object_get(s, "add_new_jobs"), revisions[k],
-                            json_string(k <= culprit ? "testfailed" : "success"));
+                            json_string(culprit < 0    ? "none"
+                                        : k <= culprit ? "testfailed"
+                                                       : "success"));
     }
     rt_ch_scenario(h, s);
     json_decref(s);
@@ -1185,7 +1193,7 @@ static void test_regression_after_six_skipped_pushes_is_bisected_to_its_culprit(
     rt_ch_setenv(h, "HTTP_TIMEOUT_MS", "2000");
     rt_ch_setenv(h, "HTTP_CONNECT_TIMEOUT_MS", "1000");
     /* N-1 .. N-6 skipped, N-7 passed, N-8 N-9 older; the first probe's answer is lost */
-    regression(f, &p, 10, 7, revisions, 5, true);
+    regression(f, &p, 10, 7, revisions, 5, true, false);
 
     /* The first probe triggered: kill retrig-retrigger, hand its request over again. */
     const char *params[] = {p.set_id};
@@ -1276,7 +1284,7 @@ static void test_a_search_out_of_budget_stops_with_the_range_that_holds_the_culp
     rt_ch_setenv(h, "BUDGET_LIMITS", "android*=12, *=600");
     push p;
     char revisions[10][41];
-    regression(f, &p, 10, 7, revisions, 5, false);
+    regression(f, &p, 10, 7, revisions, 5, false, false);
     const char *params[] = {p.set_id};
     assert_int_equal(rt_ch_wait_int(h, 60000, 1,
                                     "SELECT count(*) FROM decisions WHERE set_id = $1::bigint"
@@ -1310,6 +1318,129 @@ static void test_a_search_out_of_budget_stops_with_the_range_that_holds_the_culp
     free(all);
 }
 
+/* The search's end once it is over: "status/reason range-first range-last culprit-is-null"
+ * (malloc'd). */
+static char *culprit_end(rt_ch *h, const push *p)
+{
+    const char *params[] = {p->set_id};
+    assert_int_equal(rt_ch_wait_int(h, 60000, 1,
+                                    "SELECT count(*) FROM decisions WHERE set_id = $1::bigint"
+                                    " AND culprit_status <> 'searching'",
+                                    1, params),
+                     1);
+    char *v = rt_ch_sql_text(h,
+                             "SELECT culprit_status || '/' || culprit_reason || ' ' ||"
+                             " culprit_range_first || ' ' || culprit_range_last || ' ' ||"
+                             " (culprit_revision IS NULL) FROM decisions WHERE set_id = $1::bigint",
+                             1, params);
+    assert_non_null(v);
+    return v;
+}
+
+/* The first probe is triggered, but the jobs add-new-jobs should make never come: once the
+ * request is older than culprit_probe_deadline_minutes the search stops (probe-timeout) with
+ * the window's range, stored, shown and published like the other ends, instead of waiting
+ * forever. (The request's time is moved back an hour rather than waiting the minute.) */
+static void test_a_probe_whose_runs_never_come_stops_the_search_after_its_deadline(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    rt_ch_setenv(h, "CULPRIT_PROBE_DEADLINE_MINUTES", "1");
+    push p;
+    char revisions[10][41];
+    regression(f, &p, 10, 7, revisions, -1, false, false);
+    const char *params[] = {p.set_id};
+    assert_int_equal(rt_ch_wait_int(h, WAIT_MS, 1,
+                                    "SELECT count(*) FROM culprit_pending_probes"
+                                    " WHERE set_id = $1::bigint AND state = 'triggered'"
+                                    " AND round = 1 AND NOT confirm",
+                                    1, params),
+                     1);
+    /* Not before its deadline: the search still waits. */
+    sleep_ms(2000);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM decisions WHERE set_id = $1::bigint"
+                                   " AND culprit_status = 'searching'",
+                                   1, params),
+                     1);
+    /* The request an hour old (retrig-decide rewrites the window at each poll: again until
+     * it stops). */
+    long long stopped = 0;
+    for (int tries = 0; tries < 20 && !stopped; tries++) {
+        rt_ch_sql_int(h,
+                      "WITH moved AS (SELECT jsonb_agg(CASE WHEN e ? 'request' THEN"
+                      " jsonb_set(e, '{request,at}', to_jsonb(to_char((now() AT TIME ZONE 'UTC')"
+                      " - interval '1 hour', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))) ELSE e END"
+                      " ORDER BY i) AS pushes FROM decisions,"
+                      " jsonb_array_elements(culprit_window -> 'pushes') WITH ORDINALITY x(e, i)"
+                      " WHERE set_id = $1::bigint)"
+                      " UPDATE decisions SET culprit_window = jsonb_set(culprit_window,"
+                      " '{pushes}', moved.pushes) FROM moved WHERE set_id = $1::bigint"
+                      " AND culprit_status = 'searching' RETURNING 1",
+                      1, params);
+        stopped = rt_ch_wait_int(h, 3000, 1,
+                                 "SELECT count(*) FROM decisions WHERE set_id = $1::bigint"
+                                 " AND culprit_status <> 'searching'",
+                                 1, params);
+    }
+    char *v = culprit_end(h, &p);
+    char want[256];
+    snprintf(want, sizeof want, "stopped/probe-timeout %s %s true", revisions[7], revisions[0]);
+    assert_string_equal(v, want);
+    free(v);
+    char *event = culprit_event(f);
+    snprintf(want, sizeof want, "stopped probe-timeout null %s %s", revisions[7], revisions[0]);
+    assert_string_equal(event, want);
+    free(event);
+    assert_int_equal(add_new_jobs_calls(h, &p), 1);
+    assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+    char *all = explain(h, p.original);
+    if (!strstr(all, "stopped (probe-timeout)") || !strstr(all, "the culprit is within"))
+        fail_msg("retrig explain does not show where the search stopped:\n%s", all);
+    free(all);
+    all = retrig(h, "decisions --format json");
+    if (!strstr(all, "\"status\": \"stopped\"") || !strstr(all, "\"reason\": \"probe-timeout\""))
+        fail_msg("retrig decisions does not show the search's end:\n%s", all);
+    free(all);
+}
+
+/* retrig-retrigger runs dry: the first probe is recorded dry-run with its payload, the hook
+ * is not called, and the search stops (dry-run: no runs will come) with the window's range. */
+static void test_a_dry_run_probe_stops_the_search_without_calling_the_hook(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    push p;
+    char revisions[10][41];
+    regression(f, &p, 10, 7, revisions, 5, false, true);
+    char *v = culprit_end(h, &p);
+    char want[256];
+    snprintf(want, sizeof want, "stopped/dry-run %s %s true", revisions[7], revisions[0]);
+    assert_string_equal(v, want);
+    free(v);
+    char *event = culprit_event(f);
+    snprintf(want, sizeof want, "stopped dry-run null %s %s", revisions[7], revisions[0]);
+    assert_string_equal(event, want);
+    free(event);
+    const char *params[] = {p.set_id};
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM culprit_pending_probes WHERE"
+                                   " set_id = $1::bigint AND state = 'dry-run' AND dry_run"
+                                   " AND calls = 0 AND payload IS NOT NULL",
+                                   1, params),
+                     1);
+    assert_int_equal(add_new_jobs_calls(h, &p), 0);
+    json_t *calls = rt_fake_calls(&h->fake, "/api/hooks/");
+    assert_int_equal(json_array_size(calls), 1); /* the set's own retrigger only */
+    json_decref(calls);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+    char *all = explain(h, p.original);
+    if (!strstr(all, "stopped (dry-run)"))
+        fail_msg("retrig explain does not show the dry-run end:\n%s", all);
+    free(all);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1339,6 +1470,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_a_search_out_of_budget_stops_with_the_range_that_holds_the_culprit, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_probe_whose_runs_never_come_stops_the_search_after_its_deadline, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_dry_run_probe_stops_the_search_without_calling_the_hook, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

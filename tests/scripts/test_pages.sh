@@ -138,6 +138,17 @@ VALUES (1, 'regression', 'reproduced', '{
 }', NULL, timestamptz :until - interval '4 hours', NULL, timestamptz :until - interval '3 hours', NULL),
        (3, 'undecided', 'deadline', '{"threshold": 2, "counts": {"compared": 0}, "lines": [], "runs": []}', NULL,
         timestamptz :until - interval '6 hours', NULL, timestamptz :until - interval '5 hours', NULL);
+-- The regression's culprit search (issue 24): bisected to a push whose author is hostile.
+UPDATE decisions SET culprit_status = 'found', culprit_reason = 'bisected',
+       culprit_revision = 'c0ffee0c0ffee0c0ffee0c0ffee0c0ffee0c0ffe', culprit_pushlog_id = 88555,
+       culprit_author = '<script>alert(''author'')</script>',
+       culprit_range_first = 'c0ffee0c0ffee0c0ffee0c0ffee0c0ffee0c0ffe',
+       culprit_range_last = 'c0ffee0c0ffee0c0ffee0c0ffee0c0ffee0c0ffe', culprit_jobs_spent = 12,
+       culprit_probes = '[{"round": 1, "revision": "ba5eba11ba5eba11ba5eba11ba5eba11ba5eba11", "push_id": 88557,
+                           "times": 6, "runs": 6, "reproduced": 0, "class": "good", "confirm": false},
+                          {"round": 2, "revision": "c0ffee0c0ffee0c0ffee0c0ffee0c0ffee0c0ffe", "push_id": 88555,
+                           "times": 6, "runs": 6, "reproduced": 5, "class": "bad", "confirm": false}]'
+ WHERE set_id = 1;
 INSERT INTO runs (task_id, run_id, state, task_queue_id, task_group_id, project, revision, label, platform,
                   verdict, verdict_reason, classified_at, resolved_at)
 VALUES ('InfraTask0000000000000', 0, 'failed', 'gecko-t/t-linux-xlarge', 'HkX-TbGXQaSX4ucqGMQNBA', 'autoland',
@@ -168,6 +179,14 @@ if "$BIN/retrig" report --decisions --until "$UNTIL" --since 14d --out "$work/de
     ok "report --decisions writes the sheriffs' page: $(cat "$work/out")"
 else
     bad "report --decisions: $(cat "$work/out")"
+fi
+if grep -q "Which push broke it" "$work/decisions.html" && grep -q "culprit search <b>found</b> (bisected)" "$work/decisions.html" \
+    && grep -q "revision=c0ffee0c0ffee0c0ffee0c0ffee0c0ffee0c0ffe" "$work/decisions.html" \
+    && grep -q "pushlog 88555" "$work/decisions.html" && grep -q "ba5eba11ba5eba11" "$work/decisions.html" \
+    && ! grep -q "<script>alert('author')" "$work/decisions.html"; then
+    ok "the sheriffs' page shows the regression's culprit, its Treeherder link and its probes"
+else
+    bad "the sheriffs' page does not show the culprit: $(grep -o 'Which push broke it.\{0,400\}' "$work/decisions.html")"
 fi
 "$BIN/retrig" report --decisions --out "$work/x.html" --treeherder 'javascript:alert(1)//' >"$work/out" 2>&1
 if grep -q "not a plain http(s) URL" "$work/out" && ! grep -q "javascript:" "$work/x.html"; then

@@ -249,7 +249,8 @@ def check_decisions(b, path, shots):
                                        history: r.querySelector('.history').textContent,
                                        p: r.cells.length > 3 ? r.cells[3].textContent : null})),
                 p_decision: e.textContent.includes('p_regression'),
-                links: [...d.querySelectorAll('a.th')].map(a => a.href)}; })()""")
+                links: [...d.querySelectorAll('a.th')].filter(a => !a.closest('.culprit')).map(a => a.href),
+                culprit: [...d.querySelectorAll('.culprit a.th')].map(a => a.href)}; })()""")
     check(evidence["open"] and evidence["height"] > 100, "decisions page: a click expands the evidence", evidence)
     lines = evidence["lines"]
     check(len(lines) == 2 and [l["squares"] for l in lines] == [3, 3] and [l["yes"] for l in lines] == [2, 1],
@@ -264,6 +265,9 @@ def check_decisions(b, path, shots):
           and all(p["repo"] == ["autoland"] and p["revision"] == ["b437ae030825a8ea9fa7a632b1fcb9becbe11f69"] for p in params)
           and any(p.get("selectedTaskRun") == ["QvtfxLLN1sx2YcyHTDT9MA-0"] for p in params),
           "decisions page: Treeherder links for the push and the jobs", evidence["links"])
+    culprit = [urllib.parse.parse_qs(urllib.parse.urlsplit(u).query).get("revision") for u in evidence["culprit"]]
+    check(["c0ffee0c0ffee0c0ffee0c0ffee0c0ffee0c0ffe"] in culprit and ["ba5eba11ba5eba11ba5eba11ba5eba11ba5eba11"] in culprit,
+          "decisions page: Treeherder links for the culprit push and the pushes probed", evidence["culprit"])
     hostile = b.eval("""(() => { const d = document.querySelector('details.decision[data-verdict=intermittent]');
         d.open = true; return {links: [...d.querySelectorAll('a.th')].map(a => a.href),
         line: d.querySelector('td.line').textContent, project: d.dataset.project}; })()""")

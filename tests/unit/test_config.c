@@ -179,16 +179,19 @@ static void test_culprit_keys_load_and_are_validated(void **state)
     assert_true(cfg.culprit_confidence > 0.9499 && cfg.culprit_confidence < 0.9501);
     assert_int_equal(cfg.culprit_max_depth, 20);
     assert_int_equal(cfg.culprit_max_jobs, 120);
+    assert_int_equal(cfg.culprit_probe_deadline_minutes, 180);
     assert_int_equal(cfg.culprit_projects.count, 1);
     assert_string_equal(cfg.culprit_projects.items[0], "autoland");
     rt_config_free(&cfg);
 
     char *path = write_temp("culprit_confidence = 0.99\nculprit_max_depth = 30\n"
-                            "culprit_max_jobs = 0\nculprit_projects = autoland, try*\n");
+                            "culprit_max_jobs = 0\nculprit_projects = autoland, try*\n"
+                            "culprit_probe_deadline_minutes = 30\n");
     assert_int_equal(rt_config_load(&cfg, path, err), RT_OK);
     assert_true(cfg.culprit_confidence > 0.9899 && cfg.culprit_confidence < 0.9901);
     assert_int_equal(cfg.culprit_max_depth, 30);
     assert_int_equal(cfg.culprit_max_jobs, 0);
+    assert_int_equal(cfg.culprit_probe_deadline_minutes, 30);
     assert_int_equal(cfg.culprit_projects.count, 2);
     char *printed = NULL;
     size_t printed_len = 0;
@@ -205,7 +208,7 @@ static void test_culprit_keys_load_and_are_validated(void **state)
         "culprit_confidence = 95%\n",    "culprit_confidence = nan\n",
         "culprit_confidence = 0x1p-1\n", "culprit_confidence = 9.5e-1\n",
         "culprit_max_depth = 100\n",     "culprit_max_depth = 0\n",
-        "culprit_max_jobs = -1\n",
+        "culprit_max_jobs = -1\n",       "culprit_probe_deadline_minutes = 0\n",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         path = write_temp(bad[i]);

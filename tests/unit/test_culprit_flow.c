@@ -3,7 +3,8 @@
  * what a Treeherder job shows, a push's evidence from its jobs, where the window starts, the
  * no-candidate shortcut, issue 24's integration scenario played through the rules (a window
  * of N-7 .. N, culprit N-3: three probes), the probe request message, and the exactly-once
- * rule of retrig-retrigger for every row a request may find. */
+ * rule of retrig-retrigger for every row a request may find, and when a probe's runs are
+ * overdue. */
 #include "support/util.h"
 
 #include <stdio.h>
@@ -63,6 +64,25 @@ static void test_a_push_tally(void **state)
     rt_culprit_tally_push(&t, 0, 0, 0, false, &p);
     assert_int_equal(p.runs, RT_CULPRIT_MAX_RUNS);
     assert_true(p.reproduced <= p.runs);
+}
+
+static void test_a_probe_whose_runs_never_come_is_overdue_after_the_deadline(void **state)
+{
+    (void)state;
+    const long long asked = 1714557600; /* 2024-05-01T10:00:00Z */
+    const char *at = "2024-05-01T10:00:00Z";
+    /* Waiting for runs: not overdue before 180 minutes, overdue from then on. */
+    assert_false(rt_culprit_probe_overdue(6, at, asked, 180));
+    assert_false(rt_culprit_probe_overdue(6, at, asked + 180 * 60 - 1, 180));
+    assert_true(rt_culprit_probe_overdue(6, at, asked + 180 * 60, 180));
+    assert_true(rt_culprit_probe_overdue(1, "2024-05-01T10:00:00.250Z", asked + 3600, 60));
+    /* Nothing left to wait for: never overdue, however old the request. */
+    assert_false(rt_culprit_probe_overdue(0, at, asked + 86400 * 30, 180));
+    /* A request time that is not one: overdue, the request cannot be sent again. */
+    assert_true(rt_culprit_probe_overdue(6, NULL, asked, 180));
+    assert_true(rt_culprit_probe_overdue(6, "yesterday", asked, 180));
+    assert_true(rt_culprit_probe_overdue(6, "2024-05-01T10:00:00", asked, 180));
+    assert_string_equal(RT_CULPRIT_PROBE_TIMEOUT, "probe-timeout");
 }
 
 static void test_where_the_window_starts(void **state)
@@ -331,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_globs_become_like_patterns),
         cmocka_unit_test(test_the_probe_request),
         cmocka_unit_test(test_exactly_once),
+        cmocka_unit_test(test_a_probe_whose_runs_never_come_is_overdue_after_the_deadline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

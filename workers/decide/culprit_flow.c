@@ -474,6 +474,20 @@ static json_t *probes_document(json_t *pushes, const rt_culprit_push *evidence, 
     return probes;
 }
 
+/* Whether the runs push waits for (pending) are overdue (culprit_probe_deadline_minutes). */
+static bool overdue(const search *s, json_t *push, int pending)
+{
+    json_t *request = json_object_get(push, "request");
+    if (!rt_culprit_probe_overdue(pending, json_string_value(json_object_get(request, "at")),
+                                  (long long)time(NULL),
+                                  s->io->cfg->culprit_probe_deadline_minutes))
+        return false;
+    rt_log_warn("culprit probe's runs overdue; the search stops", "set_id", s->set_id, "revision",
+                json_string_value(json_object_get(push, "revision")), "requested_at",
+                json_string_value(json_object_get(request, "at")));
+    return true;
+}
+
 /* A search with its window: the probes' runs, then the next step (more probes, or the
  * answer). Requests are published after the step is stored; a request lost in between (or
  * not handled yet) is published again at the next poll, and retrig-retrigger's row makes
@@ -517,6 +531,7 @@ static void go_on(const search *s, const char *text)
         PQclear(res);
         if (row_attempt < attempt) {
             republish[i] = true; /* not handled yet */
+            if (overdue(s, push, evidence[i].pending)) stop_reason = RT_CULPRIT_PROBE_TIMEOUT;
             continue;
         }
         if (!strcmp(state, "failed")) {
@@ -531,7 +546,10 @@ static void go_on(const search *s, const char *text)
         /* intent: a call under way; done: counted, unless the step that counted it was not
          * stored (its window still waits for runs). */
         bool recount = !strcmp(state, "done") && evidence[i].pending > 0;
-        if (strcmp(state, "triggered") && !recount) continue;
+        if (strcmp(state, "triggered") && !recount) {
+            if (overdue(s, push, evidence[i].pending)) stop_reason = RT_CULPRIT_PROBE_TIMEOUT;
+            continue;
+        }
         rt_culprit_tally t = {0};
         int seen_jobs = 0;
         seen r = push_tally(s, member_int(push, "push_id"), &t, &seen_jobs);
@@ -548,6 +566,7 @@ static void go_on(const search *s, const char *text)
             const char *dparams[] = {s->set_id, revision, attempt_text};
             if (rt_pg_exec(io->pg, SQL_PROBE_DONE, 3, dparams, NULL) != RT_OK) goto out;
         }
+        if (overdue(s, push, evidence[i].pending)) stop_reason = RT_CULPRIT_PROBE_TIMEOUT;
     }
     if (stop_reason) {
         if (stop(s, stop_reason) && s->range_first[0]) {
