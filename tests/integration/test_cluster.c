@@ -47,6 +47,7 @@
 #define GWX_DEF       "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"
 #define GWX_ROUTE     "tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"
 #define GWX_LABEL     "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"
+#define GWX_REVISION  "b437ae030825a8ea9fa7a632b1fcb9becbe11f69"
 #define B3E_PULSE     "pulse/treeherder_task-completed_B3EheQ-IQ5aPzw34KS_a6g.json"
 #define B3E_ROUTE     "tc-treeherder.v2.autoland.918d7c84da371bda26460fb4b50f161d32107880.88554"
 #define B3E_DEF       "taskcluster/task_definition_B3EheQ-IQ5aPzw34KS_a6g.json"
@@ -345,9 +346,11 @@ static void build_stream(fixture *f)
         json_object_set_new(json_object_get(s, "tasks"), f->groups[g],
                             json_pack("{s:s, s:{s:s}}", "fixture", DEC_FIX, "override",
                                       "taskGroupId", f->groups[g]));
-        json_object_set_new(json_object_get(s, "artifacts"), f->groups[g],
-                            json_pack("{s:[{s:s, s:s}]}", "0", "name", "public/actions.json",
-                                      "fixture", "taskcluster/actions.json"));
+        /* the recorded actions.json moved to this push: retrig calls only the hooks of the
+         * task's own push and group (issue 20) */
+        json_object_set_new(
+            json_object_get(s, "artifacts"), f->groups[g],
+            json_pack("{s:[o]}", "0", rt_ch_actions_artifact(f->groups[g], GWX_REVISION)));
     }
     load(h, &s);
 
