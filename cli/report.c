@@ -243,7 +243,9 @@ static void classify(page *p)
                       w->last_fail < p->week_slot &&
                       w->last_fail >= p->week_slot - 7 * p->slots_per_day && runs_since_week >= 5;
         long long runs = 0, fails = 0, main_runs = 0, main_fails = 0;
-        for (int s = w->first_fail; s < p->nslots; s++) {
+        /* from its first failure in the window; none there (history_flakes may count one the
+         * charts' slots do not hold, at the window's edge): nothing to count */
+        for (int s = w->first_fail; s >= 0 && s < p->nslots; s++) {
             runs += w->runs[s] + w->runs[p->nslots + s];
             fails += w->fails[s] + w->fails[p->nslots + s];
             main_runs += w->runs[s];
