@@ -75,9 +75,10 @@ static void job_key(json_t *sig, rt_perf_alert *out)
             items[k] = t;
         }
     for (size_t i = 0; i < n; i++) {
-        size_t used = strlen(extra);
-        if (used + strlen(items[i]) + 2 > sizeof extra) break;
-        snprintf(extra + used, sizeof extra - used, "%s%s", used ? "," : "", items[i]);
+        size_t used = strlen(extra), len = strlen(items[i]);
+        if (used + len + 2 > sizeof extra) break;
+        if (used) extra[used++] = ',';
+        memcpy(extra + used, items[i], len + 1);
     }
     /* The extra options come last: a key too long for job_key is cut there (the length is
      * kept only to tell the compiler the cut is meant: -O0 builds warn otherwise). */
