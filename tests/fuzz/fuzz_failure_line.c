@@ -16,7 +16,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rt_failure_line line;
     int rc = rt_failure_line_parse(text, size, &line);
     if (rc == RT_OK) {
-        if (strncmp(line.status, RT_FAILURE_LINE_PREFIX, strlen(RT_FAILURE_LINE_PREFIX)) ||
+        /* a TEST-UNEXPECTED-* status, or a crash (PROCESS-CRASH lines are failure lines) */
+        if ((strncmp(line.status, RT_FAILURE_LINE_PREFIX, strlen(RT_FAILURE_LINE_PREFIX)) &&
+             strcmp(line.status, RT_FAILURE_LINE_CRASH)) ||
             strncmp(line.signature, line.status, strlen(line.status)) ||
             line.hash != rt_failure_line_hash(line.signature, strlen(line.signature)) ||
             strlen(line.hash_hex) != 16)
