@@ -46,8 +46,8 @@ int rt__cli_connect_read(const rt_config *cfg, const char *program, rt_pg **pg)
     char errstr[RT_ERRSTR_SIZE] = "";
     *pg = NULL;
     if (rt_pg_connect(pg, cfg->history_read_url, program, errstr) != RT_OK) {
-        rt_log_error("cannot connect to the read-only Postgres (history_read_url)", "error",
-                     errstr, "hint", hint_for(NULL, errstr));
+        rt_log_error("cannot connect to the read-only Postgres (history_read_url)", "error", errstr,
+                     "hint", hint_for(NULL, errstr));
         return 1;
     }
     /* a replica is read-only anyway; on the primary this keeps the commands from writing */

@@ -67,7 +67,8 @@ typedef struct rt_culprit_tally {
  * yet, max(0, base_jobs + asked - seen_jobs) (base_jobs: the jobs listed when the window was
  * found; seen_jobs: listed now). give_up_missing: the runs asked for that never came are not
  * waited for any more (for a caller that would rather ask for more
- * than wait; retrig-decide stops the search instead, rt_culprit_probe_overdue). Each count is capped at RT_CULPRIT_MAX_RUNS. */
+ * than wait; retrig-decide stops the search instead, rt_culprit_probe_overdue). Each count is
+ * capped at RT_CULPRIT_MAX_RUNS. */
 void rt_culprit_tally_push(const rt_culprit_tally *tally, int base_jobs, int seen_jobs, int asked,
                            bool give_up_missing, rt_culprit_push *out);
 

@@ -99,8 +99,8 @@ json_t *rt_flaky_github_issue(const char *title, const char *body, const char *l
 
 /* Bugzilla: the product and component of a test from "PREFIX=Product::Component" items,
  * first match wins ("*" matches every test). RT_ENOTFOUND when none matches. */
-RT_MUSTCHECK int rt_flaky_bugzilla_component(const rt_strlist *map, const char *test,
-                                             char *product, size_t product_size, char *component,
+RT_MUSTCHECK int rt_flaky_bugzilla_component(const rt_strlist *map, const char *test, char *product,
+                                             size_t product_size, char *component,
                                              size_t component_size);
 /* Bugzilla: POST /rest/bug {product, component, summary, version "unspecified", op_sys and
  * platform "Unspecified", type "defect", keywords, whiteboard "[<marker>]", description}. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* fuzz_messages.c - libFuzzer target for our own queue messages (common/core/messages.h): each input
- * is parsed as a retrigger request and as a decide request; a decide request that parses is
+/* fuzz_messages.c - libFuzzer target for our own queue messages (common/core/messages.h): each
+ * input is parsed as a retrigger request and as a decide request; a decide request that parses is
  * built back and must parse again. */
 #include <stddef.h>
 #include <stdint.h>

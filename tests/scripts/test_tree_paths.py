@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MPL-2.0
 """A clone of retrig is the whole project: no file of the repository may read a folder beside
-it. Fails on any tracked file that names the sibling folder `shared` (`../shared`, or
-`shared/fixtures` / `shared/ARCHITECTURE.md` without the `../`), or an absolute path under
+it. Fails on any tracked file that names the sibling folder `shared` (with the parent
+prefix `..` and a slash, or its fixtures or architecture file without it), or an absolute path under
 the folder that holds the repository (a developer's own checkout path, say /work/...).
 The fixtures live in tests/fixtures; the test also checks that every consumer's default
 points there.
@@ -74,7 +74,7 @@ for h in hits:
 check(not hits, "no file names a folder outside the repository (%d hits)" % len(hits))
 
 # The self-test of the patterns: each must catch what it is for.
-check(SIBLING.search("x = '../" + "shared/fixtures'"), "the sibling pattern catches ../shared")
+check(SIBLING.search("x = '../" + "shared/fixtures'"), "the sibling pattern catches the parent-relative form")
 check(SIBLING.search("see " + "shared/fixtures/README"), "the sibling pattern catches the bare form")
 check(not SIBLING.search("the shared families"), "the sibling pattern spares ordinary words")
 if ABSOLUTE:
