@@ -18,7 +18,8 @@
 # ports 25691-25693, one epmd on 24386 for the three), for tests of quorum queues and of a
 # lost node; `cluster urls` prints the amqp_url that names the three. `cluster stop` stops
 # the nodes and forgets the cluster; `stop-node N` stops one (gracefully, as a node going
-# away), `start-node N` starts it again and it rejoins.
+# away), `start-node N` starts it again and it rejoins. `cluster start` with no node running
+# discards whatever state an earlier cluster left (it may have been killed mid-write).
 # State (data, logs, pid files) lives in ${RT_LOCAL_DIR:-/tmp/retrig-local}.
 # `start` is idempotent (a quick no-op when everything already answers) and waits until each
 # server really serves; on failure it prints the tail of that server's log and exits non-zero.
@@ -381,7 +382,16 @@ cluster_main() {
     start)
         exec 8>"$CLUSTER_DIR/.lock"
         flock -w $((TIMEOUT * 4)) 8 || die_with_log "could not lock $CLUSTER_DIR/.lock" ""
-        local n
+        local n running=0
+        for ((n = 1; n <= CLUSTER_NODES; n++)); do
+            (cluster_node "$n" && [ -n "$(rmq_pid)$(rmq_beam_pids)" ]) && running=1
+        done
+        if [ "$running" = 0 ] && compgen -G "$CLUSTER_DIR/node*" >/dev/null; then
+            # No node runs: what is left is the state of a cluster killed before its stop,
+            # possibly half written. The cluster is disposable, so it starts afresh.
+            find "$CLUSTER_DIR" -mindepth 1 -maxdepth 1 ! -name .lock -exec rm -rf {} +
+            say "cluster: no node was running; the state left behind is discarded"
+        fi
         for ((n = 1; n <= CLUSTER_NODES; n++)); do (cluster_start_node "$n"); done
         say "cluster: $(cluster_urls)"
         ;;
