@@ -261,7 +261,7 @@ def main():
     row("culprit search: probing rounds at most ceil(log2(skipped pushes + 1))",
         f"{pct(within)} of searches"
         + (f" ({pct(aside)} not counting reruns of ambiguous probes)"
-           if aside is not None else ""),
+           if aside is not None and aside != within else ""),
         "every search", None if within is None else within >= 100)
     jobs = g("culprit_jobs_ratio")
     row("culprit search: jobs against a linear backfill of the skipped pushes with the same "

@@ -66,7 +66,7 @@ int rt_culprit_seed_plan(const rt_culprit_model *model, rt_culprit_plan *out)
             break;
         }
     }
-    *out = (rt_culprit_plan){.times = n, .reproductions = k, .max_runs = 2 * n, .flake_rate = f};
+    *out = (rt_culprit_plan){.times = n, .reproductions = k, .max_runs = n, .flake_rate = f};
     return RT_OK;
 }
 

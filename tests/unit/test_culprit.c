@@ -234,7 +234,7 @@ static void test_budget_exhausted_returns_the_range(void **state)
     assert_int_equal(res.last, 21);
 }
 
-static void test_ambiguous_probe_of_a_flaky_test_asks_for_more_runs_on_the_same_push(void **state)
+static void test_ambiguous_probe_of_a_flaky_test_is_decided_in_its_own_round(void **state)
 {
     (void)state;
     /* A flaky regression of a test that fails 1 run in 25 anyway. */
@@ -253,25 +253,25 @@ static void test_ambiguous_probe_of_a_flaky_test_asks_for_more_runs_on_the_same_
     rt_culprit_plan plan;
     assert_int_equal(rt_culprit_seed_plan(&push_model, &plan), RT_OK);
     assert_int_equal(n, plan.times);
+    assert_int_equal(plan.max_runs, n);
     assert_int_equal(plan.reproductions, 2);
-    /* Two reproductions in n runs: the threshold is reached, but a good push of this test
-     * shows as many too often. */
-    assert_true(rt_culprit_binomial_tail(n, plan.flake_rate, 2) > 1 - push_model.confidence);
-    pushes[middle] = (rt_culprit_push){.runs = n, .reproduced = 2};
-    res = next(pushes, 8, &model, 1000);
-    assert_int_equal(res.status, RT_CULPRIT_SEARCHING);
-    assert_int_equal(res.probe, middle);
-    assert_int_equal(res.times, n);
-    assert_string_equal(res.reason, "more-runs");
-    assert_true(res.first <= middle && middle < res.last);
-    /* More reproductions in the new runs: bad. */
-    pushes[middle] = (rt_culprit_push){.runs = 2 * n, .reproduced = 2 + n / 2};
-    res = next(pushes, 8, &model, 1000);
-    assert_int_equal(res.last, middle);
-    /* None: the bound (2n runs) is reached and the likelihood ratio calls it good. */
-    pushes[middle] = (rt_culprit_push){.runs = 2 * n, .reproduced = 2};
-    res = next(pushes, 8, &model, 1000);
-    assert_int_equal(res.good, middle);
+    double f = plan.flake_rate, r = model.reproduction_rate;
+    /* x reproductions in n runs reach the threshold, but a good push of this test shows as
+     * many too often: no second round, the likelihood ratio decides. */
+    int tested = 0;
+    for (int x = 2; x <= n; x++) {
+        if (rt_culprit_binomial_tail(n, f, x) <= 1 - push_model.confidence) break;
+        double llr = x * (log(r) - log(f)) + (n - x) * (log1p(-r) - log1p(-f));
+        pushes[middle] = (rt_culprit_push){.runs = n, .reproduced = x};
+        res = next(pushes, 8, &model, 1000);
+        assert_int_not_equal(res.probe, middle);
+        if (llr >= 0)
+            assert_int_equal(res.last, middle);
+        else
+            assert_int_equal(res.good, middle);
+        tested++;
+    }
+    assert_true(tested > 0);
     /* A probe whose runs were fewer than asked (some ended in an exception) gets the rest. */
     pushes[middle] = (rt_culprit_push){.runs = n - 2, .reproduced = 0};
     res = next(pushes, 8, &model, 1000);
@@ -407,7 +407,7 @@ static void test_seed_rule_numbers(void **state)
     assert_int_equal(rt_culprit_seed_plan(&solid, &plan), RT_OK);
     assert_int_equal(plan.times, 1);
     assert_int_equal(plan.reproductions, 1);
-    assert_int_equal(plan.max_runs, 2);
+    assert_int_equal(plan.max_runs, 1);
     /* No history: the decide threshold (the seed rule). */
     rt_culprit_model m = solid;
     m.history_runs = 0;
@@ -488,17 +488,19 @@ static void test_property_range_holds_the_culprit_under_consistent_outcomes(void
         /* search() checked the range at every step and the answer at the end. */
         assert_true(res.status == RT_CULPRIT_FOUND || res.status == RT_CULPRIT_BEFORE_WINDOW);
         /* ceil(log2(K)) rounds, K the possible culprits: the skipped pushes and the failing
-         * one, and the first push when it is not presumed good; plus a round for each
-         * ambiguous probe (a test with a short flaky history: its good pushes could show
-         * as many reproductions). */
+         * one, and the first push when it is not presumed good. An ambiguous probe (a test
+         * with a short flaky history: its good pushes could show as many reproductions) is
+         * decided in its own round: no round only adds runs to a push already probed. */
         long possible = (long)skipped + 1 + (first_runs && truth ? 0 : 1);
         int bound = 0;
         while ((1L << bound) < possible) bound++;
-        if (rounds - reruns > bound)
-            fail_msg("case %d: %d rounds over %ld possible culprits (truth %ld, first runs %d, "
+        if (rounds > bound)
+            fail_msg("case %d: %d rounds (%d reruns) over %ld possible culprits (truth %ld, first "
+                     "runs %d, "
                      "c %g T %d r %g H %ld F %ld)",
-                     i, rounds, possible, truth, first_runs, model.confidence, model.threshold,
-                     model.reproduction_rate, model.history_runs, model.history_failures);
+                     i, rounds, reruns, possible, truth, first_runs, model.confidence,
+                     model.threshold, model.reproduction_rate, model.history_runs,
+                     model.history_failures);
     }
 }
 
@@ -510,7 +512,7 @@ int main(void)
         cmocka_unit_test(test_worked_example_of_the_header),
         cmocka_unit_test(test_culprit_before_window),
         cmocka_unit_test(test_budget_exhausted_returns_the_range),
-        cmocka_unit_test(test_ambiguous_probe_of_a_flaky_test_asks_for_more_runs_on_the_same_push),
+        cmocka_unit_test(test_ambiguous_probe_of_a_flaky_test_is_decided_in_its_own_round),
         cmocka_unit_test(test_waits_while_the_probes_runs_are_pending),
         cmocka_unit_test(test_bad_push_older_than_a_good_one_is_ignored),
         cmocka_unit_test(test_a_plugged_in_classification_is_used),
