@@ -66,8 +66,10 @@ static const char SQL_STATE_RUN[] =
     " newest_created_at = GREATEST(newest_created_at, to_timestamp($4::bigint))"
     " WHERE repository = $1 AND workflow = $2";
 static const char SQL_ATTEMPTS_KNOWN[] =
-    "SELECT attempt, extract(epoch FROM run_started_at)::bigint FROM github_runs"
+    "SELECT attempt, extract(epoch FROM run_started_at)::bigint AS started FROM github_runs"
     " WHERE repository = $1 AND run_id = $2::bigint";
+enum { K_ATTEMPT, K_STARTED, K_N };
+static const char *const ATTEMPTS_KNOWN_COLS[K_N] = {"attempt", "started"};
 static const char SQL_INSERT_RUN[] =
     "INSERT INTO github_runs (repository, run_id, attempt, workflow_id, workflow_path,"
     " workflow_name, event, conclusion, head_branch, head_sha, head_repository, pr, branch_key,"
@@ -474,6 +476,34 @@ static int list_artifacts(collector *c, long long run_id, rt_gh_artifacts *out)
     return rc;
 }
 
+/* The attempts 1..n of the run stored before: known[a - 1], and starts[a - 1] their starts. */
+static int stored_attempts(collector *c, const char *run_id, int n, bool *known, time_t *starts)
+{
+    const char *params[] = {c->repo, run_id};
+    PGresult *res = NULL;
+    int col[K_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc = rt_pg_exec(c->pg, SQL_ATTEMPTS_KNOWN, 2, params, &res);
+    if (rc != RT_OK) {
+        rt_log_error("cannot read stored attempts", "error", rt_pg_errstr(c->pg));
+        return rc;
+    }
+    if (rt_pg_columns(res, ATTEMPTS_KNOWN_COLS, K_N, col, errstr) != RT_OK) {
+        rt_log_error("cannot read stored attempts", "error", errstr);
+        PQclear(res);
+        return RT_EINVAL;
+    }
+    for (int r = 0; r < PQntuples(res); r++) {
+        int a = atoi(PQgetvalue(res, r, col[K_ATTEMPT]));
+        if (a >= 1 && a <= n) {
+            known[a - 1] = true;
+            starts[a - 1] = (time_t)atoll(PQgetvalue(res, r, col[K_STARTED]));
+        }
+    }
+    PQclear(res);
+    return RT_OK;
+}
+
 /* Every attempt of a listed run not stored yet. */
 static int collect_run(collector *c, const rt_gh_run *run)
 {
@@ -483,22 +513,9 @@ static int collect_run(collector *c, const rt_gh_run *run)
     time_t starts[RT_GH_MAX_ATTEMPTS] = {0};
     bool known[RT_GH_MAX_ATTEMPTS] = {false};
     int n = run->attempt;
-    const char *params[] = {c->repo, run_id};
-    PGresult *res = NULL;
-    int rc = rt_pg_exec(c->pg, SQL_ATTEMPTS_KNOWN, 2, params, &res);
-    if (rc != RT_OK) {
-        rt_log_error("cannot read stored attempts", "error", rt_pg_errstr(c->pg));
-        return rc;
-    }
+    int rc = stored_attempts(c, run_id, n, known, starts);
+    if (rc != RT_OK) return rc;
     int missing = 0;
-    for (int r = 0; r < PQntuples(res); r++) {
-        int a = atoi(PQgetvalue(res, r, 0));
-        if (a >= 1 && a <= n) {
-            known[a - 1] = true;
-            starts[a - 1] = (time_t)atoll(PQgetvalue(res, r, 1));
-        }
-    }
-    PQclear(res);
     for (int a = 1; a <= n; a++) missing += !known[a - 1];
     c->attempts_known += n - missing;
     if (!missing) return RT_OK;

@@ -17,36 +17,77 @@
     " FROM history_runs r WHERE r.repository = $1 AND r.run_at >= $2::timestamptz"                 \
     " AND r.run_at < $3::timestamptz"
 
+// clang-format off
 static const char SQL_TOTALS[] =
-    "SELECT count(*), count(*) FILTER (WHERE r.branch_class = 'main'),"
-    " count(DISTINCT (r.project, r.push)),"
-    " count(DISTINCT (r.project, r.push)) FILTER (WHERE r.branch_class = 'main'),"
-    " count(DISTINCT r.branch_key) FILTER (WHERE r.branch_class <> 'main'),"
-    " count(DISTINCT r.pr), count(*) FILTER (WHERE NOT r.complete_results),"
-    " coalesce(" TS("min(r.run_at)") ", ''), coalesce(" TS("max(r.run_at)") ", '')" IN_WINDOW;
+    "SELECT count(*) AS runs, count(*) FILTER (WHERE r.branch_class = 'main') AS main_runs,"
+    " count(DISTINCT (r.project, r.push)) AS pushes,"
+    " count(DISTINCT (r.project, r.push)) FILTER (WHERE r.branch_class = 'main') AS main_pushes,"
+    " count(DISTINCT r.branch_key) FILTER (WHERE r.branch_class <> 'main') AS other_branches,"
+    " count(DISTINCT r.pr) AS prs,"
+    " count(*) FILTER (WHERE NOT r.complete_results) AS failures_only_runs,"
+    " coalesce(" TS("min(r.run_at)") ", '') AS first_run,"
+    " coalesce(" TS("max(r.run_at)") ", '') AS last_run" IN_WINDOW;
+// clang-format on
+enum {
+    T_RUNS,
+    T_MAIN_RUNS,
+    T_PUSHES,
+    T_MAIN_PUSHES,
+    T_OTHER,
+    T_PRS,
+    T_FAILURES_ONLY,
+    T_FIRST,
+    T_LAST,
+    T_N
+};
+static const char *const TOTALS_COLS[T_N] = {
+    "runs", "main_runs",          "pushes",    "main_pushes", "other_branches",
+    "prs",  "failures_only_runs", "first_run", "last_run"};
 static const char SQL_DAYS[] =
-    "SELECT to_char(date_trunc('day', r.run_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD'), count(*),"
-    " count(*) FILTER (WHERE r.branch_class = 'main')" IN_WINDOW " GROUP BY 1 ORDER BY 1";
+    "SELECT to_char(date_trunc('day', r.run_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,"
+    " count(*) AS runs, count(*) FILTER (WHERE r.branch_class = 'main') AS main_runs" IN_WINDOW
+    " GROUP BY 1 ORDER BY 1";
+enum { D_DAY, D_RUNS, D_MAIN_RUNS, D_N };
+static const char *const DAYS_COLS[D_N] = {"day", "runs", "main_runs"};
+// clang-format off
 static const char SQL_PROJECTS[] =
-    "SELECT r.project, r.branch_class, r.source, count(*), count(DISTINCT r.push),"
-    " " TS("max(r.run_at)") ", count(DISTINCT r.branch_key), count(DISTINCT r.pr)" IN_WINDOW
-                            " GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1 LIMIT 50";
+    "SELECT r.project, r.branch_class, r.source, count(*) AS runs,"
+    " count(DISTINCT r.push) AS pushes, " TS("max(r.run_at)") " AS last_run,"
+    " count(DISTINCT r.branch_key) AS branches, count(DISTINCT r.pr) AS prs" IN_WINDOW
+    " GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1 LIMIT 50";
+// clang-format on
+enum { P_PROJECT, P_CLASS, P_SOURCE, P_RUNS, P_PUSHES, P_LAST_RUN, P_BRANCHES, P_PRS, P_N };
+static const char *const PROJECTS_COLS[P_N] = {"project", "branch_class", "source",   "runs",
+                                               "pushes",  "last_run",     "branches", "prs"};
 /* Stretches of at least $4 seconds with no run, the window's ends counting as runs. */
+// clang-format off
 static const char SQL_GAPS[] =
     "WITH t AS (SELECT r.run_at" IN_WINDOW
     " UNION ALL SELECT $2::timestamptz UNION ALL SELECT $3::timestamptz),"
     " g AS (SELECT lag(t.run_at) OVER (ORDER BY t.run_at) AS a, t.run_at AS b FROM t)"
-    " SELECT " TS("g.a") ", " TS("g.b") ", extract(epoch FROM g.b - g.a)::bigint,"
-                                        " g.a = $2::timestamptz, g.b = $3::timestamptz"
-                                        " FROM g WHERE g.b - g.a >= make_interval(secs => "
-                                        "$4::integer) ORDER BY g.a LIMIT 20";
+    " SELECT " TS("g.a") " AS gap_from, " TS("g.b") " AS gap_to,"
+    " extract(epoch FROM g.b - g.a)::bigint AS seconds,"
+    " g.a = $2::timestamptz AS at_start, g.b = $3::timestamptz AS at_end"
+    " FROM g WHERE g.b - g.a >= make_interval(secs => $4::integer) ORDER BY g.a LIMIT 20";
+// clang-format on
+enum { G_FROM, G_TO, G_SECONDS, G_AT_START, G_AT_END, G_N };
+static const char *const GAPS_COLS[G_N] = {"gap_from", "gap_to", "seconds", "at_start", "at_end"};
 
 static long long num(PGresult *res, int row, int col) { return atoll(PQgetvalue(res, row, col)); }
 
-static int query(rt_pg *pg, const char *sql, int n, const char *const *params, PGresult **res)
+/* Runs sql and looks its columns up by name (cols[i] for names[i]). */
+static int query(rt_pg *pg, const char *sql, int n, const char *const *params, PGresult **res,
+                 const char *const *names, size_t ncols, int *cols)
 {
-    if (rt_pg_exec(pg, sql, n, params, res) == RT_OK) return 0;
-    rt__cli_db_error(pg, "cannot read the coverage of the test history");
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rt_pg_exec(pg, sql, n, params, res) != RT_OK) {
+        rt__cli_db_error(pg, "cannot read the coverage of the test history");
+        return 1;
+    }
+    if (rt_pg_columns(*res, names, ncols, cols, errstr) == RT_OK) return 0;
+    rt_log_error("cannot read the coverage of the test history", "error", errstr);
+    PQclear(*res);
+    *res = NULL;
     return 1;
 }
 
@@ -58,40 +99,45 @@ json_t *rt__cli_coverage(rt_pg *pg, const rt_config *cfg, const char *repository
     json_t *out = NULL, *gaps = json_array(), *notes = json_array(), *days = json_array(),
            *projects = json_array(), *sources = json_object();
     if (!gaps || !notes || !days || !projects || !sources) goto fail;
-    if (query(pg, SQL_TOTALS, 3, params, &res)) goto fail;
-    long long runs = num(res, 0, 0), failures_only = num(res, 0, 6);
+    int t[T_N], d[D_N], p[P_N], g[G_N];
+    if (query(pg, SQL_TOTALS, 3, params, &res, TOTALS_COLS, T_N, t)) goto fail;
+    long long runs = num(res, 0, t[T_RUNS]), failures_only = num(res, 0, t[T_FAILURES_ONLY]);
     out = json_pack("{s:s, s:{s:s, s:s}, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s}",
                     "repository", repository, "window", "start", start, "until", until, "runs",
-                    (json_int_t)runs, "main_runs", (json_int_t)num(res, 0, 1), "pushes",
-                    (json_int_t)num(res, 0, 2), "main_pushes", (json_int_t)num(res, 0, 3),
-                    "other_branches", (json_int_t)num(res, 0, 4), "prs", (json_int_t)num(res, 0, 5),
+                    (json_int_t)runs, "main_runs", (json_int_t)num(res, 0, t[T_MAIN_RUNS]),
+                    "pushes", (json_int_t)num(res, 0, t[T_PUSHES]), "main_pushes",
+                    (json_int_t)num(res, 0, t[T_MAIN_PUSHES]), "other_branches",
+                    (json_int_t)num(res, 0, t[T_OTHER]), "prs", (json_int_t)num(res, 0, t[T_PRS]),
                     "failures_only_runs", (json_int_t)failures_only, "first_run",
-                    PQgetvalue(res, 0, 7), "last_run", PQgetvalue(res, 0, 8));
+                    PQgetvalue(res, 0, t[T_FIRST]), "last_run", PQgetvalue(res, 0, t[T_LAST]));
     PQclear(res);
     res = NULL;
     if (!out) goto fail;
 
-    if (query(pg, SQL_DAYS, 3, params, &res)) goto fail;
+    if (query(pg, SQL_DAYS, 3, params, &res, DAYS_COLS, D_N, d)) goto fail;
     for (int i = 0; i < PQntuples(res); i++)
-        json_array_append_new(days, json_pack("{s:s, s:I, s:I}", "day", PQgetvalue(res, i, 0),
-                                              "runs", (json_int_t)num(res, i, 1), "main_runs",
-                                              (json_int_t)num(res, i, 2)));
+        json_array_append_new(days,
+                              json_pack("{s:s, s:I, s:I}", "day", PQgetvalue(res, i, d[D_DAY]),
+                                        "runs", (json_int_t)num(res, i, d[D_RUNS]), "main_runs",
+                                        (json_int_t)num(res, i, d[D_MAIN_RUNS])));
     PQclear(res);
     res = NULL;
 
-    if (query(pg, SQL_PROJECTS, 3, params, &res)) goto fail;
+    if (query(pg, SQL_PROJECTS, 3, params, &res, PROJECTS_COLS, P_N, p)) goto fail;
     for (int i = 0; i < PQntuples(res); i++) {
-        const char *source = PQgetvalue(res, i, 2);
-        json_array_append_new(
-            projects,
-            json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:I, s:I}", "project", PQgetvalue(res, i, 0),
-                      "branch_class", PQgetvalue(res, i, 1), "source", source, "runs",
-                      (json_int_t)num(res, i, 3), "pushes", (json_int_t)num(res, i, 4), "last_run",
-                      PQgetvalue(res, i, 5), "branches", (json_int_t)num(res, i, 6), "prs",
-                      (json_int_t)num(res, i, 7)));
+        const char *source = PQgetvalue(res, i, p[P_SOURCE]);
+        json_array_append_new(projects,
+                              json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:I, s:I}", "project",
+                                        PQgetvalue(res, i, p[P_PROJECT]), "branch_class",
+                                        PQgetvalue(res, i, p[P_CLASS]), "source", source, "runs",
+                                        (json_int_t)num(res, i, p[P_RUNS]), "pushes",
+                                        (json_int_t)num(res, i, p[P_PUSHES]), "last_run",
+                                        PQgetvalue(res, i, p[P_LAST_RUN]), "branches",
+                                        (json_int_t)num(res, i, p[P_BRANCHES]), "prs",
+                                        (json_int_t)num(res, i, p[P_PRS])));
         json_t *count = json_object_get(sources, source);
         json_object_set_new(sources, source,
-                            json_integer(json_integer_value(count) + num(res, i, 3)));
+                            json_integer(json_integer_value(count) + num(res, i, p[P_RUNS])));
     }
     PQclear(res);
     res = NULL;
@@ -103,17 +149,18 @@ json_t *rt__cli_coverage(rt_pg *pg, const rt_config *cfg, const char *repository
     char threshold_text[24];
     snprintf(threshold_text, sizeof threshold_text, "%lld", threshold);
     params[3] = threshold_text;
-    if (query(pg, SQL_GAPS, 4, params, &res)) goto fail;
+    if (query(pg, SQL_GAPS, 4, params, &res, GAPS_COLS, G_N, g)) goto fail;
     for (int i = 0; i < PQntuples(res); i++) {
-        bool at_start = PQgetvalue(res, i, 3)[0] == 't', at_end = PQgetvalue(res, i, 4)[0] == 't';
+        bool at_start = PQgetvalue(res, i, g[G_AT_START])[0] == 't',
+             at_end = PQgetvalue(res, i, g[G_AT_END])[0] == 't';
         const char *what = at_start && at_end ? "no run recorded in the window"
                            : at_start         ? "no run recorded before"
                            : at_end           ? "no run recorded since"
                                               : "no run recorded";
-        json_array_append_new(gaps,
-                              json_pack("{s:s, s:s, s:s, s:f, s:s}", "kind", "no-runs", "from",
-                                        PQgetvalue(res, i, 0), "to", PQgetvalue(res, i, 1), "hours",
-                                        (double)num(res, i, 2) / 3600.0, "what", what));
+        json_array_append_new(
+            gaps, json_pack("{s:s, s:s, s:s, s:f, s:s}", "kind", "no-runs", "from",
+                            PQgetvalue(res, i, g[G_FROM]), "to", PQgetvalue(res, i, g[G_TO]),
+                            "hours", (double)num(res, i, g[G_SECONDS]) / 3600.0, "what", what));
     }
     PQclear(res);
     res = NULL;

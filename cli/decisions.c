@@ -15,87 +15,268 @@
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
-static const char SQL_DECISIONS[] = "SELECT d.set_id, " TS(
-    "d.decided_at") ", d.verdict, d.reason, s.project, s.revision,"
-                    " s.label, s.platform, s.original_task_id, d.classification_id,"
-                    " coalesce((SELECT max((l ->> 'reproduced')::int) FROM jsonb_array_elements("
-                    "   CASE jsonb_typeof(d.evidence -> 'lines') WHEN 'array' THEN d.evidence -> "
-                    "'lines'"
-                    "   ELSE '[]'::jsonb END) l), 0),"
-                    " coalesce((d.evidence #>> '{counts,compared}')::int, 0),"
-                    " d.culprit_status, coalesce(d.culprit_reason, ''), d.culprit_revision,"
-                    " d.culprit_range_first, d.culprit_range_last, d.culprit_url,"
-                    " d.policy, d.p_regression, d.prior_runs, d.prior_failures,"
-                    " d.prior_signature_failures, d.rounds, d.retriggers, d.shadow_policy,"
-                    " d.shadow_verdict, d.shadow_reason"
-                    " FROM decisions d JOIN retrigger_sets s ON s.id = d.set_id"
-                    " WHERE d.decided_at >= now() - $1::interval AND ($2::text IS NULL OR "
-                    "s.project = $2)"
-                    " AND ($3::text IS NULL OR d.verdict = $3)"
-                    " ORDER BY d.decided_at DESC LIMIT 1000";
+// clang-format off
+static const char SQL_DECISIONS[] =
+    "SELECT d.set_id, " TS("d.decided_at") " AS decided_at, d.verdict, d.reason, s.project,"
+    " s.revision, s.label, s.platform, s.original_task_id, d.classification_id,"
+    " coalesce((SELECT max((l ->> 'reproduced')::int) FROM jsonb_array_elements("
+    "   CASE jsonb_typeof(d.evidence -> 'lines') WHEN 'array' THEN d.evidence -> 'lines'"
+    "   ELSE '[]'::jsonb END) l), 0) AS reproduced_max,"
+    " coalesce((d.evidence #>> '{counts,compared}')::int, 0) AS compared,"
+    " d.culprit_status, coalesce(d.culprit_reason, '') AS culprit_reason, d.culprit_revision,"
+    " d.culprit_range_first, d.culprit_range_last, d.culprit_url,"
+    " d.policy, d.p_regression, d.prior_runs, d.prior_failures,"
+    " d.prior_signature_failures, d.rounds, d.retriggers, d.shadow_policy,"
+    " d.shadow_verdict, d.shadow_reason"
+    " FROM decisions d JOIN retrigger_sets s ON s.id = d.set_id"
+    " WHERE d.decided_at >= now() - $1::interval AND ($2::text IS NULL OR s.project = $2)"
+    " AND ($3::text IS NULL OR d.verdict = $3)"
+    " ORDER BY d.decided_at DESC LIMIT 1000";
+// clang-format on
+/* The columns read by name; policy_json reads the verdict policy's by name too. */
+enum {
+    D_SET,
+    D_DECIDED_AT,
+    D_VERDICT,
+    D_REASON,
+    D_PROJECT,
+    D_REVISION,
+    D_LABEL,
+    D_PLATFORM,
+    D_TASK,
+    D_CLASSIFICATION,
+    D_REPRODUCED,
+    D_COMPARED,
+    D_CULPRIT_STATUS,
+    D_CULPRIT_REASON,
+    D_CULPRIT_REVISION,
+    D_RANGE_FIRST,
+    D_RANGE_LAST,
+    D_CULPRIT_URL,
+    D_POLICY,
+    D_P_REGRESSION,
+    D_ROUNDS,
+    D_RETRIGGERS,
+    D_SHADOW_VERDICT,
+    D_N
+};
+static const char *const DECISIONS_COLS[D_N] = {"set_id",
+                                                "decided_at",
+                                                "verdict",
+                                                "reason",
+                                                "project",
+                                                "revision",
+                                                "label",
+                                                "platform",
+                                                "original_task_id",
+                                                "classification_id",
+                                                "reproduced_max",
+                                                "compared",
+                                                "culprit_status",
+                                                "culprit_reason",
+                                                "culprit_revision",
+                                                "culprit_range_first",
+                                                "culprit_range_last",
+                                                "culprit_url",
+                                                "policy",
+                                                "p_regression",
+                                                "rounds",
+                                                "retriggers",
+                                                "shadow_verdict"};
+
 static const char SQL_FIND_SET[] =
     "SELECT s.id FROM retrigger_sets s WHERE s.original_task_id = $1"
     " UNION SELECT m.set_id FROM retrigger_set_members m WHERE m.task_id = $1"
     " ORDER BY 1 DESC LIMIT 1";
+enum { F_ID, F_N };
+static const char *const FIND_SET_COLS[F_N] = {"id"};
+
+// clang-format off
 static const char SQL_SET[] =
     "SELECT s.project, s.revision, s.label, s.platform, s.original_task_id, s.original_run_id,"
-    " s.retrigger_count, s.status, " TS("s.created_at") ", coalesce(" TS(
-        "s.request_published_at") ", '-'), coalesce(r.state, '?'), coalesce(r.verdict, '-'), "
-                                  "coalesce(r.verdict_reason, '-'),"
-                                  " coalesce(" TS("r.resolved_at") ", '-'), coalesce(" TS(
-                                      "r.first_seen_at") ", '-'),"
-                                                         " coalesce(r.task_queue_id, '-'), "
-                                                         "s.failing_groups::text"
-                                                         " FROM retrigger_sets s LEFT JOIN runs r "
-                                                         "ON r.task_id = s.original_task_id"
-                                                         " AND r.run_id = s.original_run_id WHERE "
-                                                         "s.id = $1::bigint";
+    " s.retrigger_count, s.status, " TS("s.created_at") " AS created_at,"
+    " coalesce(" TS("s.request_published_at") ", '-') AS request_published_at,"
+    " coalesce(r.state, '?') AS state, coalesce(r.verdict, '-') AS verdict,"
+    " coalesce(r.verdict_reason, '-') AS verdict_reason,"
+    " coalesce(" TS("r.resolved_at") ", '-') AS resolved_at,"
+    " coalesce(" TS("r.first_seen_at") ", '-') AS first_seen_at,"
+    " coalesce(r.task_queue_id, '-') AS task_queue_id, s.failing_groups::text AS failing_groups"
+    " FROM retrigger_sets s LEFT JOIN runs r ON r.task_id = s.original_task_id"
+    " AND r.run_id = s.original_run_id WHERE s.id = $1::bigint";
+// clang-format on
+enum {
+    S_PROJECT,
+    S_REVISION,
+    S_LABEL,
+    S_PLATFORM,
+    S_TASK,
+    S_RUN,
+    S_RETRIGGERS,
+    S_STATUS,
+    S_CREATED,
+    S_PUBLISHED,
+    S_STATE,
+    S_VERDICT,
+    S_REASON,
+    S_RESOLVED,
+    S_SEEN,
+    S_QUEUE,
+    S_GROUPS,
+    S_N
+};
+static const char *const SET_COLS[S_N] = {
+    "project",         "revision",        "label",          "platform",    "original_task_id",
+    "original_run_id", "retrigger_count", "status",         "created_at",  "request_published_at",
+    "state",           "verdict",         "verdict_reason", "resolved_at", "first_seen_at",
+    "task_queue_id",   "failing_groups"};
+
+// clang-format off
 static const char SQL_ACTION[] =
-    "SELECT action_name, coalesce(outcome, 'in flight'), coalesce(action_task_id, '-'), attempts,"
-    " dry_run, " TS("intent_at") ", coalesce(" TS(
-        "finished_at") ", '-'), coalesce(error, ''), round"
-                       " FROM retrigger_actions WHERE set_id = $1::bigint ORDER BY round";
+    "SELECT action_name, coalesce(outcome, 'in flight') AS outcome,"
+    " coalesce(action_task_id, '-') AS action_task_id, attempts, dry_run,"
+    " " TS("intent_at") " AS intent_at, coalesce(" TS("finished_at") ", '-') AS finished_at,"
+    " coalesce(error, '') AS error, round"
+    " FROM retrigger_actions WHERE set_id = $1::bigint ORDER BY round";
+// clang-format on
+enum {
+    A_NAME,
+    A_OUTCOME,
+    A_TASK,
+    A_ATTEMPTS,
+    A_DRY_RUN,
+    A_INTENT,
+    A_FINISHED,
+    A_ERROR,
+    A_ROUND,
+    A_N
+};
+static const char *const ACTION_COLS[A_N] = {"action_name", "outcome", "action_task_id",
+                                             "attempts",    "dry_run", "intent_at",
+                                             "finished_at", "error",   "round"};
+
 /* The rounds after the first (decide_policy = adaptive, migration 0024). */
+// clang-format off
 static const char SQL_ROUNDS[] =
-    "SELECT round, wanted, retriggers, refused, coalesce(to_char(p_regression, 'FM0.000'), '-'),"
-    " " TS("requested_at") ", coalesce(" TS(
-        "published_at") ", '-')"
-                        " FROM retrigger_rounds WHERE set_id = $1::bigint ORDER BY round";
+    "SELECT round, wanted, retriggers, refused,"
+    " coalesce(to_char(p_regression, 'FM0.000'), '-') AS p_regression,"
+    " " TS("requested_at") " AS requested_at,"
+    " coalesce(" TS("published_at") ", '-') AS published_at"
+    " FROM retrigger_rounds WHERE set_id = $1::bigint ORDER BY round";
+// clang-format on
+enum { R_ROUND, R_WANTED, R_RETRIGGERS, R_REFUSED, R_P_REGRESSION, R_REQUESTED, R_PUBLISHED, R_N };
+static const char *const ROUNDS_COLS[R_N] = {
+    "round", "wanted", "retriggers", "refused", "p_regression", "requested_at", "published_at"};
+
 /* What the decision row records of the verdict policy (migration 0024). */
 static const char SQL_POLICY[] =
-    "SELECT coalesce(policy, '-'), coalesce(to_char(p_regression, 'FM0.000'), '-'),"
-    " coalesce(prior_runs::text, '-'), coalesce(prior_failures::text, '-'),"
-    " coalesce(prior_signature_failures::text, '-'), coalesce(rounds::text, '-'),"
-    " coalesce(retriggers::text, '-'), coalesce(shadow_policy, '-'),"
-    " coalesce(shadow_verdict, '-'), coalesce(shadow_reason, '-')"
+    "SELECT coalesce(policy, '-') AS policy,"
+    " coalesce(to_char(p_regression, 'FM0.000'), '-') AS p_regression,"
+    " coalesce(prior_runs::text, '-') AS prior_runs,"
+    " coalesce(prior_failures::text, '-') AS prior_failures,"
+    " coalesce(prior_signature_failures::text, '-') AS prior_signature_failures,"
+    " coalesce(rounds::text, '-') AS rounds, coalesce(retriggers::text, '-') AS retriggers,"
+    " coalesce(shadow_policy, '-') AS shadow_policy,"
+    " coalesce(shadow_verdict, '-') AS shadow_verdict,"
+    " coalesce(shadow_reason, '-') AS shadow_reason"
     " FROM decisions WHERE set_id = $1::bigint";
-static const char SQL_MEMBERS[] =
-    "SELECT m.task_id, m.run_id, m.state, coalesce(m.result, '-'), coalesce(" TS(
-        "m.resolved_at") ", '-'), coalesce(r.verdict || '/' || r.verdict_reason, '-')"
-                         ", m.role"
-                         " FROM retrigger_set_members m LEFT JOIN runs r ON r.task_id = m.task_id"
-                         " AND r.run_id = m.run_id WHERE m.set_id = $1::bigint ORDER BY "
-                         "m.added_at, m.task_id";
-static const char SQL_DECISION[] =
-    "SELECT verdict, reason, coalesce(classification_id::text, '-'), " TS(
-        "failure_seen_at") ","
-                           " coalesce(" TS("retriggers_requested_at") ", '-'), " TS(
-                               "decided_at") ","
-                                             " extract(epoch FROM decided_at - "
-                                             "failure_seen_at)::bigint, evidence::text"
-                                             " FROM decisions WHERE set_id = $1::bigint";
+enum {
+    PO_POLICY,
+    PO_P_REGRESSION,
+    PO_RUNS,
+    PO_FAILURES,
+    PO_SIGNATURE_FAILURES,
+    PO_ROUNDS,
+    PO_RETRIGGERS,
+    PO_SHADOW_POLICY,
+    PO_SHADOW_VERDICT,
+    PO_SHADOW_REASON,
+    PO_N
+};
+static const char *const POLICY_COLS[PO_N] = {
+    "policy", "p_regression", "prior_runs",    "prior_failures", "prior_signature_failures",
+    "rounds", "retriggers",   "shadow_policy", "shadow_verdict", "shadow_reason"};
 
+// clang-format off
+static const char SQL_MEMBERS[] =
+    "SELECT m.task_id, m.run_id, m.state, coalesce(m.result, '-') AS result,"
+    " coalesce(" TS("m.resolved_at") ", '-') AS resolved_at,"
+    " coalesce(r.verdict || '/' || r.verdict_reason, '-') AS classification, m.role"
+    " FROM retrigger_set_members m LEFT JOIN runs r ON r.task_id = m.task_id"
+    " AND r.run_id = m.run_id WHERE m.set_id = $1::bigint ORDER BY m.added_at, m.task_id";
+// clang-format on
+enum { M_TASK, M_RUN, M_STATE, M_RESULT, M_RESOLVED, M_CLASSIFICATION, M_ROLE, M_N };
+static const char *const MEMBERS_COLS[M_N] = {"task_id",     "run_id",         "state", "result",
+                                              "resolved_at", "classification", "role"};
+
+// clang-format off
+static const char SQL_DECISION[] =
+    "SELECT verdict, reason, coalesce(classification_id::text, '-') AS classification_id,"
+    " " TS("failure_seen_at") " AS failure_seen_at,"
+    " coalesce(" TS("retriggers_requested_at") ", '-') AS retriggers_requested_at,"
+    " " TS("decided_at") " AS decided_at,"
+    " extract(epoch FROM decided_at - failure_seen_at)::bigint AS seconds_to_decide,"
+    " evidence::text AS evidence"
+    " FROM decisions WHERE set_id = $1::bigint";
+// clang-format on
+enum {
+    V_VERDICT,
+    V_REASON,
+    V_CLASSIFICATION,
+    V_SEEN,
+    V_REQUESTED,
+    V_DECIDED,
+    V_SECONDS,
+    V_EVIDENCE,
+    V_N
+};
+static const char *const DECISION_COLS[V_N] = {"verdict",
+                                               "reason",
+                                               "classification_id",
+                                               "failure_seen_at",
+                                               "retriggers_requested_at",
+                                               "decided_at",
+                                               "seconds_to_decide",
+                                               "evidence"};
+
+// clang-format off
 static const char SQL_CULPRIT[] =
-    "SELECT culprit_status, coalesce(culprit_reason, '-'), coalesce(culprit_revision, '-'),"
-    " coalesce(culprit_pushlog_id::text, '-'), coalesce(culprit_author, '-'),"
-    " coalesce(culprit_url, '-'), coalesce(culprit_range_first, '-'),"
-    " coalesce(culprit_range_last, '-'), culprit_jobs_spent, jsonb_array_length(culprit_probes),"
-    " coalesce(jsonb_array_length(culprit_window -> 'pushes'), 0),"
-    " coalesce(culprit_window #>> '{next,revision}', ''),"
-    " coalesce(culprit_window #>> '{next,times}', ''), coalesce(" TS(
-        "culprit_started_at") ", '-')"
-                              " FROM decisions WHERE set_id = $1::bigint"
-                              " AND culprit_status IS NOT NULL";
+    "SELECT culprit_status, coalesce(culprit_reason, '-') AS culprit_reason,"
+    " coalesce(culprit_revision, '-') AS culprit_revision,"
+    " coalesce(culprit_pushlog_id::text, '-') AS culprit_pushlog_id,"
+    " coalesce(culprit_author, '-') AS culprit_author, coalesce(culprit_url, '-') AS culprit_url,"
+    " coalesce(culprit_range_first, '-') AS culprit_range_first,"
+    " coalesce(culprit_range_last, '-') AS culprit_range_last, culprit_jobs_spent,"
+    " jsonb_array_length(culprit_probes) AS probes,"
+    " coalesce(jsonb_array_length(culprit_window -> 'pushes'), 0) AS window_pushes,"
+    " coalesce(culprit_window #>> '{next,revision}', '') AS next_revision,"
+    " coalesce(culprit_window #>> '{next,times}', '') AS next_times,"
+    " coalesce(" TS("culprit_started_at") ", '-') AS culprit_started_at"
+    " FROM decisions WHERE set_id = $1::bigint AND culprit_status IS NOT NULL";
+// clang-format on
+enum {
+    C_STATUS,
+    C_REASON,
+    C_REVISION,
+    C_PUSHLOG,
+    C_AUTHOR,
+    C_URL,
+    C_RANGE_FIRST,
+    C_RANGE_LAST,
+    C_JOBS,
+    C_PROBES,
+    C_PUSHES,
+    C_NEXT_REVISION,
+    C_NEXT_TIMES,
+    C_STARTED,
+    C_N
+};
+static const char *const CULPRIT_COLS[C_N] = {"culprit_status",      "culprit_reason",
+                                              "culprit_revision",    "culprit_pushlog_id",
+                                              "culprit_author",      "culprit_url",
+                                              "culprit_range_first", "culprit_range_last",
+                                              "culprit_jobs_spent",  "probes",
+                                              "window_pushes",       "next_revision",
+                                              "next_times",          "culprit_started_at"};
 
 static void decisions_usage(FILE *out)
 {
@@ -204,8 +385,14 @@ static bool parse_since(const char *text, char *out, size_t size)
 
 static int db_connect(rt_config *cfg, rt_pg **pg) { return rt__cli_connect(cfg, "cli", pg); }
 
-/* The verdict policy's columns of a SQL_DECISIONS row (from column 12; migration 0024) into
- * o, those that are set. */
+/* A value of a result, printable (PQgetvalue: "" for SQL NULL). */
+static const char *cell(const PGresult *res, int row, int col)
+{
+    return rt_cli_text(PQgetvalue(res, row, col));
+}
+
+/* The verdict policy's columns of a SQL_DECISIONS row (migration 0024) into o, those that
+ * are set. */
 static void policy_json(json_t *o, const PGresult *res, int i)
 {
     static const char *const names[] = {
@@ -278,8 +465,14 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
     const char *params[] = {since, project, verdict};
     PGresult *res = NULL;
     int status = 1;
+    int d[D_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
     if (rt_pg_exec(pg, SQL_DECISIONS, 3, params, &res) != RT_OK) {
         rt__cli_db_error(pg, "cannot read the decisions");
+        goto out;
+    }
+    if (rt_pg_columns(res, DECISIONS_COLS, D_N, d, errstr) != RT_OK) {
+        rt_log_error("cannot read the decisions", "error", errstr);
         goto out;
     }
     int n = PQntuples(res);
@@ -288,23 +481,27 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
         for (int i = 0; i < n; i++) {
             json_t *o = json_pack(
                 "{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i}", "set_id",
-                (json_int_t)atoll(PQgetvalue(res, i, 0)), "decided_at", PQgetvalue(res, i, 1),
-                "verdict", PQgetvalue(res, i, 2), "reason", PQgetvalue(res, i, 3), "project",
-                PQgetvalue(res, i, 4), "revision", PQgetvalue(res, i, 5), "label",
-                PQgetvalue(res, i, 6), "platform", PQgetvalue(res, i, 7), "original_task_id",
-                PQgetvalue(res, i, 8), "reproduced_max", atoi(PQgetvalue(res, i, 10)), "compared",
-                atoi(PQgetvalue(res, i, 11)));
-            if (o && !PQgetisnull(res, i, 9))
+                (json_int_t)atoll(PQgetvalue(res, i, d[D_SET])), "decided_at",
+                PQgetvalue(res, i, d[D_DECIDED_AT]), "verdict", PQgetvalue(res, i, d[D_VERDICT]),
+                "reason", PQgetvalue(res, i, d[D_REASON]), "project",
+                PQgetvalue(res, i, d[D_PROJECT]), "revision", PQgetvalue(res, i, d[D_REVISION]),
+                "label", PQgetvalue(res, i, d[D_LABEL]), "platform",
+                PQgetvalue(res, i, d[D_PLATFORM]), "original_task_id",
+                PQgetvalue(res, i, d[D_TASK]), "reproduced_max",
+                atoi(PQgetvalue(res, i, d[D_REPRODUCED])), "compared",
+                atoi(PQgetvalue(res, i, d[D_COMPARED])));
+            if (o && !PQgetisnull(res, i, d[D_CLASSIFICATION]))
                 json_object_set_new(o, "classification_id",
-                                    json_integer(atoi(PQgetvalue(res, i, 9))));
-            if (o && !PQgetisnull(res, i, 12)) {
-#define OR_NULL(col) (PQgetisnull(res, i, col) ? NULL : PQgetvalue(res, i, col))
-                json_object_set_new(o, "culprit",
-                                    json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?}", "status",
-                                              PQgetvalue(res, i, 12), "reason",
-                                              PQgetvalue(res, i, 13), "revision", OR_NULL(14),
-                                              "range_first", OR_NULL(15), "range_last", OR_NULL(16),
-                                              "url", OR_NULL(17)));
+                                    json_integer(atoi(PQgetvalue(res, i, d[D_CLASSIFICATION]))));
+            if (o && !PQgetisnull(res, i, d[D_CULPRIT_STATUS])) {
+#define OR_NULL(col) (PQgetisnull(res, i, d[col]) ? NULL : PQgetvalue(res, i, d[col]))
+                json_object_set_new(
+                    o, "culprit",
+                    json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?}", "status",
+                              PQgetvalue(res, i, d[D_CULPRIT_STATUS]), "reason",
+                              PQgetvalue(res, i, d[D_CULPRIT_REASON]), "revision",
+                              OR_NULL(D_CULPRIT_REVISION), "range_first", OR_NULL(D_RANGE_FIRST),
+                              "range_last", OR_NULL(D_RANGE_LAST), "url", OR_NULL(D_CULPRIT_URL)));
 #undef OR_NULL
             }
             policy_json(o, res, i);
@@ -322,28 +519,27 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
         for (int i = 0; i < n; i++) {
             /* The culprit search: the culprit's revision once found, else its status. */
             char culprit[64] = "-";
-            if (!PQgetisnull(res, i, 14))
-                snprintf(culprit, sizeof culprit, "%.12s", PQgetvalue(res, i, 14));
-            else if (!PQgetisnull(res, i, 12))
-                snprintf(culprit, sizeof culprit, "%.21s", PQgetvalue(res, i, 12));
+            if (!PQgetisnull(res, i, d[D_CULPRIT_REVISION]))
+                snprintf(culprit, sizeof culprit, "%.12s",
+                         PQgetvalue(res, i, d[D_CULPRIT_REVISION]));
+            else if (!PQgetisnull(res, i, d[D_CULPRIT_STATUS]))
+                snprintf(culprit, sizeof culprit, "%.21s", PQgetvalue(res, i, d[D_CULPRIT_STATUS]));
             /* The verdict policy (migration 0024): p_regression, rounds/retriggers asked for. */
             char p[16] = "-", spent[24] = "-";
-            if (!PQgetisnull(res, i, 19))
-                snprintf(p, sizeof p, "%.3f", atof(PQgetvalue(res, i, 19)));
-            if (!PQgetisnull(res, i, 23) && !PQgetisnull(res, i, 24))
-                snprintf(spent, sizeof spent, "%s/%s", PQgetvalue(res, i, 23),
-                         PQgetvalue(res, i, 24));
+            if (!PQgetisnull(res, i, d[D_P_REGRESSION]))
+                snprintf(p, sizeof p, "%.3f", atof(PQgetvalue(res, i, d[D_P_REGRESSION])));
+            if (!PQgetisnull(res, i, d[D_ROUNDS]) && !PQgetisnull(res, i, d[D_RETRIGGERS]))
+                snprintf(spent, sizeof spent, "%s/%s", PQgetvalue(res, i, d[D_ROUNDS]),
+                         PQgetvalue(res, i, d[D_RETRIGGERS]));
             printf(
                 "%-20s  %-12s  %-22s  %-10s  %-12.12s  %2s/%-2s  %-8s  %-5s  %-5s  %-12s  %-22s  "
                 "%-21s  %s\n",
-                rt_cli_text(PQgetvalue(res, i, 1)), rt_cli_text(PQgetvalue(res, i, 2)),
-                rt_cli_text(PQgetvalue(res, i, 3)), rt_cli_text(PQgetvalue(res, i, 4)),
-                rt_cli_text(PQgetvalue(res, i, 5)), rt_cli_text(PQgetvalue(res, i, 10)),
-                rt_cli_text(PQgetvalue(res, i, 11)),
-                PQgetisnull(res, i, 18) ? "-" : rt_cli_text(PQgetvalue(res, i, 18)), p, spent,
-                PQgetisnull(res, i, 26) ? "-" : rt_cli_text(PQgetvalue(res, i, 26)),
-                rt_cli_text(PQgetvalue(res, i, 8)), rt_cli_text(culprit),
-                rt_cli_text(PQgetvalue(res, i, 6)));
+                cell(res, i, d[D_DECIDED_AT]), cell(res, i, d[D_VERDICT]),
+                cell(res, i, d[D_REASON]), cell(res, i, d[D_PROJECT]), cell(res, i, d[D_REVISION]),
+                cell(res, i, d[D_REPRODUCED]), cell(res, i, d[D_COMPARED]),
+                PQgetisnull(res, i, d[D_POLICY]) ? "-" : cell(res, i, d[D_POLICY]), p, spent,
+                PQgetisnull(res, i, d[D_SHADOW_VERDICT]) ? "-" : cell(res, i, d[D_SHADOW_VERDICT]),
+                cell(res, i, d[D_TASK]), rt_cli_text(culprit), cell(res, i, d[D_LABEL]));
         }
     }
     status = 0;
@@ -421,17 +617,21 @@ static void print_lines(json_t *evidence)
                rt_cli_text(json_string_value(json_object_get(line, "line"))));
 }
 
-/* The culprit search of a regression (SQL_CULPRIT's row). */
-static void print_culprit(PGresult *res)
+/* The culprit search of a regression (SQL_CULPRIT's row, its columns c). */
+static void print_culprit(PGresult *res, const int *c)
 {
-#define V(col) rt_cli_text(PQgetvalue(res, 0, col))
-    printf("\nthe culprit search (started %s)\n  %s (%s)\n", V(13), V(0), V(1));
-    if (strcmp(PQgetvalue(res, 0, 2), "-"))
-        printf("  culprit %s, pushlog %s, by %s\n  %s\n", V(2), V(3), V(4), V(5));
-    else if (strcmp(PQgetvalue(res, 0, 6), "-"))
-        printf("  the culprit is within %s .. %s\n", V(6), V(7));
-    printf("  window: %s push(es); %s probe(s), %s job(s) spent\n", V(10), V(9), V(8));
-    if (PQgetvalue(res, 0, 11)[0]) printf("  next probe: %s, %s run(s)\n", V(11), V(12));
+#define V(col) cell(res, 0, c[col])
+    printf("\nthe culprit search (started %s)\n  %s (%s)\n", V(C_STARTED), V(C_STATUS),
+           V(C_REASON));
+    if (strcmp(PQgetvalue(res, 0, c[C_REVISION]), "-"))
+        printf("  culprit %s, pushlog %s, by %s\n  %s\n", V(C_REVISION), V(C_PUSHLOG), V(C_AUTHOR),
+               V(C_URL));
+    else if (strcmp(PQgetvalue(res, 0, c[C_RANGE_FIRST]), "-"))
+        printf("  the culprit is within %s .. %s\n", V(C_RANGE_FIRST), V(C_RANGE_LAST));
+    printf("  window: %s push(es); %s probe(s), %s job(s) spent\n", V(C_PUSHES), V(C_PROBES),
+           V(C_JOBS));
+    if (PQgetvalue(res, 0, c[C_NEXT_REVISION])[0])
+        printf("  next probe: %s, %s run(s)\n", V(C_NEXT_REVISION), V(C_NEXT_TIMES));
 #undef V
 }
 
@@ -441,19 +641,26 @@ static void print_culprit(PGresult *res)
 static void print_policy(rt_pg *pg, const char *const *sparams)
 {
     PGresult *res = NULL;
-    if (rt_pg_exec(pg, SQL_POLICY, 1, sparams, &res) != RT_OK || PQntuples(res) != 1 ||
-        !strcmp(PQgetvalue(res, 0, 0), "-")) {
+    int c[PO_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rt_pg_exec(pg, SQL_POLICY, 1, sparams, &res) != RT_OK || PQntuples(res) != 1) {
         PQclear(res);
         return;
     }
+    int rc = rt_pg_columns(res, POLICY_COLS, PO_N, c, errstr);
+    if (rc != RT_OK) rt_log_error("cannot read the verdict policy", "error", errstr);
+    if (rc != RT_OK || !strcmp(PQgetvalue(res, 0, c[PO_POLICY]), "-")) {
+        PQclear(res);
+        return;
+    }
+#define V(col) cell(res, 0, c[col])
     printf("  policy %s: p_regression %s (prior: %s failure(s) in %s run(s) of the test, %s with "
            "this signature); %s round(s), %s retrigger(s) asked for\n",
-           rt_cli_text(PQgetvalue(res, 0, 0)), rt_cli_text(PQgetvalue(res, 0, 1)),
-           rt_cli_text(PQgetvalue(res, 0, 3)), rt_cli_text(PQgetvalue(res, 0, 2)),
-           rt_cli_text(PQgetvalue(res, 0, 4)), rt_cli_text(PQgetvalue(res, 0, 5)),
-           rt_cli_text(PQgetvalue(res, 0, 6)));
-    printf("  %s would say: %s (%s)\n", rt_cli_text(PQgetvalue(res, 0, 7)),
-           rt_cli_text(PQgetvalue(res, 0, 8)), rt_cli_text(PQgetvalue(res, 0, 9)));
+           V(PO_POLICY), V(PO_P_REGRESSION), V(PO_FAILURES), V(PO_RUNS), V(PO_SIGNATURE_FAILURES),
+           V(PO_ROUNDS), V(PO_RETRIGGERS));
+    printf("  %s would say: %s (%s)\n", V(PO_SHADOW_POLICY), V(PO_SHADOW_VERDICT),
+           V(PO_SHADOW_REASON));
+#undef V
     PQclear(res);
 }
 
@@ -478,96 +685,99 @@ int rt_cli_explain(int argc, char **argv, rt_config *cfg)
     if (db_connect(cfg, &pg)) return 1;
     int status = 1;
     PGresult *res = NULL;
+    /* The column numbers of each result, looked up by name. */
+    int f[F_N], s[S_N], r[R_N], a[A_N], m[M_N], v[V_N], c[C_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
     const char *params[] = {task_id};
     if (rt_pg_exec(pg, SQL_FIND_SET, 1, params, &res) != RT_OK) goto dberror;
+    if (rt_pg_columns(res, FIND_SET_COLS, F_N, f, errstr) != RT_OK) goto nocolumn;
     if (PQntuples(res) != 1) {
         fprintf(stderr, "no retrigger set knows task %s\n", task_id);
         goto out;
     }
     char id[32];
-    snprintf(id, sizeof id, "%s", PQgetvalue(res, 0, 0));
+    snprintf(id, sizeof id, "%s", PQgetvalue(res, 0, f[F_ID]));
     PQclear(res);
     res = NULL;
     const char *sparams[] = {id};
 
     if (rt_pg_exec(pg, SQL_SET, 1, sparams, &res) != RT_OK) goto dberror;
+    if (rt_pg_columns(res, SET_COLS, S_N, s, errstr) != RT_OK) goto nocolumn;
     printf("retrigger set %s: %s %s\n  label    %s\n  platform %s\n  status   %s (created %s)\n",
-           id, rt_cli_text(PQgetvalue(res, 0, 0)), rt_cli_text(PQgetvalue(res, 0, 1)),
-           rt_cli_text(PQgetvalue(res, 0, 2)), rt_cli_text(PQgetvalue(res, 0, 3)),
-           rt_cli_text(PQgetvalue(res, 0, 7)), rt_cli_text(PQgetvalue(res, 0, 8)));
+           id, cell(res, 0, s[S_PROJECT]), cell(res, 0, s[S_REVISION]), cell(res, 0, s[S_LABEL]),
+           cell(res, 0, s[S_PLATFORM]), cell(res, 0, s[S_STATUS]), cell(res, 0, s[S_CREATED]));
     printf("\nthe failure\n  original %s run %s: %s on %s, resolved %s, seen %s\n",
-           rt_cli_text(PQgetvalue(res, 0, 4)), rt_cli_text(PQgetvalue(res, 0, 5)),
-           rt_cli_text(PQgetvalue(res, 0, 10)), rt_cli_text(PQgetvalue(res, 0, 15)),
-           rt_cli_text(PQgetvalue(res, 0, 13)), rt_cli_text(PQgetvalue(res, 0, 14)));
-    printf("  retrig-classify: %s (%s)\n  failing groups: %s\n",
-           rt_cli_text(PQgetvalue(res, 0, 11)), rt_cli_text(PQgetvalue(res, 0, 12)),
-           rt_cli_text(PQgetvalue(res, 0, 16)));
-    printf("  asked for %s retriggers; request published %s\n", rt_cli_text(PQgetvalue(res, 0, 6)),
-           rt_cli_text(PQgetvalue(res, 0, 9)));
+           cell(res, 0, s[S_TASK]), cell(res, 0, s[S_RUN]), cell(res, 0, s[S_STATE]),
+           cell(res, 0, s[S_QUEUE]), cell(res, 0, s[S_RESOLVED]), cell(res, 0, s[S_SEEN]));
+    printf("  retrig-classify: %s (%s)\n  failing groups: %s\n", cell(res, 0, s[S_VERDICT]),
+           cell(res, 0, s[S_REASON]), cell(res, 0, s[S_GROUPS]));
+    printf("  asked for %s retriggers; request published %s\n", cell(res, 0, s[S_RETRIGGERS]),
+           cell(res, 0, s[S_PUBLISHED]));
     PQclear(res);
     res = NULL;
 
     if (rt_pg_exec(pg, SQL_ROUNDS, 1, sparams, &res) != RT_OK) goto dberror;
+    if (rt_pg_columns(res, ROUNDS_COLS, R_N, r, errstr) != RT_OK) goto nocolumn;
     /* Later rounds (decide_policy = adaptive): asked for by retrig-decide. */
     for (int i = 0; i < PQntuples(res); i++) {
-        if (PQgetvalue(res, i, 3)[0] == 't')
+        if (PQgetvalue(res, i, r[R_REFUSED])[0] == 't')
             printf("  round %s: %s wanted, refused by the budget (p_regression %s, %s)\n",
-                   rt_cli_text(PQgetvalue(res, i, 0)), rt_cli_text(PQgetvalue(res, i, 1)),
-                   rt_cli_text(PQgetvalue(res, i, 4)), rt_cli_text(PQgetvalue(res, i, 5)));
+                   cell(res, i, r[R_ROUND]), cell(res, i, r[R_WANTED]),
+                   cell(res, i, r[R_P_REGRESSION]), cell(res, i, r[R_REQUESTED]));
         else
             printf("  round %s: asked for %s more retriggers of %s wanted (p_regression %s, %s); "
                    "request published %s\n",
-                   rt_cli_text(PQgetvalue(res, i, 0)), rt_cli_text(PQgetvalue(res, i, 2)),
-                   rt_cli_text(PQgetvalue(res, i, 1)), rt_cli_text(PQgetvalue(res, i, 4)),
-                   rt_cli_text(PQgetvalue(res, i, 5)), rt_cli_text(PQgetvalue(res, i, 6)));
+                   cell(res, i, r[R_ROUND]), cell(res, i, r[R_RETRIGGERS]),
+                   cell(res, i, r[R_WANTED]), cell(res, i, r[R_P_REGRESSION]),
+                   cell(res, i, r[R_REQUESTED]), cell(res, i, r[R_PUBLISHED]));
     }
     PQclear(res);
     res = NULL;
 
     if (rt_pg_exec(pg, SQL_ACTION, 1, sparams, &res) != RT_OK) goto dberror;
+    if (rt_pg_columns(res, ACTION_COLS, A_N, a, errstr) != RT_OK) goto nocolumn;
     printf("\nthe retrigger action\n");
     if (PQntuples(res) == 0) printf("  none recorded yet\n");
     for (int i = 0; i < PQntuples(res); i++)
         printf("  %s%s%s%s: %s%s, action task %s, %s attempt(s), intent %s, finished %s%s%s\n",
                PQntuples(res) > 1 ? "round " : "",
-               PQntuples(res) > 1 ? rt_cli_text(PQgetvalue(res, i, 8)) : "",
-               PQntuples(res) > 1 ? " " : "", rt_cli_text(PQgetvalue(res, i, 0)),
-               rt_cli_text(PQgetvalue(res, i, 1)),
-               rt_cli_text(PQgetvalue(res, i, 4))[0] == 't' ? " (dry run)" : "",
-               rt_cli_text(PQgetvalue(res, i, 2)), rt_cli_text(PQgetvalue(res, i, 3)),
-               rt_cli_text(PQgetvalue(res, i, 5)), rt_cli_text(PQgetvalue(res, i, 6)),
-               rt_cli_text(PQgetvalue(res, i, 7))[0] ? "; error: " : "",
-               rt_cli_text(PQgetvalue(res, i, 7)));
+               PQntuples(res) > 1 ? cell(res, i, a[A_ROUND]) : "", PQntuples(res) > 1 ? " " : "",
+               cell(res, i, a[A_NAME]), cell(res, i, a[A_OUTCOME]),
+               cell(res, i, a[A_DRY_RUN])[0] == 't' ? " (dry run)" : "", cell(res, i, a[A_TASK]),
+               cell(res, i, a[A_ATTEMPTS]), cell(res, i, a[A_INTENT]), cell(res, i, a[A_FINISHED]),
+               cell(res, i, a[A_ERROR])[0] ? "; error: " : "", cell(res, i, a[A_ERROR]));
     PQclear(res);
     res = NULL;
 
     if (rt_pg_exec(pg, SQL_MEMBERS, 1, sparams, &res) != RT_OK) goto dberror;
+    if (rt_pg_columns(res, MEMBERS_COLS, M_N, m, errstr) != RT_OK) goto nocolumn;
     /* requested: a retrigger retrig asked for; found: a run of the label already on the
      * push when the set was made. */
     printf("\nthe runs compared (%d seen)\n", PQntuples(res));
     for (int i = 0; i < PQntuples(res); i++) {
-        const char *role = PQgetvalue(res, i, 6);
+        const char *role = PQgetvalue(res, i, m[M_ROLE]);
         printf("  %-9s %s run %s: %-9s -> %-13s resolved %s  (classify: %s)%s\n",
                !strcmp(role, "retrigger") ? "requested" : rt_cli_text(role),
-               rt_cli_text(PQgetvalue(res, i, 0)), rt_cli_text(PQgetvalue(res, i, 1)),
-               rt_cli_text(PQgetvalue(res, i, 2)), rt_cli_text(PQgetvalue(res, i, 3)),
-               rt_cli_text(PQgetvalue(res, i, 4)), rt_cli_text(PQgetvalue(res, i, 5)),
-               !strcmp(PQgetvalue(res, i, 0), task_id) ? "  <- asked about" : "");
+               cell(res, i, m[M_TASK]), cell(res, i, m[M_RUN]), cell(res, i, m[M_STATE]),
+               cell(res, i, m[M_RESULT]), cell(res, i, m[M_RESOLVED]),
+               cell(res, i, m[M_CLASSIFICATION]),
+               !strcmp(PQgetvalue(res, i, m[M_TASK]), task_id) ? "  <- asked about" : "");
     }
     PQclear(res);
     res = NULL;
 
     if (rt_pg_exec(pg, SQL_DECISION, 1, sparams, &res) != RT_OK) goto dberror;
+    if (rt_pg_columns(res, DECISION_COLS, V_N, v, errstr) != RT_OK) goto nocolumn;
     printf("\nthe verdict\n");
     if (PQntuples(res) == 0) {
         printf("  not decided yet\n");
     } else {
-        json_t *evidence = json_loads(PQgetvalue(res, 0, 7), 0, NULL);
+        json_t *evidence = json_loads(PQgetvalue(res, 0, v[V_EVIDENCE]), 0, NULL);
         json_t *counts = json_object_get(evidence, "counts");
         printf("  %s (%s), threshold %lld; classification %s when decided\n",
-               rt_cli_text(PQgetvalue(res, 0, 0)), rt_cli_text(PQgetvalue(res, 0, 1)),
+               cell(res, 0, v[V_VERDICT]), cell(res, 0, v[V_REASON]),
                (long long)json_integer_value(json_object_get(evidence, "threshold")),
-               rt_cli_text(PQgetvalue(res, 0, 2)));
+               cell(res, 0, v[V_CLASSIFICATION]));
         printf("  retriggers: %lld compared (%lld passed, %lld failed), %lld exception, %lld "
                "without "
                "data, %lld pending\n",
@@ -588,18 +798,22 @@ int rt_cli_explain(int argc, char **argv, rt_config *cfg)
                        json_object_get(cancelled, "estimated_seconds_saved")));
         printf("\nthe times\n  failure seen           %s\n  retriggers requested   %s\n"
                "  decided                %s  (%s s after the failure was seen)\n",
-               rt_cli_text(PQgetvalue(res, 0, 3)), rt_cli_text(PQgetvalue(res, 0, 4)),
-               rt_cli_text(PQgetvalue(res, 0, 5)), rt_cli_text(PQgetvalue(res, 0, 6)));
+               cell(res, 0, v[V_SEEN]), cell(res, 0, v[V_REQUESTED]), cell(res, 0, v[V_DECIDED]),
+               cell(res, 0, v[V_SECONDS]));
         json_decref(evidence);
         PQclear(res);
         res = NULL;
         if (rt_pg_exec(pg, SQL_CULPRIT, 1, sparams, &res) != RT_OK) goto dberror;
-        if (PQntuples(res) == 1) print_culprit(res);
+        if (rt_pg_columns(res, CULPRIT_COLS, C_N, c, errstr) != RT_OK) goto nocolumn;
+        if (PQntuples(res) == 1) print_culprit(res, c);
     }
     status = 0;
     goto out;
 dberror:
     rt__cli_db_error(pg, "cannot read the set");
+    goto out;
+nocolumn: /* a name the result lacks: this file's SQL and its columns disagree */
+    rt_log_error("cannot read the set", "error", errstr);
 out:
     PQclear(res);
     rt_pg_free(pg);

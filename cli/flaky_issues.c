@@ -33,30 +33,46 @@ static const char SQL_CANDIDATES[] =
     " m AS (SELECT test, failures FROM history_flakes($1, $2::timestamptz - $3::interval,"
     "                 $2::timestamptz, true, $4::integer, $3::interval)),"
     " t AS (SELECT test FROM f UNION SELECT test FROM flaky_issues WHERE project = $1)"
-    " SELECT t.test, coalesce(f.runs, 0), coalesce(f.failures, 0), coalesce(f.failure_rate, 0),"
-    "        coalesce(f.branches, 0), coalesce(f.prs, 0), coalesce(m.failures, 0),"
-    "        coalesce(f.push_failure_chance, 0), coalesce(f.flaky, false),"
+    " SELECT t.test, coalesce(f.runs, 0) AS runs, coalesce(f.failures, 0) AS failures,"
+    "        coalesce(f.failure_rate, 0) AS failure_rate, coalesce(f.branches, 0) AS branches,"
+    "        coalesce(f.prs, 0) AS prs, coalesce(m.failures, 0) AS main_failures,"
+    "        coalesce(f.push_failure_chance, 0) AS push_failure_chance,"
+    "        coalesce(f.flaky, false) AS flaky,"
     "        (SELECT count(*) FROM github_rerun_flips x WHERE x.repository = $1"
     "           AND x.test = t.test AND x.failed_at >= $2::timestamptz - $3::interval"
-    "           AND x.failed_at <= $2::timestamptz),"
+    "           AND x.failed_at <= $2::timestamptz) AS rerun_flips,"
     "        (SELECT extract(epoch FROM max(r.run_at))::bigint FROM history_tests ht"
     "           JOIN history_runs r ON r.id = ht.run_id WHERE r.repository = $1"
-    "           AND ht.test = t.test AND ht.failed AND r.run_at <= $2::timestamptz),"
-    "        " TS("f.first_failure_at") ", f.first_failure_branch, f.first_failure_revision,"
+    "           AND ht.test = t.test AND ht.failed AND r.run_at <= $2::timestamptz)"
+    "          AS last_failure,"
+    "        " TS("f.first_failure_at") " AS first_failure_at, f.first_failure_branch,"
+    "        f.first_failure_revision,"
     "        (SELECT g.html_url FROM github_runs g WHERE g.repository = $1"
-    "           AND g.head_sha = f.first_failure_revision ORDER BY g.run_started_at LIMIT 1),"
+    "           AND g.head_sha = f.first_failure_revision ORDER BY g.run_started_at LIMIT 1)"
+    "          AS first_failure_url,"
     "        (SELECT ht.message FROM history_tests ht JOIN history_runs r ON r.id = ht.run_id"
     "           WHERE r.repository = $1 AND ht.test = t.test AND ht.failed"
-    "             AND r.run_at <= $2::timestamptz ORDER BY r.run_at DESC LIMIT 1),"
-    "        fi.state, fi.issue_number, fi.issue_url, fi.comment_id, fi.figures::text,"
+    "             AND r.run_at <= $2::timestamptz ORDER BY r.run_at DESC LIMIT 1) AS message,"
+    "        fi.state, fi.issue_number, fi.issue_url, fi.comment_id, fi.figures::text AS figures,"
     "        (SELECT count(DISTINCT r.branch_key) || ' ' ||"
     "                count(DISTINCT r.branch_key) FILTER (WHERE ht.failed)"
     "           FROM history_tests ht JOIN history_runs r ON r.id = ht.run_id"
     "          WHERE r.repository = $1 AND ht.test = t.test AND r.branch_class = 'other'"
     "            AND r.run_at >= $2::timestamptz - $3::interval AND r.run_at < $2::timestamptz)"
+    "          AS prs_ran_failed"
     "   FROM t LEFT JOIN f ON f.test = t.test LEFT JOIN m ON m.test = t.test"
     "   LEFT JOIN flaky_issues fi ON fi.project = $1 AND fi.test = t.test"
     "  ORDER BY coalesce(f.flaky, false) DESC, coalesce(f.branches, 0) DESC, t.test";
+enum {
+    C_TEST, C_RUNS, C_FAILURES, C_RATE, C_BRANCHES, C_PRS, C_MAIN_FAILURES, C_PUSH_CHANCE,
+    C_FLAKY, C_FLIPS, C_LAST_FAILURE, C_FF_AT, C_FF_BRANCH, C_FF_REVISION, C_FF_URL, C_MESSAGE,
+    C_STATE, C_NUMBER, C_URL, C_COMMENT, C_FIGURES, C_PRS_RAN_FAILED, C_N
+};
+static const char *const CANDIDATE_COLS[C_N] = {
+    "test", "runs", "failures", "failure_rate", "branches", "prs", "main_failures",
+    "push_failure_chance", "flaky", "rerun_flips", "last_failure", "first_failure_at",
+    "first_failure_branch", "first_failure_revision", "first_failure_url", "message", "state",
+    "issue_number", "issue_url", "comment_id", "figures", "prs_ran_failed"};
 // clang-format on
 
 static const char SQL_RECORD[] =
@@ -107,6 +123,42 @@ typedef struct plan_row {
 static const char *value_or_null(PGresult *res, int row, int col)
 {
     return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
+}
+
+/* The figures of one row of SQL_CANDIDATES and the state of its test's issue. */
+static void read_candidate(PGresult *res, int r, const int *c, const rt_config *cfg, plan_row *p)
+{
+    rt_flaky_figures *f = &p->fig;
+    f->test = PQgetvalue(res, r, c[C_TEST]);
+    f->window_days = cfg->history_flaky_window_days;
+    f->runs = atol(PQgetvalue(res, r, c[C_RUNS]));
+    f->failures = atol(PQgetvalue(res, r, c[C_FAILURES]));
+    f->failure_rate = atof(PQgetvalue(res, r, c[C_RATE]));
+    f->branches = atol(PQgetvalue(res, r, c[C_BRANCHES]));
+    f->prs = atol(PQgetvalue(res, r, c[C_PRS]));
+    f->main_failures = atol(PQgetvalue(res, r, c[C_MAIN_FAILURES]));
+    f->push_failure_chance = atof(PQgetvalue(res, r, c[C_PUSH_CHANCE]));
+    f->flaky = PQgetvalue(res, r, c[C_FLAKY])[0] == 't' ||
+               (cfg->flaky_issue_on_main && f->main_failures > 0);
+    f->rerun_flips = atol(PQgetvalue(res, r, c[C_FLIPS]));
+    f->last_failure = (time_t)atoll(PQgetvalue(res, r, c[C_LAST_FAILURE]));
+    f->first_failure_time = value_or_null(res, r, c[C_FF_AT]);
+    f->first_failure_branch = value_or_null(res, r, c[C_FF_BRANCH]);
+    f->first_failure_revision = value_or_null(res, r, c[C_FF_REVISION]);
+    f->first_failure_url = value_or_null(res, r, c[C_FF_URL]);
+    f->message = value_or_null(res, r, c[C_MESSAGE]);
+    const char *prs = PQgetvalue(res, r, c[C_PRS_RAN_FAILED]);
+    if (sscanf(prs, "%ld %ld", &f->prs_ran, &f->prs_failed) != 2) f->prs_ran = f->prs_failed = 0;
+    const char *state = value_or_null(res, r, c[C_STATE]);
+    p->state = !state ? RT_FLAKY_NONE : !strcmp(state, "open") ? RT_FLAKY_OPEN : RT_FLAKY_CLOSED;
+    if (state) {
+        p->issue.number = atoll(PQgetvalue(res, r, c[C_NUMBER]));
+        snprintf(p->issue.url, sizeof p->issue.url, "%s", PQgetvalue(res, r, c[C_URL]));
+        p->issue.comment_id =
+            PQgetisnull(res, r, c[C_COMMENT]) ? 0 : atoll(PQgetvalue(res, r, c[C_COMMENT]));
+        p->issue.open = p->state == RT_FLAKY_OPEN;
+        p->stored = json_loads(PQgetvalue(res, r, c[C_FIGURES]), 0, NULL);
+    }
 }
 
 /* Records an issue's state after a step on the tracker. */
@@ -276,44 +328,18 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         rt_log_error("cannot query the test history", "error", rt_pg_errstr(pg));
         goto out;
     }
+    int c[C_N];
+    if (rt_pg_columns(res, CANDIDATE_COLS, C_N, c, errstr) != RT_OK) {
+        rt_log_error("cannot query the test history", "error", errstr);
+        goto out;
+    }
     n = PQntuples(res);
     if (n && !(plan = calloc((size_t)n, sizeof *plan))) goto out;
     for (int r = 0; r < n; r++) {
         plan_row *p = &plan[r];
         rt_flaky_figures *f = &p->fig;
         f->project = project;
-        f->test = PQgetvalue(res, r, 0);
-        f->window_days = cfg->history_flaky_window_days;
-        f->runs = atol(PQgetvalue(res, r, 1));
-        f->failures = atol(PQgetvalue(res, r, 2));
-        f->failure_rate = atof(PQgetvalue(res, r, 3));
-        f->branches = atol(PQgetvalue(res, r, 4));
-        f->prs = atol(PQgetvalue(res, r, 5));
-        f->main_failures = atol(PQgetvalue(res, r, 6));
-        f->push_failure_chance = atof(PQgetvalue(res, r, 7));
-        f->flaky =
-            PQgetvalue(res, r, 8)[0] == 't' || (cfg->flaky_issue_on_main && f->main_failures > 0);
-        f->rerun_flips = atol(PQgetvalue(res, r, 9));
-        f->last_failure = (time_t)atoll(PQgetvalue(res, r, 10));
-        f->first_failure_time = value_or_null(res, r, 11);
-        f->first_failure_branch = value_or_null(res, r, 12);
-        f->first_failure_revision = value_or_null(res, r, 13);
-        f->first_failure_url = value_or_null(res, r, 14);
-        f->message = value_or_null(res, r, 15);
-        if (PQnfields(res) < 22 ||
-            sscanf(PQgetvalue(res, r, 21), "%ld %ld", &f->prs_ran, &f->prs_failed) != 2)
-            f->prs_ran = f->prs_failed = 0;
-        const char *state = value_or_null(res, r, 16);
-        p->state = !state                   ? RT_FLAKY_NONE
-                   : !strcmp(state, "open") ? RT_FLAKY_OPEN
-                                            : RT_FLAKY_CLOSED;
-        if (state) {
-            p->issue.number = atoll(PQgetvalue(res, r, 17));
-            snprintf(p->issue.url, sizeof p->issue.url, "%s", PQgetvalue(res, r, 18));
-            p->issue.comment_id = PQgetisnull(res, r, 19) ? 0 : atoll(PQgetvalue(res, r, 19));
-            p->issue.open = p->state == RT_FLAKY_OPEN;
-            p->stored = json_loads(PQgetvalue(res, r, 20), 0, NULL);
-        }
+        read_candidate(res, r, c, cfg, p);
         p->fresh = rt_flaky_figures_json(f);
         p->title = rt_flaky_title(f);
         if (!p->fresh || !p->title) goto out;

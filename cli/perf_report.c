@@ -24,22 +24,60 @@
 
 static const char SQL_FAMILIES[] =
     "SELECT family, count(*) FILTER (WHERE outcome IN ('triggered', 'found-existing', 'dry-run')"
-    " OR outcome IS NULL), coalesce(sum(jobs_scheduled), 0), coalesce(sum(followup_completed), 0),"
-    " count(*) FILTER (WHERE followup_state = 'done'),"
+    " OR outcome IS NULL) AS backfills, coalesce(sum(jobs_scheduled), 0) AS jobs_scheduled,"
+    " coalesce(sum(followup_completed), 0) AS jobs_executed,"
+    " count(*) FILTER (WHERE followup_state = 'done') AS done,"
     " count(*) FILTER (WHERE followup_state = 'pending' OR (followup_state IS NULL AND outcome IN"
-    " ('triggered', 'found-existing') AND NOT dry_run)),"
-    " count(*) FILTER (WHERE followup_state = 'failed'),"
-    " count(*) FILTER (WHERE outcome = 'already-backfilled'),"
-    " count(*) FILTER (WHERE outcome IN ('no-job', 'no-backfill-action', 'failed'))"
+    " ('triggered', 'found-existing') AND NOT dry_run)) AS pending,"
+    " count(*) FILTER (WHERE followup_state = 'failed') AS failed,"
+    " count(*) FILTER (WHERE outcome = 'already-backfilled') AS already_backfilled,"
+    " count(*) FILTER (WHERE outcome IN ('no-job', 'no-backfill-action', 'failed')) AS not_sent"
     " FROM perf_alerts WHERE " ALERT_DAY " GROUP BY family";
+/* FA_BACKFILLS to FA_NOT_SENT in the order of family_row's counts from backfills on. */
+enum {
+    FA_FAMILY,
+    FA_BACKFILLS,
+    FA_SCHEDULED,
+    FA_EXECUTED,
+    FA_DONE,
+    FA_PENDING,
+    FA_FAILED,
+    FA_ALREADY,
+    FA_NOT_SENT,
+    FA_N
+};
+static const char *const FAMILIES_COLS[FA_N] = {
+    "family",  "backfills", "jobs_scheduled",     "jobs_executed", "done",
+    "pending", "failed",    "already_backfilled", "not_sent"};
 static const char SQL_LEDGER[] =
-    "SELECT substr(platform, 6), sum(amount) FROM budget_ledger WHERE day = $1::date"
-    " AND platform LIKE 'perf:%' GROUP BY 1";
+    "SELECT substr(platform, 6) AS family, sum(amount) AS used FROM budget_ledger"
+    " WHERE day = $1::date AND platform LIKE 'perf:%' GROUP BY 1";
+enum { L_FAMILY, L_USED, L_N };
+static const char *const LEDGER_COLS[L_N] = {"family", "used"};
 static const char SQL_FAILURES[] =
-    "SELECT alert_id, summary_id, family, platform, followup_reason, coalesce(followup_detail, ''),"
-    " coalesce(action_task_id, ''), followup_jobs, followup_completed,"
+    "SELECT alert_id, summary_id, family, platform, followup_reason,"
+    " coalesce(followup_detail, '') AS followup_detail,"
+    " coalesce(action_task_id, '') AS action_task_id, followup_jobs, followup_completed,"
     " coalesce(to_char(followup_settled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-    " '') FROM perf_alerts WHERE followup_state = 'failed' AND " ALERT_DAY " ORDER BY alert_id";
+    " '') AS followup_settled_at"
+    " FROM perf_alerts WHERE followup_state = 'failed' AND " ALERT_DAY " ORDER BY alert_id";
+enum {
+    F_ALERT,
+    F_SUMMARY,
+    F_FAMILY,
+    F_PLATFORM,
+    F_REASON,
+    F_DETAIL,
+    F_ACTION_TASK,
+    F_JOBS,
+    F_COMPLETED,
+    F_SETTLED,
+    F_N
+};
+static const char *const FAILURES_COLS[F_N] = {
+    "alert_id",           "summary_id",         "family",         "platform",
+    "followup_reason",    "followup_detail",    "action_task_id", "followup_jobs",
+    "followup_completed", "followup_settled_at"};
 
 typedef struct family_row {
     char name[64];
@@ -50,6 +88,7 @@ typedef struct family_row {
 typedef struct report {
     family_row rows[MAX_ROWS];
     size_t nrows;
+    int failure_cols[F_N]; /* the columns of the result of SQL_FAILURES */
 } report;
 
 static void usage(FILE *out)
@@ -104,27 +143,38 @@ static int load(rt_pg *pg, const rt_config *cfg, const char *day, report *r, PGr
     }
     const char *params[] = {day};
     PGresult *res = NULL;
+    int lc[L_N], fc[FA_N];
     if (rt_pg_exec(pg, SQL_LEDGER, 1, params, &res) != RT_OK) goto db;
+    if (rt_pg_columns(res, LEDGER_COLS, L_N, lc, errstr) != RT_OK) goto columns;
     for (int i = 0; i < PQntuples(res); i++) {
-        family_row *row = row_of(r, PQgetvalue(res, i, 0));
-        if (row) row->used = atoll(PQgetvalue(res, i, 1));
+        family_row *row = row_of(r, PQgetvalue(res, i, lc[L_FAMILY]));
+        if (row) row->used = atoll(PQgetvalue(res, i, lc[L_USED]));
     }
     PQclear(res);
     res = NULL;
     if (rt_pg_exec(pg, SQL_FAMILIES, 1, params, &res) != RT_OK) goto db;
+    if (rt_pg_columns(res, FAMILIES_COLS, FA_N, fc, errstr) != RT_OK) goto columns;
     for (int i = 0; i < PQntuples(res); i++) {
-        family_row *row = row_of(r, PQgetvalue(res, i, 0));
+        family_row *row = row_of(r, PQgetvalue(res, i, fc[FA_FAMILY]));
         if (!row) continue;
         long long *cols[] = {&row->backfills, &row->scheduled, &row->executed, &row->done,
                              &row->pending,   &row->failed,    &row->already,  &row->unsent};
-        for (int c = 0; c < 8; c++) *cols[c] = atoll(PQgetvalue(res, i, c + 1));
+        for (int c = FA_BACKFILLS; c < FA_N; c++)
+            *cols[c - FA_BACKFILLS] = atoll(PQgetvalue(res, i, fc[c]));
     }
     PQclear(res);
+    res = NULL;
     if (rt_pg_exec(pg, SQL_FAILURES, 1, params, failures) != RT_OK) goto db;
+    if (rt_pg_columns(*failures, FAILURES_COLS, F_N, r->failure_cols, errstr) != RT_OK)
+        goto columns;
     return 0;
 db:
     PQclear(res);
     rt__cli_db_error(pg, "cannot read the backfills");
+    return 1;
+columns:
+    PQclear(res);
+    rt_log_error("cannot read the backfills", "error", errstr);
     return 1;
 }
 
@@ -162,17 +212,20 @@ static int print_json(const char *day, const report *r, PGresult *failures)
         add_total(&total, &r->rows[i]);
         if (r->rows[i].limit > 0) total.limit += r->rows[i].limit;
     }
+    const int *c = r->failure_cols;
     for (int i = 0; i < PQntuples(failures); i++)
         json_array_append_new(
-            list,
-            json_pack("{s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s}", "alert_id",
-                      (json_int_t)atoll(PQgetvalue(failures, i, 0)), "summary_id",
-                      (json_int_t)atoll(PQgetvalue(failures, i, 1)), "family",
-                      PQgetvalue(failures, i, 2), "platform", PQgetvalue(failures, i, 3), "reason",
-                      PQgetvalue(failures, i, 4), "detail", PQgetvalue(failures, i, 5),
-                      "action_task_id", PQgetvalue(failures, i, 6), "jobs",
-                      atoi(PQgetvalue(failures, i, 7)), "jobs_completed",
-                      atoi(PQgetvalue(failures, i, 8)), "settled_at", PQgetvalue(failures, i, 9)));
+            list, json_pack("{s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s}", "alert_id",
+                            (json_int_t)atoll(PQgetvalue(failures, i, c[F_ALERT])), "summary_id",
+                            (json_int_t)atoll(PQgetvalue(failures, i, c[F_SUMMARY])), "family",
+                            PQgetvalue(failures, i, c[F_FAMILY]), "platform",
+                            PQgetvalue(failures, i, c[F_PLATFORM]), "reason",
+                            PQgetvalue(failures, i, c[F_REASON]), "detail",
+                            PQgetvalue(failures, i, c[F_DETAIL]), "action_task_id",
+                            PQgetvalue(failures, i, c[F_ACTION_TASK]), "jobs",
+                            atoi(PQgetvalue(failures, i, c[F_JOBS])), "jobs_completed",
+                            atoi(PQgetvalue(failures, i, c[F_COMPLETED])), "settled_at",
+                            PQgetvalue(failures, i, c[F_SETTLED])));
     json_t *totals = row_json(&total);
     json_object_del(totals, "family");
     json_t *doc = json_pack("{s:s, s:o, s:o, s:o}", "day", day, "families", families, "totals",
@@ -209,10 +262,13 @@ static int print_table(const char *day, const report *r, PGresult *failures)
     if (PQntuples(failures) > 0)
         printf("%-10s %-10s %-18s %-22s %s\n", "alert", "family", "reason", "action task",
                "detail");
+    const int *c = r->failure_cols;
     for (int i = 0; i < PQntuples(failures); i++)
-        printf("%-10s %-10s %-18s %-22s %s\n", rt_cli_text(PQgetvalue(failures, i, 0)),
-               rt_cli_text(PQgetvalue(failures, i, 2)), rt_cli_text(PQgetvalue(failures, i, 4)),
-               rt_cli_text(PQgetvalue(failures, i, 6)), rt_cli_text(PQgetvalue(failures, i, 5)));
+        printf("%-10s %-10s %-18s %-22s %s\n", rt_cli_text(PQgetvalue(failures, i, c[F_ALERT])),
+               rt_cli_text(PQgetvalue(failures, i, c[F_FAMILY])),
+               rt_cli_text(PQgetvalue(failures, i, c[F_REASON])),
+               rt_cli_text(PQgetvalue(failures, i, c[F_ACTION_TASK])),
+               rt_cli_text(PQgetvalue(failures, i, c[F_DETAIL])));
     return fflush(stdout) == 0 ? 0 : 1;
 }
 

@@ -38,15 +38,23 @@
 #define MAX_LIMIT          5000
 
 /* The window as the database sees it: from midnight UTC of (until - window) to until. */
+// clang-format off
 static const char SQL_WINDOW[] =
-    "SELECT extract(epoch FROM x.s)::bigint, extract(epoch FROM x.u)::bigint, " TS("x.s") ", " TS(
-        "x.u") " FROM (SELECT date_trunc('day', ($1::timestamptz - $2::interval)"
-               " AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS s, $1::timestamptz AS u) "
-               "x";
+    "SELECT extract(epoch FROM x.s)::bigint AS start_epoch,"
+    " extract(epoch FROM x.u)::bigint AS until_epoch,"
+    " " TS("x.s") " AS start_text, " TS("x.u") " AS until_text"
+    " FROM (SELECT date_trunc('day', ($1::timestamptz - $2::interval)"
+    " AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS s, $1::timestamptz AS u) x";
+// clang-format on
+enum { W_START, W_UNTIL, W_START_TEXT, W_UNTIL_TEXT, W_N };
+static const char *const WINDOW_COLS[W_N] = {"start_epoch", "until_epoch", "start_text",
+                                             "until_text"};
 static const char SQL_MARKS[] =
     "SELECT m.test, m.slot, m.main, m.runs, m.failures FROM history_run_marks($1,"
     " ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), $3::timestamptz, $4::timestamptz,"
     " $5::integer) m";
+enum { M_TEST, M_SLOT, M_MAIN, M_RUNS, M_FAILURES, M_N };
+static const char *const MARKS_COLS[M_N] = {"test", "slot", "main", "runs", "failures"};
 
 typedef struct row {
     const char *test;
@@ -180,6 +188,30 @@ static int merge_rows(page *p)
     return 0;
 }
 
+/* The window as the database sees it (SQL_WINDOW): p->start, p->until and their texts. */
+static int load_window(page *p, rt_pg *pg)
+{
+    const char *params[] = {p->q.until, p->q.window};
+    PGresult *res = NULL;
+    int c[W_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rt_pg_exec(pg, SQL_WINDOW, 2, params, &res) != RT_OK) {
+        rt__cli_db_error(pg, "cannot read the window (is --until an ISO-8601 time?)");
+        return -1;
+    }
+    if (rt_pg_columns(res, WINDOW_COLS, W_N, c, errstr) != RT_OK) {
+        rt_log_error("cannot read the window", "error", errstr);
+        PQclear(res);
+        return -1;
+    }
+    p->start = atoll(PQgetvalue(res, 0, c[W_START]));
+    p->until = atoll(PQgetvalue(res, 0, c[W_UNTIL]));
+    snprintf(p->start_text, sizeof p->start_text, "%s", PQgetvalue(res, 0, c[W_START_TEXT]));
+    snprintf(p->until_text, sizeof p->until_text, "%s", PQgetvalue(res, 0, c[W_UNTIL_TEXT]));
+    PQclear(res);
+    return 0;
+}
+
 static int load_marks(page *p, rt_pg *pg)
 {
     json_t *tests = json_array();
@@ -205,13 +237,20 @@ static int load_marks(page *p, rt_pg *pg)
         rt__cli_db_error(pg, "cannot read the runs of the listed tests");
         return -1;
     }
+    int c[M_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rt_pg_columns(res, MARKS_COLS, M_N, c, errstr) != RT_OK) {
+        rt_log_error("cannot read the runs of the listed tests", "error", errstr);
+        PQclear(res);
+        return -1;
+    }
     for (int i = 0; i < PQntuples(res); i++) {
-        row *w = find_row(p, PQgetvalue(res, i, 0));
-        int s = atoi(PQgetvalue(res, i, 1));
+        row *w = find_row(p, PQgetvalue(res, i, c[M_TEST]));
+        int s = atoi(PQgetvalue(res, i, c[M_SLOT]));
         if (!w || s < 0 || s >= p->nslots) continue;
-        int lane = PQgetvalue(res, i, 2)[0] == 't' ? 0 : 1;
-        w->runs[lane * p->nslots + s] += atoi(PQgetvalue(res, i, 3));
-        w->fails[lane * p->nslots + s] += atoi(PQgetvalue(res, i, 4));
+        int lane = PQgetvalue(res, i, c[M_MAIN])[0] == 't' ? 0 : 1;
+        w->runs[lane * p->nslots + s] += atoi(PQgetvalue(res, i, c[M_RUNS]));
+        w->fails[lane * p->nslots + s] += atoi(PQgetvalue(res, i, c[M_FAILURES]));
     }
     PQclear(res);
     return 0;
@@ -979,20 +1018,9 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
     }
     int status = 1;
     rt_pg *pg = NULL;
-    PGresult *res = NULL;
     char exact_window[48], week[32];
     if (rt__cli_connect_read(cfg, "cli", &pg) != 0) goto out;
-    const char *wparams[] = {p.q.until, p.q.window};
-    if (rt_pg_exec(pg, SQL_WINDOW, 2, wparams, &res) != RT_OK) {
-        rt__cli_db_error(pg, "cannot read the window (is --until an ISO-8601 time?)");
-        goto out;
-    }
-    p.start = atoll(PQgetvalue(res, 0, 0));
-    p.until = atoll(PQgetvalue(res, 0, 1));
-    snprintf(p.start_text, sizeof p.start_text, "%s", PQgetvalue(res, 0, 2));
-    snprintf(p.until_text, sizeof p.until_text, "%s", PQgetvalue(res, 0, 3));
-    PQclear(res);
-    res = NULL;
+    if (load_window(&p, pg) != 0) goto out;
     /* Every query asks about the same instants: [start, until). */
     snprintf(exact_window, sizeof exact_window, "%lld seconds", p.until - p.start);
     p.q.until = p.until_text;
@@ -1028,7 +1056,6 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
            on_main, flaky_now);
     status = 0;
 out:
-    PQclear(res);
     for (size_t k = 0; k < p.nrows; k++) {
         free(p.rows[k].runs);
         free(p.rows[k].fails);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/io/log.h"
+
 #define STORE_CHUNK 1000 /* rows per INSERT statement */
 
 /* ---- the writer ---- */
@@ -20,6 +22,8 @@ static const char SQL_INSERT_RUN[] =
 static const char SQL_FIND_RUN[] =
     "SELECT id, run_at FROM history_runs WHERE source = $1 AND project = $2 AND run_key = $3"
     " ORDER BY id LIMIT 1";
+enum { FR_ID, FR_RUN_AT, FR_N };
+static const char *const FIND_RUN_COLS[FR_N] = {"id", "run_at"};
 /* A stored run merged again: migrations/0020's rollup recounts its day. */
 static const char SQL_ROLLUP_REDO[] =
     "INSERT INTO history_rollup_queue (run_id, run_at, redo) VALUES ($1::bigint, $2::timestamptz,"
@@ -75,6 +79,26 @@ out:
     return rc;
 }
 
+/* The id and run_at of a run stored before, if any (run_id stays as it is when there is none). */
+static int find_run(rt_pg *pg, const rt_history_run *run, char run_id[32], char run_at[64])
+{
+    const char *find[] = {run->source, run->project, run->run_key};
+    PGresult *res = NULL;
+    int c[FR_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc = rt_pg_exec(pg, SQL_FIND_RUN, 3, find, &res);
+    if (rc != RT_OK) return rc;
+    if (rt_pg_columns(res, FIND_RUN_COLS, FR_N, c, errstr) != RT_OK) {
+        rt_log_error("cannot read the stored run", "error", errstr);
+        rc = RT_EINVAL;
+    } else if (PQntuples(res) == 1) {
+        snprintf(run_id, 32, "%s", PQgetvalue(res, 0, c[FR_ID]));
+        snprintf(run_at, 64, "%s", PQgetvalue(res, 0, c[FR_RUN_AT]));
+    }
+    PQclear(res);
+    return rc;
+}
+
 static void fill_group(const rt_history_rows *rows, size_t i, const char **p, char *scratch)
 {
     const rt_history_group *g = &rows->groups[i];
@@ -109,16 +133,8 @@ int rt_history_store(rt_pg *pg, const rt_history_run *run, const rt_history_rows
     PGresult *res = NULL;
     int rc = RT_OK;
     snprintf(run_at, sizeof run_at, "%s", run->run_at);
-    if (merge) { /* a run stored before takes the rows whatever the run_at it was stored with */
-        const char *find[] = {run->source, run->project, run->run_key};
-        if ((rc = rt_pg_exec(pg, SQL_FIND_RUN, 3, find, &res)) != RT_OK) return rc;
-        if (PQntuples(res) == 1) {
-            snprintf(run_id, sizeof run_id, "%s", PQgetvalue(res, 0, 0));
-            snprintf(run_at, sizeof run_at, "%s", PQgetvalue(res, 0, 1));
-        }
-        PQclear(res);
-        res = NULL;
-    }
+    /* a run stored before takes the rows whatever the run_at it was stored with */
+    if (merge && (rc = find_run(pg, run, run_id, run_at)) != RT_OK) return rc;
     if (!run_id[0]) {
         snprintf(pr, sizeof pr, "%d", run->pr);
         const char *params[] = {run->source,     run->run_key,
@@ -138,13 +154,7 @@ int rt_history_store(rt_pg *pg, const rt_history_run *run, const rt_history_rows
         if (!*inserted) {
             if (!merge) return RT_OK; /* stored before, with its rows */
             /* stored meanwhile by another session with the same run_at */
-            const char *find[] = {run->source, run->project, run->run_key};
-            if ((rc = rt_pg_exec(pg, SQL_FIND_RUN, 3, find, &res)) != RT_OK) return rc;
-            if (PQntuples(res) == 1) {
-                snprintf(run_id, sizeof run_id, "%s", PQgetvalue(res, 0, 0));
-                snprintf(run_at, sizeof run_at, "%s", PQgetvalue(res, 0, 1));
-            }
-            PQclear(res);
+            if ((rc = find_run(pg, run, run_id, run_at)) != RT_OK) return rc;
             if (!run_id[0]) return RT_ENOTFOUND;
         }
     }
@@ -245,6 +255,8 @@ static const char SQL_BATCH_RUNS_HEAD[] =
 static const char SQL_BATCH_RUNS_TAIL[] =
     " ON CONFLICT ON CONSTRAINT history_runs_source_project_run_key_key DO NOTHING"
     " RETURNING id, source, project, run_key";
+enum { BR_ID, BR_SOURCE, BR_PROJECT, BR_RUN_KEY, BR_N };
+static const char *const BATCH_RUNS_COLS[BR_N] = {"id", "source", "project", "run_key"};
 static const char SQL_COPY_GROUPS[] =
     "COPY history_groups (run_id, run_at, group_name, status, duration_ms, failed) FROM STDIN";
 static const char SQL_COPY_TESTS[] =
@@ -299,16 +311,19 @@ int rt_history_store_batch(rt_pg *pg, const rt_history_run *runs,
         rt_set_errstr(errstr, "%s", rt_pg_errstr(pg));
         goto out;
     }
+    int c[BR_N];
+    if ((rc = rt_pg_columns(res, BATCH_RUNS_COLS, BR_N, c, errstr)) != RT_OK) goto out;
     /* Which runs were new: each returned key goes to the first run of that key. */
     for (int k = 0; k < PQntuples(res); k++) {
-        const char *source = PQgetvalue(res, k, 1), *project = PQgetvalue(res, k, 2),
-                   *run_key = PQgetvalue(res, k, 3);
+        const char *source = PQgetvalue(res, k, c[BR_SOURCE]),
+                   *project = PQgetvalue(res, k, c[BR_PROJECT]),
+                   *run_key = PQgetvalue(res, k, c[BR_RUN_KEY]);
         for (size_t i = 0; i < n; i++) {
             if (inserted[i] || strcmp(runs[i].run_key, run_key) ||
                 strcmp(runs[i].project, project) || strcmp(runs[i].source, source))
                 continue;
             inserted[i] = true;
-            snprintf(ids[i], sizeof ids[i], "%s", PQgetvalue(res, k, 0));
+            snprintf(ids[i], sizeof ids[i], "%s", PQgetvalue(res, k, c[BR_ID]));
             break;
         }
     }
@@ -420,12 +435,14 @@ static const char SQL_LINES_LOOKUP[] =
     "             FROM jsonb_to_recordset($1::jsonb) AS x(n integer, test text, hash text,"
     "                                                      signature text)),"
     " w AS (SELECT now() - make_interval(days => $3::integer) AS since)"
-    " SELECT l.n, coalesce(rn.runs, 0), f.failures, f.pushes, f.branches, f.prs, f.main_pushes,"
-    "        f.signature_pushes, f.branches_all > $6::integer,"
-    "        to_char(ff.run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-    "        ff.project, ff.branch, ff.push, ff.revision,"
-    "        to_char(fa.run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-    "        fa.project, fa.branch, fa.push, fa.revision, fa.signature"
+    " SELECT l.n, coalesce(rn.runs, 0) AS runs, f.failures, f.pushes, f.branches, f.prs,"
+    "        f.main_pushes, f.signature_pushes, f.branches_all > $6::integer AS flaky,"
+    "        to_char(ff.run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') AS same_at,"
+    "        ff.project AS same_project, ff.branch AS same_branch, ff.push AS same_push,"
+    "        ff.revision AS same_revision,"
+    "        to_char(fa.run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') AS first_at,"
+    "        fa.project AS first_project, fa.branch AS first_branch, fa.push AS first_push,"
+    "        fa.revision AS first_revision, fa.signature AS first_signature"
     "   FROM l CROSS JOIN w"
     "   LEFT JOIN LATERAL ("
     "        SELECT count(*) FILTER (WHERE o.other) AS failures,"
@@ -460,6 +477,33 @@ static const char SQL_LINES_LOOKUP[] =
     "         WHERE t.failed AND t.test = l.test AND r.repository = $2"
     "         ORDER BY r.run_at, r.id LIMIT 1) fa ON true"
     "  ORDER BY l.n";
+enum {
+    LL_RUNS,
+    LL_FAILURES,
+    LL_PUSHES,
+    LL_BRANCHES,
+    LL_PRS,
+    LL_MAIN_PUSHES,
+    LL_SIGNATURE_PUSHES,
+    LL_FLAKY,
+    LL_SAME_AT,
+    LL_SAME_PROJECT,
+    LL_SAME_BRANCH,
+    LL_SAME_PUSH,
+    LL_SAME_REVISION,
+    LL_FIRST_AT,
+    LL_FIRST_PROJECT,
+    LL_FIRST_BRANCH,
+    LL_FIRST_PUSH,
+    LL_FIRST_REVISION,
+    LL_FIRST_SIGNATURE,
+    LL_N
+};
+static const char *const LINES_LOOKUP_COLS[LL_N] = {
+    "runs",         "failures",         "pushes",         "branches",       "prs",
+    "main_pushes",  "signature_pushes", "flaky",          "same_at",        "same_project",
+    "same_branch",  "same_push",        "same_revision",  "first_at",       "first_project",
+    "first_branch", "first_push",       "first_revision", "first_signature"};
 
 static json_t *int_at(PGresult *res, int row, int col)
 {
@@ -494,6 +538,12 @@ int rt_history_lines_lookup(rt_pg *pg, const rt_history_lookup *q, const rt_fail
     snprintf(min_branches, sizeof min_branches, "%d", q->min_branches);
     const char *params[] = {input_text, q->repository, days, q->project, q->revision, min_branches};
     if ((rc = rt_pg_exec(pg, SQL_LINES_LOOKUP, 6, params, &res)) != RT_OK) goto out;
+    int c[LL_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if ((rc = rt_pg_columns(res, LINES_LOOKUP_COLS, LL_N, c, errstr)) != RT_OK) {
+        rt_log_error("cannot read the history of the lines", "error", errstr);
+        goto out;
+    }
     rc = RT_ENOMEM;
     if ((size_t)PQntuples(res) != nlines) {
         rc = RT_EDB;
@@ -501,22 +551,28 @@ int rt_history_lines_lookup(rt_pg *pg, const rt_history_lookup *q, const rt_fail
     }
     for (int r = 0; r < PQntuples(res); r++) {
         json_t *same = json_null(), *first = json_null();
-        if (!PQgetisnull(res, r, 9))
-            same = json_pack("{s:o, s:o, s:o, s:o, s:o}", "at", text_at(res, r, 9), "project",
-                             text_at(res, r, 10), "branch", text_at(res, r, 11), "push",
-                             text_at(res, r, 12), "revision", text_at(res, r, 13));
-        if (!PQgetisnull(res, r, 14))
-            first = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "at", text_at(res, r, 14),
-                              "project", text_at(res, r, 15), "branch", text_at(res, r, 16), "push",
-                              text_at(res, r, 17), "revision", text_at(res, r, 18), "signature",
-                              text_at(res, r, 19));
+        if (!PQgetisnull(res, r, c[LL_SAME_AT]))
+            same = json_pack("{s:o, s:o, s:o, s:o, s:o}", "at", text_at(res, r, c[LL_SAME_AT]),
+                             "project", text_at(res, r, c[LL_SAME_PROJECT]), "branch",
+                             text_at(res, r, c[LL_SAME_BRANCH]), "push",
+                             text_at(res, r, c[LL_SAME_PUSH]), "revision",
+                             text_at(res, r, c[LL_SAME_REVISION]));
+        if (!PQgetisnull(res, r, c[LL_FIRST_AT]))
+            first = json_pack(
+                "{s:o, s:o, s:o, s:o, s:o, s:o}", "at", text_at(res, r, c[LL_FIRST_AT]), "project",
+                text_at(res, r, c[LL_FIRST_PROJECT]), "branch", text_at(res, r, c[LL_FIRST_BRANCH]),
+                "push", text_at(res, r, c[LL_FIRST_PUSH]), "revision",
+                text_at(res, r, c[LL_FIRST_REVISION]), "signature",
+                text_at(res, r, c[LL_FIRST_SIGNATURE]));
         json_t *o =
             json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o}", "window_days",
-                      q->window_days, "runs", int_at(res, r, 1), "failures", int_at(res, r, 2),
-                      "pushes", int_at(res, r, 3), "branches", int_at(res, r, 4), "prs",
-                      int_at(res, r, 5), "main_pushes", int_at(res, r, 6), "same_signature_pushes",
-                      int_at(res, r, 7), "flaky", PQgetvalue(res, r, 8)[0] == 't', "first_failure",
-                      first, "first_failure_same_signature", same);
+                      q->window_days, "runs", int_at(res, r, c[LL_RUNS]), "failures",
+                      int_at(res, r, c[LL_FAILURES]), "pushes", int_at(res, r, c[LL_PUSHES]),
+                      "branches", int_at(res, r, c[LL_BRANCHES]), "prs", int_at(res, r, c[LL_PRS]),
+                      "main_pushes", int_at(res, r, c[LL_MAIN_PUSHES]), "same_signature_pushes",
+                      int_at(res, r, c[LL_SIGNATURE_PUSHES]), "flaky",
+                      PQgetvalue(res, r, c[LL_FLAKY])[0] == 't', "first_failure", first,
+                      "first_failure_same_signature", same);
         if (!o || json_array_append_new(result, o) != 0) goto out;
     }
     *out = result;
@@ -535,7 +591,8 @@ static const char SQL_MODEL_COUNTS[] =
     "             FROM jsonb_to_recordset($1::jsonb) AS x(n integer, test text, hash text,"
     "                                                      signature text)),"
     " w AS (SELECT coalesce(nullif($6::text, '')::timestamptz, now()) AS until)"
-    " SELECT l.n, coalesce(rn.runs, 0), coalesce(f.failures, 0), coalesce(f.signature, 0)"
+    " SELECT l.n, coalesce(rn.runs, 0) AS runs, coalesce(f.failures, 0) AS failures,"
+    "        coalesce(f.signature, 0) AS signature_failures"
     "   FROM l CROSS JOIN w"
     "   LEFT JOIN LATERAL ("
     "        SELECT count(*) AS runs FROM history_test_runs v"
@@ -553,6 +610,8 @@ static const char SQL_MODEL_COUNTS[] =
     "           AND t.run_at < w.until"
     "           AND NOT (r.project = $4 AND r.revision IS NOT DISTINCT FROM $5)) f ON true"
     "  ORDER BY l.n";
+enum { MC_RUNS, MC_FAILURES, MC_SIGNATURE, MC_N };
+static const char *const MODEL_COUNTS_COLS[MC_N] = {"runs", "failures", "signature_failures"};
 
 int rt_history_model_counts(rt_pg *pg, const rt_history_lookup *q, const char *before,
                             const rt_failure_line *lines, size_t nlines, rt_decide_history *out)
@@ -578,6 +637,12 @@ int rt_history_model_counts(rt_pg *pg, const rt_history_lookup *q, const char *b
     const char *params[] = {input_text, q->repository, days,
                             q->project, q->revision,   before ? before : ""};
     if ((rc = rt_pg_exec(pg, SQL_MODEL_COUNTS, 6, params, &res)) != RT_OK) goto out;
+    int c[MC_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if ((rc = rt_pg_columns(res, MODEL_COUNTS_COLS, MC_N, c, errstr)) != RT_OK) {
+        rt_log_error("cannot read the history counts of the lines", "error", errstr);
+        goto out;
+    }
     if ((size_t)PQntuples(res) != nlines) {
         rc = RT_EDB;
         goto out;
@@ -585,12 +650,13 @@ int rt_history_model_counts(rt_pg *pg, const rt_history_lookup *q, const char *b
     for (int r = 0; r < PQntuples(res); r++) {
         const rt_failure_line *l = &lines[r];
         if (!l->test || !l->test[0]) continue; /* no test: no history */
-        long runs = atol(PQgetvalue(res, r, 1)), failures = atol(PQgetvalue(res, r, 2));
+        long runs = atol(PQgetvalue(res, r, c[MC_RUNS])),
+             failures = atol(PQgetvalue(res, r, c[MC_FAILURES]));
         /* A failure recorded for a run the view does not list still ran. */
         out[r].runs = runs > failures ? runs : failures;
         out[r].failures = failures;
         out[r].signature_failures =
-            l->signature && l->signature[0] ? atol(PQgetvalue(res, r, 3)) : -1;
+            l->signature && l->signature[0] ? atol(PQgetvalue(res, r, c[MC_SIGNATURE])) : -1;
     }
     rc = RT_OK;
 out:

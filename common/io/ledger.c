@@ -5,12 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/io/log.h"
+
 /* budget_daily is the ledger's total per platform and day (migration 0011, a trigger). */
 static const char SQL_SPENT[] = "SELECT coalesce((SELECT spent FROM budget_daily"
                                 " WHERE platform = $1 AND day = $2::date), 0)";
 /* The lock and the read after it, in one call (migration 0012). */
 static const char SQL_BACKSTOP[] =
     "SELECT kept, total FROM budget_backstop($1, $2, $3::integer, $4::integer, $5::integer)";
+enum { B_KEPT, B_TOTAL, B_N };
+static const char *const BACKSTOP_COLS[B_N] = {"kept", "total"};
 
 int rt_ledger_spent(rt_pg *pg, const char *platform, const char *day, int *spent)
 {
@@ -34,10 +38,17 @@ int rt_ledger_backstop(rt_pg *pg, const char *platform, const char *day, int lim
     snprintf(minimum_text, sizeof minimum_text, "%d", minimum);
     const char *params[] = {platform, day, limit_text, claimed_text, minimum_text};
     PGresult *res = NULL;
+    int c[B_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
     int rc = rt_pg_exec(pg, SQL_BACKSTOP, 5, params, &res);
     if (rc != RT_OK) return rc;
-    *kept = atoi(PQgetvalue(res, 0, 0));
-    *total = atoi(PQgetvalue(res, 0, 1));
+    if (rt_pg_columns(res, BACKSTOP_COLS, B_N, c, errstr) != RT_OK) {
+        rt_log_error("cannot read the budget backstop", "error", errstr);
+        PQclear(res);
+        return RT_EINVAL;
+    }
+    *kept = atoi(PQgetvalue(res, 0, c[B_KEPT]));
+    *total = atoi(PQgetvalue(res, 0, c[B_TOTAL]));
     PQclear(res);
     return RT_OK;
 }

@@ -29,8 +29,10 @@ static const char SQL_CREATE_TABLE[] =
 
 static const char SQL_SELECT_APPLIED[] =
     "SELECT version, name, sha256,"
-    " to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+    " to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') AS applied_at"
     " FROM schema_migrations ORDER BY version";
+enum { A_VERSION, A_NAME, A_SHA256, A_APPLIED_AT, A_N };
+static const char *const APPLIED_COLS[A_N] = {"version", "name", "sha256", "applied_at"};
 
 static const char SQL_INSERT_APPLIED[] =
     "INSERT INTO schema_migrations (version, name, sha256) VALUES ($1, $2, $3)"
@@ -196,9 +198,11 @@ static int read_applied(rt_pg *pg, rt_migration_list *list, size_t *cap, char *e
 
     rc = rt_pg_exec(pg, SQL_SELECT_APPLIED, 0, NULL, &res);
     if (rc != RT_OK) return pg_failure(pg, rc, "reading schema_migrations", errstr);
+    int c[A_N];
+    if ((rc = rt_pg_columns(res, APPLIED_COLS, A_N, c, errstr)) != RT_OK) goto out;
     for (int row = 0; row < PQntuples(res); row++) {
-        int version = atoi(PQgetvalue(res, row, 0));
-        const char *name = PQgetvalue(res, row, 1);
+        int version = atoi(PQgetvalue(res, row, c[A_VERSION]));
+        const char *name = PQgetvalue(res, row, c[A_NAME]);
         rt_migration *m = item_for(list, cap, version);
         if (!m) {
             rt_set_errstr(errstr, "out of memory");
@@ -206,8 +210,9 @@ static int read_applied(rt_pg *pg, rt_migration_list *list, size_t *cap, char *e
             goto out;
         }
         m->applied = true;
-        snprintf(m->recorded_sha256, sizeof m->recorded_sha256, "%s", PQgetvalue(res, row, 2));
-        snprintf(m->applied_at, sizeof m->applied_at, "%s", PQgetvalue(res, row, 3));
+        snprintf(m->recorded_sha256, sizeof m->recorded_sha256, "%s",
+                 PQgetvalue(res, row, c[A_SHA256]));
+        snprintf(m->applied_at, sizeof m->applied_at, "%s", PQgetvalue(res, row, c[A_APPLIED_AT]));
         if (!m->file) {
             m->file = strdup(name);
             if (!m->file) {

@@ -185,6 +185,16 @@ int rt_pg_columns(const PGresult *res, const char *const *names, size_t n, int *
     return RT_OK;
 }
 
+int rt_pg_result_columns(PGresult **res, const char *const *names, size_t n, int *cols)
+{
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rt_pg_columns(*res, names, n, cols, errstr) == RT_OK) return RT_OK;
+    rt_log_error("postgres: unexpected result", "error", errstr);
+    PQclear(*res);
+    *res = NULL;
+    return RT_EDB;
+}
+
 const char *rt_pg_text(const PGresult *res, int row, int col)
 {
     return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);

@@ -80,6 +80,10 @@ bool rt_pg_in_transaction(const rt_pg *h);
  * expression needs an alias (AS first_failure_at). */
 RT_MUSTCHECK int rt_pg_columns(const PGresult *res, const char *const *names, size_t n, int *cols,
                                char *errstr);
+/* rt_pg_columns for code that treats a name the result lacks (a statement and its reader
+ * that disagree) as a failed query: logged, the result cleared (*res NULL), RT_EDB. */
+RT_MUSTCHECK int rt_pg_result_columns(PGresult **res, const char *const *names, size_t n,
+                                      int *cols);
 /* The text of a field, NULL when it is SQL NULL. */
 const char *rt_pg_text(const PGresult *res, int row, int col);
 /* A field as an integer (0 when NULL or not a number) or a float (0.0 likewise), and a

@@ -124,16 +124,22 @@ static const char SQL_RUN_FACTS[] =
     "  UPDATE runs SET project = coalesce(project, $3), revision = coalesce(revision, $4),"
     "   label = coalesce(label, $5), platform = coalesce(platform, $6)"
     "  WHERE task_id = $1 AND run_id = $2::integer)"
-    " SELECT s.id, s.original_task_id, s.request_published_at IS NOT NULL,"
+    " SELECT s.id, s.original_task_id, s.request_published_at IS NOT NULL AS published,"
     "  coalesce((SELECT spent FROM budget_daily WHERE platform = $10 AND day = $11::date), 0)"
+    "  AS ledger_spent"
     " FROM (SELECT 1) AS one LEFT JOIN retrigger_sets s"
     "  ON s.project = $7 AND s.revision = $8 AND s.label = $9";
+enum { RF_ID, RF_ORIGINAL, RF_PUBLISHED, RF_LEDGER_SPENT, RF_N };
+static const char *const RUN_FACTS_COLS[RF_N] = {"id", "original_task_id", "published",
+                                                 "ledger_spent"};
 static const char SQL_RUN_VERDICT[] =
     "UPDATE runs SET verdict = $3, verdict_reason = $4, classified_at = now()"
     " WHERE task_id = $1 AND run_id = $2::integer AND verdict IS NULL";
 static const char SQL_FIND_SET[] =
-    "SELECT id, original_task_id, original_run_id, request_published_at IS NOT NULL"
+    "SELECT id, original_task_id, original_run_id, request_published_at IS NOT NULL AS published"
     " FROM retrigger_sets WHERE project = $1 AND revision = $2 AND label = $3";
+enum { FS_ID, FS_ORIGINAL, FS_PUBLISHED, FS_N };
+static const char *const FIND_SET_COLS[FS_N] = {"id", "original_task_id", "published"};
 static const char SQL_ADD_MEMBER[] =
     "INSERT INTO retrigger_set_members (set_id, task_id, run_id, role, state, resolved_at)"
     " VALUES ($1::bigint, $2, $3::integer, $4, $5, $6::timestamptz)"
@@ -143,16 +149,39 @@ static const char SQL_CREATE_SET[] =
     "SELECT set_id, kept, total, refused FROM classify_create_set($1, $2, $3, $4, $5,"
     " $6::integer, $7::integer, $8::jsonb, $9::jsonb, $10, $11, $12, $13::integer, $14::integer,"
     " $15::jsonb)";
+enum { CS_SET_ID, CS_KEPT, CS_TOTAL, CS_REFUSED, CS_N };
+static const char *const CREATE_SET_COLS[CS_N] = {"set_id", "kept", "total", "refused"};
 static const char SQL_LOCK_SET[] =
-    "SELECT id, original_task_id, original_run_id, request_published_at IS NOT NULL,"
-    " retrigger_count, platform, task_group_id, task_queue_id, failing_groups::text, failures::text"
+    "SELECT id, original_task_id, original_run_id, request_published_at IS NOT NULL AS published,"
+    " retrigger_count, platform, task_group_id, task_queue_id,"
+    " failing_groups::text AS failing_groups, failures::text AS failures"
     " FROM retrigger_sets WHERE project = $1 AND revision = $2 AND label = $3 FOR UPDATE";
+enum {
+    LS_ID,
+    LS_ORIGINAL_TASK_ID,
+    LS_ORIGINAL_RUN_ID,
+    LS_PUBLISHED,
+    LS_COUNT,
+    LS_PLATFORM,
+    LS_TASK_GROUP_ID,
+    LS_TASK_QUEUE_ID,
+    LS_FAILING_GROUPS,
+    LS_FAILURES,
+    LS_N
+};
+static const char *const LOCK_SET_COLS[LS_N] = {
+    "id",       "original_task_id", "original_run_id", "published",      "retrigger_count",
+    "platform", "task_group_id",    "task_queue_id",   "failing_groups", "failures"};
 static const char SQL_LOCK_SET_BY_ID[] =
-    "SELECT retrigger_count + later_retriggers, status, project, found_count FROM retrigger_sets"
-    " WHERE id = $1::bigint FOR UPDATE";
+    "SELECT retrigger_count + later_retriggers AS wanted, status, project, found_count"
+    " FROM retrigger_sets WHERE id = $1::bigint FOR UPDATE";
+enum { LB_WANTED, LB_STATUS, LB_PROJECT, LB_FOUND, LB_N };
+static const char *const LOCK_SET_BY_ID_COLS[LB_N] = {"wanted", "status", "project", "found_count"};
 static const char SQL_RESOLVED_MEMBERS[] =
-    "SELECT count(*) FROM retrigger_set_members WHERE set_id = $1::bigint"
+    "SELECT count(*) AS resolved FROM retrigger_set_members WHERE set_id = $1::bigint"
     " AND role IN ('retrigger', 'found') AND state IN ('completed', 'failed', 'exception')";
+enum { RM_RESOLVED, RM_N };
+static const char *const RESOLVED_MEMBERS_COLS[RM_N] = {"resolved"};
 static const char SQL_SET_COMPLETE[] =
     "UPDATE retrigger_sets SET status = 'complete', updated_at = now() WHERE id = $1::bigint";
 /* A set that asks for no retrigger has nothing to wait for from retrig-retrigger. */
@@ -250,12 +279,15 @@ static int read_run_facts(classify *w, const rt_pulse_task *msg, const rt_taskde
                             task->platform ? task->platform : "unknown",
                             f->day};
     PGresult *res = NULL;
+    int c[RF_N];
     int rc = rt_pg_exec(w->pg, SQL_RUN_FACTS, 11, params, &res);
+    if (rc == RT_OK) rc = rt_pg_result_columns(&res, RUN_FACTS_COLS, RF_N, c);
     if (rc != RT_OK) return rc;
-    f->set_id = PQgetisnull(res, 0, 0) ? 0 : atoll(PQgetvalue(res, 0, 0));
-    snprintf(f->original, sizeof f->original, "%s", f->set_id ? PQgetvalue(res, 0, 1) : "");
-    f->published = f->set_id && PQgetvalue(res, 0, 2)[0] == 't';
-    f->ledger_spent = atoi(PQgetvalue(res, 0, 3));
+    f->set_id = PQgetisnull(res, 0, c[RF_ID]) ? 0 : atoll(PQgetvalue(res, 0, c[RF_ID]));
+    snprintf(f->original, sizeof f->original, "%s",
+             f->set_id ? PQgetvalue(res, 0, c[RF_ORIGINAL]) : "");
+    f->published = f->set_id && PQgetvalue(res, 0, c[RF_PUBLISHED])[0] == 't';
+    f->ledger_spent = atoi(PQgetvalue(res, 0, c[RF_LEDGER_SPENT]));
     f->known = true;
     PQclear(res);
     return RT_OK;
@@ -267,15 +299,17 @@ static int find_set(classify *w, const char *project, const char *revision, cons
 {
     const char *params[] = {project, revision, label};
     PGresult *res = NULL;
+    int c[FS_N];
     int rc = rt_pg_exec(w->pg, SQL_FIND_SET, 3, params, &res);
+    if (rc == RT_OK) rc = rt_pg_result_columns(&res, FIND_SET_COLS, FS_N, c);
     if (rc != RT_OK) return rc;
     *set_id = 0;
     original[0] = '\0';
     *published = false;
     if (PQntuples(res) == 1) {
-        *set_id = atoll(PQgetvalue(res, 0, 0));
-        snprintf(original, 23, "%s", PQgetvalue(res, 0, 1));
-        *published = PQgetvalue(res, 0, 3)[0] == 't';
+        *set_id = atoll(PQgetvalue(res, 0, c[FS_ID]));
+        snprintf(original, 23, "%s", PQgetvalue(res, 0, c[FS_ORIGINAL]));
+        *published = PQgetvalue(res, 0, c[FS_PUBLISHED])[0] == 't';
     }
     PQclear(res);
     return RT_OK;
@@ -299,21 +333,25 @@ static int request_decision(classify *w, long long set_id, const char *task_id)
     snprintf(id, sizeof id, "%lld", set_id);
     const char *params[] = {id};
     PGresult *res = NULL;
+    int c[LB_N], rm[RM_N];
     int rc = rt_pg_begin(w->pg);
     if (rc != RT_OK) return rc;
     rc = rt_pg_exec(w->pg, SQL_LOCK_SET_BY_ID, 1, params, &res);
+    if (rc == RT_OK) rc = rt_pg_result_columns(&res, LOCK_SET_BY_ID_COLS, LB_N, c);
     if (rc != RT_OK || PQntuples(res) != 1) goto out;
-    int wanted = atoi(PQgetvalue(res, 0, 0)), found = atoi(PQgetvalue(res, 0, 3));
-    const char *status = PQgetvalue(res, 0, 1);
+    int wanted = atoi(PQgetvalue(res, 0, c[LB_WANTED])),
+        found = atoi(PQgetvalue(res, 0, c[LB_FOUND]));
+    const char *status = PQgetvalue(res, 0, c[LB_STATUS]);
     bool open = !strcmp(status, "pending") || !strcmp(status, "requested");
     rt_decide_request req = {.set_id = set_id, .attempt = 1}; /* the schema counts from 1 */
-    snprintf(req.project, sizeof req.project, "%s", PQgetvalue(res, 0, 2));
+    snprintf(req.project, sizeof req.project, "%s", PQgetvalue(res, 0, c[LB_PROJECT]));
     PQclear(res);
     res = NULL;
     if (!open) goto out; /* complete or decided already: nothing new to say */
     rc = rt_pg_exec(w->pg, SQL_RESOLVED_MEMBERS, 1, params, &res);
+    if (rc == RT_OK) rc = rt_pg_result_columns(&res, RESOLVED_MEMBERS_COLS, RM_N, rm);
     if (rc != RT_OK) goto out;
-    bool complete = rt_set_complete(wanted, found, atoi(PQgetvalue(res, 0, 0)));
+    bool complete = rt_set_complete(wanted, found, atoi(PQgetvalue(res, 0, rm[RM_RESOLVED])));
     snprintf(req.reason, sizeof req.reason, complete ? "set-complete" : "member-resolved: %s",
              task_id);
     if (complete && (rc = rt_pg_exec(w->pg, SQL_SET_COMPLETE, 1, params, NULL)) != RT_OK) goto out;
@@ -347,13 +385,18 @@ static int join_set(classify *w, long long set_id, const rt_pulse_task *msg)
 /* Whether the task group has a retrigger set: lets old-format messages without tags skip
  * the task definition. Postgres answers (an index on task_group_id); when it cannot, look. */
 static const char SQL_GROUP_HAS_SETS[] =
-    "SELECT EXISTS (SELECT 1 FROM retrigger_sets WHERE task_group_id = $1)";
+    "SELECT EXISTS (SELECT 1 FROM retrigger_sets WHERE task_group_id = $1) AS has_sets";
+enum { GH_HAS_SETS, GH_N };
+static const char *const GROUP_HAS_SETS_COLS[GH_N] = {"has_sets"};
 static bool group_has_sets(classify *w, const char *task_group_id)
 {
     const char *params[] = {task_group_id};
     PGresult *res = NULL;
-    if (rt_pg_exec(w->pg, SQL_GROUP_HAS_SETS, 1, params, &res) != RT_OK) return true;
-    bool exists = !strcmp(PQgetvalue(res, 0, 0), "t");
+    int c[GH_N];
+    if (rt_pg_exec(w->pg, SQL_GROUP_HAS_SETS, 1, params, &res) != RT_OK ||
+        rt_pg_result_columns(&res, GROUP_HAS_SETS_COLS, GH_N, c) != RT_OK)
+        return true;
+    bool exists = !strcmp(PQgetvalue(res, 0, c[GH_HAS_SETS]), "t");
     PQclear(res);
     return exists;
 }
@@ -420,20 +463,25 @@ static int lock_set(classify *w, const char *project, const char *revision, cons
     PGresult *res = NULL;
     memset(s, 0, sizeof *s);
     *found = false;
+    int c[LS_N];
     int rc = rt_pg_begin_exec(w->pg, SQL_LOCK_SET, 3, params, &res);
+    if (rc == RT_OK) rc = rt_pg_result_columns(&res, LOCK_SET_COLS, LS_N, c);
     if (rc != RT_OK) return rc;
     *found = PQntuples(res) == 1;
     if (*found) {
-        s->id = atoll(PQgetvalue(res, 0, 0));
-        snprintf(s->original_task_id, sizeof s->original_task_id, "%s", PQgetvalue(res, 0, 1));
-        s->original_run_id = atoi(PQgetvalue(res, 0, 2));
-        s->published = PQgetvalue(res, 0, 3)[0] == 't';
-        s->count = atoi(PQgetvalue(res, 0, 4));
-        snprintf(s->platform, sizeof s->platform, "%s", PQgetvalue(res, 0, 5));
-        snprintf(s->task_group_id, sizeof s->task_group_id, "%s", PQgetvalue(res, 0, 6));
-        snprintf(s->task_queue_id, sizeof s->task_queue_id, "%s", PQgetvalue(res, 0, 7));
-        s->failing_groups = strdup(PQgetvalue(res, 0, 8));
-        s->failures = strdup(PQgetvalue(res, 0, 9));
+        s->id = atoll(PQgetvalue(res, 0, c[LS_ID]));
+        snprintf(s->original_task_id, sizeof s->original_task_id, "%s",
+                 PQgetvalue(res, 0, c[LS_ORIGINAL_TASK_ID]));
+        s->original_run_id = atoi(PQgetvalue(res, 0, c[LS_ORIGINAL_RUN_ID]));
+        s->published = PQgetvalue(res, 0, c[LS_PUBLISHED])[0] == 't';
+        s->count = atoi(PQgetvalue(res, 0, c[LS_COUNT]));
+        snprintf(s->platform, sizeof s->platform, "%s", PQgetvalue(res, 0, c[LS_PLATFORM]));
+        snprintf(s->task_group_id, sizeof s->task_group_id, "%s",
+                 PQgetvalue(res, 0, c[LS_TASK_GROUP_ID]));
+        snprintf(s->task_queue_id, sizeof s->task_queue_id, "%s",
+                 PQgetvalue(res, 0, c[LS_TASK_QUEUE_ID]));
+        s->failing_groups = strdup(PQgetvalue(res, 0, c[LS_FAILING_GROUPS]));
+        s->failures = strdup(PQgetvalue(res, 0, c[LS_FAILURES]));
         if (!s->failing_groups || !s->failures) rc = RT_ENOMEM;
     }
     PQclear(res);
@@ -691,13 +739,15 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
              ? rt_pg_exec(w->pg, SQL_CREATE_SET, 15, params, &res)
              : RT_ENOMEM;
     free(found_text);
+    int cs[CS_N];
+    if (rc == RT_OK) rc = rt_pg_result_columns(&res, CREATE_SET_COLS, CS_N, cs);
     bool refused = false; /* the backstop kept nothing and no run was found: no set */
     if (rc == RT_OK) {
-        refused = PQgetvalue(res, 0, 3)[0] == 't';
-        created = !PQgetisnull(res, 0, 0) || refused;
+        refused = PQgetvalue(res, 0, cs[CS_REFUSED])[0] == 't';
+        created = !PQgetisnull(res, 0, cs[CS_SET_ID]) || refused;
         if (created) {
-            kept = atoi(PQgetvalue(res, 0, 1));
-            ledger_total = atoi(PQgetvalue(res, 0, 2));
+            kept = atoi(PQgetvalue(res, 0, cs[CS_KEPT]));
+            ledger_total = atoi(PQgetvalue(res, 0, cs[CS_TOTAL]));
         }
     }
     PQclear(res);
@@ -1128,6 +1178,8 @@ static const char SQL_FAST_BATCH[] =
     "  ON CONFLICT (task_id, run_id) DO NOTHING)"
     " SELECT i FROM member";
 #define FAST_COLUMNS 15
+enum { FB_I, FB_N };
+static const char *const FAST_BATCH_COLS[FB_N] = {"i"};
 
 enum { FULL_PATH, FAST_PATH, RECORD_ONLY };
 
@@ -1199,6 +1251,8 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
         PGresult *res = NULL;
         int rc = ok ? rt_pg_exec(w->pg, SQL_FAST_BATCH, FAST_COLUMNS, aparams, &res) : RT_ENOMEM;
         for (size_t c = 0; c < FAST_COLUMNS; c++) rt_pg_array_free(&cols[c]);
+        int fb[FB_N];
+        if (rc == RT_OK) rc = rt_pg_result_columns(&res, FAST_BATCH_COLS, FB_N, fb);
         if (rc != RT_OK) {
             /* A bad value in one row (or Postgres down): let the full path sort them out. */
             rt_log_debug("batch insert failed; handling one by one", "error", rt_pg_errstr(w->pg));
@@ -1207,7 +1261,7 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
         } else {
             for (size_t i = 0; i < n; i++) recorded[i] = kind[i] == RECORD_ONLY;
             for (int row = 0; row < PQntuples(res); row++) {
-                size_t i = (size_t)atoll(PQgetvalue(res, row, 0));
+                size_t i = (size_t)atoll(PQgetvalue(res, row, fb[FB_I]));
                 if (i < n) kind[i] = FULL_PATH; /* may be a member of a set: the full path says */
             }
         }

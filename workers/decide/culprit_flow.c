@@ -29,13 +29,40 @@ static const char SQL_CLAIM[] =
     "        OR culprit_checked_at < now() - make_interval(secs => $1::integer))"
     "   ORDER BY culprit_checked_at NULLS FIRST, set_id LIMIT " CLAIM_BATCH
     "   FOR UPDATE SKIP LOCKED)"
-    " RETURNING d.set_id, s.project, s.revision, s.label, d.evidence::text,"
-    " coalesce(s.platform, 'unknown'), coalesce(d.culprit_window::text, ''),"
-    " d.culprit_jobs_spent, coalesce(d.culprit_range_first, ''),"
-    " coalesce(d.culprit_range_last, '')";
+    " RETURNING d.set_id, s.project, s.revision, s.label, d.evidence::text AS evidence,"
+    " coalesce(s.platform, 'unknown') AS platform,"
+    " coalesce(d.culprit_window::text, '') AS culprit_window, d.culprit_jobs_spent,"
+    " coalesce(d.culprit_range_first, '') AS culprit_range_first,"
+    " coalesce(d.culprit_range_last, '') AS culprit_range_last";
+enum {
+    CLAIM_SET_ID,
+    CLAIM_PROJECT,
+    CLAIM_REVISION,
+    CLAIM_LABEL,
+    CLAIM_EVIDENCE,
+    CLAIM_PLATFORM,
+    CLAIM_WINDOW,
+    CLAIM_JOBS_SPENT,
+    CLAIM_RANGE_FIRST,
+    CLAIM_RANGE_LAST,
+    CLAIM_N
+};
+static const char *const CLAIM_COLS[CLAIM_N] = {[CLAIM_SET_ID] = "set_id",
+                                                [CLAIM_PROJECT] = "project",
+                                                [CLAIM_REVISION] = "revision",
+                                                [CLAIM_LABEL] = "label",
+                                                [CLAIM_EVIDENCE] = "evidence",
+                                                [CLAIM_PLATFORM] = "platform",
+                                                [CLAIM_WINDOW] = "culprit_window",
+                                                [CLAIM_JOBS_SPENT] = "culprit_jobs_spent",
+                                                [CLAIM_RANGE_FIRST] = "culprit_range_first",
+                                                [CLAIM_RANGE_LAST] = "culprit_range_last"};
 static const char SQL_PROBE_ROW[] =
-    "SELECT attempt, state, coalesce(error, '') FROM culprit_pending_probes"
+    "SELECT attempt, state, coalesce(error, '') AS error FROM culprit_pending_probes"
     " WHERE set_id = $1::bigint AND revision = $2";
+enum { PROBE_ATTEMPT, PROBE_STATE, PROBE_ERROR, PROBE_N };
+static const char *const PROBE_ROW_COLS[PROBE_N] = {
+    [PROBE_ATTEMPT] = "attempt", [PROBE_STATE] = "state", [PROBE_ERROR] = "error"};
 static const char SQL_PROBE_DONE[] =
     "UPDATE culprit_pending_probes SET state = 'done', done_at = now()"
     " WHERE set_id = $1::bigint AND revision = $2 AND attempt = $3::integer"
@@ -488,6 +515,40 @@ static bool overdue(const search *s, json_t *push, int pending)
     return true;
 }
 
+/* A probe's row in culprit_pending_probes; attempt 0, state and error "" when there is none. */
+typedef struct probe_row {
+    int attempt;
+    char state[16];
+    char error[RT_CULPRIT_REASON_SIZE];
+} probe_row;
+
+/* The probe row of revision into *row (left as it is when there is none). False: a database
+ * error, logged. */
+static bool read_probe(const search *s, const char *revision, probe_row *row)
+{
+    const char *params[] = {s->set_id, revision};
+    PGresult *res = NULL;
+    if (rt_pg_exec(s->io->pg, SQL_PROBE_ROW, 2, params, &res) != RT_OK) {
+        rt_log_warn("cannot read a culprit probe", "set_id", s->set_id, "error",
+                    rt_pg_errstr(s->io->pg));
+        return false;
+    }
+    int c[PROBE_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rt_pg_columns(res, PROBE_ROW_COLS, PROBE_N, c, errstr) != RT_OK) {
+        rt_log_warn("cannot read a culprit probe", "set_id", s->set_id, "error", errstr);
+        PQclear(res);
+        return false;
+    }
+    if (PQntuples(res) == 1) {
+        row->attempt = atoi(PQgetvalue(res, 0, c[PROBE_ATTEMPT]));
+        snprintf(row->state, sizeof row->state, "%s", PQgetvalue(res, 0, c[PROBE_STATE]));
+        snprintf(row->error, sizeof row->error, "%s", PQgetvalue(res, 0, c[PROBE_ERROR]));
+    }
+    PQclear(res);
+    return true;
+}
+
 /* A search with its window: the probes' runs, then the next step (more probes, or the
  * answer). Requests are published after the step is stored; a request lost in between (or
  * not handled yet) is published again at the next poll, and retrig-retrigger's row makes
@@ -514,39 +575,26 @@ static void go_on(const search *s, const char *text)
         if (!request) continue;
         int attempt = member_int(request, "attempt");
         const char *revision = json_string_value(json_object_get(push, "revision"));
-        const char *params[] = {s->set_id, revision};
-        PGresult *res = NULL;
-        if (rt_pg_exec(io->pg, SQL_PROBE_ROW, 2, params, &res) != RT_OK) {
-            rt_log_warn("cannot read a culprit probe", "set_id", s->set_id, "error",
-                        rt_pg_errstr(io->pg));
-            goto out;
-        }
-        bool exists = PQntuples(res) == 1;
-        int row_attempt = exists ? atoi(PQgetvalue(res, 0, 0)) : 0;
-        char state[16] = "", error[RT_CULPRIT_REASON_SIZE] = "";
-        if (exists) {
-            snprintf(state, sizeof state, "%s", PQgetvalue(res, 0, 1));
-            snprintf(error, sizeof error, "%s", PQgetvalue(res, 0, 2));
-        }
-        PQclear(res);
-        if (row_attempt < attempt) {
+        probe_row row = {0};
+        if (!read_probe(s, revision, &row)) goto out;
+        if (row.attempt < attempt) {
             republish[i] = true; /* not handled yet */
             if (overdue(s, push, evidence[i].pending)) stop_reason = RT_CULPRIT_PROBE_TIMEOUT;
             continue;
         }
-        if (!strcmp(state, "failed")) {
-            snprintf(failed, sizeof failed, "%s", error[0] ? error : "probe-failed");
+        if (!strcmp(row.state, "failed")) {
+            snprintf(failed, sizeof failed, "%s", row.error[0] ? row.error : "probe-failed");
             stop_reason = failed; /* budget-exhausted, refused-hook, no-decision-task, ... */
             break;
         }
-        if (!strcmp(state, "dry-run")) {
+        if (!strcmp(row.state, "dry-run")) {
             stop_reason = "dry-run"; /* no runs will come */
             break;
         }
         /* intent: a call under way; done: counted, unless the step that counted it was not
          * stored (its window still waits for runs). */
-        bool recount = !strcmp(state, "done") && evidence[i].pending > 0;
-        if (strcmp(state, "triggered") && !recount) {
+        bool recount = !strcmp(row.state, "done") && evidence[i].pending > 0;
+        if (strcmp(row.state, "triggered") && !recount) {
             if (overdue(s, push, evidence[i].pending)) stop_reason = RT_CULPRIT_PROBE_TIMEOUT;
             continue;
         }
@@ -702,14 +750,14 @@ out:
 }
 
 /* The search of one claimed decision, from its row (set_id, project, revision, label,
- * evidence). */
-static void look_at(const rt__decide_culprit_io *io, PGresult *res, int row)
+ * evidence; c: the columns of CLAIM_COLS). */
+static void look_at(const rt__decide_culprit_io *io, PGresult *res, const int *c, int row)
 {
-    search s = {.io = io, .label = PQgetvalue(res, row, 3)};
-    snprintf(s.set_id, sizeof s.set_id, "%s", PQgetvalue(res, row, 0));
-    snprintf(s.project, sizeof s.project, "%s", PQgetvalue(res, row, 1));
-    snprintf(s.revision, sizeof s.revision, "%s", PQgetvalue(res, row, 2));
-    json_t *evidence = json_loads(PQgetvalue(res, row, 4), 0, NULL);
+    search s = {.io = io, .label = PQgetvalue(res, row, c[CLAIM_LABEL])};
+    snprintf(s.set_id, sizeof s.set_id, "%s", PQgetvalue(res, row, c[CLAIM_SET_ID]));
+    snprintf(s.project, sizeof s.project, "%s", PQgetvalue(res, row, c[CLAIM_PROJECT]));
+    snprintf(s.revision, sizeof s.revision, "%s", PQgetvalue(res, row, c[CLAIM_REVISION]));
+    json_t *evidence = json_loads(PQgetvalue(res, row, c[CLAIM_EVIDENCE]), 0, NULL);
     json_t *push_id = json_object_get(json_object_get(evidence, "original"), "push_id");
     s.lines = json_object_get(evidence, "lines");
     int compared =
@@ -730,11 +778,11 @@ static void look_at(const rt__decide_culprit_io *io, PGresult *res, int row)
         stop(&s, "no-failure-line");
     else {
         s.failing_push_id = (long)json_integer_value(push_id);
-        s.platform = PQgetvalue(res, row, 5);
-        s.jobs_spent = atoi(PQgetvalue(res, row, 7));
-        s.range_first = PQgetvalue(res, row, 8);
-        s.range_last = PQgetvalue(res, row, 9);
-        const char *window = PQgetvalue(res, row, 6);
+        s.platform = PQgetvalue(res, row, c[CLAIM_PLATFORM]);
+        s.jobs_spent = atoi(PQgetvalue(res, row, c[CLAIM_JOBS_SPENT]));
+        s.range_first = PQgetvalue(res, row, c[CLAIM_RANGE_FIRST]);
+        s.range_last = PQgetvalue(res, row, c[CLAIM_RANGE_LAST]);
+        const char *window = PQgetvalue(res, row, c[CLAIM_WINDOW]);
         if (window[0])
             go_on(&s, window);
         else
@@ -753,6 +801,13 @@ void rt__decide_culprit_poll(const rt__decide_culprit_io *io)
         rt_log_warn("cannot look for culprit searches", "error", rt_pg_errstr(io->pg));
         return;
     }
-    for (int i = 0; i < PQntuples(res); i++) look_at(io, res, i);
+    int c[CLAIM_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rt_pg_columns(res, CLAIM_COLS, CLAIM_N, c, errstr) != RT_OK) {
+        rt_log_warn("cannot look for culprit searches", "error", errstr);
+        PQclear(res);
+        return;
+    }
+    for (int i = 0; i < PQntuples(res); i++) look_at(io, res, c, i);
     PQclear(res);
 }

@@ -78,23 +78,60 @@ typedef struct decide {
 
 static const char SQL_SET[] =
     "SELECT s.project, s.revision, s.label, s.platform, s.original_task_id, s.original_run_id,"
-    " s.retrigger_count + s.later_retriggers, s.status, coalesce(s.task_group_id, ''),"
-    " EXISTS (SELECT 1 FROM decisions d WHERE d.set_id = s.id),"
-    " s.created_at < now() - make_interval(mins => $2::integer),"
+    " s.retrigger_count + s.later_retriggers AS retriggers, s.status,"
+    " coalesce(s.task_group_id, '') AS task_group_id,"
+    " EXISTS (SELECT 1 FROM decisions d WHERE d.set_id = s.id) AS decided,"
+    " s.created_at < now() - make_interval(mins => $2::integer) AS past_deadline,"
     " to_char(coalesce(r.first_seen_at, r.resolved_at, s.created_at) AT TIME ZONE 'UTC',"
-    "         'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),"
+    "         'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS failure_seen_at,"
     " to_char(coalesce(a.finished_at, s.request_published_at) AT TIME ZONE 'UTC',"
-    "         'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),"
-    " coalesce(extract(epoch FROM r.resolved_at - r.started_at)::bigint, 0)"
+    "         'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS requested_at,"
+    " coalesce(extract(epoch FROM r.resolved_at - r.started_at)::bigint, 0) AS original_seconds"
     " FROM retrigger_sets s"
     " LEFT JOIN runs r ON r.task_id = s.original_task_id AND r.run_id = s.original_run_id"
     " LEFT JOIN retrigger_actions a ON a.set_id = s.id AND a.round = 1"
     " WHERE s.id = $1::bigint";
+enum {
+    SET_PROJECT,
+    SET_REVISION,
+    SET_LABEL,
+    SET_PLATFORM,
+    SET_ORIGINAL_TASK_ID,
+    SET_ORIGINAL_RUN_ID,
+    SET_RETRIGGERS,
+    SET_STATUS,
+    SET_TASK_GROUP_ID,
+    SET_DECIDED,
+    SET_PAST_DEADLINE,
+    SET_FAILURE_SEEN_AT,
+    SET_REQUESTED_AT,
+    SET_ORIGINAL_SECONDS,
+    SET_N
+};
+static const char *const SET_COLS[SET_N] = {[SET_PROJECT] = "project",
+                                            [SET_REVISION] = "revision",
+                                            [SET_LABEL] = "label",
+                                            [SET_PLATFORM] = "platform",
+                                            [SET_ORIGINAL_TASK_ID] = "original_task_id",
+                                            [SET_ORIGINAL_RUN_ID] = "original_run_id",
+                                            [SET_RETRIGGERS] = "retriggers",
+                                            [SET_STATUS] = "status",
+                                            [SET_TASK_GROUP_ID] = "task_group_id",
+                                            [SET_DECIDED] = "decided",
+                                            [SET_PAST_DEADLINE] = "past_deadline",
+                                            [SET_FAILURE_SEEN_AT] = "failure_seen_at",
+                                            [SET_REQUESTED_AT] = "requested_at",
+                                            [SET_ORIGINAL_SECONDS] = "original_seconds"};
 /* The members that give evidence: the retriggers asked for and the runs found on the push. */
 static const char SQL_MEMBERS[] = "SELECT task_id, run_id, state, role FROM retrigger_set_members"
                                   " WHERE set_id = $1::bigint AND role IN ('retrigger', 'found')"
                                   " AND NOT (task_id = $2 AND run_id = $3::integer)"
                                   " ORDER BY added_at, task_id, run_id LIMIT 64";
+enum { MEMBER_TASK_ID, MEMBER_RUN_ID, MEMBER_STATE, MEMBER_ROLE, MEMBER_N };
+static const char *const MEMBER_COLS[MEMBER_N] = {[MEMBER_TASK_ID] = "task_id",
+                                                  [MEMBER_RUN_ID] = "run_id",
+                                                  [MEMBER_STATE] = "state",
+                                                  [MEMBER_ROLE] = "role"};
 static const char SQL_INSERT_DECISION[] =
     "INSERT INTO decisions (set_id, verdict, reason, evidence, classification_id, failure_seen_at,"
     " retriggers_requested_at, decided_at, culprit_status, culprit_started_at, culprit_updated_at)"
@@ -110,9 +147,12 @@ static const char SQL_MEMBER_RESULT[] =
 static const char SQL_CANCELLED[] =
     "UPDATE decisions SET evidence = jsonb_set(evidence, '{cancelled}', $2::jsonb)"
     " WHERE set_id = $1::bigint";
-static const char SQL_SECONDS_SINCE[] = "SELECT extract(epoch FROM now() - $1::timestamptz)";
-static const char SQL_SETS_IN_FLIGHT[] =
-    "SELECT count(*) FROM retrigger_sets WHERE status IN ('pending', 'requested', 'complete')";
+static const char SQL_SECONDS_SINCE[] =
+    "SELECT extract(epoch FROM now() - $1::timestamptz) AS seconds";
+static const char *const SECONDS_SINCE_COLS[] = {"seconds"};
+static const char SQL_SETS_IN_FLIGHT[] = "SELECT count(*) AS sets FROM retrigger_sets"
+                                         " WHERE status IN ('pending', 'requested', 'complete')";
+static const char *const SETS_IN_FLIGHT_COLS[] = {"sets"};
 static const char SQL_SWEEP[] =
     "SELECT id, project FROM retrigger_sets"
     " WHERE status IN ('pending', 'requested', 'complete')"
@@ -120,6 +160,8 @@ static const char SQL_SWEEP[] =
     " AND (deadline_requested_at IS NULL"
     "      OR deadline_requested_at < now() - make_interval(secs => $2::integer))"
     " ORDER BY created_at LIMIT " SWEEP_BATCH " FOR UPDATE SKIP LOCKED";
+enum { SWEEP_ID, SWEEP_PROJECT, SWEEP_N };
+static const char *const SWEEP_COLS[SWEEP_N] = {[SWEEP_ID] = "id", [SWEEP_PROJECT] = "project"};
 static const char SQL_SWEPT[] =
     "UPDATE retrigger_sets SET deadline_requested_at = now() WHERE id = $1::bigint";
 
@@ -201,22 +243,33 @@ static int load_set(decide *w, long long set_id, set_info *s, bool *found)
     PGresult *res = NULL;
     int rc = rt_pg_exec(w->pg, SQL_SET, 2, params, &res);
     if (rc != RT_OK) return rc;
+    int c[SET_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if ((rc = rt_pg_columns(res, SET_COLS, SET_N, c, errstr)) != RT_OK) {
+        rt_log_error("cannot read the set", "set_id", s->id_text, "error", errstr);
+        PQclear(res);
+        return rc;
+    }
     *found = PQntuples(res) == 1;
     if (*found) {
-        snprintf(s->project, sizeof s->project, "%s", PQgetvalue(res, 0, 0));
-        snprintf(s->revision, sizeof s->revision, "%s", PQgetvalue(res, 0, 1));
-        snprintf(s->label, sizeof s->label, "%s", PQgetvalue(res, 0, 2));
-        snprintf(s->platform, sizeof s->platform, "%s", PQgetvalue(res, 0, 3));
-        snprintf(s->original_task_id, sizeof s->original_task_id, "%s", PQgetvalue(res, 0, 4));
-        s->original_run_id = atoi(PQgetvalue(res, 0, 5));
-        s->count = atoi(PQgetvalue(res, 0, 6));
-        snprintf(s->status, sizeof s->status, "%s", PQgetvalue(res, 0, 7));
-        snprintf(s->task_group_id, sizeof s->task_group_id, "%s", PQgetvalue(res, 0, 8));
-        s->decided = PQgetvalue(res, 0, 9)[0] == 't';
-        s->past_deadline = PQgetvalue(res, 0, 10)[0] == 't';
-        snprintf(s->failure_seen_at, sizeof s->failure_seen_at, "%s", PQgetvalue(res, 0, 11));
-        snprintf(s->requested_at, sizeof s->requested_at, "%s", PQgetvalue(res, 0, 12));
-        s->original_seconds = atol(PQgetvalue(res, 0, 13));
+        snprintf(s->project, sizeof s->project, "%s", PQgetvalue(res, 0, c[SET_PROJECT]));
+        snprintf(s->revision, sizeof s->revision, "%s", PQgetvalue(res, 0, c[SET_REVISION]));
+        snprintf(s->label, sizeof s->label, "%s", PQgetvalue(res, 0, c[SET_LABEL]));
+        snprintf(s->platform, sizeof s->platform, "%s", PQgetvalue(res, 0, c[SET_PLATFORM]));
+        snprintf(s->original_task_id, sizeof s->original_task_id, "%s",
+                 PQgetvalue(res, 0, c[SET_ORIGINAL_TASK_ID]));
+        s->original_run_id = atoi(PQgetvalue(res, 0, c[SET_ORIGINAL_RUN_ID]));
+        s->count = atoi(PQgetvalue(res, 0, c[SET_RETRIGGERS]));
+        snprintf(s->status, sizeof s->status, "%s", PQgetvalue(res, 0, c[SET_STATUS]));
+        snprintf(s->task_group_id, sizeof s->task_group_id, "%s",
+                 PQgetvalue(res, 0, c[SET_TASK_GROUP_ID]));
+        s->decided = PQgetvalue(res, 0, c[SET_DECIDED])[0] == 't';
+        s->past_deadline = PQgetvalue(res, 0, c[SET_PAST_DEADLINE])[0] == 't';
+        snprintf(s->failure_seen_at, sizeof s->failure_seen_at, "%s",
+                 PQgetvalue(res, 0, c[SET_FAILURE_SEEN_AT]));
+        snprintf(s->requested_at, sizeof s->requested_at, "%s",
+                 PQgetvalue(res, 0, c[SET_REQUESTED_AT]));
+        s->original_seconds = atol(PQgetvalue(res, 0, c[SET_ORIGINAL_SECONDS]));
     }
     PQclear(res);
     return RT_OK;
@@ -293,6 +346,42 @@ static void note_wait(evidence *e, const char *why, const char *detail)
     }
 }
 
+/* The set's members that give evidence into e->runs; *distinct: the retriggers asked for
+ * that arrived (a task's reruns count once). */
+static int load_members(decide *w, evidence *e, size_t *distinct, rt_outcome *h)
+{
+    const set_info *s = &e->set;
+    char run_text[16];
+    snprintf(run_text, sizeof run_text, "%d", s->original_run_id);
+    const char *params[] = {s->id_text, s->original_task_id, run_text};
+    PGresult *res = NULL;
+    if (rt_pg_exec(w->pg, SQL_MEMBERS, 3, params, &res) != RT_OK) {
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return RT_EDB;
+    }
+    int c[MEMBER_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rt_pg_columns(res, MEMBER_COLS, MEMBER_N, c, errstr) != RT_OK) {
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", errstr);
+        PQclear(res);
+        return RT_EDB;
+    }
+    for (int i = 0; i < PQntuples(res) && e->nruns < RT_VERDICT_MAX_RUNS; i++) {
+        run_info *r = &e->runs[e->nruns++];
+        snprintf(r->task_id, sizeof r->task_id, "%s", PQgetvalue(res, i, c[MEMBER_TASK_ID]));
+        r->run_id = atoi(PQgetvalue(res, i, c[MEMBER_RUN_ID]));
+        snprintf(r->member_state, sizeof r->member_state, "%s",
+                 PQgetvalue(res, i, c[MEMBER_STATE]));
+        r->found = !strcmp(PQgetvalue(res, i, c[MEMBER_ROLE]), "found");
+        bool seen = r->found;
+        for (size_t k = 0; k + 1 < e->nruns && !seen; k++)
+            if (!e->runs[k].found && !strcmp(e->runs[k].task_id, r->task_id)) seen = true;
+        if (!seen) (*distinct)++;
+    }
+    PQclear(res);
+    return RT_OK;
+}
+
 /* Fills e from Postgres and Treeherder and runs the verdict. */
 static int gather(decide *w, evidence *e, rt_outcome *h)
 {
@@ -318,27 +407,8 @@ static int gather(decide *w, evidence *e, rt_outcome *h)
     }
     e->original.state = RT_RUN_FAILED;
 
-    char run_text[16];
-    snprintf(run_text, sizeof run_text, "%d", s->original_run_id);
-    const char *params[] = {s->id_text, s->original_task_id, run_text};
-    PGresult *res = NULL;
-    if (rt_pg_exec(w->pg, SQL_MEMBERS, 3, params, &res) != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        return RT_EDB;
-    }
     size_t distinct = 0; /* retriggers asked for that arrived (a task's reruns count once) */
-    for (int i = 0; i < PQntuples(res) && e->nruns < RT_VERDICT_MAX_RUNS; i++) {
-        run_info *r = &e->runs[e->nruns++];
-        snprintf(r->task_id, sizeof r->task_id, "%s", PQgetvalue(res, i, 0));
-        r->run_id = atoi(PQgetvalue(res, i, 1));
-        snprintf(r->member_state, sizeof r->member_state, "%s", PQgetvalue(res, i, 2));
-        r->found = !strcmp(PQgetvalue(res, i, 3), "found");
-        bool seen = r->found;
-        for (size_t k = 0; k + 1 < e->nruns && !seen; k++)
-            if (!e->runs[k].found && !strcmp(e->runs[k].task_id, r->task_id)) seen = true;
-        if (!seen) distinct++;
-    }
-    PQclear(res);
+    if (load_members(w, e, &distinct, h) != RT_OK) return RT_EDB;
 
     for (size_t i = 0; i < e->nruns; i++) {
         run_info *r = &e->runs[i];
@@ -722,6 +792,21 @@ static void cancel_pending(decide *w, const evidence *e)
 
 /* ---- one request ---- */
 
+/* The number in the one row of a query's one column (col: its name), for a metric; false
+ * when the query failed or gave no such row or column. */
+static bool query_number(decide *w, const char *sql, int nparams, const char *const *params,
+                         const char *const *col, double *out)
+{
+    PGresult *res = NULL;
+    int c;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    bool ok = rt_pg_exec(w->pg, sql, nparams, params, &res) == RT_OK && PQntuples(res) == 1 &&
+              rt_pg_columns(res, col, 1, &c, errstr) == RT_OK;
+    if (ok) *out = atof(PQgetvalue(res, 0, c));
+    PQclear(res);
+    return ok;
+}
+
 static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_outcome *h)
 {
     evidence *e = calloc(1, sizeof *e);
@@ -796,12 +881,10 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_
     {
         /* Decision latency: from the failure seen to the verdict stored. */
         const char *lparams[] = {e->set.failure_seen_at};
-        PGresult *lres = NULL;
+        double seconds = 0;
         if (e->set.failure_seen_at[0] &&
-            rt_pg_exec(w->pg, SQL_SECONDS_SINCE, 1, lparams, &lres) == RT_OK &&
-            PQntuples(lres) == 1)
-            rt_metric_observe(rt_metrics_std()->decision_latency, atof(PQgetvalue(lres, 0, 0)));
-        PQclear(lres);
+            query_number(w, SQL_SECONDS_SINCE, 1, lparams, SECONDS_SINCE_COLS, &seconds))
+            rt_metric_observe(rt_metrics_std()->decision_latency, seconds);
     }
     char pending[16];
     snprintf(pending, sizeof pending, "%zu", e->result.pending);
@@ -854,11 +937,9 @@ static char *retry_body(void *ctx, const rt_amqp_message *m, const rt_settle_pla
 static void sweep(decide *w)
 {
     /* Sets still waiting for their verdict, for the retrig_sets_in_flight gauge. */
-    PGresult *open_sets = NULL;
-    if (rt_pg_exec(w->pg, SQL_SETS_IN_FLIGHT, 0, NULL, &open_sets) == RT_OK &&
-        PQntuples(open_sets) == 1)
-        rt_metric_set(rt_metrics_std()->sets_in_flight, atof(PQgetvalue(open_sets, 0, 0)));
-    PQclear(open_sets);
+    double open_sets = 0;
+    if (query_number(w, SQL_SETS_IN_FLIGHT, 0, NULL, SETS_IN_FLIGHT_COLS, &open_sets))
+        rt_metric_set(rt_metrics_std()->sets_in_flight, open_sets);
 
     char minutes[16], seconds[16];
     snprintf(minutes, sizeof minutes, "%d", w->cfg->set_deadline_minutes);
@@ -867,10 +948,13 @@ static void sweep(decide *w)
     PGresult *res = NULL;
     int rc = rt_pg_begin(w->pg);
     if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_SWEEP, 2, params, &res);
+    int c[SWEEP_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rc == RT_OK) rc = rt_pg_columns(res, SWEEP_COLS, SWEEP_N, c, errstr);
     int n = rc == RT_OK ? PQntuples(res) : 0;
     for (int i = 0; i < n && rc == RT_OK; i++) {
-        rt_decide_request req = {.set_id = atoll(PQgetvalue(res, i, 0)), .attempt = 1};
-        snprintf(req.project, sizeof req.project, "%s", PQgetvalue(res, i, 1));
+        rt_decide_request req = {.set_id = atoll(PQgetvalue(res, i, c[SWEEP_ID])), .attempt = 1};
+        snprintf(req.project, sizeof req.project, "%s", PQgetvalue(res, i, c[SWEEP_PROJECT]));
         snprintf(req.reason, sizeof req.reason, "deadline");
         char *body = rt_decide_request_build(&req);
         if (!body) {
@@ -882,7 +966,7 @@ static void sweep(decide *w)
         rt_amqp_publish_opts opts = {.message_id = message_id};
         rc = rt_amqp_publish(w->amqp, w->cfg->amqp_namespace, "decide", body, strlen(body), &opts);
         free(body);
-        const char *sparams[] = {PQgetvalue(res, i, 0)};
+        const char *sparams[] = {PQgetvalue(res, i, c[SWEEP_ID])};
         if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_SWEPT, 1, sparams, NULL);
     }
     PQclear(res);
@@ -890,7 +974,8 @@ static void sweep(decide *w)
     if (rc != RT_OK) {
         int ignored = rt_pg_rollback(w->pg);
         (void)ignored;
-        rt_log_warn("deadline sweep failed; trying at the next one", "error", rt_pg_errstr(w->pg));
+        rt_log_warn("deadline sweep failed; trying at the next one", "error",
+                    errstr[0] ? errstr : rt_pg_errstr(w->pg));
         return;
     }
     if (n > 0) {

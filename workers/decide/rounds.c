@@ -19,21 +19,68 @@
 static const char SQL_STATE[] =
     "SELECT s.round, s.retrigger_count, s.later_retriggers, s.found_count, s.status,"
     " coalesce((SELECT r.published_at IS NOT NULL FROM retrigger_rounds r"
-    "           WHERE r.set_id = s.id AND r.round = s.round), true),"
-    " EXISTS (SELECT 1 FROM retrigger_rounds r WHERE r.set_id = s.id AND r.refused),"
+    "           WHERE r.set_id = s.id AND r.round = s.round), true) AS latest_published,"
+    " EXISTS (SELECT 1 FROM retrigger_rounds r WHERE r.set_id = s.id AND r.refused)"
+    "   AS refused,"
     " EXISTS (SELECT 1 FROM retrigger_actions a WHERE a.set_id = s.id AND a.round >= 2"
     "         AND a.outcome IN ('no-retrigger-action', 'classified-before-trigger',"
-    "                           'refused-hook', 'failed')),"
-    " s.platform, s.label, s.original_task_id, s.original_run_id, coalesce(s.task_group_id, ''),"
-    " coalesce(s.task_queue_id, ''), s.failing_groups::text, s.failures::text"
+    "                           'refused-hook', 'failed')) AS later_round_failed,"
+    " s.platform, s.label, s.original_task_id, s.original_run_id,"
+    " coalesce(s.task_group_id, '') AS task_group_id,"
+    " coalesce(s.task_queue_id, '') AS task_queue_id,"
+    " s.failing_groups::text AS failing_groups, s.failures::text AS failures"
     " FROM retrigger_sets s WHERE s.id = $1::bigint";
+enum {
+    ST_ROUND,
+    ST_RETRIGGER_COUNT,
+    ST_LATER_RETRIGGERS,
+    ST_FOUND_COUNT,
+    ST_STATUS,
+    ST_LATEST_PUBLISHED,
+    ST_REFUSED,
+    ST_LATER_ROUND_FAILED,
+    ST_PLATFORM,
+    ST_LABEL,
+    ST_ORIGINAL_TASK_ID,
+    ST_ORIGINAL_RUN_ID,
+    ST_TASK_GROUP_ID,
+    ST_TASK_QUEUE_ID,
+    ST_FAILING_GROUPS,
+    ST_FAILURES,
+    ST_N
+};
+static const char *const STATE_COLS[ST_N] = {[ST_ROUND] = "round",
+                                             [ST_RETRIGGER_COUNT] = "retrigger_count",
+                                             [ST_LATER_RETRIGGERS] = "later_retriggers",
+                                             [ST_FOUND_COUNT] = "found_count",
+                                             [ST_STATUS] = "status",
+                                             [ST_LATEST_PUBLISHED] = "latest_published",
+                                             [ST_REFUSED] = "refused",
+                                             [ST_LATER_ROUND_FAILED] = "later_round_failed",
+                                             [ST_PLATFORM] = "platform",
+                                             [ST_LABEL] = "label",
+                                             [ST_ORIGINAL_TASK_ID] = "original_task_id",
+                                             [ST_ORIGINAL_RUN_ID] = "original_run_id",
+                                             [ST_TASK_GROUP_ID] = "task_group_id",
+                                             [ST_TASK_QUEUE_ID] = "task_queue_id",
+                                             [ST_FAILING_GROUPS] = "failing_groups",
+                                             [ST_FAILURES] = "failures"};
 static const char SQL_REQUEST_ROUND[] =
     "SELECT created, kept, total, refused, stale FROM decide_request_round($1::bigint,"
     " $2::integer, $3::integer, $4::integer, $5::integer, $6, $7, $8::integer, $9,"
     " $10::float8)";
+enum { RQ_CREATED, RQ_KEPT, RQ_TOTAL, RQ_REFUSED, RQ_STALE, RQ_N };
+static const char *const REQUEST_ROUND_COLS[RQ_N] = {[RQ_CREATED] = "created",
+                                                     [RQ_KEPT] = "kept",
+                                                     [RQ_TOTAL] = "total",
+                                                     [RQ_REFUSED] = "refused",
+                                                     [RQ_STALE] = "stale"};
 static const char SQL_LOCK_ROUND[] =
-    "SELECT published_at IS NOT NULL, retriggers FROM retrigger_rounds"
+    "SELECT published_at IS NOT NULL AS published, retriggers FROM retrigger_rounds"
     " WHERE set_id = $1::bigint AND round = $2::integer AND NOT refused FOR UPDATE";
+enum { LOCK_PUBLISHED, LOCK_RETRIGGERS, LOCK_N };
+static const char *const LOCK_ROUND_COLS[LOCK_N] = {
+    [LOCK_PUBLISHED] = "published", [LOCK_RETRIGGERS] = "retriggers"};
 static const char SQL_ROUND_PUBLISHED[] = "UPDATE retrigger_rounds SET published_at = now()"
                                           " WHERE set_id = $1::bigint AND round = $2::integer";
 static const char SQL_STORE[] =
@@ -95,6 +142,17 @@ static void utc_now(char out[32])
     strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* rt_pg_columns for a result of the set's: a name the result lacks (a programming error) is
+ * logged here, as the callers report a failed query with the connection's error. */
+static int columns(const PGresult *res, const char *const *names, size_t n, int *cols,
+                   const rounds_set *set)
+{
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc = rt_pg_columns(res, names, n, cols, errstr);
+    if (rc != RT_OK) rt_log_error("cannot read a result", "set_id", set->id_text, "error", errstr);
+    return rc;
+}
+
 /* The set's rounds into view->state (row: what a later round repeats, when not NULL). */
 static int load_state(decide_rounds *r, const rounds_set *set, rounds_view *view, set_row *row)
 {
@@ -102,33 +160,39 @@ static int load_state(decide_rounds *r, const rounds_set *set, rounds_view *view
     PGresult *res = NULL;
     int rc = rt_pg_exec(r->pg, SQL_STATE, 1, params, &res);
     if (rc != RT_OK) return rc;
-    if (PQntuples(res) != 1) {
+    int c[ST_N];
+    if ((rc = columns(res, STATE_COLS, ST_N, c, set)) != RT_OK || PQntuples(res) != 1) {
         PQclear(res);
-        return RT_ENOTFOUND;
+        return rc != RT_OK ? rc : RT_ENOTFOUND;
     }
-    int first = atoi(PQgetvalue(res, 0, 1)), later = atoi(PQgetvalue(res, 0, 2));
+    int first = atoi(PQgetvalue(res, 0, c[ST_RETRIGGER_COUNT])),
+        later = atoi(PQgetvalue(res, 0, c[ST_LATER_RETRIGGERS]));
+    bool refused = PQgetvalue(res, 0, c[ST_REFUSED])[0] == 't';
     view->state = (rt_round_state){
-        .round = atoi(PQgetvalue(res, 0, 0)),
+        .round = atoi(PQgetvalue(res, 0, c[ST_ROUND])),
         .requested = (size_t)(first + later),
-        .found = (size_t)atoi(PQgetvalue(res, 0, 3)),
-        .no_more = PQgetvalue(res, 0, 6)[0] == 't' || PQgetvalue(res, 0, 7)[0] == 't',
+        .found = (size_t)atoi(PQgetvalue(res, 0, c[ST_FOUND_COUNT])),
+        .no_more = refused || PQgetvalue(res, 0, c[ST_LATER_ROUND_FAILED])[0] == 't',
         .deadline = set->deadline,
     };
-    view->refused = PQgetvalue(res, 0, 6)[0] == 't';
+    view->refused = refused;
     view->rounds = (first > 0) + (view->state.round - 1);
     view->loaded = true;
     if (row) {
         memset(row, 0, sizeof *row);
-        snprintf(row->status, sizeof row->status, "%s", PQgetvalue(res, 0, 4));
-        row->latest_published = PQgetvalue(res, 0, 5)[0] == 't';
-        snprintf(row->platform, sizeof row->platform, "%s", PQgetvalue(res, 0, 8));
-        snprintf(row->label, sizeof row->label, "%s", PQgetvalue(res, 0, 9));
-        snprintf(row->original_task_id, sizeof row->original_task_id, "%s", PQgetvalue(res, 0, 10));
-        row->original_run_id = atoi(PQgetvalue(res, 0, 11));
-        snprintf(row->task_group_id, sizeof row->task_group_id, "%s", PQgetvalue(res, 0, 12));
-        snprintf(row->task_queue_id, sizeof row->task_queue_id, "%s", PQgetvalue(res, 0, 13));
-        row->failing_groups = strdup(PQgetvalue(res, 0, 14));
-        row->failures = strdup(PQgetvalue(res, 0, 15));
+        snprintf(row->status, sizeof row->status, "%s", PQgetvalue(res, 0, c[ST_STATUS]));
+        row->latest_published = PQgetvalue(res, 0, c[ST_LATEST_PUBLISHED])[0] == 't';
+        snprintf(row->platform, sizeof row->platform, "%s", PQgetvalue(res, 0, c[ST_PLATFORM]));
+        snprintf(row->label, sizeof row->label, "%s", PQgetvalue(res, 0, c[ST_LABEL]));
+        snprintf(row->original_task_id, sizeof row->original_task_id, "%s",
+                 PQgetvalue(res, 0, c[ST_ORIGINAL_TASK_ID]));
+        row->original_run_id = atoi(PQgetvalue(res, 0, c[ST_ORIGINAL_RUN_ID]));
+        snprintf(row->task_group_id, sizeof row->task_group_id, "%s",
+                 PQgetvalue(res, 0, c[ST_TASK_GROUP_ID]));
+        snprintf(row->task_queue_id, sizeof row->task_queue_id, "%s",
+                 PQgetvalue(res, 0, c[ST_TASK_QUEUE_ID]));
+        row->failing_groups = strdup(PQgetvalue(res, 0, c[ST_FAILING_GROUPS]));
+        row->failures = strdup(PQgetvalue(res, 0, c[ST_FAILURES]));
         if (!row->failing_groups || !row->failures) rc = RT_ENOMEM;
     }
     PQclear(res);
@@ -199,8 +263,11 @@ static int publish_round(decide_rounds *r, const rounds_set *set, const set_row 
     const char *params[] = {set->id_text, round_text};
     PGresult *res = NULL;
     int rc = rt_pg_begin_exec(r->pg, SQL_LOCK_ROUND, 2, params, &res);
-    bool publish = rc == RT_OK && PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 'f';
-    int times = publish ? atoi(PQgetvalue(res, 0, 1)) : 0;
+    int c[LOCK_N];
+    if (rc == RT_OK) rc = columns(res, LOCK_ROUND_COLS, LOCK_N, c, set);
+    bool publish =
+        rc == RT_OK && PQntuples(res) == 1 && PQgetvalue(res, 0, c[LOCK_PUBLISHED])[0] == 'f';
+    int times = publish ? atoi(PQgetvalue(res, 0, c[LOCK_RETRIGGERS])) : 0;
     PQclear(res);
     if (publish) {
         char *body = round_request(set, row, round, times);
@@ -275,14 +342,18 @@ static int ask_round(decide_rounds *r, const rounds_set *set, const set_row *row
                             row->platform, day,        limit_text, ledger_key, p};
     PGresult *res = NULL;
     rc = rt_pg_exec(r->pg, SQL_REQUEST_ROUND, 10, params, &res);
+    int c[RQ_N];
+    if (rc == RT_OK) rc = columns(res, REQUEST_ROUND_COLS, RQ_N, c, set);
     if (rc != RT_OK) {
         /* Nothing written; the claim names this set's round, so the redelivery goes on with
          * the budget already spent. */
+        PQclear(res);
         return rc;
     }
-    bool created = PQgetvalue(res, 0, 0)[0] == 't';
-    int kept = atoi(PQgetvalue(res, 0, 1)), total = atoi(PQgetvalue(res, 0, 2));
-    bool refused = PQgetvalue(res, 0, 3)[0] == 't', stale = PQgetvalue(res, 0, 4)[0] == 't';
+    bool created = PQgetvalue(res, 0, c[RQ_CREATED])[0] == 't';
+    int kept = atoi(PQgetvalue(res, 0, c[RQ_KEPT])), total = atoi(PQgetvalue(res, 0, c[RQ_TOTAL]));
+    bool refused = PQgetvalue(res, 0, c[RQ_REFUSED])[0] == 't',
+         stale = PQgetvalue(res, 0, c[RQ_STALE])[0] == 't';
     PQclear(res);
     if (stale || (!created && claimed_now)) {
         /* The set moved on, or the round existed (Redis had lost its claim): this claim

@@ -36,12 +36,15 @@ static const char *const LABEL_TO_TASKID[] = {"public/label-to-taskid.json",
 
 static const char SQL_TO_FOLLOW[] =
     "SELECT a.alert_id, a.action_task_id, a.signature_id, s.repository,"
-    " coalesce(a.finished_at, a.intent_at) < now() - make_interval(hours => $1::integer),"
-    " coalesce(a.task_id, '')"
+    " coalesce(a.finished_at, a.intent_at) < now() - make_interval(hours => $1::integer)"
+    " AS expired, coalesce(a.task_id, '') AS task_id"
     " FROM perf_alerts a JOIN perf_summaries s ON s.summary_id = a.summary_id"
     " WHERE a.outcome IN ('triggered', 'found-existing') AND a.action_task_id IS NOT NULL"
     " AND NOT a.dry_run AND (a.followup_state IS NULL OR a.followup_state = 'pending')"
     " ORDER BY coalesce(a.finished_at, a.intent_at) LIMIT 500";
+enum { TF_ALERT, TF_ACTION_TASK, TF_SIGNATURE, TF_REPOSITORY, TF_EXPIRED, TF_TASK, TF_N };
+static const char *const TO_FOLLOW_COLS[TF_N] = {"alert_id",   "action_task_id", "signature_id",
+                                                 "repository", "expired",        "task_id"};
 static const char SQL_RECORD[] =
     "UPDATE perf_alerts SET followup_state = $2, followup_reason = $3, followup_detail = $4,"
     " followup_jobs = $5::integer, followup_completed = $6::integer, followup_checked_at = now(),"
@@ -737,12 +740,22 @@ int rt_perf_followup(const rt_config *cfg, rt_pg *pg, rt_http *http, int *settle
     snprintf(window, sizeof window, "%d", cfg->perf_followup_window_hours);
     const char *params[] = {window};
     PGresult *res = NULL;
+    int c[TF_N];
+    char cols_err[RT_ERRSTR_SIZE] = "";
     int rc = rt_pg_exec(pg, SQL_TO_FOLLOW, 1, params, &res);
     if (rc != RT_OK) return rc;
+    if (rt_pg_columns(res, TO_FOLLOW_COLS, TF_N, c, cols_err) != RT_OK) {
+        rt_log_error("cannot read the backfills to follow up", "error", cols_err);
+        PQclear(res);
+        return RT_EINVAL;
+    }
     for (int i = 0; i < PQntuples(res) && i < MAX_ALERTS_PER_RUN; i++) {
-        followed f = {PQgetvalue(res, i, 0),           PQgetvalue(res, i, 1),
-                      atoll(PQgetvalue(res, i, 2)),    PQgetvalue(res, i, 3),
-                      PQgetvalue(res, i, 4)[0] == 't', PQgetvalue(res, i, 5)};
+        followed f = {PQgetvalue(res, i, c[TF_ALERT]),
+                      PQgetvalue(res, i, c[TF_ACTION_TASK]),
+                      atoll(PQgetvalue(res, i, c[TF_SIGNATURE])),
+                      PQgetvalue(res, i, c[TF_REPOSITORY]),
+                      PQgetvalue(res, i, c[TF_EXPIRED])[0] == 't',
+                      PQgetvalue(res, i, c[TF_TASK])};
         verdict v = {0};
         char errstr[RT_ERRSTR_SIZE] = "";
         if (assess(cfg, http, &f, &v, errstr) != RT_OK) {

@@ -74,24 +74,51 @@ static const char SQL_HANDLED_ALERTS[] =
     "(SELECT count(DISTINCT coalesce(a.job_key, a.alert_id::text)) FROM perf_alerts a"             \
     " WHERE a.summary_id = s.summary_id AND (a.outcome IS NULL OR a.outcome IN"                    \
     " ('triggered', 'dry-run', 'found-existing', 'already-backfilled')))"
-static const char SQL_TAKEN[] = "SELECT s.summary_id, s.handled_at IS NOT NULL, " SQL_JOBS_TAKEN
-                                " FROM perf_summaries s WHERE s.summary_id = ANY($1::bigint[])";
+static const char SQL_TAKEN[] =
+    "SELECT s.summary_id, s.handled_at IS NOT NULL AS handled, " SQL_JOBS_TAKEN " AS taken"
+    " FROM perf_summaries s WHERE s.summary_id = ANY($1::bigint[])";
+enum { TK_SUMMARY, TK_HANDLED, TK_TAKEN, TK_N };
+static const char *const TAKEN_COLS[TK_N] = {"summary_id", "handled", "taken"};
 /* The jobs those were, for covering their alerts' siblings. */
 static const char SQL_HANDLED_JOBS[] =
     "SELECT DISTINCT summary_id, job_key FROM perf_alerts WHERE summary_id = ANY($1::bigint[])"
     " AND job_key IS NOT NULL AND (outcome IS NULL OR outcome IN ('triggered', 'dry-run',"
     " 'found-existing', 'already-backfilled'))";
-static const char SQL_ALERT[] = "SELECT outcome IS NOT NULL, dry_run, attempts, (extract(epoch "
-                                "FROM now() - intent_at) * 1000)::bigint,"
-                                " task_id, decision_task_id, hook_group_id, hook_id, payload::text,"
-                                " (SELECT repository FROM perf_summaries s"
-                                " WHERE s.summary_id = perf_alerts.summary_id)"
-                                " FROM perf_alerts WHERE alert_id = $1::bigint";
+enum { HJ_SUMMARY, HJ_JOB_KEY, HJ_N };
+static const char *const HANDLED_JOBS_COLS[HJ_N] = {"summary_id", "job_key"};
+static const char SQL_ALERT[] =
+    "SELECT outcome IS NOT NULL AS finished, dry_run, attempts,"
+    " (extract(epoch FROM now() - intent_at) * 1000)::bigint AS age_ms,"
+    " task_id, decision_task_id, hook_group_id, hook_id, payload::text AS payload,"
+    " (SELECT repository FROM perf_summaries s"
+    " WHERE s.summary_id = perf_alerts.summary_id) AS repository"
+    " FROM perf_alerts WHERE alert_id = $1::bigint";
+enum {
+    AL_FINISHED,
+    AL_DRY_RUN,
+    AL_ATTEMPTS,
+    AL_AGE_MS,
+    AL_TASK,
+    AL_DECISION_TASK,
+    AL_HOOK_GROUP,
+    AL_HOOK,
+    AL_PAYLOAD,
+    AL_REPOSITORY,
+    AL_N
+};
+static const char *const ALERT_COLS[AL_N] = {
+    "finished",         "dry_run",       "attempts", "age_ms",  "task_id",
+    "decision_task_id", "hook_group_id", "hook_id",  "payload", "repository"};
 static const char SQL_OPEN_ALERTS[] =
     "SELECT alert_id, summary_id FROM perf_alerts WHERE outcome IS NULL AND NOT dry_run"
     " ORDER BY intent_at";
-static const char SQL_SUMMARY_STATE[] = "SELECT s.handled_at IS NOT NULL, " SQL_JOBS_TAKEN
-                                        " FROM perf_summaries s WHERE s.summary_id = $1::bigint";
+enum { OA_ALERT, OA_SUMMARY, OA_N };
+static const char *const OPEN_ALERTS_COLS[OA_N] = {"alert_id", "summary_id"};
+static const char SQL_SUMMARY_STATE[] =
+    "SELECT s.handled_at IS NOT NULL AS handled, " SQL_JOBS_TAKEN " AS taken"
+    " FROM perf_summaries s WHERE s.summary_id = $1::bigint";
+enum { SS_HANDLED, SS_TAKEN, SS_N };
+static const char *const SUMMARY_STATE_COLS[SS_N] = {"handled", "taken"};
 static const char SQL_SUMMARY[] =
     "INSERT INTO perf_summaries (summary_id, repository, framework_id, push_id, revision,"
     " created_at, handled_at) VALUES ($1::bigint, $2, $3::integer, $4::bigint, $5,"
@@ -231,11 +258,19 @@ static int load_history(perf *w, const rt_perf_summaries *s, history *h)
     if (!ids) return RT_ENOMEM;
     const char *params[] = {ids};
     PGresult *a = NULL, *t = NULL;
+    int tc[TK_N], jc[HJ_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
     int rc = rt_pg_exec(w->pg, SQL_HANDLED_ALERTS, 1, params, &a);
     if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_TAKEN, 1, params, &t);
     if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_HANDLED_JOBS, 1, params, &h->jobs_res);
     free(ids);
     if (rc != RT_OK) goto out;
+    if (rt_pg_columns(t, TAKEN_COLS, TK_N, tc, errstr) != RT_OK ||
+        rt_pg_columns(h->jobs_res, HANDLED_JOBS_COLS, HJ_N, jc, errstr) != RT_OK) {
+        rt_log_error("cannot read what earlier runs did", "error", errstr);
+        rc = RT_EINVAL;
+        goto out;
+    }
     h->alerts = calloc((size_t)PQntuples(a) + 1, sizeof *h->alerts);
     h->taken = calloc((size_t)PQntuples(t) + 1, sizeof *h->taken);
     h->jobs = calloc((size_t)PQntuples(h->jobs_res) + 1, sizeof *h->jobs);
@@ -244,12 +279,13 @@ static int load_history(perf *w, const rt_perf_summaries *s, history *h)
         goto out;
     }
     for (int i = 0; i < PQntuples(h->jobs_res); i++)
-        h->jobs[h->njobs++] =
-            (rt_perf_job){atoll(PQgetvalue(h->jobs_res, i, 0)), PQgetvalue(h->jobs_res, i, 1)};
+        h->jobs[h->njobs++] = (rt_perf_job){atoll(PQgetvalue(h->jobs_res, i, jc[HJ_SUMMARY])),
+                                            PQgetvalue(h->jobs_res, i, jc[HJ_JOB_KEY])};
     for (int i = 0; i < PQntuples(a); i++) h->alerts[h->nalerts++] = atoll(PQgetvalue(a, i, 0));
     for (int i = 0; i < PQntuples(t); i++)
-        h->taken[h->ntaken++] = (rt_perf_taken){atoll(PQgetvalue(t, i, 0)),
-                                                atoi(PQgetvalue(t, i, 2)), pg_true(t, i, 1)};
+        h->taken[h->ntaken++] =
+            (rt_perf_taken){atoll(PQgetvalue(t, i, tc[TK_SUMMARY])),
+                            atoi(PQgetvalue(t, i, tc[TK_TAKEN])), pg_true(t, i, tc[TK_HANDLED])};
 out:
     PQclear(a);
     PQclear(t);
@@ -640,17 +676,32 @@ static void trigger(perf *w, const char *alert_text, const char *project, const 
         rt_log_warn("cannot record the error", "alert_id", alert_text);
 }
 
+/* The row of an alert (SQL_ALERT), and in c its columns. */
+static int read_alert(perf *w, const char *alert_text, PGresult **row, int c[AL_N])
+{
+    const char *params[] = {alert_text};
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc = rt_pg_exec(w->pg, SQL_ALERT, 1, params, row);
+    if (rc != RT_OK || rt_pg_columns(*row, ALERT_COLS, AL_N, c, errstr) == RT_OK) return rc;
+    rt_log_error("cannot read the alert", "alert_id", alert_text, "error", errstr);
+    PQclear(*row);
+    *row = NULL;
+    return RT_EINVAL;
+}
+
 /* An alert with an intent and no outcome: an interrupted call. Runs under the lock. */
-static void resume(perf *w, const char *alert_text, PGresult *row)
+static void resume(perf *w, const char *alert_text, PGresult *row, const int c[AL_N])
 {
     long long call_ms = (long long)w->cfg->http_connect_timeout_ms + w->cfg->http_timeout_ms;
-    if (pg_true(row, 0, 1)) return; /* dry-run rows are finished at once */
-    if (atoi(PQgetvalue(row, 0, 2)) > 0 && atoll(PQgetvalue(row, 0, 3)) < call_ms) {
+    if (pg_true(row, 0, c[AL_DRY_RUN])) return; /* dry-run rows are finished at once */
+    if (atoi(PQgetvalue(row, 0, c[AL_ATTEMPTS])) > 0 &&
+        atoll(PQgetvalue(row, 0, c[AL_AGE_MS])) < call_ms) {
         rt_log_info("backfill call may still be in flight; left for the next run", "alert_id",
                     alert_text);
         return;
     }
-    const char *task_id = PQgetvalue(row, 0, 4), *group = PQgetvalue(row, 0, 5);
+    const char *task_id = PQgetvalue(row, 0, c[AL_TASK]),
+               *group = PQgetvalue(row, 0, c[AL_DECISION_TASK]);
     char action_task_id[23] = "", errstr[RT_ERRSTR_SIZE] = "";
     bool found = false;
     if (rt_tc_find_action_task(w->http, w->cfg->taskcluster_root_url, group, "backfill", NULL,
@@ -668,8 +719,9 @@ static void resume(perf *w, const char *alert_text, PGresult *row)
                         "action_task_id", action_task_id);
         return;
     }
-    trigger(w, alert_text, PQgetvalue(row, 0, 9), PQgetvalue(row, 0, 6), PQgetvalue(row, 0, 7),
-            PQgetvalue(row, 0, 8));
+    trigger(w, alert_text, PQgetvalue(row, 0, c[AL_REPOSITORY]),
+            PQgetvalue(row, 0, c[AL_HOOK_GROUP]), PQgetvalue(row, 0, c[AL_HOOK]),
+            PQgetvalue(row, 0, c[AL_PAYLOAD]));
 }
 
 static bool lock_summary(perf *w, long long summary_id, char key[16])
@@ -826,6 +878,24 @@ static void give_back_claim(perf *w, const rt_claim_request *claimed, const char
                 req.platform);
 }
 
+/* Whether the summary is done meanwhile: handled, or as many jobs taken as it may have. */
+static int summary_done(perf *w, long long summary_id, bool *done)
+{
+    char sid[32], errstr[RT_ERRSTR_SIZE] = "";
+    snprintf(sid, sizeof sid, "%lld", summary_id);
+    const char *params[] = {sid};
+    PGresult *res = NULL;
+    int c[SS_N];
+    int rc = rt_pg_exec(w->pg, SQL_SUMMARY_STATE, 1, params, &res);
+    if (rc == RT_OK && (rc = rt_pg_columns(res, SUMMARY_STATE_COLS, SS_N, c, errstr)) != RT_OK)
+        rt_log_error("cannot read the summary", "summary_id", sid, "error", errstr);
+    *done = rc == RT_OK && PQntuples(res) == 1 &&
+            (pg_true(res, 0, c[SS_HANDLED]) ||
+             atoi(PQgetvalue(res, 0, c[SS_TAKEN])) >= w->opts.max_per_summary);
+    PQclear(res);
+    return rc;
+}
+
 static void backfill(perf *w, const rt_perf_pick *p)
 {
     char alert[32], lock[16], errstr[RT_ERRSTR_SIZE] = "", family[64];
@@ -839,20 +909,17 @@ static void backfill(perf *w, const rt_perf_pick *p)
         return;
     }
     /* Under the lock: what another runner did until a moment ago counts. */
-    const char *aparams[] = {alert};
-    if (rt_pg_exec(w->pg, SQL_ALERT, 1, aparams, &res) != RT_OK) goto storage;
+    int ac[AL_N];
+    if (read_alert(w, alert, &res, ac) != RT_OK) goto storage;
     if (PQntuples(res) == 1) {
-        if (!pg_true(res, 0, 0)) resume(w, alert, res);
+        if (!pg_true(res, 0, ac[AL_FINISHED])) resume(w, alert, res, ac);
         goto out;
     }
     PQclear(res);
     res = NULL;
-    char sid[32];
-    snprintf(sid, sizeof sid, "%lld", p->summary->id);
-    const char *sparams[] = {sid};
-    if (rt_pg_exec(w->pg, SQL_SUMMARY_STATE, 1, sparams, &res) != RT_OK) goto storage;
-    if (PQntuples(res) == 1 &&
-        (pg_true(res, 0, 0) || atoi(PQgetvalue(res, 0, 1)) >= w->opts.max_per_summary)) {
+    bool done = false;
+    if (summary_done(w, p->summary->id, &done) != RT_OK) goto storage;
+    if (done) {
         rt_log_info("summary done meanwhile; alert skipped", "alert_id", alert);
         goto out;
     }
@@ -961,17 +1028,23 @@ out:
 static int resume_open(perf *w)
 {
     PGresult *open = NULL;
+    int oc[OA_N], ac[AL_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
     int rc = rt_pg_exec(w->pg, SQL_OPEN_ALERTS, 0, NULL, &open);
     if (rc != RT_OK) return rc;
+    if (rt_pg_columns(open, OPEN_ALERTS_COLS, OA_N, oc, errstr) != RT_OK) {
+        rt_log_error("cannot read the open alerts", "error", errstr);
+        PQclear(open);
+        return RT_EINVAL;
+    }
     for (int i = 0; i < PQntuples(open) && !rt_stop_requested(); i++) {
-        const char *alert = PQgetvalue(open, i, 0);
+        const char *alert = PQgetvalue(open, i, oc[OA_ALERT]);
         char lock[16];
-        if (!lock_summary(w, atoll(PQgetvalue(open, i, 1)), lock)) continue;
+        if (!lock_summary(w, atoll(PQgetvalue(open, i, oc[OA_SUMMARY])), lock)) continue;
         PGresult *row = NULL;
-        const char *params[] = {alert};
-        if (rt_pg_exec(w->pg, SQL_ALERT, 1, params, &row) == RT_OK && PQntuples(row) == 1 &&
-            !pg_true(row, 0, 0))
-            resume(w, alert, row);
+        if (read_alert(w, alert, &row, ac) == RT_OK && PQntuples(row) == 1 &&
+            !pg_true(row, 0, ac[AL_FINISHED]))
+            resume(w, alert, row, ac);
         PQclear(row);
         unlock_summary(w, lock);
     }

@@ -76,19 +76,28 @@ typedef struct retrigger {
 /* The set and what its round asks for: round 1 the set's own count, a later round its row. */
 static const char SQL_SET[] =
     "SELECT s.project, s.revision, s.label, s.original_task_id,"
-    " CASE WHEN $2::integer = 1 THEN s.retrigger_count ELSE r.retriggers END, s.platform,"
-    " s.task_group_id FROM retrigger_sets s"
+    " CASE WHEN $2::integer = 1 THEN s.retrigger_count ELSE r.retriggers END AS retriggers,"
+    " s.platform, s.task_group_id FROM retrigger_sets s"
     " LEFT JOIN retrigger_rounds r ON r.set_id = s.id AND r.round = $2::integer"
     " WHERE s.id = $1::bigint AND ($2::integer = 1 OR r.retriggers > 0)";
+enum { S_PROJECT, S_REVISION, S_LABEL, S_ORIGINAL, S_RETRIGGERS, S_PLATFORM, S_GROUP, S_N };
+static const char *const SET_COLS[S_N] = {
+    "project", "revision", "label", "original_task_id", "retriggers", "platform", "task_group_id"};
 static const char SQL_ACTION[] =
-    "SELECT outcome IS NOT NULL, action_name, decision_task_id, attempts,"
-    " (extract(epoch FROM now() - intent_at) * 1000)::bigint FROM retrigger_actions"
-    " WHERE set_id = $1::bigint AND round = $2::integer";
+    "SELECT outcome IS NOT NULL AS finished, action_name, decision_task_id, attempts,"
+    " (extract(epoch FROM now() - intent_at) * 1000)::bigint AS since_call_ms"
+    " FROM retrigger_actions WHERE set_id = $1::bigint AND round = $2::integer";
+enum { A_FINISHED, A_ATTEMPTS, A_SINCE_CALL_MS, A_N };
+static const char *const ACTION_COLS[A_N] = {"finished", "attempts", "since_call_ms"};
 /* The action tasks the set's other rounds recorded: not this round's. */
 static const char SQL_OTHER_ACTIONS[] =
     "SELECT action_task_id FROM retrigger_actions WHERE set_id = $1::bigint"
     " AND round <> $2::integer AND action_task_id IS NOT NULL ORDER BY round LIMIT 64";
-static const char SQL_TRY_LOCK[] = "SELECT pg_try_advisory_lock(7271, $1::integer)";
+enum { OA_ACTION_TASK_ID, OA_N };
+static const char *const OTHER_ACTIONS_COLS[OA_N] = {"action_task_id"};
+static const char SQL_TRY_LOCK[] = "SELECT pg_try_advisory_lock(7271, $1::integer) AS locked";
+enum { TL_LOCKED, TL_N };
+static const char *const TRY_LOCK_COLS[TL_N] = {"locked"};
 static const char SQL_UNLOCK[] = "SELECT pg_advisory_unlock(7271, $1::integer)";
 static const char SQL_INTENT[] =
     "INSERT INTO retrigger_actions (set_id, round, action_name, decision_task_id, hook_group_id,"
@@ -124,7 +133,9 @@ static const char SQL_ROUND_FAILED[] =
     " later_retriggers = greatest(later_retriggers - $2::integer, 0), updated_at = now()"
     " WHERE id = $1::bigint AND status IN ('pending', 'requested')";
 static const char SQL_LEDGER_ENTRY[] =
-    "SELECT platform, day::text, amount FROM budget_ledger WHERE idempotency_key = $1";
+    "SELECT platform, day::text AS day, amount FROM budget_ledger WHERE idempotency_key = $1";
+enum { LE_PLATFORM, LE_DAY, LE_AMOUNT, LE_N };
+static const char *const LEDGER_ENTRY_COLS[LE_N] = {"platform", "day", "amount"};
 static const char SQL_LEDGER_REFUND[] =
     "INSERT INTO budget_ledger (platform, day, amount, idempotency_key, set_id, reason)"
     " VALUES ($1, $2::date, -$3::integer, $4, $5::bigint, $6)"
@@ -153,16 +164,18 @@ static int refund(retrigger *w, const set_info *s, const char *why)
         return RT_EINVAL;
     const char *params[] = {key};
     PGresult *res = NULL;
+    int c[LE_N];
     int rc = rt_pg_exec(w->pg, SQL_LEDGER_ENTRY, 1, params, &res);
+    if (rc == RT_OK) rc = rt_pg_result_columns(&res, LEDGER_ENTRY_COLS, LE_N, c);
     if (rc != RT_OK) return rc;
     if (PQntuples(res) != 1) {
         PQclear(res);
         return RT_OK; /* nothing was spent */
     }
     char platform[600], day[16], amount[16];
-    snprintf(platform, sizeof platform, "%s", PQgetvalue(res, 0, 0));
-    snprintf(day, sizeof day, "%s", PQgetvalue(res, 0, 1));
-    snprintf(amount, sizeof amount, "%s", PQgetvalue(res, 0, 2));
+    snprintf(platform, sizeof platform, "%s", PQgetvalue(res, 0, c[LE_PLATFORM]));
+    snprintf(day, sizeof day, "%s", PQgetvalue(res, 0, c[LE_DAY]));
+    snprintf(amount, sizeof amount, "%s", PQgetvalue(res, 0, c[LE_AMOUNT]));
     PQclear(res);
     const char *rparams[] = {platform, day, amount, refund_key, s->id_text, why};
     res = NULL;
@@ -301,18 +314,22 @@ static int load_set(retrigger *w, long long set_id, int round, set_info *s, bool
     snprintf(s->round_text, sizeof s->round_text, "%d", round);
     const char *params[] = {s->id_text, s->round_text};
     PGresult *res = NULL;
+    int c[S_N];
     int rc = rt_pg_exec(w->pg, SQL_SET, 2, params, &res);
+    if (rc == RT_OK) rc = rt_pg_result_columns(&res, SET_COLS, S_N, c);
     if (rc != RT_OK) return rc;
     *found = PQntuples(res) == 1;
     if (*found) {
-        snprintf(s->project, sizeof s->project, "%s", PQgetvalue(res, 0, 0));
-        snprintf(s->revision, sizeof s->revision, "%s", PQgetvalue(res, 0, 1));
-        snprintf(s->label, sizeof s->label, "%s", PQgetvalue(res, 0, 2));
-        snprintf(s->original_task_id, sizeof s->original_task_id, "%s", PQgetvalue(res, 0, 3));
-        s->count = atoi(PQgetvalue(res, 0, 4));
-        snprintf(s->platform, sizeof s->platform, "%s", PQgetvalue(res, 0, 5));
+        snprintf(s->project, sizeof s->project, "%s", PQgetvalue(res, 0, c[S_PROJECT]));
+        snprintf(s->revision, sizeof s->revision, "%s", PQgetvalue(res, 0, c[S_REVISION]));
+        snprintf(s->label, sizeof s->label, "%s", PQgetvalue(res, 0, c[S_LABEL]));
+        snprintf(s->original_task_id, sizeof s->original_task_id, "%s",
+                 PQgetvalue(res, 0, c[S_ORIGINAL]));
+        s->count = atoi(PQgetvalue(res, 0, c[S_RETRIGGERS]));
+        snprintf(s->platform, sizeof s->platform, "%s", PQgetvalue(res, 0, c[S_PLATFORM]));
         /* In Gecko the push's decision task is the original task's group. */
-        snprintf(s->decision_task_id, sizeof s->decision_task_id, "%s", PQgetvalue(res, 0, 6));
+        snprintf(s->decision_task_id, sizeof s->decision_task_id, "%s",
+                 PQgetvalue(res, 0, c[S_GROUP]));
     }
     PQclear(res);
     return RT_OK;
@@ -430,10 +447,14 @@ static int find_action_task(retrigger *w, const set_info *s, const char *action_
                                       exists, errstr);
     const char *params[] = {s->id_text, s->round_text};
     PGresult *res = NULL;
-    if (rt_pg_exec(w->pg, SQL_OTHER_ACTIONS, 2, params, &res) != RT_OK) return RT_EDB;
+    int c[OA_N];
+    if (rt_pg_exec(w->pg, SQL_OTHER_ACTIONS, 2, params, &res) != RT_OK ||
+        rt_pg_result_columns(&res, OTHER_ACTIONS_COLS, OA_N, c) != RT_OK)
+        return RT_EDB;
     const char *except[64];
     size_t n = 0;
-    for (int i = 0; i < PQntuples(res) && n < 64; i++) except[n++] = PQgetvalue(res, i, 0);
+    for (int i = 0; i < PQntuples(res) && n < 64; i++)
+        except[n++] = PQgetvalue(res, i, c[OA_ACTION_TASK_ID]);
     int rc = rt_tc_find_action_task_except(
         w->http, w->cfg->taskcluster_root_url, s->decision_task_id, action_name, s->label,
         s->original_task_id, except, n, action_task_id, exists, errstr);
@@ -487,11 +508,13 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
     snprintf(lock_key, sizeof lock_key, "%d", (int)(s.id % 2147483647));
     const char *lparams[] = {lock_key};
     PGresult *res = NULL;
-    if (rt_pg_exec(w->pg, SQL_TRY_LOCK, 1, lparams, &res) != RT_OK) {
+    int tl[TL_N], ac[A_N];
+    if (rt_pg_exec(w->pg, SQL_TRY_LOCK, 1, lparams, &res) != RT_OK ||
+        rt_pg_result_columns(&res, TRY_LOCK_COLS, TL_N, tl) != RT_OK) {
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return;
     }
-    bool locked = PQgetvalue(res, 0, 0)[0] == 't';
+    bool locked = PQgetvalue(res, 0, tl[TL_LOCKED])[0] == 't';
     PQclear(res);
     if (!locked) {
         rt_outcome_set(h, RT_SETTLE_WAIT, "set-busy: another worker holds set %lld", s.id);
@@ -502,14 +525,15 @@ static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outc
      * up to a moment ago. */
     const char *params[] = {s.id_text, s.round_text};
     res = NULL;
-    if (rt_pg_exec(w->pg, SQL_ACTION, 2, params, &res) != RT_OK) {
+    if (rt_pg_exec(w->pg, SQL_ACTION, 2, params, &res) != RT_OK ||
+        rt_pg_result_columns(&res, ACTION_COLS, A_N, ac) != RT_OK) {
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         goto out;
     }
     bool have_intent = PQntuples(res) == 1;
-    bool finished = have_intent && PQgetvalue(res, 0, 0)[0] == 't';
-    int attempts = have_intent ? atoi(PQgetvalue(res, 0, 3)) : 0;
-    long long since_call_ms = have_intent ? atoll(PQgetvalue(res, 0, 4)) : 0;
+    bool finished = have_intent && PQgetvalue(res, 0, ac[A_FINISHED])[0] == 't';
+    int attempts = have_intent ? atoi(PQgetvalue(res, 0, ac[A_ATTEMPTS])) : 0;
+    long long since_call_ms = have_intent ? atoll(PQgetvalue(res, 0, ac[A_SINCE_CALL_MS])) : 0;
     PQclear(res);
     if (finished) goto out; /* done before: a redelivery */
     /* A worker that died in the middle of a call leaves that call in flight: Taskcluster
@@ -713,11 +737,19 @@ out : {
  * marks the row failed with the reason, and retrig-decide stops the search on it. */
 
 static const char SQL_PROBE_SEARCHING[] =
-    "SELECT count(*) FROM decisions WHERE set_id = $1::bigint AND culprit_status = 'searching'";
+    "SELECT count(*) AS searching FROM decisions WHERE set_id = $1::bigint"
+    " AND culprit_status = 'searching'";
+enum { PS_SEARCHING, PS_N };
+static const char *const PROBE_SEARCHING_COLS[PS_N] = {"searching"};
 static const char SQL_PROBE_ROW[] =
-    "SELECT attempt, state, calls, (extract(epoch FROM now() - intent_at) * 1000)::bigint,"
-    " coalesce(decision_task_id, ''), array_to_string(previous_action_task_ids, ',')"
+    "SELECT attempt, state, calls,"
+    " (extract(epoch FROM now() - intent_at) * 1000)::bigint AS since_call_ms,"
+    " coalesce(decision_task_id, '') AS decision_task_id,"
+    " array_to_string(previous_action_task_ids, ',') AS previous"
     " FROM culprit_pending_probes WHERE set_id = $1::bigint AND revision = $2";
+enum { PR_ATTEMPT, PR_STATE, PR_CALLS, PR_SINCE_CALL_MS, PR_DECISION, PR_PREVIOUS, PR_N };
+static const char *const PROBE_ROW_COLS[PR_N] = {
+    "attempt", "state", "calls", "since_call_ms", "decision_task_id", "previous"};
 static const char SQL_PROBE_CREATE[] =
     "INSERT INTO culprit_pending_probes (set_id, revision, pushlog_id, label, round, attempt,"
     " times, confirm, decision_task_id, payload, dry_run, hook_group_id, hook_id, state)"
@@ -903,11 +935,13 @@ static void probe(retrigger *w, const rt_culprit_probe_request *r, rt_outcome *h
     snprintf(lock_key, sizeof lock_key, "%d", (int)(r->set_id % 2147483647));
     const char *lparams[] = {lock_key};
     PGresult *res = NULL;
-    if (rt_pg_exec(w->pg, SQL_TRY_LOCK, 1, lparams, &res) != RT_OK) {
+    int tl[TL_N], ps[PS_N], pr[PR_N];
+    if (rt_pg_exec(w->pg, SQL_TRY_LOCK, 1, lparams, &res) != RT_OK ||
+        rt_pg_result_columns(&res, TRY_LOCK_COLS, TL_N, tl) != RT_OK) {
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return;
     }
-    bool locked = PQgetvalue(res, 0, 0)[0] == 't';
+    bool locked = PQgetvalue(res, 0, tl[TL_LOCKED])[0] == 't';
     PQclear(res);
     if (!locked) {
         rt_outcome_set(h, RT_SETTLE_WAIT, "set-busy: another worker holds set %s", p.set_id);
@@ -915,29 +949,32 @@ static void probe(retrigger *w, const rt_culprit_probe_request *r, rt_outcome *h
     }
     const char *sparams[] = {p.set_id};
     res = NULL;
-    if (rt_pg_exec(w->pg, SQL_PROBE_SEARCHING, 1, sparams, &res) != RT_OK) {
+    if (rt_pg_exec(w->pg, SQL_PROBE_SEARCHING, 1, sparams, &res) != RT_OK ||
+        rt_pg_result_columns(&res, PROBE_SEARCHING_COLS, PS_N, ps) != RT_OK) {
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         goto out;
     }
-    bool searching = atoi(PQgetvalue(res, 0, 0)) == 1;
+    bool searching = atoi(PQgetvalue(res, 0, ps[PS_SEARCHING])) == 1;
     PQclear(res);
     if (!searching) goto out; /* the search is over (or its decision gone): nothing to do */
 
     const char *rparams[] = {p.set_id, r->revision};
     res = NULL;
-    if (rt_pg_exec(w->pg, SQL_PROBE_ROW, 2, rparams, &res) != RT_OK) {
+    if (rt_pg_exec(w->pg, SQL_PROBE_ROW, 2, rparams, &res) != RT_OK ||
+        rt_pg_result_columns(&res, PROBE_ROW_COLS, PR_N, pr) != RT_OK) {
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         goto out;
     }
     char state[16] = "", decision_task_id[23] = "", previous[RT_CULPRIT_MAX_ATTEMPTS * 23 + 1] = "";
     rt_culprit_probe_row row = {.exists = PQntuples(res) == 1, .state = state};
     if (row.exists) {
-        row.attempt = atoi(PQgetvalue(res, 0, 0));
-        snprintf(state, sizeof state, "%s", PQgetvalue(res, 0, 1));
-        row.calls = atoi(PQgetvalue(res, 0, 2));
-        row.since_call_ms = atoll(PQgetvalue(res, 0, 3));
-        snprintf(decision_task_id, sizeof decision_task_id, "%s", PQgetvalue(res, 0, 4));
-        snprintf(previous, sizeof previous, "%s", PQgetvalue(res, 0, 5));
+        row.attempt = atoi(PQgetvalue(res, 0, pr[PR_ATTEMPT]));
+        snprintf(state, sizeof state, "%s", PQgetvalue(res, 0, pr[PR_STATE]));
+        row.calls = atoi(PQgetvalue(res, 0, pr[PR_CALLS]));
+        row.since_call_ms = atoll(PQgetvalue(res, 0, pr[PR_SINCE_CALL_MS]));
+        snprintf(decision_task_id, sizeof decision_task_id, "%s",
+                 PQgetvalue(res, 0, pr[PR_DECISION]));
+        snprintf(previous, sizeof previous, "%s", PQgetvalue(res, 0, pr[PR_PREVIOUS]));
     }
     PQclear(res);
     long long call_ms = (long long)w->cfg->http_connect_timeout_ms + w->cfg->http_timeout_ms;
