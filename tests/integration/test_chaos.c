@@ -98,9 +98,8 @@
 #define N_DECIDE     2
 #define N_HISTORY    2
 #define KILL_MS      2000
-#define RUN_MS                                                                                     \
-    480000 /* settles in about 130 s on 2 quiet cores; twice that was once too little on a loaded  \
-              machine */
+/* It settles in about 130 s on 2 quiet cores; 240 s was once too little on a loaded one. */
+#define RUN_MS    480000
 #define CHUNK     8 /* stream messages published per round (about 30 s for the stream) */
 #define MAX_BYTES 65536
 
