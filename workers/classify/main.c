@@ -870,158 +870,190 @@ static int fetch_task(classify *w, const char *task_id, const rt_taskdef **out, 
     return RT_OK;
 }
 
-/* The whole decision for one parsed, resolved run. */
+/* One run's way through the eligibility rule: what it has learnt so far. */
+typedef struct run_call {
+    classify *w;
+    rt_pulse_task *msg;
+    rt_outcome *h;
+    const rt_taskdef *task;
+    bool task_heap; /* task is this call's copy, not the cache's */
+    rt_errorsummary es;
+    bool have_es;
+    rt_elig_facts facts;
+    char original[23];
+    long long set_id;
+    bool published;
+    run_facts pre;
+} run_call;
+
+static int fetch_task_for(run_call *c)
+{
+    if (fetch_task(c->w, c->msg->task_id, &c->task, c->h) != RT_OK) return RT_EUPSTREAM;
+    c->task_heap = cache_get(c->w, c->msg->task_id) != c->task;
+    c->facts.task = c->task;
+    return RT_OK;
+}
+
+/* A resolved run of a label with a set is a member of that set, whatever its state (the
+ * decision needs completed retriggers too). Modern messages carry the label and the push,
+ * so this costs no upstream call; older ones are looked at only when their task group has
+ * sets. Failed runs are handled by the eligibility rule. */
+static bool join_as_member(run_call *c)
+{
+    classify *w = c->w;
+    rt_pulse_task *msg = c->msg;
+    if (msg->event == RT_TASK_EVENT_FAILED) return true;
+    const char *label = msg->tag_label, *project = msg->project, *revision = msg->revision;
+    if ((!label || !project || !revision) && group_has_sets(w, msg->task_group_id)) {
+        if (fetch_task_for(c) != RT_OK) return false;
+        label = c->task->label;
+        if (c->task->project) project = c->task->project;
+        if (c->task->revision) revision = c->task->revision;
+    }
+    if (!label || !project || !revision) return true;
+    if (find_set(w, project, revision, label, &c->set_id, c->original, &c->published) != RT_OK) {
+        rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return false;
+    }
+    if (c->set_id && strcmp(c->original, msg->task_id) != 0 &&
+        join_set(w, c->set_id, msg) != RT_OK) {
+        rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "postgres or broker: %s", rt_pg_errstr(w->pg));
+        return false;
+    }
+    return true;
+}
+
+/* The runs of the label already on the push: members of the set to come. */
+static bool learn_existing_runs(run_call *c)
+{
+    classify *w = c->w;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    size_t total = 0;
+    pthread_mutex_t *lock = group_lock(c->msg->task_group_id);
+    pthread_mutex_lock(lock);
+    int rc = rt_tc_label_runs_in_group(w->http, w->cfg->taskcluster_root_url, c->msg->task_group_id,
+                                       c->task->label, c->msg->task_id, w->found, MAX_FOUND, &total,
+                                       errstr);
+    pthread_mutex_unlock(lock);
+    if (rc != RT_OK) {
+        rt_outcome_upstream(c->h, rc, "task group", errstr);
+        return false;
+    }
+    w->nfound = total < MAX_FOUND ? total : MAX_FOUND;
+    c->facts.existing_known = true;
+    c->facts.existing_retriggers = (int)w->nfound;
+    return true;
+}
+
+/* Fetches what the rule asked for into c->facts; false when the request ends (h set). */
+static bool learn(run_call *c, rt_elig_need need)
+{
+    classify *w = c->w;
+    rt_pulse_task *msg = c->msg;
+    switch (need) {
+    case RT_NEED_TASK_DEFINITION:
+        if (fetch_task_for(c) != RT_OK) return false;
+        if (read_run_facts(w, msg, c->task, &c->pre) != RT_OK) break;
+        c->set_id = c->pre.set_id;
+        snprintf(c->original, sizeof c->original, "%s", c->pre.original);
+        c->published = c->pre.published;
+        c->facts.set_known = true;
+        c->facts.set_original_task_id = c->set_id ? c->original : NULL;
+        return true;
+    case RT_NEED_SET_LOOKUP:
+        if (find_set(w, c->task->project, c->task->revision, c->task->label, &c->set_id,
+                     c->original, &c->published) != RT_OK)
+            break;
+        c->facts.set_known = true;
+        c->facts.set_original_task_id = c->set_id ? c->original : NULL;
+        return true;
+    case RT_NEED_CLASSIFICATION: {
+        rt_th_job job;
+        bool found = false;
+        char errstr[RT_ERRSTR_SIZE] = "";
+        int rc = rt_th_job_for_task(w->http, w->cfg->treeherder_url, msg->task_id, msg->run_id,
+                                    &job, &found, errstr);
+        if (rc != RT_OK) {
+            rt_outcome_upstream(c->h, rc, "treeherder job", errstr);
+            return false;
+        }
+        c->facts.classification_known = true;
+        c->facts.classification_id = found ? job.failure_classification_id : 0;
+        return true;
+    }
+    case RT_NEED_ERRORSUMMARY: {
+        c->have_es = true; /* freed whatever the fetch left, a timed-out parse too */
+        rt_run_fetch fetch = run_fetch(w);
+        if (rt_run_fetch_errorsummary(&fetch, msg->task_id, msg->run_id, &c->es, c->h) != RT_OK)
+            return false;
+        c->facts.errorsummary = &c->es;
+        return true;
+    }
+    case RT_NEED_EXISTING_RETRIGGERS: return learn_existing_runs(c);
+    case RT_NEED_NOTHING: return true;
+    }
+    rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+    return false;
+}
+
+/* Acts on the rule's verdict: the retriggers of an eligible failure, else the verdict
+ * recorded (a retrigger joins its set; a duplicate makes sure its set was published). */
+static void act(run_call *c, const rt_elig_result *r)
+{
+    classify *w = c->w;
+    const rt_taskdef *task = c->task;
+    if (r->verdict == RT_ELIG_RETRIGGER) {
+        int wanted = r->retriggers;
+        if (adaptive_first_round(w, task, &c->es, &wanted) != RT_OK)
+            rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        else
+            request_retriggers(w, c->msg, task, &c->es, wanted, &c->pre, c->h);
+        return;
+    }
+    const char *verdict = rt_elig_verdict_name(r->verdict);
+    int rc = RT_OK;
+    if (!strcmp(r->reason, "is-retrigger") && task) {
+        if (!c->set_id && find_set(w, task->project, task->revision, task->label, &c->set_id,
+                                   c->original, &c->published) != RT_OK)
+            rc = RT_EDB;
+        if (rc == RT_OK && c->set_id) rc = join_set(w, c->set_id, c->msg);
+    } else if (!strcmp(r->reason, "duplicate") && task && !c->published) {
+        rc = ensure_published(w, task->project, task->revision, task->label);
+    }
+    if (rc == RT_OK) rc = record_verdict(w, c->msg, verdict, r->reason);
+    if (rc != RT_OK) {
+        rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return;
+    }
+    char run[16];
+    snprintf(run, sizeof run, "%d", c->msg->run_id);
+    rt_log_debug("classified", "task_id", c->msg->task_id, "run_id", run, "verdict", verdict,
+                 "reason", r->reason);
+    snprintf(c->h->reason, sizeof c->h->reason, "%s", r->reason); /* for retrig_messages_total */
+}
+
+/* The whole decision for one parsed, resolved run: the rule (rt_eligibility_decide) asks for
+ * the facts it lacks, one at a time, until it gives a verdict. */
 static void classify_run(classify *w, rt_pulse_task *msg, rt_outcome *h)
 {
-    const rt_taskdef *task = NULL;
-    bool task_heap = false;
-    rt_errorsummary es = {0};
-    bool have_es = false;
-    rt_elig_facts facts = {.message = msg};
-    char original[23] = "";
-    long long set_id = 0;
-    bool published = false;
-    run_facts pre = {0};
-    char run[16];
-    snprintf(run, sizeof run, "%d", msg->run_id);
+    run_call c = {.w = w, .msg = msg, .h = h, .facts = {.message = msg}};
     w->nfound = 0;
-
-    /* A resolved run of a label with a set is a member of that set, whatever its state (the
-     * decision needs completed retriggers too). Modern messages carry the label and the
-     * push, so this costs no upstream call; older ones are looked at only when their task
-     * group has sets. Failed runs are handled by the eligibility checks below. */
-    if (msg->event != RT_TASK_EVENT_FAILED) {
-        const char *label = msg->tag_label, *project = msg->project, *revision = msg->revision;
-        if ((!label || !project || !revision) && group_has_sets(w, msg->task_group_id)) {
-            if (fetch_task(w, msg->task_id, &task, h) != RT_OK) goto out;
-            task_heap = cache_get(w, msg->task_id) != task;
-            facts.task = task;
-            label = task->label;
-            if (task->project) project = task->project;
-            if (task->revision) revision = task->revision;
-        }
-        if (label && project && revision) {
-            if (find_set(w, project, revision, label, &set_id, original, &published) != RT_OK) {
-                rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-                goto out;
-            }
-            if (set_id && strcmp(original, msg->task_id) != 0 &&
-                join_set(w, set_id, msg) != RT_OK) {
-                rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres or broker: %s", rt_pg_errstr(w->pg));
-                goto out;
-            }
-        }
-    }
-
-    for (int step = 0; step < 10; step++) {
+    bool settled = !join_as_member(&c);
+    for (int step = 0; step < 10 && !settled; step++) {
         rt_elig_result r;
-        rt_eligibility_decide(&w->policy, &facts, &r);
-        if (r.verdict == RT_ELIG_NEED) {
-            switch (r.need) {
-            case RT_NEED_TASK_DEFINITION: {
-                if (fetch_task(w, msg->task_id, &task, h) != RT_OK) goto out;
-                task_heap = cache_get(w, msg->task_id) != task;
-                facts.task = task;
-                if (read_run_facts(w, msg, task, &pre) != RT_OK) {
-                    rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-                    goto out;
-                }
-                set_id = pre.set_id;
-                snprintf(original, sizeof original, "%s", pre.original);
-                published = pre.published;
-                facts.set_known = true;
-                facts.set_original_task_id = set_id ? original : NULL;
-                break;
-            }
-            case RT_NEED_SET_LOOKUP:
-                if (find_set(w, task->project, task->revision, task->label, &set_id, original,
-                             &published) != RT_OK) {
-                    rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-                    goto out;
-                }
-                facts.set_known = true;
-                facts.set_original_task_id = set_id ? original : NULL;
-                break;
-            case RT_NEED_CLASSIFICATION: {
-                rt_th_job job;
-                bool found = false;
-                char errstr[RT_ERRSTR_SIZE] = "";
-                int rc = rt_th_job_for_task(w->http, w->cfg->treeherder_url, msg->task_id,
-                                            msg->run_id, &job, &found, errstr);
-                if (rc != RT_OK) {
-                    rt_outcome_upstream(h, rc, "treeherder job", errstr);
-                    goto out;
-                }
-                facts.classification_known = true;
-                facts.classification_id = found ? job.failure_classification_id : 0;
-                break;
-            }
-            case RT_NEED_ERRORSUMMARY:
-                have_es = true; /* freed whatever the fetch left, a timed-out parse too */
-                rt_run_fetch fetch = run_fetch(w);
-                if (rt_run_fetch_errorsummary(&fetch, msg->task_id, msg->run_id, &es, h) != RT_OK)
-                    goto out;
-                facts.errorsummary = &es;
-                break;
-            case RT_NEED_EXISTING_RETRIGGERS: {
-                /* The runs of the label already on the push: members of the set to come. */
-                char errstr[RT_ERRSTR_SIZE] = "";
-                size_t total = 0;
-                pthread_mutex_t *lock = group_lock(msg->task_group_id);
-                pthread_mutex_lock(lock);
-                int rc = rt_tc_label_runs_in_group(w->http, w->cfg->taskcluster_root_url,
-                                                   msg->task_group_id, task->label, msg->task_id,
-                                                   w->found, MAX_FOUND, &total, errstr);
-                pthread_mutex_unlock(lock);
-                if (rc != RT_OK) {
-                    rt_outcome_upstream(h, rc, "task group", errstr);
-                    goto out;
-                }
-                w->nfound = total < MAX_FOUND ? total : MAX_FOUND;
-                facts.existing_known = true;
-                facts.existing_retriggers = (int)w->nfound;
-                break;
-            }
-            case RT_NEED_NOTHING: break;
-            }
-            continue;
+        rt_eligibility_decide(&w->policy, &c.facts, &r);
+        if (r.verdict != RT_ELIG_NEED) {
+            act(&c, &r);
+            settled = true;
+        } else if (!learn(&c, r.need)) {
+            settled = true;
         }
-
-        const char *verdict = rt_elig_verdict_name(r.verdict);
-        if (r.verdict == RT_ELIG_RETRIGGER) {
-            int wanted = r.retriggers;
-            if (adaptive_first_round(w, task, &es, &wanted) != RT_OK) {
-                rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-                goto out;
-            }
-            request_retriggers(w, msg, task, &es, wanted, &pre, h);
-        } else {
-            int rc = RT_OK;
-            if (!strcmp(r.reason, "is-retrigger") && task) {
-                if (!set_id && find_set(w, task->project, task->revision, task->label, &set_id,
-                                        original, &published) != RT_OK)
-                    rc = RT_EDB;
-                if (rc == RT_OK && set_id) rc = join_set(w, set_id, msg);
-            } else if (!strcmp(r.reason, "duplicate") && task && !published) {
-                rc = ensure_published(w, task->project, task->revision, task->label);
-            }
-            if (rc == RT_OK) rc = record_verdict(w, msg, verdict, r.reason);
-            if (rc != RT_OK) {
-                rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-                goto out;
-            }
-            rt_log_debug("classified", "task_id", msg->task_id, "run_id", run, "verdict", verdict,
-                         "reason", r.reason);
-            snprintf(h->reason, sizeof h->reason, "%s", r.reason); /* for retrig_messages_total */
-        }
-        goto out;
     }
-    rt_outcome_set(h, RT_SETTLE_DEAD, "internal: eligibility did not settle");
-out:
-    if (have_es) rt_errorsummary_free(&es);
-    if (task_heap && task) {
-        rt_taskdef_free((rt_taskdef *)task);
-        free((rt_taskdef *)task);
+    if (!settled) rt_outcome_set(h, RT_SETTLE_DEAD, "internal: eligibility did not settle");
+    if (c.have_es) rt_errorsummary_free(&c.es);
+    if (c.task_heap && c.task) {
+        rt_taskdef_free((rt_taskdef *)c.task);
+        free((rt_taskdef *)c.task);
     }
 }
 

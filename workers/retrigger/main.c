@@ -482,244 +482,297 @@ static void round_failed(retrigger *w, const set_info *s, const char *why)
     free(body);
 }
 
-static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outcome *h)
+/* One worker per set at a time: a session advisory lock on the set, which Postgres drops if
+ * this process dies. false when not taken (h: requeue, or wait while another worker holds
+ * it); lock_key is what unlock_set needs. */
+static bool lock_set(retrigger *w, long long set_id, char lock_key[16], rt_outcome *h)
 {
-    set_info s;
-    bool found = false;
-    json_t *tags = NULL, *input = NULL, *payload = NULL;
-    char *payload_text = NULL;
-    char errstr[RT_ERRSTR_SIZE] = "";
-    rt_taskdef task = {0};
-    if (load_set(w, req->set_id, req->round, &s, &found) != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        return;
-    }
-    if (!found) {
-        /* The request may overtake the commit of its set: look again later. */
-        if (req->round == 1)
-            rt_outcome_set(h, RT_SETTLE_RETRY, "unknown-set: %lld", req->set_id);
-        else
-            rt_outcome_set(h, RT_SETTLE_RETRY, "unknown-set: %lld round %d", req->set_id,
-                           req->round);
-        return;
-    }
-    /* One worker per set at a time; Postgres drops the lock if this process dies. */
-    char lock_key[16];
-    snprintf(lock_key, sizeof lock_key, "%d", (int)(s.id % 2147483647));
-    const char *lparams[] = {lock_key};
+    snprintf(lock_key, 16, "%d", (int)(set_id % 2147483647));
+    const char *params[] = {lock_key};
     PGresult *res = NULL;
-    int tl[TL_N], ac[A_N];
-    if (rt_pg_exec(w->pg, SQL_TRY_LOCK, 1, lparams, &res) != RT_OK ||
+    int tl[TL_N];
+    if (rt_pg_exec(w->pg, SQL_TRY_LOCK, 1, params, &res) != RT_OK ||
         rt_pg_result_columns(&res, TRY_LOCK_COLS, TL_N, tl) != RT_OK) {
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        return;
+        return false;
     }
     bool locked = PQgetvalue(res, 0, tl[TL_LOCKED])[0] == 't';
     PQclear(res);
-    if (!locked) {
-        rt_outcome_set(h, RT_SETTLE_WAIT, "set-busy: another worker holds set %lld", s.id);
-        return;
-    }
+    if (!locked)
+        rt_outcome_set(h, RT_SETTLE_WAIT, "set-busy: another worker holds set %lld", set_id);
+    return locked;
+}
 
-    /* Read under the lock: a copy of this request may have been handled by another worker
-     * up to a moment ago. */
-    const char *params[] = {s.id_text, s.round_text};
-    res = NULL;
+static void unlock_set(retrigger *w, const char *lock_key, const char *set_text)
+{
+    const char *params[] = {lock_key};
+    PGresult *res = NULL;
+    if (rt_pg_exec(w->pg, SQL_UNLOCK, 1, params, &res) != RT_OK)
+        rt_log_warn("cannot release the set lock", "set_id", set_text);
+    PQclear(res);
+}
+
+/* ---- one round of a set: the retrigger action, once ----
+ *
+ * Under the set's lock (Postgres drops it if the worker dies), in order: a round already
+ * finished is a redelivery; a call that may still be in flight waits for its timeout; an
+ * interrupted call is looked up in the task group before any new call; a failure a sheriff
+ * classified since is not retriggered; then the push's actions.json gives the action, its
+ * rendered hook call is checked against the allow-list, the intent is recorded and the hook
+ * is called (or, in dry-run, only recorded). Each step returns false when the request ends
+ * there, with *h saying how it settles (an ack unless set otherwise). */
+
+typedef struct round_call {
+    retrigger *w;
+    const rt_retrigger_request *req;
+    rt_outcome *h;
+    set_info s;
+    const char *action_name;
+    char action_task_id[23];
+    rt_taskdef task;
+    json_t *tags, *payload;
+    char *payload_text;
+    const rt_actions *actions;
+    const rt_action *action;
+    rt_hawk_credentials creds;
+    char errstr[RT_ERRSTR_SIZE];
+} round_call;
+
+/* Ends the round without a call: its budget back, the outcome `code` recorded with detail,
+ * and a later round's decision asked for. false when storage failed (then requeued). */
+static bool give_up(round_call *t, const char *code, const char *detail)
+{
+    if (refund(t->w, &t->s, code) != RT_OK ||
+        record_outcome(t->w, &t->s, t->action_name, code, NULL, detail, "failed") != RT_OK) {
+        rt_outcome_set(t->h, RT_SETTLE_REQUEUE, "storage: %s", rt_pg_errstr(t->w->pg));
+        return false;
+    }
+    round_failed(t->w, &t->s, code);
+    return true;
+}
+
+/* The set of the request, locked for this worker. */
+static bool load_and_lock(round_call *t, char lock_key[16])
+{
+    bool found = false;
+    if (load_set(t->w, t->req->set_id, t->req->round, &t->s, &found) != RT_OK) {
+        rt_outcome_set(t->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(t->w->pg));
+        return false;
+    }
+    if (!found) {
+        /* The request may overtake the commit of its set: look again later. */
+        if (t->req->round == 1)
+            rt_outcome_set(t->h, RT_SETTLE_RETRY, "unknown-set: %lld", t->req->set_id);
+        else
+            rt_outcome_set(t->h, RT_SETTLE_RETRY, "unknown-set: %lld round %d", t->req->set_id,
+                           t->req->round);
+        return false;
+    }
+    return lock_set(t->w, t->s.id, lock_key, t->h);
+}
+
+/* What an earlier delivery of this round did, read under the lock (a copy of this request
+ * may have been handled by another worker up to a moment ago): false when it finished, its
+ * call may still be in flight, or its interrupted call reached Taskcluster. */
+static bool no_earlier_call(round_call *t)
+{
+    retrigger *w = t->w;
+    const char *params[] = {t->s.id_text, t->s.round_text};
+    PGresult *res = NULL;
+    int ac[A_N];
     if (rt_pg_exec(w->pg, SQL_ACTION, 2, params, &res) != RT_OK ||
         rt_pg_result_columns(&res, ACTION_COLS, A_N, ac) != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        goto out;
+        rt_outcome_set(t->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return false;
     }
     bool have_intent = PQntuples(res) == 1;
     bool finished = have_intent && PQgetvalue(res, 0, ac[A_FINISHED])[0] == 't';
     int attempts = have_intent ? atoi(PQgetvalue(res, 0, ac[A_ATTEMPTS])) : 0;
     long long since_call_ms = have_intent ? atoll(PQgetvalue(res, 0, ac[A_SINCE_CALL_MS])) : 0;
     PQclear(res);
-    if (finished) goto out; /* done before: a redelivery */
+    if (finished) return false; /* done before: a redelivery */
     /* A worker that died in the middle of a call leaves that call in flight: Taskcluster
      * may create the action task after we look for it. Look only once the call would have
      * timed out. */
     long long call_ms = (long long)w->cfg->http_connect_timeout_ms + w->cfg->http_timeout_ms;
     if (attempts > 0 && since_call_ms < call_ms) {
-        rt_outcome_set(h, RT_SETTLE_WAIT,
-                       "call-in-flight: the hook call for set %lld started %lld ms ago", s.id,
+        rt_outcome_set(t->h, RT_SETTLE_WAIT,
+                       "call-in-flight: the hook call for set %lld started %lld ms ago", t->s.id,
                        since_call_ms);
-        goto out;
+        return false;
     }
-
-    const char *action_name = w->cfg->retrigger_action;
-    bool task_group_action_input = !strcmp(action_name, "retrigger-multiple");
-    char action_task_id[23] = "";
-
-    if (have_intent) {
-        /* An earlier call was interrupted: did it reach Taskcluster? */
-        bool exists = false;
-        int rc = find_action_task(w, &s, action_name, action_task_id, &exists, errstr);
-        if (rc == RT_EDB) {
-            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-            goto out;
-        }
-        if (rc != RT_OK) {
-            rt_outcome_set(h, rt_upstream_transient(rc) ? RT_SETTLE_RETRY : RT_SETTLE_DEAD,
-                           "upstream-error: task group: %s", errstr);
-            goto out;
-        }
-        if (exists) {
-            if (record_outcome(w, &s, action_name, "found-existing", action_task_id, NULL,
-                               "requested") != RT_OK)
-                rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-            else
-                rt_log_info("action task found; not calling again", "set_id", s.id_text, "round",
-                            s.round_text, "action_task_id", action_task_id);
-            goto out;
-        }
+    if (!have_intent) return true;
+    /* An earlier call was interrupted: did it reach Taskcluster? */
+    bool exists = false;
+    int rc = find_action_task(w, &t->s, t->action_name, t->action_task_id, &exists, t->errstr);
+    if (rc == RT_EDB) {
+        rt_outcome_set(t->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return false;
     }
+    if (rc != RT_OK) {
+        rt_outcome_set(t->h, rt_upstream_transient(rc) ? RT_SETTLE_RETRY : RT_SETTLE_DEAD,
+                       "upstream-error: task group: %s", t->errstr);
+        return false;
+    }
+    if (!exists) return true;
+    if (record_outcome(w, &t->s, t->action_name, "found-existing", t->action_task_id, NULL,
+                       "requested") != RT_OK)
+        rt_outcome_set(t->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+    else
+        rt_log_info("action task found; not calling again", "set_id", t->s.id_text, "round",
+                    t->s.round_text, "action_task_id", t->action_task_id);
+    return false;
+}
 
-    /* A sheriff may have classified the failure since it was seen. */
+/* false when a sheriff classified the failure since it was seen (the round is given up). */
+static bool still_unclassified(round_call *t)
+{
     rt_th_job job;
     bool ingested = false;
-    int rc = rt_th_job_for_task(w->http, w->cfg->treeherder_url, s.original_task_id, req->run_id,
-                                &job, &ingested, errstr);
+    int rc = rt_th_job_for_task(t->w->http, t->w->cfg->treeherder_url, t->s.original_task_id,
+                                t->req->run_id, &job, &ingested, t->errstr);
     if (rc != RT_OK) {
-        rt_outcome_set(h, rt_upstream_transient(rc) ? RT_SETTLE_RETRY : RT_SETTLE_DEAD,
-                       "upstream-error: treeherder: %s", errstr);
-        goto out;
+        rt_outcome_set(t->h, rt_upstream_transient(rc) ? RT_SETTLE_RETRY : RT_SETTLE_DEAD,
+                       "upstream-error: treeherder: %s", t->errstr);
+        return false;
     }
     int c = ingested ? job.failure_classification_id : 0;
-    if (!rt_classification_unclassified(c)) {
-        char why[64];
-        snprintf(why, sizeof why, "classified-before-trigger (classification %d)", c);
-        /* The refund first (it happens once, whatever the redeliveries): once the outcome is
-         * recorded, the set's budget is back. */
-        if (refund(w, &s, "classified-before-trigger") != RT_OK ||
-            record_outcome(w, &s, action_name, "classified-before-trigger", NULL, why, "failed") !=
-                RT_OK) {
-            rt_outcome_set(h, RT_SETTLE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
-        } else {
-            rt_log_info("classified before trigger; budget returned", "set_id", s.id_text, "round",
-                        s.round_text);
-            round_failed(w, &s, "classified-before-trigger");
-        }
-        goto out;
-    }
+    if (rt_classification_unclassified(c)) return true;
+    char why[64];
+    snprintf(why, sizeof why, "classified-before-trigger (classification %d)", c);
+    /* The refund first (it happens once, whatever the redeliveries): once the outcome is
+     * recorded, the set's budget is back. */
+    if (give_up(t, "classified-before-trigger", why))
+        rt_log_info("classified before trigger; budget returned", "set_id", t->s.id_text, "round",
+                    t->s.round_text);
+    return false;
+}
 
-    const rt_actions *actions = NULL;
+/* The retrigger action of the push's actions.json that applies to the original task (by its
+ * tags); the task's definition is kept for the hook check. */
+static bool find_action(round_call *t)
+{
     rt_outcome lookup = {RT_SETTLE_ACK, ""};
-    rc = get_actions(w, s.decision_task_id, &actions, &lookup);
-    const rt_action *action = NULL;
-    if (rc == RT_OK && (rc = fetch_task(w, s.original_task_id, &task, &tags, h)) != RT_OK) goto out;
+    int rc = get_actions(t->w, t->s.decision_task_id, &t->actions, &lookup);
+    if (rc == RT_OK &&
+        (rc = fetch_task(t->w, t->s.original_task_id, &t->task, &t->tags, t->h)) != RT_OK)
+        return false;
     if (rc == RT_OK) {
         rt_tag tagv[64];
         size_t ntags = 0;
         const char *key;
         json_t *value;
-        json_object_foreach(tags, key, value)
+        json_object_foreach(t->tags, key, value)
         {
             if (json_is_string(value) && ntags < 64)
                 tagv[ntags++] = (rt_tag){key, json_string_value(value)};
         }
-        rc = rt_actions_find(actions, action_name, tagv, ntags, &action, errstr);
-        if (rc != RT_OK)
-            snprintf(lookup.reason, sizeof lookup.reason, "no-retrigger-action: %.200s", errstr);
+        rc = rt_actions_find(t->actions, t->action_name, tagv, ntags, &t->action, t->errstr);
+        if (rc == RT_OK) return true;
+        snprintf(lookup.reason, sizeof lookup.reason, "no-retrigger-action: %.200s", t->errstr);
     }
-    if (rc != RT_OK) {
-        if (lookup.settle != RT_SETTLE_ACK) {
-            *h = lookup;
-            goto out;
-        } /* transient or broken upstream */
-        if (refund(w, &s, "no-retrigger-action") != RT_OK ||
-            record_outcome(w, &s, action_name, "no-retrigger-action", NULL, lookup.reason,
-                           "failed") != RT_OK) {
-            rt_outcome_set(h, RT_SETTLE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
-        } else {
-            rt_log_warn("no retrigger action", "set_id", s.id_text, "round", s.round_text, "reason",
-                        lookup.reason);
-            round_failed(w, &s, "no-retrigger-action");
-        }
-        goto out;
+    if (lookup.settle != RT_SETTLE_ACK) { /* transient or broken upstream */
+        *t->h = lookup;
+        return false;
     }
+    if (give_up(t, "no-retrigger-action", lookup.reason))
+        rt_log_warn("no retrigger action", "set_id", t->s.id_text, "round", t->s.round_text,
+                    "reason", lookup.reason);
+    return false;
+}
 
-    if (task_group_action_input)
-        input = json_pack("{s:[{s:[s], s:i}]}", "requests", "tasks", s.label, "times", s.count);
+/* The action rendered for this round's runs, and checked: the push wrote actions.json, so
+ * what it asks for is signed only if it is ours to ask. */
+static bool render_and_check(round_call *t)
+{
+    json_t *input;
+    if (!strcmp(t->action_name, "retrigger-multiple"))
+        input =
+            json_pack("{s:[{s:[s], s:i}]}", "requests", "tasks", t->s.label, "times", t->s.count);
     else
-        input = json_pack("{s:i}", "times", s.count);
-    rc = rt_actions_render(actions, action, s.decision_task_id,
-                           rt_action_is_task_group(action) ? NULL : s.original_task_id, input,
-                           &payload, errstr);
+        input = json_pack("{s:i}", "times", t->s.count);
+    int rc = rt_actions_render(t->actions, t->action, t->s.decision_task_id,
+                               rt_action_is_task_group(t->action) ? NULL : t->s.original_task_id,
+                               input, &t->payload, t->errstr);
+    json_decref(input);
     if (rc != RT_OK) {
         /* A template we cannot render exactly is never sent approximately. */
-        rt_outcome_set(h, RT_SETTLE_DEAD, "cannot render action %s: %s", action_name, errstr);
-        goto out;
+        rt_outcome_set(t->h, RT_SETTLE_DEAD, "cannot render action %s: %s", t->action_name,
+                       t->errstr);
+        return false;
     }
-    /* The push wrote actions.json: what it asks for is signed only if it is ours to ask. */
-    rt_hawk_credentials creds = {0};
     const char *refused_code = NULL;
     char refused[RT_ERRSTR_SIZE];
-    if (check_hook(w, &s, &task, action, payload, &creds, &refused_code, refused) != RT_OK) {
+    if (check_hook(t->w, &t->s, &t->task, t->action, t->payload, &t->creds, &refused_code,
+                   refused) != RT_OK) {
         rt_metric_inc(rt_metrics_std()->hooks_refused, "retrigger", refused_code);
-        if (refund(w, &s, "refused-hook") != RT_OK ||
-            record_outcome(w, &s, action_name, "refused-hook", NULL, refused, "failed") != RT_OK) {
-            rt_outcome_set(h, RT_SETTLE_REQUEUE, "storage: %s", rt_pg_errstr(w->pg));
-        } else {
-            rt_log_warn("hook call refused; not sent", "set_id", s.id_text, "round", s.round_text,
-                        "hook_group_id", action->hook_group_id, "hook_id", action->hook_id,
-                        "reason", refused);
-            round_failed(w, &s, "refused-hook");
-            rt_outcome_set(h, RT_SETTLE_DEAD, "refused-hook: %s", refused);
+        if (give_up(t, "refused-hook", refused)) {
+            rt_log_warn("hook call refused; not sent", "set_id", t->s.id_text, "round",
+                        t->s.round_text, "hook_group_id", t->action->hook_group_id, "hook_id",
+                        t->action->hook_id, "reason", refused);
+            rt_outcome_set(t->h, RT_SETTLE_DEAD, "refused-hook: %s", refused);
         }
-        goto out;
+        return false;
     }
-    payload_text = json_dumps(payload, JSON_COMPACT);
-    if (!payload_text) {
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "out of memory");
-        goto out;
-    }
+    t->payload_text = json_dumps(t->payload, JSON_COMPACT);
+    if (t->payload_text) return true;
+    rt_outcome_set(t->h, RT_SETTLE_REQUEUE, "out of memory");
+    return false;
+}
 
-    const char *iparams[] = {s.id_text,
-                             action_name,
-                             s.decision_task_id,
-                             action->hook_group_id,
-                             action->hook_id,
-                             payload_text,
+/* The intent recorded, then the hook called (dry-run: only recorded) and its outcome. */
+static void send_round(round_call *t)
+{
+    retrigger *w = t->w;
+    set_info *s = &t->s;
+    const char *iparams[] = {s->id_text,
+                             t->action_name,
+                             s->decision_task_id,
+                             t->action->hook_group_id,
+                             t->action->hook_id,
+                             t->payload_text,
                              w->cfg->dry_run ? "true" : "false",
-                             s.round_text};
+                             s->round_text};
     if (rt_pg_exec(w->pg, SQL_INTENT, 8, iparams, NULL) != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        goto out;
+        rt_outcome_set(t->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return;
     }
     if (w->cfg->dry_run) {
-        if (record_outcome(w, &s, action_name, "dry-run", NULL, NULL, "requested") != RT_OK)
-            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        if (record_outcome(w, s, t->action_name, "dry-run", NULL, NULL, "requested") != RT_OK)
+            rt_outcome_set(t->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         else
-            rt_log_info("dry run: hook not called", "set_id", s.id_text, "round", s.round_text,
-                        "hook_id", action->hook_id);
-        goto out;
+            rt_log_info("dry run: hook not called", "set_id", s->id_text, "round", s->round_text,
+                        "hook_id", t->action->hook_id);
+        return;
     }
-    const char *aparams[] = {s.id_text, s.round_text};
-    rc = call_hook(w, SQL_ATTEMPT, aparams, 2, action, payload_text, &creds, action_task_id, h);
-    if (rc == RT_OK) {
-        if (record_outcome(w, &s, action_name, "triggered", action_task_id, NULL, "requested") !=
-            RT_OK)
-            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        else
-            rt_log_info("retrigger action triggered", "set_id", s.id_text, "round", s.round_text,
-                        "label", s.label, "action_task_id", action_task_id);
-    } else {
-        const char *eparams[] = {s.id_text, h->reason, s.round_text};
+    const char *aparams[] = {s->id_text, s->round_text};
+    if (call_hook(w, SQL_ATTEMPT, aparams, 2, t->action, t->payload_text, &t->creds,
+                  t->action_task_id, t->h) != RT_OK) {
+        const char *eparams[] = {s->id_text, t->h->reason, s->round_text};
         if (rt_pg_exec(w->pg, SQL_ERROR, 3, eparams, NULL) != RT_OK)
-            rt_log_warn("cannot record the error", "set_id", s.id_text);
+            rt_log_warn("cannot record the error", "set_id", s->id_text);
+        return;
     }
-out : {
-    PGresult *unlock = NULL;
-    if (rt_pg_exec(w->pg, SQL_UNLOCK, 1, lparams, &unlock) != RT_OK)
-        rt_log_warn("cannot release the set lock", "set_id", s.id_text);
-    PQclear(unlock);
+    if (record_outcome(w, s, t->action_name, "triggered", t->action_task_id, NULL, "requested") !=
+        RT_OK)
+        rt_outcome_set(t->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+    else
+        rt_log_info("retrigger action triggered", "set_id", s->id_text, "round", s->round_text,
+                    "label", s->label, "action_task_id", t->action_task_id);
 }
-    json_decref(tags);
-    json_decref(input);
-    json_decref(payload);
-    free(payload_text);
-    rt_taskdef_free(&task);
+
+static void retrigger_set(retrigger *w, const rt_retrigger_request *req, rt_outcome *h)
+{
+    round_call t = {.w = w, .req = req, .h = h, .action_name = w->cfg->retrigger_action};
+    char lock_key[16];
+    if (!load_and_lock(&t, lock_key)) return;
+    if (no_earlier_call(&t) && still_unclassified(&t) && find_action(&t) && render_and_check(&t))
+        send_round(&t);
+    unlock_set(w, lock_key, t.s.id_text);
+    json_decref(t.tags);
+    json_decref(t.payload);
+    free(t.payload_text);
+    rt_taskdef_free(&t.task);
 }
 
 /* ---- culprit probes: add-new-jobs on a push of a culprit search's window ----
@@ -919,192 +972,213 @@ static void probe_intent(probe_ctx *p, const char *pushlog, const char *decision
     *stored = true;
 }
 
-static void probe(retrigger *w, const rt_culprit_probe_request *r, rt_outcome *h)
-{
-    probe_ctx p = {.w = w, .req = r};
-    snprintf(p.set_id, sizeof p.set_id, "%lld", r->set_id);
-    snprintf(p.round, sizeof p.round, "%d", r->round);
-    snprintf(p.attempt, sizeof p.attempt, "%d", r->attempt);
-    snprintf(p.times, sizeof p.times, "%d", r->times);
-    json_t *input = NULL, *payload = NULL;
-    char *payload_text = NULL;
-    rt_taskdef task = {0};
-    char errstr[RT_ERRSTR_SIZE] = "";
+/* What one probe request does, step by step (each returns false when the request ends there,
+ * with p->h saying how it settles). */
+typedef struct probe_call {
+    probe_ctx p;
+    rt_outcome *h;
+    rt_culprit_probe_action kind;
+    char decision_task_id[23];
+    char previous[RT_CULPRIT_MAX_ATTEMPTS * 23 + 1]; /* earlier attempts' action tasks */
+    long pushlog_id;
+    rt_taskdef task;
+    const rt_actions *actions;
+    const rt_action *action;
+    json_t *payload;
+    char *payload_text;
+    rt_hawk_credentials creds;
+    char errstr[RT_ERRSTR_SIZE];
+} probe_call;
 
-    char lock_key[16];
-    snprintf(lock_key, sizeof lock_key, "%d", (int)(r->set_id % 2147483647));
-    const char *lparams[] = {lock_key};
+/* What the probe's row says this request does (rt_culprit_probe_action_for), while the
+ * search is still on. */
+static bool probe_step(probe_call *c)
+{
+    retrigger *w = c->p.w;
+    const rt_culprit_probe_request *r = c->p.req;
+    const char *sparams[] = {c->p.set_id};
     PGresult *res = NULL;
-    int tl[TL_N], ps[PS_N], pr[PR_N];
-    if (rt_pg_exec(w->pg, SQL_TRY_LOCK, 1, lparams, &res) != RT_OK ||
-        rt_pg_result_columns(&res, TRY_LOCK_COLS, TL_N, tl) != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        return;
-    }
-    bool locked = PQgetvalue(res, 0, tl[TL_LOCKED])[0] == 't';
-    PQclear(res);
-    if (!locked) {
-        rt_outcome_set(h, RT_SETTLE_WAIT, "set-busy: another worker holds set %s", p.set_id);
-        return;
-    }
-    const char *sparams[] = {p.set_id};
-    res = NULL;
+    int ps[PS_N], pr[PR_N];
     if (rt_pg_exec(w->pg, SQL_PROBE_SEARCHING, 1, sparams, &res) != RT_OK ||
         rt_pg_result_columns(&res, PROBE_SEARCHING_COLS, PS_N, ps) != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        goto out;
+        rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return false;
     }
     bool searching = atoi(PQgetvalue(res, 0, ps[PS_SEARCHING])) == 1;
     PQclear(res);
-    if (!searching) goto out; /* the search is over (or its decision gone): nothing to do */
-
-    const char *rparams[] = {p.set_id, r->revision};
+    if (!searching) return false; /* the search is over (or its decision gone): nothing to do */
+    const char *rparams[] = {c->p.set_id, r->revision};
     res = NULL;
     if (rt_pg_exec(w->pg, SQL_PROBE_ROW, 2, rparams, &res) != RT_OK ||
         rt_pg_result_columns(&res, PROBE_ROW_COLS, PR_N, pr) != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        goto out;
+        rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+        return false;
     }
-    char state[16] = "", decision_task_id[23] = "", previous[RT_CULPRIT_MAX_ATTEMPTS * 23 + 1] = "";
+    char state[16] = "";
     rt_culprit_probe_row row = {.exists = PQntuples(res) == 1, .state = state};
     if (row.exists) {
         row.attempt = atoi(PQgetvalue(res, 0, pr[PR_ATTEMPT]));
         snprintf(state, sizeof state, "%s", PQgetvalue(res, 0, pr[PR_STATE]));
         row.calls = atoi(PQgetvalue(res, 0, pr[PR_CALLS]));
         row.since_call_ms = atoll(PQgetvalue(res, 0, pr[PR_SINCE_CALL_MS]));
-        snprintf(decision_task_id, sizeof decision_task_id, "%s",
+        snprintf(c->decision_task_id, sizeof c->decision_task_id, "%s",
                  PQgetvalue(res, 0, pr[PR_DECISION]));
-        snprintf(previous, sizeof previous, "%s", PQgetvalue(res, 0, pr[PR_PREVIOUS]));
+        snprintf(c->previous, sizeof c->previous, "%s", PQgetvalue(res, 0, pr[PR_PREVIOUS]));
     }
     PQclear(res);
     long long call_ms = (long long)w->cfg->http_connect_timeout_ms + w->cfg->http_timeout_ms;
-    rt_culprit_probe_action action_kind = rt_culprit_probe_action_for(&row, r->attempt, call_ms);
-    switch (action_kind) {
-    case RT_PROBE_DONE: goto out; /* handled before: a redelivery */
+    c->kind = rt_culprit_probe_action_for(&row, r->attempt, call_ms);
+    switch (c->kind) {
+    case RT_PROBE_DONE: return false; /* handled before: a redelivery */
     case RT_PROBE_STALE:
-        rt_outcome_set(h, RT_SETTLE_DEAD, "stale-probe: attempt %d finds attempt %d (%s)",
+        rt_outcome_set(c->h, RT_SETTLE_DEAD, "stale-probe: attempt %d finds attempt %d (%s)",
                        r->attempt, row.attempt, state);
-        goto out;
+        return false;
     case RT_PROBE_WAIT:
-        rt_outcome_set(h, RT_SETTLE_WAIT, "call-in-flight: probe of set %s on %s", p.set_id,
+        rt_outcome_set(c->h, RT_SETTLE_WAIT, "call-in-flight: probe of set %s on %s", c->p.set_id,
                        r->revision);
-        goto out;
-    case RT_PROBE_LOOK_UP: {
-        /* An earlier call was interrupted: did it reach Taskcluster? */
-        const char *exclude[RT_CULPRIT_MAX_ATTEMPTS];
-        size_t nexclude = 0;
-        for (char *save = NULL, *id = strtok_r(previous, ",", &save);
-             id && nexclude < RT_CULPRIT_MAX_ATTEMPTS; id = strtok_r(NULL, ",", &save))
-            exclude[nexclude++] = id;
-        bool exists = false;
-        char found_id[23];
-        int rc = rt_tc_find_action_task_except(w->http, w->cfg->taskcluster_root_url,
-                                               decision_task_id, "add-new-jobs", r->label, NULL,
-                                               exclude, nexclude, found_id, &exists, errstr);
-        if (rc != RT_OK) {
-            rt_outcome_set(h, rt_upstream_transient(rc) ? RT_SETTLE_RETRY : RT_SETTLE_DEAD,
-                           "upstream-error: task group: %s", errstr);
-            goto out;
-        }
-        if (exists) {
-            rt_log_info("culprit probe's action task found; not calling again", "set_id", p.set_id,
-                        "action_task_id", found_id);
-            probe_triggered(&p, found_id, h);
-            goto out;
-        }
-        break;
-    }
+        return false;
+    case RT_PROBE_LOOK_UP:
     case RT_PROBE_CREATE:
     case RT_PROBE_NEXT:
-    case RT_PROBE_CALL: break;
+    case RT_PROBE_CALL: return true;
     }
+    return false;
+}
 
-    /* The push's own decision task, its actions.json and add-new-jobs. */
-    long pushlog_id = 0;
-    int rc = rt_tc_push_decision_task(w->http, w->cfg->taskcluster_root_url, r->project,
-                                      r->revision, decision_task_id, &pushlog_id, &task, errstr);
+/* An earlier call was interrupted: false when it reached Taskcluster (its action task is
+ * recorded) or the task group cannot be read. */
+static bool probe_not_sent_before(probe_call *c)
+{
+    const char *exclude[RT_CULPRIT_MAX_ATTEMPTS];
+    size_t nexclude = 0;
+    for (char *save = NULL, *id = strtok_r(c->previous, ",", &save);
+         id && nexclude < RT_CULPRIT_MAX_ATTEMPTS; id = strtok_r(NULL, ",", &save))
+        exclude[nexclude++] = id;
+    bool exists = false;
+    char found_id[23];
+    retrigger *w = c->p.w;
+    int rc = rt_tc_find_action_task_except(w->http, w->cfg->taskcluster_root_url,
+                                           c->decision_task_id, "add-new-jobs", c->p.req->label,
+                                           NULL, exclude, nexclude, found_id, &exists, c->errstr);
+    if (rc != RT_OK) {
+        rt_outcome_set(c->h, rt_upstream_transient(rc) ? RT_SETTLE_RETRY : RT_SETTLE_DEAD,
+                       "upstream-error: task group: %s", c->errstr);
+        return false;
+    }
+    if (!exists) return true;
+    rt_log_info("culprit probe's action task found; not calling again", "set_id", c->p.set_id,
+                "action_task_id", found_id);
+    probe_triggered(&c->p, found_id, c->h);
+    return false;
+}
+
+/* The push's own decision task, its actions.json's add-new-jobs rendered for the probe, and
+ * the hook call checked against the allow-list. */
+static bool probe_render(probe_call *c)
+{
+    retrigger *w = c->p.w;
+    const rt_culprit_probe_request *r = c->p.req;
+    int rc =
+        rt_tc_push_decision_task(w->http, w->cfg->taskcluster_root_url, r->project, r->revision,
+                                 c->decision_task_id, &c->pushlog_id, &c->task, c->errstr);
     if (rc != RT_OK) {
         if (rt_upstream_transient(rc))
-            rt_outcome_set(h, RT_SETTLE_RETRY, "upstream-error: decision task: %s", errstr);
+            rt_outcome_set(c->h, RT_SETTLE_RETRY, "upstream-error: decision task: %s", c->errstr);
         else
-            probe_failed(&p, "no-decision-task", h);
-        goto out;
+            probe_failed(&c->p, "no-decision-task", c->h);
+        return false;
     }
-    const rt_actions *actions = NULL;
     rt_outcome lookup = {RT_SETTLE_ACK, ""};
-    if (get_actions(w, decision_task_id, &actions, &lookup) != RT_OK) {
+    if (get_actions(w, c->decision_task_id, &c->actions, &lookup) != RT_OK) {
         if (lookup.settle != RT_SETTLE_ACK)
-            *h = lookup;
+            *c->h = lookup;
         else
-            probe_failed(&p, "no-add-new-jobs-action", h);
-        goto out;
+            probe_failed(&c->p, "no-add-new-jobs-action", c->h);
+        return false;
     }
-    const rt_action *action = NULL;
-    if (rt_actions_find(actions, "add-new-jobs", NULL, 0, &action, errstr) != RT_OK ||
-        !rt_action_is_task_group(action)) {
-        probe_failed(&p, "no-add-new-jobs-action", h);
-        goto out;
+    if (rt_actions_find(c->actions, "add-new-jobs", NULL, 0, &c->action, c->errstr) != RT_OK ||
+        !rt_action_is_task_group(c->action)) {
+        probe_failed(&c->p, "no-add-new-jobs-action", c->h);
+        return false;
     }
-    input = json_pack("{s:[s], s:i}", "tasks", r->label, "times", r->times);
-    if (!input || rt_actions_render(actions, action, decision_task_id, NULL, input, &payload,
-                                    errstr) != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_DEAD, "cannot render add-new-jobs: %s", errstr);
-        goto out;
+    json_t *input = json_pack("{s:[s], s:i}", "tasks", r->label, "times", r->times);
+    rc = input ? rt_actions_render(c->actions, c->action, c->decision_task_id, NULL, input,
+                                   &c->payload, c->errstr)
+               : RT_ENOMEM;
+    json_decref(input);
+    if (rc != RT_OK) {
+        rt_outcome_set(c->h, RT_SETTLE_DEAD, "cannot render add-new-jobs: %s", c->errstr);
+        return false;
     }
     set_info s = {.id = r->set_id};
-    snprintf(s.id_text, sizeof s.id_text, "%s", p.set_id);
+    snprintf(s.id_text, sizeof s.id_text, "%s", c->p.set_id);
     snprintf(s.project, sizeof s.project, "%s", r->project);
     snprintf(s.revision, sizeof s.revision, "%s", r->revision);
-    snprintf(s.decision_task_id, sizeof s.decision_task_id, "%s", decision_task_id);
-    rt_hawk_credentials creds = {0};
+    snprintf(s.decision_task_id, sizeof s.decision_task_id, "%s", c->decision_task_id);
     const char *refused_code = NULL;
     char refused[RT_ERRSTR_SIZE];
-    if (check_hook(w, &s, &task, action, payload, &creds, &refused_code, refused) != RT_OK) {
+    if (check_hook(w, &s, &c->task, c->action, c->payload, &c->creds, &refused_code, refused) !=
+        RT_OK) {
         rt_metric_inc(rt_metrics_std()->hooks_refused, "culprit-probe", refused_code);
-        rt_log_warn("add-new-jobs hook call refused; not sent", "set_id", p.set_id, "hook_group_id",
-                    action->hook_group_id, "hook_id", action->hook_id, "reason", refused);
-        probe_failed(&p, "refused-hook", h);
-        goto out;
+        rt_log_warn("add-new-jobs hook call refused; not sent", "set_id", c->p.set_id,
+                    "hook_group_id", c->action->hook_group_id, "hook_id", c->action->hook_id,
+                    "reason", refused);
+        probe_failed(&c->p, "refused-hook", c->h);
+        return false;
     }
-    payload_text = json_dumps(payload, JSON_COMPACT);
-    if (!payload_text) {
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "out of memory");
-        goto out;
-    }
-    if (action_kind == RT_PROBE_CREATE || action_kind == RT_PROBE_NEXT) {
+    c->payload_text = json_dumps(c->payload, JSON_COMPACT);
+    if (c->payload_text) return true;
+    rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "out of memory");
+    return false;
+}
+
+/* A new attempt's budget and intent first; then the call (dry-run: none) and its outcome. */
+static void probe_send(probe_call *c)
+{
+    retrigger *w = c->p.w;
+    const rt_culprit_probe_request *r = c->p.req;
+    if (c->kind == RT_PROBE_CREATE || c->kind == RT_PROBE_NEXT) {
         char pushlog[32];
-        snprintf(pushlog, sizeof pushlog, "%ld", pushlog_id);
+        snprintf(pushlog, sizeof pushlog, "%ld", c->pushlog_id);
         bool stored = false;
-        probe_intent(&p, pushlog_id > 0 ? pushlog : NULL, decision_task_id, action, payload_text,
-                     &stored, h);
-        if (!stored) goto out;
+        probe_intent(&c->p, c->pushlog_id > 0 ? pushlog : NULL, c->decision_task_id, c->action,
+                     c->payload_text, &stored, c->h);
+        if (!stored) return;
     }
     if (w->cfg->dry_run) {
-        rt_log_info("dry run: add-new-jobs not called", "set_id", p.set_id, "revision", r->revision,
-                    "hook_id", action->hook_id);
-        goto out;
+        rt_log_info("dry run: add-new-jobs not called", "set_id", c->p.set_id, "revision",
+                    r->revision, "hook_id", c->action->hook_id);
+        return;
     }
     char action_task_id[23] = "";
-    const char *cparams[] = {p.set_id, r->revision};
-    rc = call_hook(w, SQL_PROBE_CALLING, cparams, 2, action, payload_text, &creds, action_task_id,
-                   h);
-    if (rc == RT_OK) {
-        probe_triggered(&p, action_task_id, h);
-    } else {
-        const char *eparams[] = {p.set_id, r->revision, h->reason};
-        if (rt_pg_exec(w->pg, SQL_PROBE_ERROR, 3, eparams, NULL) != RT_OK)
-            rt_log_warn("cannot record the error", "set_id", p.set_id);
+    const char *cparams[] = {c->p.set_id, r->revision};
+    if (call_hook(w, SQL_PROBE_CALLING, cparams, 2, c->action, c->payload_text, &c->creds,
+                  action_task_id, c->h) == RT_OK) {
+        probe_triggered(&c->p, action_task_id, c->h);
+        return;
     }
-out : {
-    PGresult *unlock = NULL;
-    if (rt_pg_exec(w->pg, SQL_UNLOCK, 1, lparams, &unlock) != RT_OK)
-        rt_log_warn("cannot release the set lock", "set_id", p.set_id);
-    PQclear(unlock);
+    const char *eparams[] = {c->p.set_id, r->revision, c->h->reason};
+    if (rt_pg_exec(w->pg, SQL_PROBE_ERROR, 3, eparams, NULL) != RT_OK)
+        rt_log_warn("cannot record the error", "set_id", c->p.set_id);
 }
-    json_decref(input);
-    json_decref(payload);
-    free(payload_text);
-    rt_taskdef_free(&task);
+
+static void probe(retrigger *w, const rt_culprit_probe_request *r, rt_outcome *h)
+{
+    probe_call c = {.p = {.w = w, .req = r}, .h = h};
+    snprintf(c.p.set_id, sizeof c.p.set_id, "%lld", r->set_id);
+    snprintf(c.p.round, sizeof c.p.round, "%d", r->round);
+    snprintf(c.p.attempt, sizeof c.p.attempt, "%d", r->attempt);
+    snprintf(c.p.times, sizeof c.p.times, "%d", r->times);
+    char lock_key[16];
+    if (!lock_set(w, r->set_id, lock_key, h)) return;
+    if (probe_step(&c) && (c.kind != RT_PROBE_LOOK_UP || probe_not_sent_before(&c)) &&
+        probe_render(&c))
+        probe_send(&c);
+    unlock_set(w, lock_key, c.p.set_id);
+    json_decref(c.payload);
+    free(c.payload_text);
+    rt_taskdef_free(&c.task);
 }
 
 static void handle(void *ctx, rt_amqp *src, rt_amqp_message *m, rt_outcome *h)
