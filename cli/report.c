@@ -53,6 +53,17 @@ static const char SQL_MARKS[] =
     "SELECT m.test, m.slot, m.main, m.runs, m.failures FROM history_run_marks($1,"
     " ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), $3::timestamptz, $4::timestamptz,"
     " $5::integer) m";
+/* The same marks in day slots from the per-day rollup (migration 0026), for a window of
+ * whole UTC days with more runs than the raw read handles quickly (DAY_SLOTS_RUNS). */
+static const char SQL_DAY_MARKS[] =
+    "SELECT d.test, (d.day - ($3::timestamptz AT TIME ZONE 'UTC')::date) AS slot,"
+    " d.branch_class = 'main' AS main, d.runs, d.failures FROM history_tests_days($1,"
+    " ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), ($3::timestamptz AT TIME ZONE"
+    " 'UTC')::date, ($4::timestamptz AT TIME ZONE 'UTC')::date) d";
+#define DAY_SLOTS_RUNS 5000
+static const char SQL_WINDOW_RUNS[] =
+    "SELECT count(*) AS runs FROM (SELECT 1 FROM history_runs WHERE repository = $1"
+    " AND run_at >= $2::timestamptz AND run_at < $3::timestamptz LIMIT $4::integer) r";
 enum { M_TEST, M_SLOT, M_MAIN, M_RUNS, M_FAILURES, M_N };
 static const char *const MARKS_COLS[M_N] = {"test", "slot", "main", "runs", "failures"};
 
@@ -74,6 +85,7 @@ typedef struct page {
     char start_text[32], until_text[32];
     int days, slots_per_day, nslots, slot_seconds, day_px, pitch, dot, width;
     int week_slot;  /* the first slot of the last 7 days */
+    bool by_day;    /* day slots from the rollup: whole days, more than DAY_SLOTS_RUNS runs */
     bool compact;   /* many tests: the rare ones in short form */
     int label_days; /* between two dates on the axis (and lines in the charts) */
     row *rows;
@@ -116,7 +128,7 @@ static void geometry(page *p)
     int most_slots = p->nrows <= 400 ? 124 : p->nrows <= 1000 ? 62 : 31;
     static const int choices[] = {24, 12, 8, 6, 4, 3, 2, 1};
     int spd = 1;
-    for (size_t i = 0; i < sizeof choices / sizeof choices[0]; i++)
+    for (size_t i = 0; !p->by_day && i < sizeof choices / sizeof choices[0]; i++)
         if (day_px / choices[i] >= DOT_PITCH && p->days * choices[i] <= most_slots) {
             spd = choices[i];
             break;
@@ -212,6 +224,34 @@ static int load_window(page *p, rt_pg *pg)
     return 0;
 }
 
+/* Whether the charts use day slots from the rollup: a window of whole UTC days with more
+ * runs than DAY_SLOTS_RUNS (then the raw rows cost seconds: 34 s for 1,000 tests over 30
+ * days at a million outcomes); finer slots from the raw rows otherwise. */
+static int choose_slots(page *p, rt_pg *pg)
+{
+    p->by_day = false;
+    if (p->start % 86400 != 0 || p->until % 86400 != 0) return 0;
+    char limit[16];
+    snprintf(limit, sizeof limit, "%d", DAY_SLOTS_RUNS + 1);
+    const char *params[] = {p->q.project, p->start_text, p->until_text, limit};
+    PGresult *res = NULL;
+    int c[1];
+    static const char *const cols[] = {"runs"};
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rt_pg_exec(pg, SQL_WINDOW_RUNS, 4, params, &res) != RT_OK) {
+        rt__cli_db_error(pg, "cannot count the runs of the window");
+        return -1;
+    }
+    if (rt_pg_columns(res, cols, 1, c, errstr) != RT_OK) {
+        rt_log_error("cannot count the runs of the window", "error", errstr);
+        PQclear(res);
+        return -1;
+    }
+    p->by_day = atoll(PQgetvalue(res, 0, c[0])) > DAY_SLOTS_RUNS;
+    PQclear(res);
+    return 0;
+}
+
 static int load_marks(page *p, rt_pg *pg)
 {
     json_t *tests = json_array();
@@ -231,7 +271,7 @@ static int load_marks(page *p, rt_pg *pg)
     snprintf(slot, sizeof slot, "%d", p->slot_seconds);
     const char *params[] = {p->q.project, tests_text, p->start_text, p->until_text, slot};
     PGresult *res = NULL;
-    int rc = rt_pg_exec(pg, SQL_MARKS, 5, params, &res);
+    int rc = rt_pg_exec(pg, p->by_day ? SQL_DAY_MARKS : SQL_MARKS, p->by_day ? 4 : 5, params, &res);
     free(tests_text);
     if (rc != RT_OK) {
         rt__cli_db_error(pg, "cannot read the runs of the listed tests");
@@ -1034,6 +1074,7 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
     now.window = week;
     if (!(p.now = rt__cli_flakes(pg, &now))) goto out;
     if (merge_rows(&p) != 0) goto out;
+    if (choose_slots(&p, pg) != 0) goto out;
     geometry(&p);
     if (load_marks(&p, pg) != 0) goto out;
     if (!(p.coverage = rt__cli_coverage(pg, cfg, p.q.project, p.start_text, p.until_text,

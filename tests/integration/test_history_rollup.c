@@ -8,7 +8,9 @@
  * JUnit runs of another repository merged again, written in batches and one by one, the
  * rollup brought up to date in several steps. For every window of whole days, both scopes,
  * several breadths and flaky windows, history_flakes_rollup and history_flakes_raw give the
- * same rows, every column; history_test_days gives what the view history_test_daily gives.
+ * same rows, every column; history_test_days gives what the view history_test_daily gives,
+ * and history_tests_days (the report's charts over whole days) what history_run_marks gives
+ * with slots of a day.
  * Then retention drops the oldest days as whole partitions and the two still agree. */
 #include "support/util.h"
 
@@ -77,6 +79,20 @@ static const char SQL_DAILY_DIFF[] =
     "         FROM history_test_daily v WHERE v.repository = 'gecko')"
     " SELECT (SELECT count(*) FROM (SELECT * FROM a EXCEPT ALL SELECT * FROM b) x)"
     "      + (SELECT count(*) FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) y)";
+
+/* The report's charts in day slots: history_tests_days (rollup) against history_run_marks
+ * (raw rows) with slots of a day, over [$1, $2); "<differing rows> <raw rows>". */
+static const char SQL_MARKS_DIFF[] =
+    "WITH t AS (SELECT ARRAY(SELECT DISTINCT test FROM history_tests) AS tests),"
+    " a AS (SELECT d.test, (d.day - ($1::timestamptz AT TIME ZONE 'UTC')::date) AS slot,"
+    "       d.branch_class = 'main' AS main, d.runs, d.failures FROM t,"
+    "       history_tests_days('gecko', t.tests, ($1::timestamptz AT TIME ZONE 'UTC')::date,"
+    "                          ($2::timestamptz AT TIME ZONE 'UTC')::date) d),"
+    " b AS (SELECT m.test, m.slot, m.main, m.runs, m.failures FROM t,"
+    "       history_run_marks('gecko', t.tests, $1::timestamptz, $2::timestamptz, 86400) m)"
+    " SELECT concat_ws(' ', (SELECT count(*) FROM (SELECT * FROM a EXCEPT ALL SELECT * FROM b) x)"
+    "      + (SELECT count(*) FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) y),"
+    " (SELECT count(*) FROM b))";
 
 typedef struct gen_run {
     char run_key[32], project[24], push[16], branch_key[48], run_at[40], revision[41];
@@ -196,6 +212,21 @@ static void assert_rollup_agrees(rt_ch *h, time_t today, long long *rows_seen,
     }
     assert_true(compared >= 60);
     assert_int_equal(rt_ch_sql_int(h, SQL_DAILY_DIFF, 0, NULL), 0);
+    char since[40], until[40];
+    time_t a = today - (time_t)(DAYS + 1) * 86400, b = today + 2 * 86400;
+    struct tm tm;
+    gmtime_r(&a, &tm);
+    strftime(since, sizeof since, "%Y-%m-%dT00:00:00Z", &tm);
+    gmtime_r(&b, &tm);
+    strftime(until, sizeof until, "%Y-%m-%dT00:00:00Z", &tm);
+    const char *params[] = {since, until};
+    char *answer = rt_ch_sql_text(h, SQL_MARKS_DIFF, 2, params);
+    long long diff = -1, marks = 0;
+    assert_non_null(answer);
+    assert_int_equal(sscanf(answer, "%lld %lld", &diff, &marks), 2);
+    free(answer);
+    if (diff != 0 || marks == 0)
+        fail_msg("the charts' day slots: rollup and raw differ in %lld of %lld rows", diff, marks);
 }
 
 static void test_the_rollup_gives_the_raw_answers_before_and_after_retention(void **state)
