@@ -81,6 +81,10 @@ int rt__cli_parse_duration(const char *text, char *out, size_t size);
 /* The rows of history_flakes as the JSON array `retrig flakes --format json` prints; NULL
  * (logged) on a database error. */
 json_t *rt__cli_flakes(rt_pg *pg, const rt__flakes_query *q);
+/* The end of a history window: until itself, or for "now" the end of today (UTC, into out),
+ * so that a window of days is whole UTC days and history_flakes reads the per-day rollup
+ * (migrations/0020) rather than the raw partitions. */
+const char *rt__cli_history_until(const char *until, char out[32]);
 /* What the test history of a repository rests on in [start, until) (window_seconds long):
  * {"repository", "window": {start, until}, "runs", "main_runs", "pushes", "main_pushes",
  *  "other_branches", "prs", "failures_only_runs", "first_run", "last_run",

@@ -134,19 +134,20 @@ static json_t *text_or_null(PGresult *res, int row, int col)
     return PQgetisnull(res, row, col) ? json_null() : json_string(PQgetvalue(res, row, col));
 }
 
+const char *rt__cli_history_until(const char *until, char out[32])
+{
+    if (strcmp(until, "now") != 0) return until;
+    time_t tomorrow = time(NULL) / 86400 * 86400 + 86400;
+    struct tm tm;
+    gmtime_r(&tomorrow, &tm);
+    strftime(out, 32, "%Y-%m-%dT00:00:00Z", &tm);
+    return out;
+}
+
 json_t *rt__cli_flakes(rt_pg *pg, const rt__flakes_query *q)
 {
     char min_branches[16], flaky_window[32], limit[16], until[32];
-    /* Until "now" is until the end of today (UTC), so that a window of days is whole UTC
-     * days and history_flakes reads the per-day rollup (migrations/0020). */
-    const char *end = q->until;
-    if (!strcmp(end, "now")) {
-        time_t tomorrow = time(NULL) / 86400 * 86400 + 86400;
-        struct tm tm;
-        gmtime_r(&tomorrow, &tm);
-        strftime(until, sizeof until, "%Y-%m-%dT00:00:00Z", &tm);
-        end = until;
-    }
+    const char *end = rt__cli_history_until(q->until, until);
     snprintf(min_branches, sizeof min_branches, "%d", q->min_branches);
     snprintf(flaky_window, sizeof flaky_window, "%d days", q->flaky_window_days);
     snprintf(limit, sizeof limit, "%d", q->limit > 0 ? q->limit : 1000);

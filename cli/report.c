@@ -203,7 +203,8 @@ static int merge_rows(page *p)
 /* The window as the database sees it (SQL_WINDOW): p->start, p->until and their texts. */
 static int load_window(page *p, rt_pg *pg)
 {
-    const char *params[] = {p->q.until, p->q.window};
+    char until[32];
+    const char *params[] = {rt__cli_history_until(p->q.until, until), p->q.window};
     PGresult *res = NULL;
     int c[W_N];
     char errstr[RT_ERRSTR_SIZE] = "";

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "common/core/bugsug.h"
+#include "common/core/culprit.h"
 #include "support/classify_harness.h"
 #include "support/endpoint.h"
 #include "support/fixtures.h"
@@ -1274,6 +1275,59 @@ static void test_regression_after_six_skipped_pushes_is_bisected_to_its_culprit(
     free(all);
 }
 
+/* A long clean history of the regression's test (400 runs on other pushes before the
+ * failure, none failing) lets one reproduction call a push bad (common/core/culprit.h):
+ * the first probe asks for the runs the seed rule plans with that history, fewer than for a
+ * test without one, and the window records the history the search uses. */
+static void test_a_clean_history_makes_the_probes_cheaper(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    push p;
+    char revisions[10][41];
+    rt_ch_line_history(h, BUGSUG, 400, 0);
+    regression(f, &p, 10, 7, revisions, 5, false, false);
+    const char *params[] = {p.set_id};
+    assert_int_equal(rt_ch_wait_int(h, WAIT_MS, 1,
+                                    "SELECT count(*) FROM culprit_pending_probes"
+                                    " WHERE set_id = $1::bigint AND round = 1 AND NOT confirm",
+                                    1, params),
+                     1);
+    char *window = rt_ch_sql_text(h,
+                                  "SELECT concat_ws(' ', culprit_window #>> '{history,runs}',"
+                                  " culprit_window #>> '{history,failures}',"
+                                  " jsonb_array_length(culprit_window -> 'pushes'),"
+                                  " culprit_window #>> '{pushes,-1,runs}',"
+                                  " culprit_window #>> '{pushes,-1,reproduced}')"
+                                  " FROM decisions WHERE set_id = $1::bigint",
+                                  1, params);
+    long history_runs = -1, history_failures = -1, npushes = 0;
+    int runs = 0, reproduced = 0;
+    assert_non_null(window);
+    assert_int_equal(sscanf(window, "%ld %ld %ld %d %d", &history_runs, &history_failures, &npushes,
+                            &runs, &reproduced),
+                     5);
+    free(window);
+    assert_int_equal(history_runs, 400);
+    assert_int_equal(history_failures, 0);
+    rt_culprit_model model = {.confidence = rt_culprit_push_confidence(0.95, (size_t)npushes),
+                              .threshold = 2,
+                              .reproduction_rate = rt_culprit_reproduction_rate(runs, reproduced),
+                              .history_runs = history_runs,
+                              .history_failures = history_failures};
+    rt_culprit_plan with, without;
+    assert_int_equal(rt_culprit_seed_plan(&model, &with), RT_OK);
+    model.history_runs = model.history_failures = 0;
+    assert_int_equal(rt_culprit_seed_plan(&model, &without), RT_OK);
+    assert_true(with.times < without.times);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT times FROM culprit_pending_probes WHERE"
+                                   " set_id = $1::bigint AND round = 1 AND NOT confirm",
+                                   1, params),
+                     with.times);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
 /* The platform's daily budget covers the regression's retriggers and one probe: the second
  * probe is refused by retrig-retrigger, and the search stops with the range that holds the
  * culprit after the first round (the culprit is at or before N-3). */
@@ -1467,6 +1521,8 @@ int main(void)
             teardown),
         cmocka_unit_test_setup_teardown(
             test_regression_after_six_skipped_pushes_is_bisected_to_its_culprit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_clean_history_makes_the_probes_cheaper, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(
             test_a_search_out_of_budget_stops_with_the_range_that_holds_the_culprit, setup,
             teardown),

@@ -25,7 +25,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/core/bugsug.h"
 #include "support/classify_harness.h"
 #include "support/fixtures.h"
 
@@ -116,43 +115,6 @@ static long add_job_classified(rt_ch *h, const char *task_id, long job, int clas
 }
 
 static long add_job(rt_ch *h, const char *task_id) { return add_job_classified(h, task_id, 0, 1); }
-
-/* The history of the original's first line's test, on other pushes of the last days:
- * `runs` runs of which `failures` failed with the line's signature. */
-static void test_history(rt_ch *h, int runs, int failures)
-{
-    size_t len = 0;
-    char *body = rt_test_read_file(rt_test_fixture(BUGSUG), &len);
-    rt_bugsug sug;
-    char err[RT_ERRSTR_SIZE] = "";
-    rt_bugsug_options opts = {0};
-    assert_int_equal(rt_bugsug_parse(body, len, &opts, &sug, err), RT_OK);
-    free(body);
-    assert_true(sug.nlines >= 1);
-    const rt_failure_line *line = &sug.lines[0];
-    char n[16], k[16];
-    snprintf(n, sizeof n, "%d", runs);
-    snprintf(k, sizeof k, "%d", failures);
-    const char *params[] = {n, k, line->test, line->signature, line->hash_hex};
-    assert_int_equal(
-        rt_ch_sql_int(
-            h,
-            "WITH r AS (INSERT INTO history_runs (source, run_key, repository, project,"
-            " branch, branch_class, branch_key, push, revision, run_at,"
-            " complete_results) SELECT 'taskcluster', 'adaptive-' || i, 'gecko',"
-            " 'autoland', 'autoland', 'main', 'autoland', (1000 + i)::text,"
-            " 'rev' || i, now() - make_interval(mins => 5 * i), true"
-            " FROM generate_series(1, $1::integer) i RETURNING id, run_at, push),"
-            " t AS (INSERT INTO history_tests (run_id, run_at, test, group_name, status, failed,"
-            " message, signature, signature_hash) SELECT r.id, r.run_at, $3, '', CASE WHEN"
-            " r.push::integer - 1000 <= $2::integer THEN 'FAIL' ELSE 'PASS' END,"
-            " r.push::integer - 1000 <= $2::integer, 'm', CASE WHEN r.push::integer -"
-            " 1000 <= $2::integer THEN $4 END, CASE WHEN r.push::integer - 1000 <="
-            " $2::integer THEN $5 END FROM r RETURNING 1) SELECT count(*) FROM t",
-            5, params),
-        runs);
-    rt_bugsug_free(&sug);
-}
 
 /* The failure goes through classify and retrigger: the set exists and round 1 ran. */
 static void fail_original(rt_ch *h, push *p)
@@ -309,7 +271,7 @@ static void test_an_intermittent_failure_is_decided_after_one_batch_of_2(void **
 {
     rt_ch *h = *state;
     /* Its test failed 20 times in 400 runs on other pushes: 5%, a known flake. */
-    test_history(h, 400, 20);
+    rt_ch_line_history(h, BUGSUG, 400, 20);
     start_all(h);
     push p;
     fail_original(h, &p);

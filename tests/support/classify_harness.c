@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/core/bugsug.h"
 #include "common/io/migrate.h"
 #include "support/fixtures.h"
 #include "support/util.h"
@@ -473,6 +474,41 @@ void rt_ch_publish(rt_ch *h, const char *event, const char *body, size_t len, co
         .message_id = message_id, .cc = route ? ccs : NULL, .cc_count = route ? 1 : 0};
     if (rt_amqp_publish(h->amqp, exchange, key, body, len, &opts) != RT_OK)
         fail_msg("publish to %s: %s", exchange, rt_amqp_errstr(h->amqp));
+}
+
+void rt_ch_line_history(rt_ch *h, const char *bugsug_fixture, int runs, int failures)
+{
+    size_t len = 0;
+    char *body = rt_test_read_file(rt_test_fixture(bugsug_fixture), &len);
+    rt_bugsug sug;
+    char err[RT_ERRSTR_SIZE] = "";
+    rt_bugsug_options opts = {0};
+    assert_int_equal(rt_bugsug_parse(body, len, &opts, &sug, err), RT_OK);
+    free(body);
+    assert_true(sug.nlines >= 1);
+    const rt_failure_line *line = &sug.lines[0];
+    char n[16], k[16];
+    snprintf(n, sizeof n, "%d", runs);
+    snprintf(k, sizeof k, "%d", failures);
+    const char *params[] = {n, k, line->test, line->signature, line->hash_hex};
+    assert_int_equal(
+        rt_ch_sql_int(
+            h,
+            "WITH r AS (INSERT INTO history_runs (source, run_key, repository, project,"
+            " branch, branch_class, branch_key, push, revision, run_at,"
+            " complete_results) SELECT 'taskcluster', 'adaptive-' || i, 'gecko',"
+            " 'autoland', 'autoland', 'main', 'autoland', (1000 + i)::text,"
+            " 'rev' || i, now() - make_interval(mins => 5 * i), true"
+            " FROM generate_series(1, $1::integer) i RETURNING id, run_at, push),"
+            " t AS (INSERT INTO history_tests (run_id, run_at, test, group_name, status, failed,"
+            " message, signature, signature_hash) SELECT r.id, r.run_at, $3, '', CASE WHEN"
+            " r.push::integer - 1000 <= $2::integer THEN 'FAIL' ELSE 'PASS' END,"
+            " r.push::integer - 1000 <= $2::integer, 'm', CASE WHEN r.push::integer -"
+            " 1000 <= $2::integer THEN $4 END, CASE WHEN r.push::integer - 1000 <="
+            " $2::integer THEN $5 END FROM r RETURNING 1) SELECT count(*) FROM t",
+            5, params),
+        runs);
+    rt_bugsug_free(&sug);
 }
 
 long long rt_ch_sql_int(rt_ch *h, const char *sql, int nparams, const char *const *params)

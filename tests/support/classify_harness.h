@@ -115,6 +115,11 @@ void rt_ch_scenario(rt_ch *h, json_t *scenario);
 void rt_ch_publish(rt_ch *h, const char *event, const char *body, size_t len, const char *route,
                    const char *message_id);
 
+/* The test history of the first line of a bug_suggestions fixture's test, on other pushes
+ * of autoland in the hours before now (one run every 5 minutes): `runs` runs, of which the
+ * first `failures` failed with the line's signature. */
+void rt_ch_line_history(rt_ch *h, const char *bugsug_fixture, int runs, int failures);
+
 /* Runs a query whose first column of the first row is an integer (NULL counts as 0). */
 long long rt_ch_sql_int(rt_ch *h, const char *sql, int nparams, const char *const *params);
 /* Runs a query and returns the first column of the first row, malloc'd; NULL when there

@@ -14,6 +14,7 @@
 #include "common/core/bugsug.h"
 #include "common/core/culprit.h"
 #include "common/core/culprit_flow.h"
+#include "common/io/history_store.h"
 #include "common/io/log.h"
 #include "common/io/upstream.h"
 
@@ -33,7 +34,9 @@ static const char SQL_CLAIM[] =
     " coalesce(s.platform, 'unknown') AS platform,"
     " coalesce(d.culprit_window::text, '') AS culprit_window, d.culprit_jobs_spent,"
     " coalesce(d.culprit_range_first, '') AS culprit_range_first,"
-    " coalesce(d.culprit_range_last, '') AS culprit_range_last";
+    " coalesce(d.culprit_range_last, '') AS culprit_range_last,"
+    " coalesce(to_char(d.failure_seen_at AT TIME ZONE 'UTC',"
+    "                  'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), '') AS failure_seen_at";
 enum {
     CLAIM_SET_ID,
     CLAIM_PROJECT,
@@ -45,6 +48,7 @@ enum {
     CLAIM_JOBS_SPENT,
     CLAIM_RANGE_FIRST,
     CLAIM_RANGE_LAST,
+    CLAIM_SEEN_AT,
     CLAIM_N
 };
 static const char *const CLAIM_COLS[CLAIM_N] = {[CLAIM_SET_ID] = "set_id",
@@ -56,7 +60,8 @@ static const char *const CLAIM_COLS[CLAIM_N] = {[CLAIM_SET_ID] = "set_id",
                                                 [CLAIM_WINDOW] = "culprit_window",
                                                 [CLAIM_JOBS_SPENT] = "culprit_jobs_spent",
                                                 [CLAIM_RANGE_FIRST] = "culprit_range_first",
-                                                [CLAIM_RANGE_LAST] = "culprit_range_last"};
+                                                [CLAIM_RANGE_LAST] = "culprit_range_last",
+                                                [CLAIM_SEEN_AT] = "failure_seen_at"};
 static const char SQL_PROBE_ROW[] =
     "SELECT attempt, state, coalesce(error, '') AS error FROM culprit_pending_probes"
     " WHERE set_id = $1::bigint AND revision = $2";
@@ -104,10 +109,23 @@ typedef struct search {
     long failing_push_id;
     json_t *lines; /* the decision's evidence.lines: {"line", "hash", "reproduced"} */
     int failing_runs, failing_reproduced;
+    long history_runs, history_failures; /* the line's test before the failure (culprit.h) */
     const char *platform;
     int jobs_spent;
     const char *range_first, *range_last; /* the last step's range, "" before the window */
 } search;
+
+/* The probes' model (culprit.h): the confidence and threshold configured, the regression's
+ * reproduction rate on the failing push, and the test's history before the failure. */
+static rt_culprit_model search_model(const search *s, int failing_runs, int failing_reproduced)
+{
+    return (rt_culprit_model){.confidence = s->io->cfg->culprit_confidence,
+                              .threshold = s->io->cfg->decide_threshold,
+                              .reproduction_rate =
+                                  rt_culprit_reproduction_rate(failing_runs, failing_reproduced),
+                              .history_runs = s->history_runs,
+                              .history_failures = s->history_failures};
+}
 
 /* How a search ended, for its event. */
 typedef struct ending {
@@ -273,8 +291,10 @@ static json_t *window_document(const search *s, const rt_th_push *pushes, const 
         json_t *sig = json_object_get(line, "line");
         if (sigs && json_is_string(sig)) json_array_append(sigs, sig);
     }
-    return json_pack("{s:I, s:o*, s:i, s:o*}", "failing_push_id", (json_int_t)s->failing_push_id,
-                     "pushes", list, "rounds", 0, "lines", sigs);
+    return json_pack("{s:I, s:o*, s:i, s:o*, s:{s:I, s:I}}", "failing_push_id",
+                     (json_int_t)s->failing_push_id, "pushes", list, "rounds", 0, "lines", sigs,
+                     "history", "runs", (json_int_t)s->history_runs, "failures",
+                     (json_int_t)s->history_failures);
 }
 
 /* Stores the window and the search's first step. */
@@ -400,10 +420,7 @@ static void find_window(const search *s)
         (rt_culprit_push){.runs = s->failing_runs, .reproduced = s->failing_reproduced};
     rt_culprit_input in = {.pushes = evidence,
                            .npushes = npushes,
-                           .model = {.confidence = io->cfg->culprit_confidence,
-                                     .threshold = io->cfg->decide_threshold,
-                                     .reproduction_rate = rt_culprit_reproduction_rate(
-                                         s->failing_runs, s->failing_reproduced)},
+                           .model = search_model(s, s->failing_runs, s->failing_reproduced),
                            .jobs_left = io->cfg->culprit_max_jobs};
     rt_culprit_result r;
     if (rt_culprit_flow_next(&in, &r) != RT_OK) {
@@ -553,10 +570,14 @@ static bool read_probe(const search *s, const char *revision, probe_row *row)
  * answer). Requests are published after the step is stored; a request lost in between (or
  * not handled yet) is published again at the next poll, and retrig-retrigger's row makes
  * it trigger at most once. */
-static void go_on(const search *s, const char *text)
+static void go_on(search *s, const char *text)
 {
     const rt__decide_culprit_io *io = s->io;
     json_t *window = json_loads(text, 0, NULL), *pushes = json_object_get(window, "pushes");
+    /* The test's history as the window recorded it: the same model for the whole search. */
+    json_t *history = json_object_get(window, "history");
+    s->history_runs = member_int(history, "runs");
+    s->history_failures = member_int(history, "failures");
     size_t n = json_array_size(pushes);
     rt_culprit_push *evidence = calloc(n ? n : 1, sizeof *evidence);
     bool *republish = calloc(n ? n : 1, sizeof *republish);
@@ -636,10 +657,7 @@ static void go_on(const search *s, const char *text)
     const rt_culprit_push *failing = &evidence[n - 1];
     rt_culprit_input in = {.pushes = evidence,
                            .npushes = n,
-                           .model = {.confidence = io->cfg->culprit_confidence,
-                                     .threshold = io->cfg->decide_threshold,
-                                     .reproduction_rate = rt_culprit_reproduction_rate(
-                                         failing->runs, failing->reproduced)},
+                           .model = search_model(s, failing->runs, failing->reproduced),
                            .jobs_left = io->cfg->culprit_max_jobs > s->jobs_spent
                                             ? io->cfg->culprit_max_jobs - s->jobs_spent
                                             : 0};
@@ -749,6 +767,46 @@ out:
     free(republish);
 }
 
+/* The history of the regression's line (the one most retriggers reproduced) before the
+ * failure, on other pushes: its test's runs and its failures with that line (any failure of
+ * the test when the line has no signature). Without it (a lookup error, logged) the probes
+ * are planned as for a test without history. */
+static void load_history(search *s, const char *before)
+{
+    json_t *best = NULL, *line;
+    long most = -1;
+    size_t i;
+    json_array_foreach(s->lines, i, line)
+    {
+        long k = (long)json_integer_value(json_object_get(line, "reproduced"));
+        if (k > most) {
+            most = k;
+            best = line;
+        }
+    }
+    const char *test = json_string_value(json_object_get(best, "test"));
+    const char *signature = json_string_value(json_object_get(best, "line"));
+    const char *hash = json_string_value(json_object_get(best, "hash"));
+    if (!test || !test[0] || !signature || !hash || strlen(hash) != 16) return;
+    rt_failure_line l = {.test = (char *)test, .signature = (char *)signature};
+    snprintf(l.hash_hex, sizeof l.hash_hex, "%s", hash);
+    const rt_config *cfg = s->io->cfg;
+    rt_history_lookup q = {.repository = cfg->history_repository,
+                           .window_days = cfg->history_flaky_window_days,
+                           .min_branches = cfg->history_flaky_min_branches,
+                           .project = s->project,
+                           .revision = s->revision};
+    rt_decide_history h;
+    if (rt_history_model_counts(s->io->pg, &q, before, &l, 1, &h) != RT_OK) {
+        rt_log_warn("cannot read the history of the regression's test; probing as for a test"
+                    " without history",
+                    "set_id", s->set_id, "error", rt_pg_errstr(s->io->pg));
+        return;
+    }
+    s->history_runs = h.runs;
+    s->history_failures = h.signature_failures >= 0 ? h.signature_failures : h.failures;
+}
+
 /* The search of one claimed decision, from its row (set_id, project, revision, label,
  * evidence; c: the columns of CLAIM_COLS). */
 static void look_at(const rt__decide_culprit_io *io, PGresult *res, const int *c, int row)
@@ -783,10 +841,12 @@ static void look_at(const rt__decide_culprit_io *io, PGresult *res, const int *c
         s.range_first = PQgetvalue(res, row, c[CLAIM_RANGE_FIRST]);
         s.range_last = PQgetvalue(res, row, c[CLAIM_RANGE_LAST]);
         const char *window = PQgetvalue(res, row, c[CLAIM_WINDOW]);
-        if (window[0])
+        if (window[0]) {
             go_on(&s, window);
-        else
+        } else {
+            load_history(&s, PQgetvalue(res, row, c[CLAIM_SEEN_AT]));
             find_window(&s);
+        }
     }
     json_decref(evidence);
 }
