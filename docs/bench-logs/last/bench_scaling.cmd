@@ -1,0 +1,1 @@
+build-bench/bench/bench_scaling
