@@ -1328,6 +1328,52 @@ static void test_a_clean_history_makes_the_probes_cheaper(void **state)
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
+/* Treeherder answers 503 when the search reads the first probe's jobs (one attempt per
+ * call here): the poll ends without a step and the next one reads them, so the culprit is
+ * still named. (The search used to go on with the pushes it had not read yet counted as
+ * empty, and stopped as invalid-window.) */
+static void test_a_treeherder_5xx_during_a_search_is_waited_out(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    push p;
+    char revisions[10][41];
+    rt_ch_setenv(h, "HTTP_MAX_ATTEMPTS", "1");
+    regression(f, &p, 10, 7, revisions, 5, false, false);
+    const char *params[] = {p.set_id};
+    assert_int_equal(rt_ch_wait_int(h, WAIT_MS, 1,
+                                    "SELECT count(*) FROM culprit_pending_probes"
+                                    " WHERE set_id = $1::bigint AND round = 1 AND NOT confirm",
+                                    1, params),
+                     1);
+    assert_int_equal(rt_fake_add_fault(&h->fake, "[{\"kind\": \"status\", \"status\": 503,"
+                                                 " \"path_regex\": \"/jobs/[?]push_id=\","
+                                                 " \"times\": 2}]"),
+                     200);
+    assert_int_equal(rt_ch_wait_int(h, 60000, 1,
+                                    "SELECT count(*) FROM decisions WHERE set_id = $1::bigint"
+                                    " AND culprit_status <> 'searching'",
+                                    1, params),
+                     1);
+    char *v = rt_ch_sql_text(h,
+                             "SELECT culprit_status || '/' || culprit_reason || ' ' ||"
+                             " coalesce(culprit_revision, '-') FROM decisions"
+                             " WHERE set_id = $1::bigint",
+                             1, params);
+    char want[128];
+    snprintf(want, sizeof want, "found/bisected %s", revisions[5]);
+    assert_string_equal(v, want);
+    free(v);
+    json_t *calls = rt_fake_calls(&h->fake, "/api/project/autoland/jobs/");
+    size_t refused = 0, i;
+    json_t *call;
+    json_array_foreach(calls, i, call) refused +=
+        json_integer_value(json_object_get(call, "status")) == 503;
+    json_decref(calls);
+    assert_true(refused >= 1); /* the fault was met */
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
 /* The platform's daily budget covers the regression's retriggers and one probe: the second
  * probe is refused by retrig-retrigger, and the search stops with the range that holds the
  * culprit after the first round (the culprit is at or before N-3). */
@@ -1522,6 +1568,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_regression_after_six_skipped_pushes_is_bisected_to_its_culprit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_clean_history_makes_the_probes_cheaper, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_treeherder_5xx_during_a_search_is_waited_out, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_a_search_out_of_budget_stops_with_the_range_that_holds_the_culprit, setup,

@@ -566,138 +566,142 @@ static bool read_probe(const search *s, const char *revision, probe_row *row)
     return true;
 }
 
-/* A search with its window: the probes' runs, then the next step (more probes, or the
- * answer). Requests are published after the step is stored; a request lost in between (or
- * not handled yet) is published again at the next poll, and retrig-retrigger's row makes
- * it trigger at most once. */
-static void go_on(search *s, const char *text)
-{
-    const rt__decide_culprit_io *io = s->io;
-    json_t *window = json_loads(text, 0, NULL), *pushes = json_object_get(window, "pushes");
-    /* The test's history as the window recorded it: the same model for the whole search. */
-    json_t *history = json_object_get(window, "history");
-    s->history_runs = member_int(history, "runs");
-    s->history_failures = member_int(history, "failures");
-    size_t n = json_array_size(pushes);
-    rt_culprit_push *evidence = calloc(n ? n : 1, sizeof *evidence);
-    bool *republish = calloc(n ? n : 1, sizeof *republish);
-    json_t *probes = NULL;
-    char *window_text = NULL, *probes_text = NULL;
-    const char *stop_reason = NULL;
+/* One poll of a search with its window: what each push showed so far, and the step it
+ * leads to. */
+typedef struct step {
+    search *s;
+    json_t *window, *pushes;
+    size_t n;
+    rt_culprit_push *evidence;
+    bool *republish; /* pushes whose probe request is published (again) after the step */
+    const char *stop_reason;
     char failed[RT_CULPRIT_REASON_SIZE];
-    if (!window || n < 2 || n > RT_CULPRIT_MAX_PUSHES || !evidence || !republish) {
-        if (window && evidence && republish) stop(s, "invalid-window");
-        goto out;
-    }
-    for (size_t i = 0; i < n && !stop_reason; i++) {
-        json_t *push = json_array_get(pushes, i), *request = json_object_get(push, "request");
-        evidence[i] = (rt_culprit_push){member_int(push, "runs"), member_int(push, "reproduced"),
-                                        member_int(push, "pending")};
-        if (!request) continue;
-        int attempt = member_int(request, "attempt");
-        const char *revision = json_string_value(json_object_get(push, "revision"));
-        probe_row row = {0};
-        if (!read_probe(s, revision, &row)) goto out;
-        if (row.attempt < attempt) {
-            republish[i] = true; /* not handled yet */
-            if (overdue(s, push, evidence[i].pending)) stop_reason = RT_CULPRIT_PROBE_TIMEOUT;
-            continue;
-        }
-        if (!strcmp(row.state, "failed")) {
-            snprintf(failed, sizeof failed, "%s", row.error[0] ? row.error : "probe-failed");
-            stop_reason = failed; /* budget-exhausted, refused-hook, no-decision-task, ... */
-            break;
-        }
-        if (!strcmp(row.state, "dry-run")) {
-            stop_reason = "dry-run"; /* no runs will come */
-            break;
-        }
-        /* intent: a call under way; done: counted, unless the step that counted it was not
-         * stored (its window still waits for runs). */
-        bool recount = !strcmp(row.state, "done") && evidence[i].pending > 0;
-        if (strcmp(row.state, "triggered") && !recount) {
-            if (overdue(s, push, evidence[i].pending)) stop_reason = RT_CULPRIT_PROBE_TIMEOUT;
-            continue;
-        }
-        rt_culprit_tally t = {0};
-        int seen_jobs = 0;
-        seen r = push_tally(s, member_int(push, "push_id"), &t, &seen_jobs);
-        if (r == REFUSED) stop_reason = "treeherder-refused";
-        if (r != SEEN) break;
-        rt_culprit_tally_push(&t, member_int(push, "base_jobs"), seen_jobs,
-                              member_int(push, "asked"), false, &evidence[i]);
-        json_object_set_new(push, "runs", json_integer(evidence[i].runs));
-        json_object_set_new(push, "reproduced", json_integer(evidence[i].reproduced));
-        json_object_set_new(push, "pending", json_integer(evidence[i].pending));
-        if (evidence[i].pending == 0) {
-            char attempt_text[16];
-            snprintf(attempt_text, sizeof attempt_text, "%d", attempt);
-            const char *dparams[] = {s->set_id, revision, attempt_text};
-            if (rt_pg_exec(io->pg, SQL_PROBE_DONE, 3, dparams, NULL) != RT_OK) goto out;
-        }
-        if (overdue(s, push, evidence[i].pending)) stop_reason = RT_CULPRIT_PROBE_TIMEOUT;
-    }
-    if (stop_reason) {
-        if (stop(s, stop_reason) && s->range_first[0]) {
-            int probed = 0;
-            for (size_t i = 0; i < n; i++)
-                probed += member_int(json_array_get(pushes, i), "attempts") > 0;
-            ending e = {.status = "stopped",
-                        .reason = stop_reason,
-                        .first = s->range_first,
-                        .last = s->range_last,
-                        .rounds = member_int(window, "rounds"),
-                        .probed = probed,
-                        .spent = s->jobs_spent};
-            publish_end(s, &e);
-        }
-        goto out;
-    }
-
-    const rt_culprit_push *failing = &evidence[n - 1];
-    rt_culprit_input in = {.pushes = evidence,
-                           .npushes = n,
-                           .model = search_model(s, failing->runs, failing->reproduced),
-                           .jobs_left = io->cfg->culprit_max_jobs > s->jobs_spent
-                                            ? io->cfg->culprit_max_jobs - s->jobs_spent
-                                            : 0};
     rt_culprit_result r;
-    if (rt_culprit_flow_next(&in, &r) != RT_OK) {
-        rt_log_warn("culprit search refused its window", "set_id", s->set_id, "reason", r.reason);
-        stop(s, "invalid-window");
-        goto out;
-    }
-    int spent = s->jobs_spent;
-    if (r.status == RT_CULPRIT_SEARCHING && r.probe >= 0) {
-        char at[40];
-        utc_now(at);
-        int round = member_int(window, "rounds") + 1;
-        json_object_set_new(window, "rounds", json_integer(round));
-        json_t *probe = json_array_get(pushes, (size_t)r.probe);
-        ask(probe, r.times, round, false, at);
-        json_object_set_new(window, "next",
-                            json_pack("{s:O, s:i}", "revision", json_object_get(probe, "revision"),
-                                      "times", r.times));
-        republish[r.probe] = true;
-        spent += r.times;
-        evidence[r.probe].pending += r.times;
-        if (r.confirm >= 0 && r.confirm != r.probe) {
-            ask(json_array_get(pushes, (size_t)r.confirm), r.confirm_times, round, true, at);
-            republish[r.confirm] = true;
-            spent += r.confirm_times;
-            evidence[r.confirm].pending += r.confirm_times;
-        }
-    }
-    probes = probes_document(pushes, evidence, n, &in.model);
-    window_text = json_dumps(window, JSON_COMPACT);
-    probes_text = probes ? json_dumps(probes, JSON_COMPACT) : NULL;
-    if (!window_text || !probes_text) goto out;
+    int spent;
+} step;
 
+static int probed_pushes(json_t *pushes, size_t n)
+{
+    int probed = 0;
+    for (size_t i = 0; i < n; i++) probed += member_int(json_array_get(pushes, i), "attempts") > 0;
+    return probed;
+}
+
+/* Push i's probe: its row, and the jobs of its push once the probe triggered. false on a
+ * storage error (the poll ends; the next one looks again). */
+static bool read_push(step *t, size_t i)
+{
+    search *s = t->s;
+    json_t *push = json_array_get(t->pushes, i), *request = json_object_get(push, "request");
+    rt_culprit_push *e = &t->evidence[i];
+    *e = (rt_culprit_push){member_int(push, "runs"), member_int(push, "reproduced"),
+                           member_int(push, "pending")};
+    if (!request) return true;
+    int attempt = member_int(request, "attempt");
+    const char *revision = json_string_value(json_object_get(push, "revision"));
+    probe_row row = {0};
+    if (!read_probe(s, revision, &row)) return false;
+    if (row.attempt < attempt) {
+        t->republish[i] = true; /* not handled yet */
+        if (overdue(s, push, e->pending)) t->stop_reason = RT_CULPRIT_PROBE_TIMEOUT;
+        return true;
+    }
+    if (!strcmp(row.state, "failed")) {
+        snprintf(t->failed, sizeof t->failed, "%s", row.error[0] ? row.error : "probe-failed");
+        t->stop_reason = t->failed; /* budget-exhausted, refused-hook, no-decision-task, ... */
+        return true;
+    }
+    if (!strcmp(row.state, "dry-run")) {
+        t->stop_reason = "dry-run"; /* no runs will come */
+        return true;
+    }
+    /* intent: a call under way; done: counted, unless the step that counted it was not
+     * stored (its window still waits for runs). */
+    bool recount = !strcmp(row.state, "done") && e->pending > 0;
+    if (strcmp(row.state, "triggered") && !recount) {
+        if (overdue(s, push, e->pending)) t->stop_reason = RT_CULPRIT_PROBE_TIMEOUT;
+        return true;
+    }
+    rt_culprit_tally tally = {0};
+    int seen_jobs = 0;
+    seen r = push_tally(s, member_int(push, "push_id"), &tally, &seen_jobs);
+    if (r == REFUSED) t->stop_reason = "treeherder-refused";
+    if (r != SEEN) {
+        if (!t->stop_reason) t->stop_reason = ""; /* not ready: look again at the next poll */
+        return true;
+    }
+    rt_culprit_tally_push(&tally, member_int(push, "base_jobs"), seen_jobs,
+                          member_int(push, "asked"), false, e);
+    json_object_set_new(push, "runs", json_integer(e->runs));
+    json_object_set_new(push, "reproduced", json_integer(e->reproduced));
+    json_object_set_new(push, "pending", json_integer(e->pending));
+    if (e->pending == 0) {
+        char attempt_text[16];
+        snprintf(attempt_text, sizeof attempt_text, "%d", attempt);
+        const char *params[] = {s->set_id, revision, attempt_text};
+        if (rt_pg_exec(s->io->pg, SQL_PROBE_DONE, 3, params, NULL) != RT_OK) return false;
+    }
+    if (overdue(s, push, e->pending)) t->stop_reason = RT_CULPRIT_PROBE_TIMEOUT;
+    return true;
+}
+
+/* The search stopped by what a probe showed: stored, and its end published. */
+static void end_stopped(step *t)
+{
+    search *s = t->s;
+    if (!stop(s, t->stop_reason) || !s->range_first[0]) return;
+    ending e = {.status = "stopped",
+                .reason = t->stop_reason,
+                .first = s->range_first,
+                .last = s->range_last,
+                .rounds = member_int(t->window, "rounds"),
+                .probed = probed_pushes(t->pushes, t->n),
+                .spent = s->jobs_spent};
+    publish_end(s, &e);
+}
+
+/* The next round's probes (and the confirmation of the first push) marked in the window. */
+static void ask_next(step *t)
+{
+    const rt_culprit_result *r = &t->r;
+    t->spent = t->s->jobs_spent;
+    if (r->status != RT_CULPRIT_SEARCHING || r->probe < 0) return;
+    char at[40];
+    utc_now(at);
+    int round = member_int(t->window, "rounds") + 1;
+    json_object_set_new(t->window, "rounds", json_integer(round));
+    json_t *probe = json_array_get(t->pushes, (size_t)r->probe);
+    ask(probe, r->times, round, false, at);
+    json_object_set_new(
+        t->window, "next",
+        json_pack("{s:O, s:i}", "revision", json_object_get(probe, "revision"), "times", r->times));
+    t->republish[r->probe] = true;
+    t->spent += r->times;
+    t->evidence[r->probe].pending += r->times;
+    if (r->confirm >= 0 && r->confirm != r->probe) {
+        ask(json_array_get(t->pushes, (size_t)r->confirm), r->confirm_times, round, true, at);
+        t->republish[r->confirm] = true;
+        t->spent += r->confirm_times;
+        t->evidence[r->confirm].pending += r->confirm_times;
+    }
+}
+
+/* The step stored on the decision (exactly once), with the culprit's pushlog id and link
+ * when found; then its end, or its probe requests, published. */
+static void store_step(step *t, const rt_culprit_model *model)
+{
+    search *s = t->s;
+    const rt__decide_culprit_io *io = s->io;
+    const rt_culprit_result *r = &t->r;
+    json_t *probes = probes_document(t->pushes, t->evidence, t->n, model);
+    char *window_text = json_dumps(t->window, JSON_COMPACT);
+    char *probes_text = probes ? json_dumps(probes, JSON_COMPACT) : NULL;
     json_t *culprit =
-        r.status == RT_CULPRIT_FOUND ? json_array_get(pushes, (size_t)r.culprit) : NULL;
+        r->status == RT_CULPRIT_FOUND ? json_array_get(t->pushes, (size_t)r->culprit) : NULL;
     const char *culprit_revision = json_string_value(json_object_get(culprit, "revision"));
     char pushlog[32] = "", url[1024] = "", spent_text[16];
-    snprintf(spent_text, sizeof spent_text, "%d", spent);
+    snprintf(spent_text, sizeof spent_text, "%d", t->spent);
+    if (!window_text || !probes_text) goto out;
     if (culprit_revision) {
         char decision_task[23], errstr[RT_ERRSTR_SIZE] = "";
         long pushlog_id = 0;
@@ -714,57 +718,98 @@ static void go_on(search *s, const char *text)
         window_text,
         probes_text,
         spent_text,
-        rt_culprit_status_name(r.status),
-        r.reason,
+        rt_culprit_status_name(r->status),
+        r->reason,
         culprit_revision,
         pushlog[0] ? pushlog : NULL,
         culprit_revision ? json_string_value(json_object_get(culprit, "author")) : NULL,
         culprit_revision ? url : NULL,
-        json_string_value(json_object_get(json_array_get(pushes, (size_t)r.first), "revision")),
-        json_string_value(json_object_get(json_array_get(pushes, (size_t)r.last), "revision"))};
+        json_string_value(json_object_get(json_array_get(t->pushes, (size_t)r->first), "revision")),
+        json_string_value(json_object_get(json_array_get(t->pushes, (size_t)r->last), "revision"))};
     if (!exec_changed(io->pg, SQL_UPDATE, 12, params)) {
         rt_log_warn("culprit search's step not stored; trying at the next poll", "set_id",
                     s->set_id, "error", rt_pg_errstr(io->pg));
         goto out;
     }
-    if (r.status != RT_CULPRIT_SEARCHING) {
+    if (r->status != RT_CULPRIT_SEARCHING) {
         rt_log_info("culprit search over", "set_id", s->set_id, "status",
-                    rt_culprit_status_name(r.status), "reason", r.reason, "culprit",
+                    rt_culprit_status_name(r->status), "reason", r->reason, "culprit",
                     culprit_revision ? culprit_revision : "-");
-        int probed = 0;
-        for (size_t i = 0; i < n; i++)
-            probed += member_int(json_array_get(pushes, i), "attempts") > 0;
-        ending e = {.status = rt_culprit_status_name(r.status),
-                    .reason = r.reason,
+        ending e = {.status = rt_culprit_status_name(r->status),
+                    .reason = r->reason,
                     .culprit = culprit_revision,
                     .pushlog = pushlog[0] ? pushlog : NULL,
                     .author = params[8],
                     .url = culprit_revision ? url : NULL,
                     .first = params[10],
                     .last = params[11],
-                    .rounds = member_int(window, "rounds"),
-                    .probed = probed,
-                    .spent = spent};
+                    .rounds = member_int(t->window, "rounds"),
+                    .probed = probed_pushes(t->pushes, t->n),
+                    .spent = t->spent};
         publish_end(s, &e);
+        goto out;
     }
-    for (size_t i = 0; r.status == RT_CULPRIT_SEARCHING && i < n; i++) {
-        if (!republish[i]) continue;
-        json_t *push = json_array_get(pushes, i);
+    for (size_t i = 0; i < t->n; i++) {
+        if (!t->republish[i]) continue;
+        json_t *push = json_array_get(t->pushes, i);
+        const char *revision = json_string_value(json_object_get(push, "revision"));
         if (publish_request(s, push) != RT_OK)
             rt_log_warn("cannot publish a culprit probe; publishing at the next poll", "set_id",
-                        s->set_id, "revision",
-                        json_string_value(json_object_get(push, "revision")));
+                        s->set_id, "revision", revision);
         else
-            rt_log_info("culprit probe requested", "set_id", s->set_id, "revision",
-                        json_string_value(json_object_get(push, "revision")), "reason", r.reason);
+            rt_log_info("culprit probe requested", "set_id", s->set_id, "revision", revision,
+                        "reason", r->reason);
     }
 out:
-    json_decref(window);
     json_decref(probes);
     free(window_text);
     free(probes_text);
-    free(evidence);
-    free(republish);
+}
+
+/* A search with its window: the probes' runs, then the next step (more probes, or the
+ * answer). Requests are published after the step is stored; a request lost in between (or
+ * not handled yet) is published again at the next poll, and retrig-retrigger's row makes
+ * it trigger at most once. A push whose jobs Treeherder cannot give yet (pending, logs not
+ * parsed, a 5xx) ends the poll without a step: the next one looks again. */
+static void go_on(search *s, const char *text)
+{
+    step t = {.s = s, .window = json_loads(text, 0, NULL)};
+    t.pushes = json_object_get(t.window, "pushes");
+    t.n = json_array_size(t.pushes);
+    /* The test's history as the window recorded it: the same model for the whole search. */
+    json_t *history = json_object_get(t.window, "history");
+    s->history_runs = member_int(history, "runs");
+    s->history_failures = member_int(history, "failures");
+    t.evidence = calloc(t.n ? t.n : 1, sizeof *t.evidence);
+    t.republish = calloc(t.n ? t.n : 1, sizeof *t.republish);
+    if (!t.window || t.n < 2 || t.n > RT_CULPRIT_MAX_PUSHES || !t.evidence || !t.republish) {
+        if (t.window && t.evidence && t.republish) stop(s, "invalid-window");
+        goto out;
+    }
+    for (size_t i = 0; i < t.n && !t.stop_reason; i++)
+        if (!read_push(&t, i)) goto out;
+    if (t.stop_reason) {
+        if (t.stop_reason[0]) end_stopped(&t);
+        goto out;
+    }
+    const rt_culprit_push *failing = &t.evidence[t.n - 1];
+    rt_culprit_input in = {.pushes = t.evidence,
+                           .npushes = t.n,
+                           .model = search_model(s, failing->runs, failing->reproduced),
+                           .jobs_left = s->io->cfg->culprit_max_jobs > s->jobs_spent
+                                            ? s->io->cfg->culprit_max_jobs - s->jobs_spent
+                                            : 0};
+    if (rt_culprit_flow_next(&in, &t.r) != RT_OK) {
+        rt_log_warn("culprit search refused its window", "set_id", s->set_id, "reason", t.r.reason);
+        stop(s, "invalid-window");
+        goto out;
+    }
+    ask_next(&t);
+    store_step(&t, &in.model);
+out:
+    json_decref(t.window);
+    free(t.evidence);
+    free(t.republish);
 }
 
 /* The history of the regression's line (the one most retriggers reproduced) before the
