@@ -594,6 +594,22 @@ int rt_worker_bind_pulse(rt_amqp *pulse, const rt_config *cfg, const char *queue
     return rc;
 }
 
+void rt_worker_utc_day(char out[11])
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(out, 11, "%Y-%m-%d", &tm);
+}
+
+void rt_worker_utc_now(char out[32])
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
 int rt_worker_needs_taskcluster(const rt_config *cfg)
 {
     if (cfg->dry_run || rt_taskcluster_has_credentials(cfg)) return 0;

@@ -202,6 +202,11 @@ RT_MUSTCHECK int rt_worker_declare_queues(rt_amqp *broker, const rt_config *cfg,
 RT_MUSTCHECK int rt_worker_bind_pulse(rt_amqp *pulse, const rt_config *cfg, const char *queue,
                                       const char *const *events, size_t count);
 
+/* Today's UTC date, "YYYY-MM-DD", and now in UTC to the second, "YYYY-MM-DDTHH:MM:SSZ"
+ * (the budget's day and the times our messages carry). */
+void rt_worker_utc_day(char out[11]);
+void rt_worker_utc_now(char out[32]);
+
 /* --check-config support. */
 
 /* 0 when the worker may call Taskcluster (credentials for some level, or dry_run), else 1,

@@ -518,24 +518,35 @@ static json_t *text_at(PGresult *res, int row, int col)
     return PQgetisnull(res, row, col) ? json_null() : json_string(PQgetvalue(res, row, col));
 }
 
-int rt_history_lines_lookup(rt_pg *pg, const rt_history_lookup *q, const rt_failure_line *lines,
-                            size_t nlines, json_t **out)
+/* The lines as the look-ups' $1: [{"n", "test", "hash", "signature"}], malloc'd text; NULL
+ * when out of memory. */
+static char *lines_json(const rt_failure_line *lines, size_t nlines)
 {
-    *out = NULL;
-    json_t *input = json_array(), *result = json_array();
-    char *input_text = NULL;
-    PGresult *res = NULL;
-    int rc = RT_ENOMEM;
-    if (!input || !result) goto out;
-    for (size_t i = 0; i < nlines; i++) {
+    json_t *input = json_array();
+    for (size_t i = 0; input && i < nlines; i++) {
         const rt_failure_line *l = &lines[i];
         if (json_array_append_new(input,
                                   json_pack("{s:i, s:s, s:s, s:s}", "n", (int)i, "test",
                                             l->test ? l->test : "", "hash", l->hash_hex,
-                                            "signature", l->signature ? l->signature : "")) != 0)
-            goto out;
+                                            "signature", l->signature ? l->signature : "")) != 0) {
+            json_decref(input);
+            return NULL;
+        }
     }
-    if (!(input_text = json_dumps(input, JSON_COMPACT))) goto out;
+    char *text = input ? json_dumps(input, JSON_COMPACT) : NULL;
+    json_decref(input);
+    return text;
+}
+
+int rt_history_lines_lookup(rt_pg *pg, const rt_history_lookup *q, const rt_failure_line *lines,
+                            size_t nlines, json_t **out)
+{
+    *out = NULL;
+    json_t *result = json_array();
+    char *input_text = NULL;
+    PGresult *res = NULL;
+    int rc = RT_ENOMEM;
+    if (!result || !(input_text = lines_json(lines, nlines))) goto out;
     char days[16], min_branches[16];
     snprintf(days, sizeof days, "%d", q->window_days);
     snprintf(min_branches, sizeof min_branches, "%d", q->min_branches);
@@ -584,7 +595,6 @@ int rt_history_lines_lookup(rt_pg *pg, const rt_history_lookup *q, const rt_fail
 out:
     PQclear(res);
     free(input_text);
-    json_decref(input);
     json_decref(result);
     return rc;
 }
@@ -621,20 +631,10 @@ int rt_history_model_counts(rt_pg *pg, const rt_history_lookup *q, const char *b
 {
     for (size_t i = 0; i < nlines; i++) out[i] = (rt_decide_history){0, 0, -1};
     if (nlines == 0) return RT_OK;
-    json_t *input = json_array();
     char *input_text = NULL;
     PGresult *res = NULL;
     int rc = RT_ENOMEM;
-    if (!input) goto out;
-    for (size_t i = 0; i < nlines; i++) {
-        const rt_failure_line *l = &lines[i];
-        if (json_array_append_new(input,
-                                  json_pack("{s:i, s:s, s:s, s:s}", "n", (int)i, "test",
-                                            l->test ? l->test : "", "hash", l->hash_hex,
-                                            "signature", l->signature ? l->signature : "")) != 0)
-            goto out;
-    }
-    if (!(input_text = json_dumps(input, JSON_COMPACT))) goto out;
+    if (!(input_text = lines_json(lines, nlines))) goto out;
     char days[16];
     snprintf(days, sizeof days, "%d", q->window_days);
     const char *params[] = {input_text, q->repository, days,
@@ -665,6 +665,5 @@ int rt_history_model_counts(rt_pg *pg, const rt_history_lookup *q, const char *b
 out:
     PQclear(res);
     free(input_text);
-    json_decref(input);
     return rc;
 }

@@ -190,22 +190,6 @@ static const char SQL_MARK_PUBLISHED[] =
     " status = CASE WHEN retrigger_count = 0 AND status = 'pending' THEN 'requested'"
     " ELSE status END WHERE id = $1::bigint";
 
-static void utc_day(char out[11])
-{
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(out, 11, "%Y-%m-%d", &tm);
-}
-
-static void utc_now(char out[32])
-{
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* ---- the task definition cache (direct-mapped: definitions never change) ---- */
 
 static size_t cache_slot(const classify *w, const char *task_id)
@@ -266,7 +250,7 @@ static int read_run_facts(classify *w, const rt_pulse_task *msg, const rt_taskde
 {
     char run[16];
     snprintf(run, sizeof run, "%d", msg->run_id);
-    utc_day(f->day);
+    rt_worker_utc_day(f->day);
     const char *params[] = {msg->task_id,
                             run,
                             task->project ? task->project : msg->project,
@@ -517,7 +501,7 @@ static int publish_request(classify *w, const char *project, const char *revisio
 {
     if (s->count == 0) return publish_found_only(w, project, s);
     char requested_at[32];
-    utc_now(requested_at);
+    rt_worker_utc_now(requested_at);
     json_error_t error;
     json_t *groups = json_loads(s->failing_groups, 0, &error);
     json_t *failures = json_loads(s->failures, 0, &error);
@@ -635,7 +619,7 @@ static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_t
     const char *project = task->project, *revision = task->revision, *label = task->label;
     const char *platform = task->platform ? task->platform : "unknown";
     char day[11];
-    utc_day(day);
+    rt_worker_utc_day(day);
     int limit = 0;
     if (rt_budget_limit_for(&w->cfg->budget_limits, platform, 600, &limit) != RT_OK) limit = 0;
 

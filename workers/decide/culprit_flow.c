@@ -16,6 +16,7 @@
 #include "common/core/culprit_flow.h"
 #include "common/io/history_store.h"
 #include "common/io/log.h"
+#include "common/worker.h"
 #include "common/io/upstream.h"
 
 #define CLAIM_BATCH   "5"
@@ -473,14 +474,6 @@ static int publish_request(const search *s, json_t *push)
     return rc;
 }
 
-static void utc_now(char out[40])
-{
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(out, 40, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* Asks for `times` more runs on window push `index` in round `round`. */
 static void ask(json_t *push, int times, int round, bool confirm, const char *at)
 {
@@ -667,7 +660,7 @@ static void ask_next(step *t)
     t->spent = t->s->jobs_spent;
     if (r->status != RT_CULPRIT_SEARCHING || r->probe < 0) return;
     char at[40];
-    utc_now(at);
+    rt_worker_utc_now(at);
     int round = member_int(t->window, "rounds") + 1;
     json_object_set_new(t->window, "rounds", json_integer(round));
     json_t *probe = json_array_get(t->pushes, (size_t)r->probe);

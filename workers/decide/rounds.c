@@ -14,6 +14,7 @@
 #include "common/io/ledger.h"
 #include "common/io/metrics.h"
 #include "common/policy.h"
+#include "common/worker.h"
 
 /* The set's rounds, and what a later round's request repeats of round 1's. */
 static const char SQL_STATE[] =
@@ -126,22 +127,6 @@ bool decide_rounds_asks(const rt_config *cfg)
     return rt_decide_policy_from_config(cfg) == RT_POLICY_ADAPTIVE;
 }
 
-static void utc_day(char out[11])
-{
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(out, 11, "%Y-%m-%d", &tm);
-}
-
-static void utc_now(char out[32])
-{
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* rt_pg_columns for a result of the set's: a name the result lacks (a programming error) is
  * logged here, as the callers report a failed query with the connection's error. */
 static int columns(const PGresult *res, const char *const *names, size_t n, int *cols,
@@ -232,7 +217,7 @@ static int evaluate(decide_rounds *r, const rounds_set *set, rounds_view *view)
 static char *round_request(const rounds_set *set, const set_row *row, int round, int times)
 {
     char requested_at[32];
-    utc_now(requested_at);
+    rt_worker_utc_now(requested_at);
     json_error_t error;
     json_t *groups = json_loads(row->failing_groups, 0, &error);
     json_t *failures = json_loads(row->failures, 0, &error);
@@ -309,7 +294,7 @@ static int ask_round(decide_rounds *r, const rounds_set *set, const set_row *row
     if (rc == RT_OK) rc = rt_round_ledger_key(set->id, plan->round, ledger_key, sizeof ledger_key);
     if (rc != RT_OK) return rc;
     char day[11];
-    utc_day(day);
+    rt_worker_utc_day(day);
     int limit = 0, ledger = 0;
     if (rt_budget_limit_for(&r->cfg->budget_limits, row->platform, 600, &limit) != RT_OK) limit = 0;
     if ((rc = rt_ledger_spent(r->pg, row->platform, day, &ledger)) != RT_OK) return rc;

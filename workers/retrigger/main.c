@@ -851,14 +851,6 @@ typedef struct probe_ctx {
     char round[16], attempt[16], times[16];
 } probe_ctx;
 
-static void utc_day(char out[11])
-{
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(out, 11, "%Y-%m-%d", &tm);
-}
-
 /* The request cannot be served: the row says why (retrig-decide stops the search on it). */
 static void probe_failed(probe_ctx *p, const char *why, rt_outcome *h)
 {
@@ -898,7 +890,7 @@ static void probe_intent(probe_ctx *p, const char *pushlog, const char *decision
     const rt_culprit_probe_request *r = p->req;
     *stored = false;
     char day[11], key[160];
-    utc_day(day);
+    rt_worker_utc_day(day);
     snprintf(key, sizeof key, "culprit-probe:%s:%s:%s", p->set_id, r->revision, p->attempt);
     int limit = 0, ledger = 0;
     if (rt_budget_limit_for(&w->cfg->budget_limits, r->platform, 600, &limit) != RT_OK) limit = 0;
