@@ -12,8 +12,11 @@
 
 #include "cli/cli.h"
 #include "common/core/culprit.h"
+#include "common/core/culprit_adaptive.h"
 #include "common/core/culprit_sim.h"
 #include "common/core/culprit_window.h"
+#include "common/core/decide_policy.h"
+#include "common/policy.h"
 
 static void usage(FILE *out)
 {
@@ -21,9 +24,9 @@ static void usage(FILE *out)
         out,
         "usage: retrig culprit --pushes FILE [--history-runs N --history-failures K]\n"
         "                      [--reproduction-rate R] [--confidence C] [--threshold N]\n"
-        "                      [--max-jobs N] [--jobs-spent N] [--project P]\n"
+        "                      [--max-jobs N] [--jobs-spent N] [--project P] [--policy P]\n"
         "       retrig culprit --simulate N [--seed S] [--confidence C] [--threshold N]\n"
-        "                      [--max-jobs N] [--trust-first]\n"
+        "                      [--max-jobs N] [--policy P] [--trust-first]\n"
         "The next step of a search for the push that caused a regression, by bisecting the\n"
         "pushes where the failing label did not run (Gecko's add-new-jobs action).\n"
         "FILE is a JSON array, oldest first, of {\"revision\", \"runs\", \"reproduced\"} (and\n"
@@ -32,7 +35,8 @@ static void usage(FILE *out)
         "\"times\"} or null, \"confirm\" (the first push, probed in the same round) or null,\n"
         "\"range\": [first, last], \"range_includes_earlier\", \"reason\",\n"
         "\"times\", \"reproductions\", \"reproduction_rate\", \"push_confidence\",\n"
-        "\"jobs_left\"}: times and reproductions are the seed rule's n and k (common/culprit.h).\n"
+        "\"jobs_left\", \"policy\"}: times is a fresh probe's runs, reproductions the seed\n"
+        "rule's k (null under adaptive; common/core/culprit.h, culprit_adaptive.h).\n"
         "Status is searching, found, culprit-before-window or stopped.\n"
         "  --history-runs N, --history-failures K  the test's runs and failures on other\n"
         "                       pushes (default 0: unknown)\n"
@@ -45,10 +49,14 @@ static void usage(FILE *out)
         "                       between the first and the failing push)\n"
         "  --project P          stop at once (project-not-searched) unless P matches\n"
         "                       culprit_projects\n"
+        "  --policy P           how a probed push is classified: seed (the seed rule) or\n"
+        "                       adaptive (the adaptive verdict's model, with its decide_*\n"
+        "                       settings); default: decide_policy\n"
         "  --simulate N         run N searches with known truth and print the table\n"
         "                       (windows of 1 to culprit_max_depth skipped pushes)\n"
         "  --seed S             the simulation's seed (default 1)\n"
         "  --trust-first        simulate taking the first push's single pass as known good\n"
+        "                       (with --policy seed)\n"
         "Exit: 0 printed, 1 the file could not be read or is not a valid window, 2 usage.\n");
 }
 
@@ -94,15 +102,23 @@ static int print_json(json_t *doc)
 }
 
 static int simulate(long cases, uint64_t seed, const rt_culprit_model *model, long max_jobs,
-                    int max_skipped, bool trust_first)
+                    const rt_config *cfg, rt_policy policy, bool trust_first)
 {
+    rt_culprit_adaptive adaptive;
+    rt_culprit_classify_fn classify =
+        trust_first ? rt_culprit_sim_trust_first : rt_culprit_classifier(policy, cfg, &adaptive);
+    if (!classify) {
+        rt_log_error("the decide_* settings are out of range");
+        return 2;
+    }
     rt_culprit_sim_options o = {.cases = cases,
                                 .seed = seed,
                                 .confidence = model->confidence,
                                 .threshold = model->threshold,
                                 .max_jobs = max_jobs,
-                                .max_skipped = max_skipped,
-                                .classify = trust_first ? rt_culprit_sim_trust_first : NULL};
+                                .max_skipped = cfg->culprit_max_depth,
+                                .classify = classify,
+                                .classify_ctx = &adaptive};
     rt_culprit_sim_report report;
     if (rt_culprit_sim_run(&o, &report) != RT_OK) {
         rt_log_error("the simulation's options are out of range");
@@ -113,10 +129,11 @@ static int simulate(long cases, uint64_t seed, const rt_culprit_model *model, lo
     if (!table) return 1;
     rt_culprit_sim_format(&report, table, size);
     const rt_culprit_sim_row *t = &report.total;
-    printf("culprit simulation: %ld cases, seed %llu, confidence %g, threshold %d, budget %ld "
-           "jobs, 1-%d skipped pushes%s\n\n%s\n",
-           cases, (unsigned long long)seed, model->confidence, model->threshold, max_jobs,
-           max_skipped, trust_first ? ", first push trusted" : "", table);
+    printf("culprit simulation: %ld cases, seed %llu, policy %s, confidence %g, threshold %d, "
+           "budget %ld jobs, 1-%d skipped pushes%s\n\n%s\n",
+           cases, (unsigned long long)seed, rt_policy_name(policy), model->confidence,
+           model->threshold, max_jobs, cfg->culprit_max_depth,
+           trust_first ? ", first push trusted" : "", table);
     printf("correct %.1f%% (target >= 95%%), rounds within ceil(log2(C+1)) %.1f%%, jobs %.2f of "
            "a linear backfill (target <= 0.40)\n",
            100.0 * (double)t->correct / (double)t->cases,
@@ -141,6 +158,7 @@ int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
         {"simulate", required_argument, NULL, 'S'},
         {"seed", required_argument, NULL, 'e'},
         {"trust-first", no_argument, NULL, 'T'},
+        {"policy", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -149,6 +167,7 @@ int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
     long max_jobs = cfg->culprit_max_jobs, jobs_spent = -1, cases = 0, seed = 1;
     double rate = -1, confidence = cfg->culprit_confidence;
     bool trust_first = false, seed_given = false;
+    rt_policy policy = rt_decide_policy_from_config(cfg);
     int c;
     while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         const char *bad = NULL;
@@ -191,6 +210,10 @@ int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
             seed_given = true;
             break;
         case 'T': trust_first = true; break;
+        case 'o':
+            if (rt_policy_parse(optarg, &policy) != RT_OK || policy == RT_POLICY_MOZCI)
+                bad = "--policy wants seed or adaptive";
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -209,6 +232,10 @@ int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
         usage(stderr);
         return 2;
     }
+    if (trust_first && policy != RT_POLICY_SEED) {
+        fprintf(stderr, "retrig culprit: --trust-first goes with --policy seed\n");
+        return 2;
+    }
     if (path && (seed_given || trust_first)) {
         fprintf(stderr, "retrig culprit: --seed and --trust-first go with --simulate\n");
         return 2;
@@ -223,9 +250,7 @@ int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
                               .reproduction_rate = 1.0,
                               .history_runs = history_runs,
                               .history_failures = history_failures};
-    if (cases)
-        return simulate(cases, (uint64_t)seed, &model, max_jobs, cfg->culprit_max_depth,
-                        trust_first);
+    if (cases) return simulate(cases, (uint64_t)seed, &model, max_jobs, cfg, policy, trust_first);
 
     size_t len = 0;
     char *text =
@@ -254,6 +279,10 @@ int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
     const rt_culprit_push *failing = &w->pushes[w->count - 1];
     model.reproduction_rate =
         rate > 0 ? rate : rt_culprit_reproduction_rate(failing->runs, failing->reproduced);
+    if (rate <= 0) {
+        model.failing_runs = failing->runs;
+        model.failing_reproduced = failing->reproduced;
+    }
     if (jobs_spent < 0) {
         jobs_spent = 0;
         for (size_t i = 1; i + 1 < w->count; i++)
@@ -262,14 +291,20 @@ int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
     rt_culprit_model push_model = model; /* what a probe's times come from */
     push_model.confidence = rt_culprit_push_confidence(model.confidence, w->count);
     rt_culprit_plan plan;
-    if (rt_culprit_seed_plan(&push_model, &plan) != RT_OK) {
-        rt_log_error("the model is out of range");
+    rt_culprit_adaptive adaptive;
+    rt_culprit_classify_fn classify = rt_culprit_classifier(policy, cfg, &adaptive);
+    if (!classify || rt_culprit_seed_plan(&push_model, &plan) != RT_OK) {
+        rt_log_error("the model or the decide_* settings are out of range");
         goto out;
     }
+    rt_culprit_evidence fresh = {0, 0, false};
+    int times = classify(&fresh, &push_model, &adaptive).more;
     rt_culprit_input in = {.pushes = w->pushes,
                            .npushes = w->count,
                            .model = model,
-                           .jobs_left = max_jobs > jobs_spent ? max_jobs - jobs_spent : 0};
+                           .jobs_left = max_jobs > jobs_spent ? max_jobs - jobs_spent : 0,
+                           .classify = classify,
+                           .classify_ctx = &adaptive};
     rt_culprit_result res;
     if (rt_culprit_next(&in, &res) != RT_OK) {
         rt_log_error("cannot search", "reason", res.reason);
@@ -294,13 +329,15 @@ int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
     json_t *culprit =
         res.status == RT_CULPRIT_FOUND ? json_string(w->revisions[res.culprit]) : json_null();
     json_t *range = json_pack("[s, s]", w->revisions[res.first], w->revisions[res.last]);
-    status = print_json(json_pack("{s:s, s:o, s:o, s:o, s:o, s:b, s:s, s:i, s:i, s:f, s:f, s:I}",
-                                  "status", rt_culprit_status_name(res.status), "culprit", culprit,
-                                  "probe", probe, "confirm", confirm, "range", range,
-                                  "range_includes_earlier", res.first == 0, "reason", res.reason,
-                                  "times", plan.times, "reproductions", plan.reproductions,
-                                  "reproduction_rate", model.reproduction_rate, "push_confidence",
-                                  push_model.confidence, "jobs_left", (json_int_t)in.jobs_left));
+    json_t *reproductions =
+        policy == RT_POLICY_ADAPTIVE ? json_null() : json_integer(plan.reproductions);
+    status = print_json(
+        json_pack("{s:s, s:o, s:o, s:o, s:o, s:b, s:s, s:i, s:o, s:f, s:f, s:I, s:s}", "status",
+                  rt_culprit_status_name(res.status), "culprit", culprit, "probe", probe, "confirm",
+                  confirm, "range", range, "range_includes_earlier", res.first == 0, "reason",
+                  res.reason, "times", times, "reproductions", reproductions, "reproduction_rate",
+                  model.reproduction_rate, "push_confidence", push_model.confidence, "jobs_left",
+                  (json_int_t)in.jobs_left, "policy", rt_policy_name(policy)));
 out:
     free(w);
     return status;

@@ -29,7 +29,7 @@ static void usage(FILE *out)
         "  simulate --generate N --seed S [--mix uniform|observed] [--regression-share P]\n"
         "                       verdict policies over simulated failures, or such failures\n"
         "  culprit --pushes FILE [--history-runs N --history-failures K] [--confidence C]\n"
-        "          [--threshold N] [--max-jobs N]\n"
+        "          [--threshold N] [--max-jobs N] [--policy seed|adaptive]\n"
         "                       the next probe of a search for the push that caused a\n"
         "                       regression, or the culprit (--simulate N: a benchmark)\n"
         "  decisions [--since 24h] [--project P] [--verdict V] [--format table|json]\n"

@@ -63,8 +63,9 @@ const rt_config_key rt_config_keys[] = {
      "probe)"},
     {"culprit_probe_deadline_minutes", RT_CFG_INT, OFF(culprit_probe_deadline_minutes), "180", 1,
      100000, false,
-     "a culprit search whose probe's runs have not all come this long after it asked for them "
-     "stops (probe-timeout) with the range that still holds the culprit"},
+     "a culprit search whose probe's runs are not all listed by Treeherder this long after it "
+     "asked for them stops (probe-timeout) with the range that still holds the culprit; runs "
+     "listed but not finished are waited for 3 times as long (probe-too-slow)"},
     {"culprit_projects", RT_CFG_LIST, OFF(culprit_projects), "autoland", 0, 0, false,
      "Treeherder projects (globs: * and ?) whose regressions get a culprit search by "
      "retrig-decide"},

@@ -37,6 +37,16 @@ rt_policy rt_decide_policy_from_config(const rt_config *cfg)
     return policy;
 }
 
+rt_culprit_classify_fn rt_culprit_classifier(rt_policy policy, const rt_config *cfg,
+                                             rt_culprit_adaptive *adaptive)
+{
+    if (policy != RT_POLICY_ADAPTIVE) return rt_culprit_seed_classify;
+    rt_decide_settings s;
+    rt_decide_settings_from_config(cfg, &s);
+    if (rt_culprit_adaptive_init(adaptive, &s) != RT_OK) return NULL;
+    return rt_culprit_adaptive_classify;
+}
+
 void rt_hook_policy_from_config(const rt_config *cfg, rt_hook_policy *policy)
 {
     policy->hook_group_id = cfg->taskcluster_hook_group;

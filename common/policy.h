@@ -9,6 +9,7 @@
 #include "common/not_core.h"
 
 #include "common/config.h"
+#include "common/core/culprit_adaptive.h"
 #include "common/core/decide_model.h"
 #include "common/core/decide_policy.h"
 #include "common/core/eligibility.h"
@@ -26,6 +27,12 @@ void rt_elig_policy_from_config(const rt_config *cfg, rt_elig_policy *policy);
  * (decide_policy). */
 void rt_decide_settings_from_config(const rt_config *cfg, rt_decide_settings *s);
 rt_policy rt_decide_policy_from_config(const rt_config *cfg);
+/* How the culprit search classifies a probed push under a verdict policy: adaptive, the
+ * adaptive verdict's model with the decide_* settings (ctx: *adaptive, which the caller
+ * keeps while it searches); otherwise the seed rule (ctx unused). NULL when the decide_*
+ * settings are out of range (rt_config_load refuses them before). */
+rt_culprit_classify_fn rt_culprit_classifier(rt_policy policy, const rt_config *cfg,
+                                             rt_culprit_adaptive *adaptive);
 
 /* The hook-call policy (taskcluster_hook_group, project_levels); points into cfg. */
 void rt_hook_policy_from_config(const rt_config *cfg, rt_hook_policy *policy);

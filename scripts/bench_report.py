@@ -266,6 +266,17 @@ def main():
     jobs = g("culprit_jobs_ratio")
     row("culprit search: jobs against a linear backfill of the skipped pushes with the same "
         "times", fmt(jobs, "", 2), "<= 0.40", None if jobs is None else jobs <= 0.40)
+    a_correct, a_within = g("culprit_adaptive_correct_pct"), g(
+        "culprit_adaptive_rounds_within_bound_pct")
+    a_jobs, a_mean, s_mean = g("culprit_adaptive_jobs_ratio"), g("culprit_adaptive_jobs_mean"), g(
+        "culprit_jobs_mean")
+    row("culprit search with the probes classified by the adaptive verdict's model "
+        "(decide_policy = adaptive): correct, rounds within the bound, jobs against linear",
+        f"{pct(a_correct)}, {pct(a_within)}, {fmt(a_jobs, '', 2)} "
+        f"({fmt(a_mean, '', 1)} jobs a search; seed rule {fmt(s_mean, '', 1)})",
+        ">= 95%, every search, <= 0.40",
+        None if None in (a_correct, a_within, a_jobs)
+        else a_correct >= 95 and a_within >= 100 and a_jobs <= 0.40)
     es_real, es_worst = g("errorsummary_real_ms_per_mb"), g("errorsummary_worst_ratio")
     crafted = sorted((k[len("errorsummary_ms_per_mb."):], v) for k, v in fig.items()
                      if k.startswith("errorsummary_ms_per_mb.") and not k.endswith(".real"))

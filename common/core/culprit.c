@@ -36,12 +36,14 @@ double rt_culprit_binomial_tail(int n, double p, int k)
     return binomial_below(n, 1.0 - p, n - k + 1);
 }
 
-static bool model_valid(const rt_culprit_model *m)
+bool rt_culprit_model_valid(const rt_culprit_model *m)
 {
     return m && m->confidence >= 0.5 && m->confidence < 1.0 && m->threshold >= 1 &&
            m->threshold <= 20 && m->reproduction_rate > 0.0 && m->reproduction_rate <= 1.0 &&
            m->history_runs >= 0 && m->history_failures >= 0 &&
-           m->history_failures <= m->history_runs;
+           m->history_failures <= m->history_runs && m->failing_runs >= 0 &&
+           m->failing_runs <= RT_CULPRIT_MAX_RUNS && m->failing_reproduced >= 0 &&
+           m->failing_reproduced <= m->failing_runs;
 }
 
 /* n_j: the fewest runs after which a bad push has shown j reproductions with probability at
@@ -55,7 +57,7 @@ static int runs_for(int j, double r, double confidence)
 
 int rt_culprit_seed_plan(const rt_culprit_model *model, rt_culprit_plan *out)
 {
-    if (!model_valid(model) || !out) return RT_EINVAL;
+    if (!rt_culprit_model_valid(model) || !out) return RT_EINVAL;
     double f = (double)(model->history_failures + 1) / (double)(model->history_runs + 2);
     int k = model->threshold, n = runs_for(k, model->reproduction_rate, model->confidence);
     for (int j = 1; j < model->threshold; j++) {
@@ -143,7 +145,7 @@ int rt_culprit_next(const rt_culprit_input *in, rt_culprit_result *out)
     if (!out) return RT_EINVAL;
     if (!in || !in->pushes || in->npushes < 2 || in->npushes > RT_CULPRIT_MAX_PUSHES)
         return invalid(out, "the window needs 2 to 101 pushes");
-    if (!model_valid(&in->model)) return invalid(out, "model out of range");
+    if (!rt_culprit_model_valid(&in->model)) return invalid(out, "model out of range");
     if (in->jobs_left < 0 || in->jobs_left > RT_CULPRIT_MAX_JOBS)
         return invalid(out, "jobs_left out of range");
     rt_culprit_classify_fn classify = in->classify ? in->classify : rt_culprit_seed_classify;

@@ -46,8 +46,9 @@
  * 1 - (1 - c) / ceil(log2(npushes)) (rt_culprit_push_confidence), so that all the probes
  * of a search are right together with probability at least c.
  *
- * The seed rule (rt_culprit_seed_classify, used when no function is given), until a
- * flake-rate-aware model replaces it. With the push's confidence c, the decide threshold T,
+ * The seed rule (rt_culprit_seed_classify, used when no function is given; retrig-decide
+ * uses it under decide_policy = seed, and the adaptive verdict's model under adaptive:
+ * culprit_adaptive.h). With the push's confidence c, the decide threshold T,
  * the regression's reproduction rate r (the share of the failing push's runs that reproduce
  * the line) and the test's history of H runs with F failures on other pushes:
  *   f    the test's flake rate, (F + 1) / (H + 2) (rule of succession; 0.5 with no history).
@@ -108,6 +109,10 @@ typedef struct rt_culprit_model {
     double reproduction_rate; /* r: 0 < r <= 1 */
     long history_runs;        /* H: runs of the test on other pushes, 0 when unknown */
     long history_failures;    /* F: 0..H */
+    /* The failing push's runs (the failing run and its retriggers) and how many reproduced
+     * the line: what r was estimated from (0, 0: unknown). Read by the adaptive rule
+     * (culprit_adaptive.h); 0..RT_CULPRIT_MAX_RUNS, reproduced <= runs. */
+    int failing_runs, failing_reproduced;
 } rt_culprit_model;
 
 /* What one push's runs say. */
@@ -143,6 +148,8 @@ typedef struct rt_culprit_plan {
     double flake_rate; /* f */
 } rt_culprit_plan;
 
+/* Whether every field of the model is in its range. */
+bool rt_culprit_model_valid(const rt_culprit_model *model);
 /* RT_EINVAL when the model is out of range. */
 RT_MUSTCHECK int rt_culprit_seed_plan(const rt_culprit_model *model, rt_culprit_plan *out);
 /* The seed rule as an rt_culprit_classify_fn (ctx unused; an invalid model: open, n = 1). */

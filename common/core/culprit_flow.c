@@ -33,8 +33,7 @@ static int capped(long v)
 void rt_culprit_tally_push(const rt_culprit_tally *t, int base_jobs, int seen_jobs, int asked,
                            bool give_up_missing, rt_culprit_push *out)
 {
-    long missing = (long)base_jobs + asked - seen_jobs;
-    if (missing < 0 || give_up_missing) missing = 0;
+    long missing = give_up_missing ? 0 : rt_culprit_unlisted(base_jobs, asked, seen_jobs);
     out->runs = capped((long)t->passed + t->reproduced + t->other);
     out->reproduced = capped(t->reproduced);
     if (out->reproduced > out->runs) out->reproduced = out->runs;
@@ -43,16 +42,24 @@ void rt_culprit_tally_push(const rt_culprit_tally *t, int base_jobs, int seen_jo
 
 static bool utc_time(const char *s);
 
-bool rt_culprit_probe_overdue(int pending, const char *requested_at, long long now_s,
-                              int deadline_minutes)
+const char *rt_culprit_probe_late(int pending, int unlisted, const char *requested_at,
+                                  long long now_s, int deadline_minutes)
 {
-    if (pending <= 0) return false;
+    if (pending <= 0) return NULL;
     struct tm tm = {0};
     if (!requested_at || !utc_time(requested_at) ||
         !strptime(requested_at, "%Y-%m-%dT%H:%M:%S", &tm))
-        return true;
-    long long at = (long long)timegm(&tm);
-    return now_s - at >= (long long)deadline_minutes * 60;
+        return RT_CULPRIT_PROBE_TIMEOUT;
+    long long age = now_s - (long long)timegm(&tm), deadline = (long long)deadline_minutes * 60;
+    if (age < deadline) return NULL;
+    if (unlisted > 0) return RT_CULPRIT_PROBE_TIMEOUT;
+    return age < RT_CULPRIT_SLOW_FACTOR * deadline ? NULL : RT_CULPRIT_PROBE_TOO_SLOW;
+}
+
+int rt_culprit_unlisted(int base_jobs, int asked, int seen_jobs)
+{
+    long missing = (long)base_jobs + asked - seen_jobs;
+    return missing <= 0 ? 0 : missing > RT_CULPRIT_MAX_RUNS ? RT_CULPRIT_MAX_RUNS : (int)missing;
 }
 
 rt_culprit_walk rt_culprit_walk_step(const rt_culprit_push *push, int index, int max_depth)
@@ -85,13 +92,14 @@ int rt_culprit_flow_next(const rt_culprit_input *in, rt_culprit_result *out)
 }
 
 const char *rt_culprit_push_class_name(const rt_culprit_push *push, bool first, bool failing,
-                                       const rt_culprit_model *model, size_t npushes)
+                                       const rt_culprit_model *model, size_t npushes,
+                                       rt_culprit_classify_fn classify, void *ctx)
 {
     if (failing) return "bad";
     rt_culprit_model m = *model;
     m.confidence = rt_culprit_push_confidence(model->confidence, npushes);
     rt_culprit_evidence e = {push->runs, push->reproduced, first};
-    switch (rt_culprit_seed_classify(&e, &m, NULL).cls) {
+    switch ((classify ? classify : rt_culprit_seed_classify)(&e, &m, ctx).cls) {
     case RT_PUSH_GOOD: return "good";
     case RT_PUSH_BAD: return "bad";
     case RT_PUSH_OPEN: break;

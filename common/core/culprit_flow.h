@@ -74,17 +74,32 @@ void rt_culprit_tally_push(const rt_culprit_tally *tally, int base_jobs, int see
 
 /* ---- a probe whose runs never come ---- */
 
-#define RT_CULPRIT_PROBE_TIMEOUT "probe-timeout" /* the reason a search stops with then */
+#define RT_CULPRIT_PROBE_TIMEOUT  "probe-timeout"  /* runs that never came */
+#define RT_CULPRIT_PROBE_TOO_SLOW "probe-too-slow" /* runs that came and did not finish */
+#define RT_CULPRIT_SLOW_FACTOR    3 /* how many deadlines runs that came are waited for */
 
-/* Whether a probed push's runs are overdue: the push still waits for runs (pending > 0: its
- * request not handled yet, its add-new-jobs call under way, or the runs asked for not all
- * listed or finished) and its request, made at requested_at (the request's RFC 3339 UTC
- * time, YYYY-MM-DDTHH:MM:SS[.fff]Z), is deadline_minutes old or more at now_s (seconds since
- * the epoch). The search then stops with reason RT_CULPRIT_PROBE_TIMEOUT and the range that
- * still holds the culprit (culprit_probe_deadline_minutes). A requested_at that is not such a
- * time is overdue: the request cannot be sent again. */
-bool rt_culprit_probe_overdue(int pending, const char *requested_at, long long now_s,
-                              int deadline_minutes);
+/* Whether a probed push's runs are late, and how: NULL while they are not. The push waits
+ * for `pending` runs (its request not handled yet, its add-new-jobs call under way, or the
+ * runs asked for not all listed or finished), of which `unlisted` are not even listed by
+ * Treeherder; its request was made at requested_at (the request's RFC 3339 UTC time,
+ * YYYY-MM-DDTHH:MM:SS[.fff]Z); now_s is seconds since the epoch.
+ *   RT_CULPRIT_PROBE_TIMEOUT   deadline_minutes after the request, some runs are still not
+ *                              listed: they never came (a task that was not created, or
+ *                              lost). A requested_at that is not such a time is one too:
+ *                              the request cannot be sent again.
+ *   RT_CULPRIT_PROBE_TOO_SLOW  every run is listed but some have not finished (queued
+ *                              behind other work, running, or their logs not parsed)
+ *                              RT_CULPRIT_SLOW_FACTOR deadlines after the request: a slow
+ *                              probe is waited for that much longer before the search
+ *                              gives up on it.
+ * The search then stops with that reason and the range that still holds the culprit
+ * (culprit_probe_deadline_minutes). */
+const char *rt_culprit_probe_late(int pending, int unlisted, const char *requested_at,
+                                  long long now_s, int deadline_minutes);
+
+/* Runs asked for that Treeherder does not list yet: max(0, base_jobs + asked - seen_jobs)
+ * (as rt_culprit_tally_push counts them). */
+int rt_culprit_unlisted(int base_jobs, int asked, int seen_jobs);
 
 /* ---- the window ---- */
 
@@ -108,10 +123,12 @@ rt_culprit_walk rt_culprit_walk_step(const rt_culprit_push *push, int index, int
  * classification needs). Same errors as rt_culprit_next. */
 RT_MUSTCHECK int rt_culprit_flow_next(const rt_culprit_input *in, rt_culprit_result *out);
 
-/* The class a push's evidence gives under the seed rule with the push confidence of a window
- * of npushes pushes ("good", "bad", "open"); the failing push (last) is "bad". */
+/* The class a push's evidence gives under classify (NULL: the seed rule; ctx its context)
+ * with the push confidence of a window of npushes pushes ("good", "bad", "open"); the failing
+ * push (last) is "bad". */
 const char *rt_culprit_push_class_name(const rt_culprit_push *push, bool first, bool failing,
-                                       const rt_culprit_model *model, size_t npushes);
+                                       const rt_culprit_model *model, size_t npushes,
+                                       rt_culprit_classify_fn classify, void *ctx);
 
 /* A culprit_projects glob as a SQL LIKE pattern (escape character: backslash): '*' is '%',
  * '?' is '_', and '%', '_' and backslash stand for themselves. Other characters, '[' included, are

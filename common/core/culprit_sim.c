@@ -94,6 +94,8 @@ static void draw_case(uint64_t *rng, const rt_culprit_sim_options *o, sim_case *
         .reproduction_rate = rt_culprit_reproduction_rate(1 + RETRIGGERS, 1 + reproduced),
         .history_runs = history_runs,
         .history_failures = history_failures,
+        .failing_runs = 1 + RETRIGGERS,
+        .failing_reproduced = 1 + reproduced,
     };
 }
 
@@ -137,8 +139,11 @@ int rt_culprit_sim_run(const rt_culprit_sim_options *o, rt_culprit_sim_report *o
         size_t count = (size_t)c.skipped + 2;
         rt_culprit_model push_model = c.model;
         push_model.confidence = rt_culprit_push_confidence(c.model.confidence, count);
-        rt_culprit_plan plan; /* the times of a fresh probe, for the linear backfill */
-        if (rt_culprit_seed_plan(&push_model, &plan) != RT_OK) return RT_EINVAL;
+        /* The times of a fresh probe, for the linear backfill: what the rule asks of a
+         * push with no runs. */
+        rt_culprit_classify_fn classify = o->classify ? o->classify : rt_culprit_seed_classify;
+        rt_culprit_evidence fresh = {0, 0, false};
+        int fresh_times = classify(&fresh, &push_model, o->classify_ctx).more;
         long jobs = 0, rounds = 0, reruns = 0;
         rt_culprit_result res;
         for (;;) {
@@ -169,7 +174,7 @@ int rt_culprit_sim_run(const rt_culprit_sim_options *o, rt_culprit_sim_report *o
             .rounds = rounds,
             .reruns = reruns,
             .jobs = jobs,
-            .linear = (long)c.skipped * plan.times};
+            .linear = (long)c.skipped * fresh_times};
         int w = c.skipped == 1    ? 0
                 : c.skipped <= 3  ? 1
                 : c.skipped <= 7  ? 2

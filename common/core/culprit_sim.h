@@ -21,8 +21,8 @@
  * culprit` does (rt_culprit_reproduction_rate). Each probe's runs reproduce at the true rate
  * on a push carrying the regression and at the test's true flake rate elsewhere. A round is
  * one call's probe, with the first push's confirmation beside it when there is one. The
- * linear backfill runs every skipped push with the times of the search's first probe (the
- * seed rule's n at the push confidence): C x n jobs. */
+ * linear backfill runs every skipped push with the times of the search's first probe (what
+ * the rule asks of a push with no runs, at the push confidence): C x n jobs. */
 #ifndef RETRIG_COMMON_CULPRIT_SIM_H
 #define RETRIG_COMMON_CULPRIT_SIM_H
 

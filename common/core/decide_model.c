@@ -109,16 +109,8 @@ static void line_model_init(const rt_decide_settings *s, const rt_decide_line *l
     lm->rate = (rt_decide_beta){s->flake_failing.alpha + hk, s->flake_failing.beta + hn - hk};
     /* L is F_K's mean, raised where needed so that each shifted component's density over
      * F_K's grows on [L, 1]: then P(k | R) / P(k | I) never falls as k grows. */
-    double a = lm->rate.alpha, b = lm->rate.beta;
-    lm->floor = a / (a + b);
-    const rt_decide_beta *parts[2] = {&s->full, &s->partial};
-    for (size_t j = 0; j < 2; j++) {
-        double c = parts[j]->alpha, d = parts[j]->beta;
-        if (a > c && b > d) {
-            double crossing = (a - c) / ((a - c) + (b - d));
-            if (crossing > lm->floor) lm->floor = crossing;
-        }
-    }
+    const rt_decide_beta parts[2] = {s->full, s->partial};
+    lm->floor = rt_decide_floor(lm->rate, parts, 2);
 }
 
 /* log E[r'^k (1 - r')^(n - k)] for r' = L + (1 - L) r, r ~ Beta(c, d):
@@ -136,6 +128,28 @@ static double log_m_shifted(rt_decide_beta part, double floor, double k, double 
         total = log_sum_exp(total, term);
     }
     return total;
+}
+
+double rt_decide_beta_log_m(rt_decide_beta prior, double k, double n) { return log_m(prior, k, n); }
+
+double rt_decide_log_choose(double n, double k) { return log_choose(n, k); }
+
+double rt_decide_beta_log_m_shifted(rt_decide_beta part, double floor, double k, double n)
+{
+    return log_m_shifted(part, floor, k, n);
+}
+
+double rt_decide_floor(rt_decide_beta rate, const rt_decide_beta *parts, size_t nparts)
+{
+    double a = rate.alpha, b = rate.beta, floor = a / (a + b);
+    for (size_t j = 0; j < nparts; j++) {
+        double c = parts[j].alpha, d = parts[j].beta;
+        if (a > c && b > d) {
+            double crossing = (a - c) / ((a - c) + (b - d));
+            if (crossing > floor) floor = crossing;
+        }
+    }
+    return floor;
 }
 
 /* log P(a sequence with k reproductions in n | R). */

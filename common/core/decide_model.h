@@ -202,6 +202,17 @@ RT_MUSTCHECK int rt_decide_fit_population(const rt_decide_counts *tests, size_t 
 /* The flake rate of a failing test when `all` is every test's: Beta(alpha + 1, beta). */
 rt_decide_beta rt_decide_beta_size_biased(rt_decide_beta all);
 
+/* log M(a, b; k, n) = log E[x^k (1 - x)^(n - k)] for x ~ Beta(a, b) (0 when n <= 0), and
+ * log C(n, k): the model's pieces, for the culprit search's probes (culprit_adaptive.h). */
+double rt_decide_beta_log_m(rt_decide_beta prior, double k, double n);
+double rt_decide_log_choose(double n, double k);
+/* log E[r'^k (1 - r')^(n - k)] for r' = floor + (1 - floor) r, r ~ part: a regression's rate
+ * on top of the test's own (M_L above). */
+double rt_decide_beta_log_m_shifted(rt_decide_beta part, double floor, double k, double n);
+/* L for a test whose flake rate is `rate` and regressions whose rates are the parts: rate's
+ * mean, raised where needed so that P(k | R) / P(k | I) never falls as k grows. */
+double rt_decide_floor(rt_decide_beta rate, const rt_decide_beta *parts, size_t nparts);
+
 /* P(regression) from past verdicts, shrunk toward `fallback` with the weight of `strength`
  * verdicts: (regressions + strength * fallback) / (regressions + intermittents + strength). */
 double rt_decide_prior_estimate(long regressions, long intermittents, double fallback,

@@ -531,8 +531,9 @@ class Store:
         """What add-new-jobs makes (with the lock held): `times` completed Treeherder jobs of
         each label on the push (its Treeherder id from `pushes` by revision, else its pushlog
         id), with the result `add_new_jobs` gives the revision (default success; "none": no
-        jobs at all); a failed one gets the default bug_suggestions (the recorded failure
-        line)."""
+        jobs at all; "running": jobs listed that never finish, state running and result
+        unknown as Treeherder shows them); a failed one gets the default bug_suggestions (the
+        recorded failure line)."""
         revision = push.get("revision") if isinstance(push, dict) else None
         if not isinstance(action_input, dict) or not revision:
             return
@@ -551,8 +552,10 @@ class Store:
             for _ in range(times if isinstance(times, int) and 0 < times <= 100 else 1):
                 self.next_job_id += 1
                 self.put_job({"id": self.next_job_id, "task_id": slug_id(), "retry_id": 0,
-                              "push_id": push_id, "job_type_name": label, "result": result,
-                              "state": "completed", "push_revision": revision})
+                              "push_id": push_id, "job_type_name": label,
+                              "result": "unknown" if result == "running" else result,
+                              "state": "running" if result == "running" else "completed",
+                              "push_revision": revision})
 
     def verify_hawk(self, header, method, target, host_header, body, content_type):
         """Returns (client_id, None) or (client_id_or_None, reason)."""

@@ -26,6 +26,7 @@
 
 #include "common/core/bugsug.h"
 #include "common/core/culprit.h"
+#include "common/core/culprit_adaptive.h"
 #include "support/classify_harness.h"
 #include "support/endpoint.h"
 #include "support/fixtures.h"
@@ -56,6 +57,7 @@ typedef struct fixture {
     rt_ch *h;
     rt_amqp *events; /* consumes <ns>.decisions through a queue of our own */
     char events_queue[160];
+    bool adaptive; /* decide_policy = adaptive: a regression's reason is "confident" */
 } fixture;
 
 static long next_job_id(void)
@@ -969,10 +971,13 @@ static void push_history(rt_ch *h, const push *p, int count, int passing, char r
 }
 
 static void pushes_runnable(rt_ch *h, int count, int culprit, char revisions[][41]);
+#define NEVER   (-1)
+#define RUNNING (-2)
 
 /* A regression on push N, with the push history of push_history (and, when culprit is not
- * 0, the pushes runnable by add-new-jobs with the culprit N-culprit; culprit < 0: the jobs
- * add-new-jobs should make never come): the failing run and two reproducing retriggers.
+ * 0, the pushes runnable by add-new-jobs with the culprit N-culprit; culprit NEVER: the jobs
+ * add-new-jobs should make never come; RUNNING: they come and never finish): the failing run
+ * and two reproducing retriggers.
  * drop_first_probe: the connection of the first add-new-jobs call breaks once Taskcluster
  * acted. dry_run_probes: retrig-retrigger runs dry once the set's own retrigger is made. */
 static void regression(fixture *f, push *p, int count, int passing, char revisions[][41],
@@ -998,7 +1003,7 @@ static void regression(fixture *f, push *p, int count, int passing, char revisio
     resolve_retrigger(f, p, RUN_REPRODUCES, r2, 0);
     assert_true(decided(h, p, WAIT_MS));
     char *v = decision(h, p);
-    assert_string_equal(v, "regression/reproduced");
+    assert_string_equal(v, f->adaptive ? "regression/confident" : "regression/reproduced");
     free(v);
 }
 
@@ -1132,9 +1137,10 @@ static void pushes_runnable(rt_ch *h, int count, int culprit, char revisions[][4
         json_object_set_new(json_object_get(s, "index"), ns,
                             json_pack("[{s:s, s:s}]", "name", "decision", "taskId", decision_task));
         json_object_set_new(json_object_get(s, "add_new_jobs"), revisions[k],
-                            json_string(culprit < 0    ? "none"
-                                        : k <= culprit ? "testfailed"
-                                                       : "success"));
+                            json_string(culprit == NEVER     ? "none"
+                                        : culprit == RUNNING ? "running"
+                                        : k <= culprit       ? "testfailed"
+                                                             : "success"));
     }
     rt_ch_scenario(h, s);
     json_decref(s);
@@ -1328,6 +1334,97 @@ static void test_a_clean_history_makes_the_probes_cheaper(void **state)
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
+/* Under decide_policy = adaptive the probes are classified by the adaptive verdict's model
+ * (common/core/culprit_adaptive.h): the window says so, the first probe asks for the runs
+ * that model plans (the regression's test has 400 clean runs on other pushes), and the
+ * bisection names the culprit N-5 with each probed push's class from that model. */
+static void test_under_the_adaptive_policy_the_probes_use_its_model(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    push p;
+    char revisions[10][41];
+    f->adaptive = true;
+    rt_ch_setenv(h, "DECIDE_POLICY", "adaptive");
+    rt_ch_line_history(h, BUGSUG, 400, 0);
+    regression(f, &p, 10, 7, revisions, 5, false, false);
+    const char *params[] = {p.set_id};
+    assert_int_equal(rt_ch_wait_int(h, WAIT_MS, 1,
+                                    "SELECT count(*) FROM culprit_pending_probes"
+                                    " WHERE set_id = $1::bigint AND round = 1 AND NOT confirm",
+                                    1, params),
+                     1);
+    char *window = rt_ch_sql_text(h,
+                                  "SELECT concat_ws(' ', culprit_window ->> 'probe_rule',"
+                                  " jsonb_array_length(culprit_window -> 'pushes'),"
+                                  " culprit_window #>> '{pushes,-1,runs}',"
+                                  " culprit_window #>> '{pushes,-1,reproduced}')"
+                                  " FROM decisions WHERE set_id = $1::bigint",
+                                  1, params);
+    char rule[16] = "";
+    long npushes = 0;
+    int runs = 0, reproduced = 0;
+    assert_non_null(window);
+    assert_int_equal(sscanf(window, "%15s %ld %d %d", rule, &npushes, &runs, &reproduced), 4);
+    free(window);
+    assert_string_equal(rule, "adaptive");
+    rt_culprit_model model = {.confidence = rt_culprit_push_confidence(0.95, (size_t)npushes),
+                              .threshold = 2,
+                              .reproduction_rate = rt_culprit_reproduction_rate(runs, reproduced),
+                              .history_runs = 400,
+                              .history_failures = 0,
+                              .failing_runs = runs,
+                              .failing_reproduced = reproduced};
+    rt_decide_settings settings;
+    rt_decide_settings_default(&settings);
+    settings.first_batch_max = 3; /* RETRIGGERS_PER_FAILURE */
+    rt_culprit_adaptive adaptive;
+    assert_int_equal(rt_culprit_adaptive_init(&adaptive, &settings), RT_OK);
+    int times = rt_culprit_adaptive_times(&adaptive, &model);
+    assert_true(times >= 1);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT times FROM culprit_pending_probes WHERE"
+                                   " set_id = $1::bigint AND round = 1 AND NOT confirm",
+                                   1, params),
+                     times);
+
+    assert_int_equal(rt_ch_wait_int(h, 60000, 1,
+                                    "SELECT count(*) FROM decisions WHERE set_id = $1::bigint"
+                                    " AND culprit_status <> 'searching'",
+                                    1, params),
+                     1);
+    char *v = rt_ch_sql_text(h,
+                             "SELECT culprit_status || '/' || culprit_reason || ' ' ||"
+                             " culprit_revision FROM decisions WHERE set_id = $1::bigint",
+                             1, params);
+    char want[128];
+    snprintf(want, sizeof want, "found/bisected %s", revisions[5]);
+    assert_string_equal(v, want);
+    free(v);
+    /* Every probed push's class is the adaptive model's for its runs. */
+    char *classes = rt_ch_sql_text(
+        h,
+        "SELECT string_agg(p ->> 'runs' || ':' || (p ->> 'reproduced') || ':' || (p ->> 'class'),"
+        " ' ' ORDER BY p ->> 'round') FROM decisions, jsonb_array_elements(culprit_probes) p"
+        " WHERE set_id = $1::bigint",
+        1, params);
+    assert_non_null(classes);
+    char *save = NULL;
+    for (char *item = strtok_r(classes, " ", &save); item; item = strtok_r(NULL, " ", &save)) {
+        int r = 0, x = 0;
+        char cls[8] = "";
+        assert_int_equal(sscanf(item, "%d:%d:%7s", &r, &x, cls), 3);
+        rt_culprit_evidence e = {r, x, false};
+        rt_culprit_call call = rt_culprit_adaptive_classify(&e, &model, &adaptive);
+        assert_string_equal(cls, call.cls == RT_PUSH_BAD    ? "bad"
+                                 : call.cls == RT_PUSH_GOOD ? "good"
+                                                            : "open");
+    }
+    free(classes);
+    assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
 /* Treeherder answers 503 when the search reads the first probe's jobs (one attempt per
  * call here): the poll ends without a step and the next one reads them, so the culprit is
  * still named. (The search used to go on with the pushes it had not read yet counted as
@@ -1420,6 +1517,32 @@ static void test_a_search_out_of_budget_stops_with_the_range_that_holds_the_culp
 
 /* The search's end once it is over: "status/reason range-first range-last culprit-is-null"
  * (malloc'd). */
+/* Makes the search's probe requests `age` old (an SQL interval) at each of up to `polls`
+ * polls, since retrig-decide rewrites the window at each: true once the search stopped. */
+static bool age_requests(rt_ch *h, const char *set_id, const char *age, int polls)
+{
+    const char *params[] = {set_id, age};
+    for (int i = 0; i < polls; i++) {
+        rt_ch_sql_int(h,
+                      "WITH moved AS (SELECT jsonb_agg(CASE WHEN e ? 'request' THEN"
+                      " jsonb_set(e, '{request,at}', to_jsonb(to_char((now() AT TIME ZONE 'UTC')"
+                      " - $2::interval, 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))) ELSE e END"
+                      " ORDER BY i) AS pushes FROM decisions,"
+                      " jsonb_array_elements(culprit_window -> 'pushes') WITH ORDINALITY x(e, i)"
+                      " WHERE set_id = $1::bigint)"
+                      " UPDATE decisions SET culprit_window = jsonb_set(culprit_window,"
+                      " '{pushes}', moved.pushes) FROM moved WHERE set_id = $1::bigint"
+                      " AND culprit_status = 'searching' RETURNING 1",
+                      2, params);
+        if (rt_ch_wait_int(h, 2500, 1,
+                           "SELECT count(*) FROM decisions WHERE set_id = $1::bigint"
+                           " AND culprit_status <> 'searching'",
+                           1, params) == 1)
+            return true;
+    }
+    return false;
+}
+
 static char *culprit_end(rt_ch *h, const push *p)
 {
     const char *params[] = {p->set_id};
@@ -1448,7 +1571,7 @@ static void test_a_probe_whose_runs_never_come_stops_the_search_after_its_deadli
     rt_ch_setenv(h, "CULPRIT_PROBE_DEADLINE_MINUTES", "1");
     push p;
     char revisions[10][41];
-    regression(f, &p, 10, 7, revisions, -1, false, false);
+    regression(f, &p, 10, 7, revisions, NEVER, false, false);
     const char *params[] = {p.set_id};
     assert_int_equal(rt_ch_wait_int(h, WAIT_MS, 1,
                                     "SELECT count(*) FROM culprit_pending_probes"
@@ -1463,26 +1586,8 @@ static void test_a_probe_whose_runs_never_come_stops_the_search_after_its_deadli
                                    " AND culprit_status = 'searching'",
                                    1, params),
                      1);
-    /* The request an hour old (retrig-decide rewrites the window at each poll: again until
-     * it stops). */
-    long long stopped = 0;
-    for (int tries = 0; tries < 20 && !stopped; tries++) {
-        rt_ch_sql_int(h,
-                      "WITH moved AS (SELECT jsonb_agg(CASE WHEN e ? 'request' THEN"
-                      " jsonb_set(e, '{request,at}', to_jsonb(to_char((now() AT TIME ZONE 'UTC')"
-                      " - interval '1 hour', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))) ELSE e END"
-                      " ORDER BY i) AS pushes FROM decisions,"
-                      " jsonb_array_elements(culprit_window -> 'pushes') WITH ORDINALITY x(e, i)"
-                      " WHERE set_id = $1::bigint)"
-                      " UPDATE decisions SET culprit_window = jsonb_set(culprit_window,"
-                      " '{pushes}', moved.pushes) FROM moved WHERE set_id = $1::bigint"
-                      " AND culprit_status = 'searching' RETURNING 1",
-                      1, params);
-        stopped = rt_ch_wait_int(h, 3000, 1,
-                                 "SELECT count(*) FROM decisions WHERE set_id = $1::bigint"
-                                 " AND culprit_status <> 'searching'",
-                                 1, params);
-    }
+    /* The request an hour old. */
+    age_requests(h, p.set_id, "1 hour", 20);
     char *v = culprit_end(h, &p);
     char want[256];
     snprintf(want, sizeof want, "stopped/probe-timeout %s %s true", revisions[7], revisions[0]);
@@ -1503,6 +1608,47 @@ static void test_a_probe_whose_runs_never_come_stops_the_search_after_its_deadli
     if (!strstr(all, "\"status\": \"stopped\"") || !strstr(all, "\"reason\": \"probe-timeout\""))
         fail_msg("retrig decisions does not show the search's end:\n%s", all);
     free(all);
+}
+
+/* A probe whose jobs Treeherder lists but that do not finish (queued, running) is slow, not
+ * lost: past culprit_probe_deadline_minutes the search still waits for it, and stops
+ * (probe-too-slow) only RT_CULPRIT_SLOW_FACTOR deadlines after the request. A probe whose
+ * jobs never come stops at the deadline (the test above). */
+static void test_a_slow_probe_is_waited_for_past_the_deadline(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    rt_ch_setenv(h, "CULPRIT_PROBE_DEADLINE_MINUTES", "1");
+    push p;
+    char revisions[10][41];
+    regression(f, &p, 10, 7, revisions, RUNNING, false, false);
+    const char *params[] = {p.set_id};
+    /* The probe triggered: the fake lists its jobs at once, all running. */
+    assert_int_equal(rt_ch_wait_int(h, WAIT_MS, 1,
+                                    "SELECT count(*) FROM decisions, jsonb_array_elements("
+                                    "culprit_window -> 'pushes') e WHERE set_id = $1::bigint"
+                                    " AND e ? 'request' AND (e ->> 'pending')::int > 0"
+                                    " AND (e ->> 'runs')::int = 0"
+                                    " AND (SELECT state FROM culprit_pending_probes"
+                                    "      WHERE set_id = $1::bigint AND round = 1"
+                                    "      AND NOT confirm) = 'triggered'",
+                                    1, params),
+                     1);
+    /* Two deadlines old: still waited for (a lost probe stops at one). */
+    assert_false(age_requests(h, p.set_id, "2 minutes", 4));
+    /* An hour old: too slow. */
+    assert_true(age_requests(h, p.set_id, "1 hour", 20));
+    char *v = culprit_end(h, &p);
+    char want[256];
+    snprintf(want, sizeof want, "stopped/probe-too-slow %s %s true", revisions[7], revisions[0]);
+    assert_string_equal(v, want);
+    free(v);
+    char *event = culprit_event(f);
+    snprintf(want, sizeof want, "stopped probe-too-slow null %s %s", revisions[7], revisions[0]);
+    assert_string_equal(event, want);
+    free(event);
+    assert_int_equal(add_new_jobs_calls(h, &p), 1);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
 /* retrig-retrigger runs dry: the first probe is recorded dry-run with its payload, the hook
@@ -1568,6 +1714,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_regression_after_six_skipped_pushes_is_bisected_to_its_culprit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_clean_history_makes_the_probes_cheaper, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_under_the_adaptive_policy_the_probes_use_its_model,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_slow_probe_is_waited_for_past_the_deadline, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_a_treeherder_5xx_during_a_search_is_waited_out, setup,
                                         teardown),

@@ -53,12 +53,14 @@ sys.exit(0 if eval(sys.argv[2]) else 1)' "$work/out" "$check"; then
 
 # Whole searches: the script plays Taskcluster, running each probe on a push that carries
 # the regression (reproducing every run) or not (passing every run).
-"$PY" - "$BIN/retrig" "$work" <<'PYEOF' && ok "every culprit position of N-6..N found middle first within 3 rounds (solid and flaky)" || bad "whole searches"
+"$PY" - "$BIN/retrig" "$work" <<'PYEOF' && ok "every culprit position of N-6..N found middle first within 3 rounds (solid and flaky, seed and adaptive)" || bad "whole searches"
 import json, subprocess, sys
 retrig, work = sys.argv[1], sys.argv[2]
 revs = ["3f1c0aa8d1b2c3d4e5f60718293a4b5c6d7e8f90"] + ["%012x" % (0xa00000000000 + i) for i in range(1, 7)] + ["9e8d7c6b5a40"]
 ok = True
-for flags in (["--reproduction-rate", "1", "--history-runs", "2000"], ["--reproduction-rate", "0.75"]):
+for flags in (["--reproduction-rate", "1", "--history-runs", "2000"], ["--reproduction-rate", "0.75"],
+              ["--policy", "adaptive", "--history-runs", "2000"], ["--policy", "adaptive"],
+              ["--policy", "seed"]):
     for truth in range(1, 8):
         pushes = [{"revision": r, "runs": 0, "reproduced": 0} for r in revs]
         pushes[0]["runs"] = 1
@@ -100,6 +102,9 @@ window "$work/six.json" 1 0 6 6 6
 culprit "the first probe is the middle push, with the seed rule's times" 0 \
     'o["status"] == "searching" and o["probe"] == {"revision": "a00000000004", "times": o["times"]} and o["reason"] == "bisect" and o["reproductions"] == 2 and abs(o["reproduction_rate"] - 5/6) < 1e-6 and o["jobs_left"] == 120' \
     -- --pushes "$work/six.json"
+culprit "--policy adaptive: the adaptive model's times, no seed k" 0 \
+    'o["policy"] == "adaptive" and o["reproductions"] is None and o["status"] == "searching" and o["probe"] == {"revision": "a00000000004", "times": o["times"]} and 1 <= o["times"] <= 5' \
+    -- --pushes "$work/six.json" --policy adaptive
 culprit "a long clean history needs fewer runs" 0 \
     'o["reproductions"] == 1 and o["times"] < 4' -- --pushes "$work/six.json" --history-runs 5000
 culprit "--max-jobs too small: stopped with the whole range" 0 \
@@ -121,6 +126,8 @@ culprit "--project autoland is searched" 0 'o["status"] == "searching"' -- --pus
 # Configuration keys as defaults.
 RETRIG_CULPRIT_PROJECTS='try*, autoland' "$BIN/retrig" culprit --pushes "$work/six.json" --project try-comm >"$work/out" 2>&1
 grep -q '"status":"searching"' "$work/out" && ok "culprit_projects globs are used" || bad "culprit_projects: $(head -c 300 "$work/out")"
+RETRIG_DECIDE_POLICY=adaptive "$BIN/retrig" culprit --pushes "$work/six.json" >"$work/out" 2>&1
+grep -q '"policy":"adaptive"' "$work/out" && ok "decide_policy is the default --policy" || bad "decide_policy: $(head -c 300 "$work/out")"
 RETRIG_CULPRIT_MAX_JOBS=1 "$BIN/retrig" culprit --pushes "$work/six.json" >"$work/out" 2>&1
 grep -q '"reason":"budget-exhausted"' "$work/out" && ok "culprit_max_jobs is the default budget" || bad "culprit_max_jobs: $(head -c 300 "$work/out")"
 t95=$("$BIN/retrig" culprit --pushes "$work/six.json" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["times"])')
@@ -144,6 +151,13 @@ if cmp -s "$work/sim1" "$work/sim2" && ! cmp -s "$work/sim1" "$work/sim3" \
     ok "the simulation is deterministic per seed and prints its table"
 else
     bad "simulation: $(head -c 600 "$work/sim1")"
+fi
+
+"$BIN/retrig" culprit --simulate 2000 --seed 7 --policy adaptive >"$work/sim4" 2>&1
+if grep -q "policy adaptive" "$work/sim4" && grep -q "^| all | 2000 |" "$work/sim4"; then
+    ok "the simulation runs the adaptive rule"
+else
+    bad "adaptive simulation: $(head -c 600 "$work/sim4")"
 fi
 
 # Hostile input: exit 1 with a reason.
@@ -207,6 +221,8 @@ culprit "--reproduction-rate 0" 2 "reproduction-rate" -- --pushes "$work/six.jso
 culprit "--max-jobs negative" 2 "max-jobs" -- --pushes "$work/six.json" --max-jobs -1
 culprit "--simulate 0" 2 "simulate" -- --simulate 0
 culprit "--trust-first without --simulate" 2 "go with --simulate" -- --pushes "$work/six.json" --trust-first
+culprit "--policy mozci" 2 "seed or adaptive" -- --pushes "$work/six.json" --policy mozci
+culprit "--trust-first with --policy adaptive" 2 "policy seed" -- --simulate 10 --policy adaptive --trust-first
 culprit "a stray argument" 2 "unexpected argument" -- --pushes "$work/six.json" extra
 culprit "an unknown option" 2 "usage: retrig culprit" -- --pushes "$work/six.json" --bogus
 "$BIN/retrig" culprit --help >"$work/out" 2>&1 && grep -q "usage: retrig culprit" "$work/out" \

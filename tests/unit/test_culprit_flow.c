@@ -71,18 +71,43 @@ static void test_a_probe_whose_runs_never_come_is_overdue_after_the_deadline(voi
     (void)state;
     const long long asked = 1714557600; /* 2024-05-01T10:00:00Z */
     const char *at = "2024-05-01T10:00:00Z";
-    /* Waiting for runs: not overdue before 180 minutes, overdue from then on. */
-    assert_false(rt_culprit_probe_overdue(6, at, asked, 180));
-    assert_false(rt_culprit_probe_overdue(6, at, asked + 180 * 60 - 1, 180));
-    assert_true(rt_culprit_probe_overdue(6, at, asked + 180 * 60, 180));
-    assert_true(rt_culprit_probe_overdue(1, "2024-05-01T10:00:00.250Z", asked + 3600, 60));
-    /* Nothing left to wait for: never overdue, however old the request. */
-    assert_false(rt_culprit_probe_overdue(0, at, asked + 86400 * 30, 180));
-    /* A request time that is not one: overdue, the request cannot be sent again. */
-    assert_true(rt_culprit_probe_overdue(6, NULL, asked, 180));
-    assert_true(rt_culprit_probe_overdue(6, "yesterday", asked, 180));
-    assert_true(rt_culprit_probe_overdue(6, "2024-05-01T10:00:00", asked, 180));
-    assert_string_equal(RT_CULPRIT_PROBE_TIMEOUT, "probe-timeout");
+    /* Waiting for runs none of which is listed: not late before 180 minutes, then they
+     * never came. */
+    assert_null(rt_culprit_probe_late(6, 6, at, asked, 180));
+    assert_null(rt_culprit_probe_late(6, 6, at, asked + 180 * 60 - 1, 180));
+    assert_string_equal(rt_culprit_probe_late(6, 6, at, asked + 180 * 60, 180),
+                        RT_CULPRIT_PROBE_TIMEOUT);
+    assert_string_equal(rt_culprit_probe_late(1, 1, "2024-05-01T10:00:00.250Z", asked + 3600, 60),
+                        "probe-timeout");
+    /* One run of six never listed: it never came, even though the others did. */
+    assert_string_equal(rt_culprit_probe_late(3, 1, at, asked + 180 * 60, 180), "probe-timeout");
+    /* Nothing left to wait for: never late, however old the request. */
+    assert_null(rt_culprit_probe_late(0, 0, at, asked + 86400 * 30, 180));
+    /* A request time that is not one: late, the request cannot be sent again. */
+    assert_string_equal(rt_culprit_probe_late(6, 0, NULL, asked, 180), "probe-timeout");
+    assert_string_equal(rt_culprit_probe_late(6, 0, "yesterday", asked, 180), "probe-timeout");
+    assert_string_equal(rt_culprit_probe_late(6, 0, "2024-05-01T10:00:00", asked, 180),
+                        "probe-timeout");
+}
+
+static void test_a_slow_probe_is_waited_for_longer_than_one_that_never_came(void **state)
+{
+    (void)state;
+    const long long asked = 1714557600; /* 2024-05-01T10:00:00Z */
+    const char *at = "2024-05-01T10:00:00Z";
+    /* Every run listed, some not finished: waited for past the deadline, up to
+     * RT_CULPRIT_SLOW_FACTOR deadlines. */
+    assert_null(rt_culprit_probe_late(2, 0, at, asked + 180 * 60, 180));
+    assert_null(rt_culprit_probe_late(2, 0, at, asked + 3 * 180 * 60 - 1, 180));
+    assert_string_equal(rt_culprit_probe_late(2, 0, at, asked + 3 * 180 * 60, 180),
+                        RT_CULPRIT_PROBE_TOO_SLOW);
+    assert_string_equal(RT_CULPRIT_PROBE_TOO_SLOW, "probe-too-slow");
+    assert_int_equal(RT_CULPRIT_SLOW_FACTOR, 3);
+    /* What counts as not listed. */
+    assert_int_equal(rt_culprit_unlisted(10, 5, 12), 3);
+    assert_int_equal(rt_culprit_unlisted(10, 5, 15), 0);
+    assert_int_equal(rt_culprit_unlisted(10, 5, 40), 0);
+    assert_int_equal(rt_culprit_unlisted(2000000000, 2000000000, 0), RT_CULPRIT_MAX_RUNS);
 }
 
 static void test_where_the_window_starts(void **state)
@@ -180,17 +205,21 @@ static void test_the_integration_scenario_takes_three_probes(void **state)
         jobs += r.times;
         w[r.probe].runs += r.times;
         if (r.probe >= culprit) w[r.probe].reproduced += r.times;
-        assert_string_equal(rt_culprit_push_class_name(&w[r.probe], false, false, &model, 8),
-                            r.probe >= culprit ? "bad" : "good");
+        assert_string_equal(
+            rt_culprit_push_class_name(&w[r.probe], false, false, &model, 8, NULL, NULL),
+            r.probe >= culprit ? "bad" : "good");
     }
     assert_int_equal(nprobes, 3);
     assert_int_equal(probes[0], 4); /* N-3 */
     assert_int_equal(probes[1], 2); /* N-5 */
     assert_int_equal(probes[2], 3); /* N-4 */
     assert_int_equal(jobs, 15);
-    assert_string_equal(rt_culprit_push_class_name(&w[0], true, false, &model, 8), "open");
-    assert_string_equal(rt_culprit_push_class_name(&w[7], false, true, &model, 8), "bad");
-    assert_string_equal(rt_culprit_push_class_name(&w[5], false, false, &model, 8), "open");
+    assert_string_equal(rt_culprit_push_class_name(&w[0], true, false, &model, 8, NULL, NULL),
+                        "open");
+    assert_string_equal(rt_culprit_push_class_name(&w[7], false, true, &model, 8, NULL, NULL),
+                        "bad");
+    assert_string_equal(rt_culprit_push_class_name(&w[5], false, false, &model, 8, NULL, NULL),
+                        "open");
 }
 
 static void test_globs_become_like_patterns(void **state)
@@ -352,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_the_probe_request),
         cmocka_unit_test(test_exactly_once),
         cmocka_unit_test(test_a_probe_whose_runs_never_come_is_overdue_after_the_deadline),
+        cmocka_unit_test(test_a_slow_probe_is_waited_for_longer_than_one_that_never_came),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

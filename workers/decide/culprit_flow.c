@@ -13,11 +13,13 @@
 
 #include "common/core/bugsug.h"
 #include "common/core/culprit.h"
+#include "common/core/culprit_adaptive.h"
 #include "common/core/culprit_flow.h"
 #include "common/io/history_store.h"
 #include "common/io/log.h"
 #include "common/worker.h"
 #include "common/io/upstream.h"
+#include "common/policy.h"
 
 #define CLAIM_BATCH   "5"
 #define MAX_JOBS_SEEN 200 /* jobs of the label read on one push of the window */
@@ -114,6 +116,8 @@ typedef struct search {
     const char *platform;
     int jobs_spent;
     const char *range_first, *range_last; /* the last step's range, "" before the window */
+    rt_culprit_classify_fn classify;      /* the probes' rule under decide_policy */
+    rt_culprit_adaptive adaptive;         /* its context under adaptive */
 } search;
 
 /* The probes' model (culprit.h): the confidence and threshold configured, the regression's
@@ -125,7 +129,9 @@ static rt_culprit_model search_model(const search *s, int failing_runs, int fail
                               .reproduction_rate =
                                   rt_culprit_reproduction_rate(failing_runs, failing_reproduced),
                               .history_runs = s->history_runs,
-                              .history_failures = s->history_failures};
+                              .history_failures = s->history_failures,
+                              .failing_runs = failing_runs,
+                              .failing_reproduced = failing_reproduced};
 }
 
 /* How a search ended, for its event. */
@@ -292,10 +298,11 @@ static json_t *window_document(const search *s, const rt_th_push *pushes, const 
         json_t *sig = json_object_get(line, "line");
         if (sigs && json_is_string(sig)) json_array_append(sigs, sig);
     }
-    return json_pack("{s:I, s:o*, s:i, s:o*, s:{s:I, s:I}}", "failing_push_id",
+    return json_pack("{s:I, s:o*, s:i, s:o*, s:{s:I, s:I}, s:s}", "failing_push_id",
                      (json_int_t)s->failing_push_id, "pushes", list, "rounds", 0, "lines", sigs,
                      "history", "runs", (json_int_t)s->history_runs, "failures",
-                     (json_int_t)s->history_failures);
+                     (json_int_t)s->history_failures, "probe_rule",
+                     s->classify == rt_culprit_adaptive_classify ? "adaptive" : "seed");
 }
 
 /* Stores the window and the search's first step. */
@@ -367,7 +374,7 @@ static void store(const search *s, const rt_th_push *pushes, const int *jobs,
 /* The failing push and the pushes before it, newest first in `listed` (the failing push at
  * 0), walked back to the window's first push; then the window oldest first and its first
  * step. */
-static void find_window(const search *s)
+static void find_window(search *s)
 {
     const rt__decide_culprit_io *io = s->io;
     int depth = io->cfg->culprit_max_depth;
@@ -422,7 +429,9 @@ static void find_window(const search *s)
     rt_culprit_input in = {.pushes = evidence,
                            .npushes = npushes,
                            .model = search_model(s, s->failing_runs, s->failing_reproduced),
-                           .jobs_left = io->cfg->culprit_max_jobs};
+                           .jobs_left = io->cfg->culprit_max_jobs,
+                           .classify = s->classify,
+                           .classify_ctx = &s->adaptive};
     rt_culprit_result r;
     if (rt_culprit_flow_next(&in, &r) != RT_OK) {
         rt_log_warn("culprit search refused its window", "set_id", s->set_id, "reason", r.reason);
@@ -487,7 +496,7 @@ static void ask(json_t *push, int times, int round, bool confirm, const char *at
 }
 
 /* The probes of the window, one per push probed, with what its runs show now. */
-static json_t *probes_document(json_t *pushes, const rt_culprit_push *evidence, size_t n,
+static json_t *probes_document(search *s, json_t *pushes, const rt_culprit_push *evidence, size_t n,
                                const rt_culprit_model *model)
 {
     json_t *probes = json_array();
@@ -504,25 +513,27 @@ static json_t *probes_document(json_t *pushes, const rt_culprit_push *evidence, 
                       "push_id", json_object_get(push, "push_id"), "times",
                       member_int(push, "asked"), "runs", evidence[i].runs, "reproduced",
                       evidence[i].reproduced, "class",
-                      rt_culprit_push_class_name(&evidence[i], i == 0, i + 1 == n, model, n),
+                      rt_culprit_push_class_name(&evidence[i], i == 0, i + 1 == n, model, n,
+                                                 s->classify, &s->adaptive),
                       "confirm", json_is_true(json_object_get(request, "confirm")), "requested_at",
                       json_object_get(request, "at")));
     }
     return probes;
 }
 
-/* Whether the runs push waits for (pending) are overdue (culprit_probe_deadline_minutes). */
-static bool overdue(const search *s, json_t *push, int pending)
+/* Whether the runs push waits for (pending, of which unlisted are not listed by Treeherder)
+ * are late (culprit_probe_deadline_minutes): the reason the search stops with, or NULL. */
+static const char *late(const search *s, json_t *push, int pending, int unlisted)
 {
     json_t *request = json_object_get(push, "request");
-    if (!rt_culprit_probe_overdue(pending, json_string_value(json_object_get(request, "at")),
-                                  (long long)time(NULL),
-                                  s->io->cfg->culprit_probe_deadline_minutes))
-        return false;
-    rt_log_warn("culprit probe's runs overdue; the search stops", "set_id", s->set_id, "revision",
-                json_string_value(json_object_get(push, "revision")), "requested_at",
-                json_string_value(json_object_get(request, "at")));
-    return true;
+    const char *why =
+        rt_culprit_probe_late(pending, unlisted, json_string_value(json_object_get(request, "at")),
+                              (long long)time(NULL), s->io->cfg->culprit_probe_deadline_minutes);
+    if (why)
+        rt_log_warn("culprit probe's runs late; the search stops", "set_id", s->set_id, "revision",
+                    json_string_value(json_object_get(push, "revision")), "requested_at",
+                    json_string_value(json_object_get(request, "at")), "reason", why);
+    return why;
 }
 
 /* A probe's row in culprit_pending_probes; attempt 0, state and error "" when there is none. */
@@ -596,7 +607,7 @@ static bool read_push(step *t, size_t i)
     if (!read_probe(s, revision, &row)) return false;
     if (row.attempt < attempt) {
         t->republish[i] = true; /* not handled yet */
-        if (overdue(s, push, e->pending)) t->stop_reason = RT_CULPRIT_PROBE_TIMEOUT;
+        if (!t->stop_reason) t->stop_reason = late(s, push, e->pending, e->pending);
         return true;
     }
     if (!strcmp(row.state, "failed")) {
@@ -612,7 +623,8 @@ static bool read_push(step *t, size_t i)
      * stored (its window still waits for runs). */
     bool recount = !strcmp(row.state, "done") && e->pending > 0;
     if (strcmp(row.state, "triggered") && !recount) {
-        if (overdue(s, push, e->pending)) t->stop_reason = RT_CULPRIT_PROBE_TIMEOUT;
+        if (!t->stop_reason)
+            t->stop_reason = late(s, push, e->pending, e->pending); /* no task made yet */
         return true;
     }
     rt_culprit_tally tally = {0};
@@ -634,7 +646,9 @@ static bool read_push(step *t, size_t i)
         const char *params[] = {s->set_id, revision, attempt_text};
         if (rt_pg_exec(s->io->pg, SQL_PROBE_DONE, 3, params, NULL) != RT_OK) return false;
     }
-    if (overdue(s, push, e->pending)) t->stop_reason = RT_CULPRIT_PROBE_TIMEOUT;
+    int unlisted =
+        rt_culprit_unlisted(member_int(push, "base_jobs"), member_int(push, "asked"), seen_jobs);
+    if (!t->stop_reason) t->stop_reason = late(s, push, e->pending, unlisted);
     return true;
 }
 
@@ -686,7 +700,7 @@ static void store_step(step *t, const rt_culprit_model *model)
     search *s = t->s;
     const rt__decide_culprit_io *io = s->io;
     const rt_culprit_result *r = &t->r;
-    json_t *probes = probes_document(t->pushes, t->evidence, t->n, model);
+    json_t *probes = probes_document(s, t->pushes, t->evidence, t->n, model);
     char *window_text = json_dumps(t->window, JSON_COMPACT);
     char *probes_text = probes ? json_dumps(probes, JSON_COMPACT) : NULL;
     json_t *culprit =
@@ -791,7 +805,9 @@ static void go_on(search *s, const char *text)
                            .model = search_model(s, failing->runs, failing->reproduced),
                            .jobs_left = s->io->cfg->culprit_max_jobs > s->jobs_spent
                                             ? s->io->cfg->culprit_max_jobs - s->jobs_spent
-                                            : 0};
+                                            : 0,
+                           .classify = s->classify,
+                           .classify_ctx = &s->adaptive};
     if (rt_culprit_flow_next(&in, &t.r) != RT_OK) {
         rt_log_warn("culprit search refused its window", "set_id", s->set_id, "reason", t.r.reason);
         stop(s, "invalid-window");
@@ -850,6 +866,7 @@ static void load_history(search *s, const char *before)
 static void look_at(const rt__decide_culprit_io *io, PGresult *res, const int *c, int row)
 {
     search s = {.io = io, .label = PQgetvalue(res, row, c[CLAIM_LABEL])};
+    s.classify = rt_culprit_classifier(rt_decide_policy_from_config(io->cfg), io->cfg, &s.adaptive);
     snprintf(s.set_id, sizeof s.set_id, "%s", PQgetvalue(res, row, c[CLAIM_SET_ID]));
     snprintf(s.project, sizeof s.project, "%s", PQgetvalue(res, row, c[CLAIM_PROJECT]));
     snprintf(s.revision, sizeof s.revision, "%s", PQgetvalue(res, row, c[CLAIM_REVISION]));
