@@ -76,6 +76,10 @@ char *rt__cli_read_file(const char *path, size_t max, size_t *len, const char *w
 /* --format: "table" or "json" (*json set), 0; else 2 after saying so. */
 int rt__cli_format(const char *arg, bool *json);
 
+/* A whole decimal number (a double) in [min, max] into *out: 0, else -1 (out untouched). */
+int rt__cli_parse_long(const char *text, long min, long max, long *out);
+int rt__cli_parse_double(const char *text, double min, double max, double *out);
+
 /* "7d" -> "7 days" (h, d, w); -1 when malformed. */
 int rt__cli_parse_duration(const char *text, char *out, size_t size);
 /* The rows of history_flakes as the JSON array `retrig flakes --format json` prints; NULL

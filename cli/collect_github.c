@@ -248,7 +248,9 @@ static void show_progress(collector *c, bool last)
     fflush(stderr);
 }
 
-/* Stores one attempt and all it found in one transaction. */
+/* Stores one attempt and all it found in one transaction. Long because the 21 parameters of its
+ * github_runs row are formatted and listed one per line, then the same transaction writes each
+ * JUnit file's outcomes, each gap and the collection state, with one rollback for any failure. */
 static int store_attempt(collector *c, const rt_gh_run *run, attempt_data *d)
 {
     char run_id[24], attempt[16], workflow_id[24], pr[16], created[24], started[24],
@@ -693,6 +695,9 @@ static void print_summary(collector *c, int rc)
     fflush(stdout);
 }
 
+/* Long because it is one case per option with its check, then a linear sequence (the GitHub
+ * client, the database, the repository's default branch, the passes over each workflow, repeated
+ * every --interval) that shares cleanup through goto out. */
 int rt_cli_collect_github(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {

@@ -60,26 +60,6 @@ static void usage(FILE *out)
         "Exit: 0 printed, 1 the file could not be read or is not a valid window, 2 usage.\n");
 }
 
-static int parse_long(const char *text, long min, long max, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < min || v > max) return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_double(const char *text, double min, double max, double *out)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno || end == text || *end || !(v >= min) || !(v <= max)) return -1;
-    *out = v;
-    return 0;
-}
-
 static bool project_searched(const rt_config *cfg, const char *project)
 {
     for (size_t i = 0; i < cfg->culprit_projects.count; i++)
@@ -143,9 +123,76 @@ static int simulate(long cases, uint64_t seed, const rt_culprit_model *model, lo
     return 0;
 }
 
-int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
+/* What the command line asks for. */
+typedef struct options {
+    const char *path, *project;
+    long history_runs, history_failures, threshold, max_jobs, jobs_spent, cases, seed;
+    double rate, confidence;
+    bool trust_first, seed_given;
+    rt_policy policy;
+} options;
+
+/* One option into o: -1 when taken, else the exit status (0: --help, 2: a usage error). */
+static int take_option(int c, options *o)
 {
-    static const struct option options[] = {
+    const char *bad = NULL;
+    switch (c) {
+    case 'p': o->path = optarg; break;
+    case 'H':
+        if (rt__cli_parse_long(optarg, 0, 100000000, &o->history_runs))
+            bad = "--history-runs wants 0..1e8";
+        break;
+    case 'F':
+        if (rt__cli_parse_long(optarg, 0, 100000000, &o->history_failures))
+            bad = "--history-failures wants 0..1e8";
+        break;
+    case 'r':
+        if (rt__cli_parse_double(optarg, 0.001, 1.0, &o->rate))
+            bad = "--reproduction-rate wants a number from 0.001 to 1";
+        break;
+    case 'c':
+        if (rt__cli_parse_double(optarg, 0.5, 0.999, &o->confidence))
+            bad = "--confidence wants a number from 0.5 to 0.999";
+        break;
+    case 't':
+        if (rt__cli_parse_long(optarg, 1, 20, &o->threshold)) bad = "--threshold wants 1..20";
+        break;
+    case 'j':
+        if (rt__cli_parse_long(optarg, 0, RT_CULPRIT_MAX_JOBS, &o->max_jobs))
+            bad = "--max-jobs wants 0..100000";
+        break;
+    case 's':
+        if (rt__cli_parse_long(optarg, 0, RT_CULPRIT_MAX_JOBS, &o->jobs_spent))
+            bad = "--jobs-spent wants 0..100000";
+        break;
+    case 'P': o->project = optarg; break;
+    case 'S':
+        if (rt__cli_parse_long(optarg, 1, RT_CULPRIT_SIM_MAX_CASES, &o->cases))
+            bad = "--simulate wants a number of cases from 1 to 10000000";
+        break;
+    case 'e':
+        if (rt__cli_parse_long(optarg, 0, 2147483647L, &o->seed))
+            bad = "--seed wants 0..2147483647";
+        o->seed_given = true;
+        break;
+    case 'T': o->trust_first = true; break;
+    case 'o':
+        if (rt_policy_parse(optarg, &o->policy) != RT_OK || o->policy == RT_POLICY_MOZCI)
+            bad = "--policy wants seed or adaptive";
+        break;
+    case 'h': usage(stdout); return 0;
+    default: usage(stderr); return 2;
+    }
+    if (!bad) return -1;
+    fprintf(stderr, "retrig culprit: %s, not '%s'\n", bad, optarg);
+    return 2;
+}
+
+/* The options, defaults from the configuration: -1 when the command is to run, else its
+ * exit status. */
+static int parse_options(int argc, char **argv, const rt_config *cfg, options *o)
+{
+    static const struct option longopts[] = {
         {"pushes", required_argument, NULL, 'p'},
         {"history-runs", required_argument, NULL, 'H'},
         {"history-failures", required_argument, NULL, 'F'},
@@ -162,96 +209,50 @@ int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *path = NULL, *project = NULL;
-    long history_runs = 0, history_failures = 0, threshold = cfg->decide_threshold;
-    long max_jobs = cfg->culprit_max_jobs, jobs_spent = -1, cases = 0, seed = 1;
-    double rate = -1, confidence = cfg->culprit_confidence;
-    bool trust_first = false, seed_given = false;
-    rt_policy policy = rt_decide_policy_from_config(cfg);
-    int c;
-    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        const char *bad = NULL;
-        switch (c) {
-        case 'p': path = optarg; break;
-        case 'H':
-            if (parse_long(optarg, 0, 100000000, &history_runs))
-                bad = "--history-runs wants 0..1e8";
-            break;
-        case 'F':
-            if (parse_long(optarg, 0, 100000000, &history_failures))
-                bad = "--history-failures wants 0..1e8";
-            break;
-        case 'r':
-            if (parse_double(optarg, 0.001, 1.0, &rate))
-                bad = "--reproduction-rate wants a number from 0.001 to 1";
-            break;
-        case 'c':
-            if (parse_double(optarg, 0.5, 0.999, &confidence))
-                bad = "--confidence wants a number from 0.5 to 0.999";
-            break;
-        case 't':
-            if (parse_long(optarg, 1, 20, &threshold)) bad = "--threshold wants 1..20";
-            break;
-        case 'j':
-            if (parse_long(optarg, 0, RT_CULPRIT_MAX_JOBS, &max_jobs))
-                bad = "--max-jobs wants 0..100000";
-            break;
-        case 's':
-            if (parse_long(optarg, 0, RT_CULPRIT_MAX_JOBS, &jobs_spent))
-                bad = "--jobs-spent wants 0..100000";
-            break;
-        case 'P': project = optarg; break;
-        case 'S':
-            if (parse_long(optarg, 1, RT_CULPRIT_SIM_MAX_CASES, &cases))
-                bad = "--simulate wants a number of cases from 1 to 10000000";
-            break;
-        case 'e':
-            if (parse_long(optarg, 0, 2147483647L, &seed)) bad = "--seed wants 0..2147483647";
-            seed_given = true;
-            break;
-        case 'T': trust_first = true; break;
-        case 'o':
-            if (rt_policy_parse(optarg, &policy) != RT_OK || policy == RT_POLICY_MOZCI)
-                bad = "--policy wants seed or adaptive";
-            break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-        if (bad) {
-            fprintf(stderr, "retrig culprit: %s, not '%s'\n", bad, optarg);
-            return 2;
-        }
-    }
+    *o = (options){.threshold = cfg->decide_threshold,
+                   .max_jobs = cfg->culprit_max_jobs,
+                   .jobs_spent = -1,
+                   .seed = 1,
+                   .rate = -1,
+                   .confidence = cfg->culprit_confidence,
+                   .policy = rt_decide_policy_from_config(cfg)};
+    int c, status;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+        if ((status = take_option(c, o)) >= 0) return status;
     if (optind < argc) {
         fprintf(stderr, "retrig culprit: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
         return 2;
     }
-    if (!path == !cases) {
+    if (!o->path == !o->cases) {
         fprintf(stderr, "retrig culprit: give either --pushes FILE or --simulate N\n");
         usage(stderr);
         return 2;
     }
-    if (trust_first && policy != RT_POLICY_SEED) {
+    if (o->trust_first && o->policy != RT_POLICY_SEED) {
         fprintf(stderr, "retrig culprit: --trust-first goes with --policy seed\n");
         return 2;
     }
-    if (path && (seed_given || trust_first)) {
+    if (o->path && (o->seed_given || o->trust_first)) {
         fprintf(stderr, "retrig culprit: --seed and --trust-first go with --simulate\n");
         return 2;
     }
-    if (history_failures > history_runs) {
+    if (o->history_failures > o->history_runs) {
         fprintf(stderr, "retrig culprit: --history-failures (%ld) exceeds --history-runs (%ld)\n",
-                history_failures, history_runs);
+                o->history_failures, o->history_runs);
         return 2;
     }
-    rt_culprit_model model = {.confidence = confidence,
-                              .threshold = (int)threshold,
-                              .reproduction_rate = 1.0,
-                              .history_runs = history_runs,
-                              .history_failures = history_failures};
-    if (cases) return simulate(cases, (uint64_t)seed, &model, max_jobs, cfg, policy, trust_first);
+    return -1;
+}
 
+/* --pushes FILE: the next step of the search over that window, printed as JSON. */
+static int window_step(const options *o, const rt_config *cfg, rt_culprit_model model)
+{
+    const char *path = o->path, *project = o->project;
+    long max_jobs = o->max_jobs, jobs_spent = o->jobs_spent;
+    double rate = o->rate;
+    rt_policy policy = o->policy;
+    int status = 1;
     size_t len = 0;
     char *text =
         rt__cli_read_file(path, (size_t)RT_CULPRIT_WINDOW_MAX_BYTES, &len, "the pushes file");
@@ -266,7 +267,6 @@ int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
         free(w);
         return 1;
     }
-    int status = 1;
     size_t skipped = w->count - 2;
     if (skipped > (size_t)cfg->culprit_max_depth) {
         snprintf(errstr, sizeof errstr,
@@ -341,4 +341,20 @@ int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
 out:
     free(w);
     return status;
+}
+
+int rt_cli_culprit(int argc, char **argv, rt_config *cfg)
+{
+    options o;
+    int status = parse_options(argc, argv, cfg, &o);
+    if (status >= 0) return status;
+    rt_culprit_model model = {.confidence = o.confidence,
+                              .threshold = (int)o.threshold,
+                              .reproduction_rate = 1.0,
+                              .history_runs = o.history_runs,
+                              .history_failures = o.history_failures};
+    if (o.cases)
+        return simulate(o.cases, (uint64_t)o.seed, &model, o.max_jobs, cfg, o.policy,
+                        o.trust_first);
+    return window_step(&o, cfg, model);
 }

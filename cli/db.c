@@ -66,6 +66,26 @@ void rt__cli_db_error(rt_pg *pg, const char *what)
     rt_log_error(what, "error", message, "hint", hint_for(rt_pg_sqlstate(pg), message));
 }
 
+int rt__cli_parse_long(const char *text, long min, long max, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < min || v > max) return -1;
+    *out = v;
+    return 0;
+}
+
+int rt__cli_parse_double(const char *text, double min, double max, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !(v >= min) || !(v <= max)) return -1;
+    *out = v;
+    return 0;
+}
+
 int rt__cli_format(const char *arg, bool *json)
 {
     if (strcmp(arg, "table") && strcmp(arg, "json")) {

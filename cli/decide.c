@@ -62,6 +62,9 @@ static bool append(json_t *array, json_t *value)
     return value && json_array_append_new(array, value) == 0;
 }
 
+/* Long because it is one case per option with its check, then a linear sequence (load the
+ * files, build the runs and the tracked lines, decide, print the verdict as JSON) that shares
+ * cleanup through goto out. */
 int rt_cli_decide(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {

@@ -409,6 +409,9 @@ static void policy_json(json_t *o, const PGresult *res, int i)
     }
 }
 
+/* Long because it is one case per option with its check, then the rows of SQL_DECISIONS printed
+ * two ways: as JSON objects (with the culprit search and the verdict policy when recorded), or as
+ * a table of thirteen columns. */
 int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {
@@ -664,6 +667,9 @@ static void print_policy(rt_pg *pg, const char *const *sparams)
     PQclear(res);
 }
 
+/* Long because it tells the story one section at a time, each its own query and printf calls:
+ * the set, its later rounds, the retrigger action, the runs compared, the verdict with its
+ * evidence and the culprit search; every query shares the exits dberror, nocolumn and out. */
 int rt_cli_explain(int argc, char **argv, rt_config *cfg)
 {
     if (argc != 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {

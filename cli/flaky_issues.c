@@ -252,6 +252,9 @@ static int act(rt_tracker *tracker, rt_pg *pg, const char *project, plan_row *p,
     return record(pg, project, p, tname, now_text);
 }
 
+/* Long because it is a linear sequence of steps that share cleanup through goto out: one case
+ * per option and the checks between them, the query of the candidates and the plan for each, the
+ * tracker calls under --apply, then the plan printed as JSON or as a table. */
 int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {

@@ -55,6 +55,9 @@ static bool time_text(const char *in, char *out, size_t size)
     return true;
 }
 
+/* Long because it is one case per option, one check per option with its own message, then a
+ * linear sequence (read and check every file, one transaction for the run, the rollup, the
+ * summary) that shares cleanup through goto out. */
 int rt_cli_ingest_junit(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {

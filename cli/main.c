@@ -92,6 +92,8 @@ static int print_keys(void)
     return 0;
 }
 
+/* Long because it is one branch per subcommand in the dispatch chain, after the global options
+ * and the commands that run without a configuration (help, version, config --keys). */
 int main(int argc, char **argv)
 {
     const char *config_path = NULL;

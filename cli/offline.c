@@ -137,6 +137,9 @@ static void eligibility_usage(FILE *out)
             "\"retriggers\"} with verdict retrigger, skip or infra.\n");
 }
 
+/* Long because it is one case per option (--pool-prefix and --tier replace the configured lists
+ * on first use), then a linear sequence of reads and parses, one per file, that shares cleanup
+ * through goto out before the decision is printed. */
 int rt_cli_eligibility(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {

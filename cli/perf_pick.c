@@ -55,6 +55,9 @@ static json_t *pick_json(const rt_perf_options *o, const rt_perf_pick *p)
                      p->round, "closes_summary", p->closes_summary, "reason", p->reason);
 }
 
+/* Long because it is one case per option with its check, then under --explain one JSON array
+ * built per part of the result (covered, left out, skipped, closed), sharing cleanup through
+ * goto out. */
 int rt_cli_perf_pick(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {

@@ -29,6 +29,9 @@ static void usage(FILE *out)
         "refuse is printed with \"refused\": {\"code\", \"reason\"} and the exit code is 1.\n");
 }
 
+/* Long because it is a linear sequence of steps that share cleanup through goto out: the
+ * options, reading and parsing both files, finding the action by the task's tags, rendering its
+ * hookPayload, checking the call as retrig-retrigger does and printing it. */
 int rt_cli_render_action(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {

@@ -820,7 +820,9 @@ static void summary(FILE *f, const page *p)
 }
 
 /* What the data rests on: runs per day (main branches dark, the others light) with the gaps
- * hatched, the gaps and notes in words, the projects. All from the coverage object. */
+ * hatched, the gaps and notes in words, the projects. All from the coverage object. Long because
+ * it writes the panel's HTML piece by piece, escaping each value: the SVG strip of days and gap
+ * bands, its legend, the gaps in words, then up to 8 projects and the notes. */
 static void coverage_panel(FILE *f, const page *p)
 {
     json_t *c = p->coverage;
@@ -1002,6 +1004,9 @@ static int write_page(FILE *f, const void *ctx)
     return ferror(f) ? -1 : 0;
 }
 
+/* Long because it is one case per option, then a linear sequence of loads (the window, the
+ * flakes of all branches, of main only and of the flaky window, the rows, slots, marks and
+ * coverage), the page written and its summary, sharing cleanup through goto out. */
 int rt_cli_report(int argc, char **argv, rt_config *cfg)
 {
     for (int i = 1; i < argc; i++)

@@ -33,15 +33,6 @@ static void usage(FILE *out)
             "Exit: 0 written, 1 database error, 2 usage.\n");
 }
 
-static bool parse_int(const char *text, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    long v = strtol(text, &end, 10);
-    if (end == text || *end || v < lo || v > hi) return false;
-    *out = v;
-    return true;
-}
-
 /* Stores a batch in one transaction; counts the runs that were new. */
 static int store(rt_pg *pg, const rt_hsim_run *batch, size_t n, const char *repository,
                  size_t *added)
@@ -93,6 +84,9 @@ static void print_planted(const rt_hsim *sim)
     }
 }
 
+/* Long because it is one case per option with its range check, then a linear sequence (the
+ * simulation, the batches of runs stored, the rollup, ANALYZE, the summary) that shares cleanup
+ * through goto out. */
 int rt_cli_seed_history(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {
@@ -114,21 +108,21 @@ int rt_cli_seed_history(int argc, char **argv, rt_config *cfg)
         switch (c) {
         case 'r': repository = optarg; break;
         case 's':
-            if (!parse_int(optarg, 0, 2147483647L, &v)) {
+            if (rt__cli_parse_long(optarg, 0, 2147483647L, &v)) {
                 rt_log_error("--seed wants a number from 0 to 2147483647", "value", optarg);
                 return 2;
             }
             o.seed = (uint64_t)v;
             break;
         case 'd':
-            if (!parse_int(optarg, 1, RT_HSIM_MAX_DAYS, &v)) {
+            if (rt__cli_parse_long(optarg, 1, RT_HSIM_MAX_DAYS, &v)) {
                 rt_log_error("--days wants a number from 1 to 90", "value", optarg);
                 return 2;
             }
             o.days = (int)v;
             break;
         case 't':
-            if (!parse_int(optarg, RT_HSIM_MIN_TESTS, RT_HSIM_MAX_TESTS, &v)) {
+            if (rt__cli_parse_long(optarg, RT_HSIM_MIN_TESTS, RT_HSIM_MAX_TESTS, &v)) {
                 rt_log_error("--tests wants a number from 40 to 5000", "value", optarg);
                 return 2;
             }

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "common/core/decide_model.h"
 #include "common/core/decide_policy.h"
 #include "common/core/decide_sim.h"
+#include "common/policy.h"
 
 #define MAX_CASES      2000000
 #define MAX_LINE_BYTES 65536
@@ -44,26 +46,6 @@ static void usage(FILE *out)
         "mixes in common/decide_sim.h) to --out or stdout; --regression-share defaults\n"
         "to 0.15.\n"
         "Exit: 0 done, 1 a file could not be read or written or is invalid, 2 usage.\n");
-}
-
-static int parse_double(const char *text, double min, double max, double *out)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno || end == text || *end || !(v >= min && v <= max)) return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_long(const char *text, long min, long max, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < min || v > max) return -1;
-    *out = v;
-    return 0;
 }
 
 static int generate(long count, unsigned long long seed, rt_sim_mix mix, double share,
@@ -179,9 +161,115 @@ static json_t *tally_json(rt_policy policy, const rt_sim_tally *t)
         "shadow_agreement", shadow);
 }
 
-int rt_cli_simulate(int argc, char **argv, rt_config *cfg)
+/* What the command line asks for. */
+typedef struct options {
+    const char *cases_path, *out_path, *population, *trace_path;
+    rt_policy policies[RT_POLICY_COUNT];
+    size_t npolicies;
+    bool json_format, seed_given;
+    long generate_count;
+    unsigned long long seed;
+    rt_sim_mix mix;
+    double regression_share;
+    rt_decide_settings model; /* the decide_* settings, with the options' changes */
+    rt_decide_beta fixed;     /* --population A,B; alpha 0: not given */
+} options;
+
+RT_PRINTF(1, 2) static int usage_error(const char *fmt, ...)
 {
-    static const struct option options[] = {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("retrig simulate: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 2;
+}
+
+/* One option into o: -1 when taken, else the exit status (0: --help, 2: a usage error). */
+static int take_option(int c, options *o)
+{
+    long n;
+    switch (c) {
+    case 'c': o->cases_path = optarg; return -1;
+    case 'p': {
+        rt_policy p;
+        if (rt_policy_parse(optarg, &p) != RT_OK)
+            return usage_error("--policy is seed, adaptive or mozci, not '%s'", optarg);
+        bool seen = false;
+        for (size_t i = 0; i < o->npolicies; i++) seen |= o->policies[i] == p;
+        if (!seen) o->policies[o->npolicies++] = p;
+        return -1;
+    }
+    case 'f': return rt__cli_format(optarg, &o->json_format) ? 2 : -1;
+    case 'C':
+        if (rt__cli_parse_double(optarg, 0.51, 0.999, &o->model.confidence) != 0)
+            return usage_error("--confidence wants 0.51..0.999, not '%s'", optarg);
+        return -1;
+    case 'P':
+        if (rt__cli_parse_double(optarg, 0.001, 0.999, &o->model.prior_regression) != 0)
+            return usage_error("--prior-regression wants 0.001..0.999, not '%s'", optarg);
+        return -1;
+    case 'M':
+        if (rt__cli_parse_long(optarg, 1, RT_DECIDE_MAX_RETRIGGERS, &n) != 0)
+            return usage_error("--max-retriggers wants 1..%d, not '%s'", RT_DECIDE_MAX_RETRIGGERS,
+                               optarg);
+        o->model.max_retriggers = (int)n;
+        return -1;
+    case 'F': o->population = optarg; return -1;
+    case 'g':
+        if (rt__cli_parse_long(optarg, 1, MAX_CASES, &o->generate_count) != 0)
+            return usage_error("--generate wants 1..%d cases, not '%s'", MAX_CASES, optarg);
+        return -1;
+    case 's': {
+        char *end = NULL;
+        errno = 0;
+        o->seed = strtoull(optarg, &end, 10);
+        if (errno || end == optarg || *end || optarg[0] == '-')
+            return usage_error("--seed wants a number, not '%s'", optarg);
+        o->seed_given = true;
+        return -1;
+    }
+    case 'm':
+        if (rt_sim_mix_parse(optarg, &o->mix) != RT_OK)
+            return usage_error("--mix is uniform or observed, not '%s'", optarg);
+        return -1;
+    case 'r':
+        if (rt__cli_parse_double(optarg, 0, 1, &o->regression_share) != 0)
+            return usage_error("--regression-share wants 0..1, not '%s'", optarg);
+        return -1;
+    case 'o': o->out_path = optarg; return -1;
+    case 't': o->trace_path = optarg; return -1;
+    case 'h': usage(stdout); return 0;
+    default: usage(stderr); return 2;
+    }
+}
+
+/* --population A,B into o->fixed (fit and default leave it unset). */
+static int take_population(options *o)
+{
+    if (!strcmp(o->population, "fit") || !strcmp(o->population, "default")) return -1;
+    char *end = NULL;
+    o->fixed.alpha = strtod(o->population, &end);
+    if (end && *end == ',') o->fixed.beta = strtod(end + 1, &end);
+    if (!end || *end || !(o->fixed.alpha > 0) || !(o->fixed.beta > 0) ||
+        !isfinite(o->fixed.alpha) || !isfinite(o->fixed.beta))
+        return usage_error("--population is fit, default or A,B, not '%s'", o->population);
+    o->model.flake_failing = o->fixed;
+    if (rt_decide_settings_check(&o->model) != RT_OK) {
+        fprintf(stderr,
+                "retrig simulate: --population %s: B must exceed the regression prior's betas "
+                "(%g)\n",
+                o->population, o->model.partial.beta);
+        return 2;
+    }
+    return -1;
+}
+
+/* The options: -1 when the command is to run, else its exit status. */
+static int parse_options(int argc, char **argv, const rt_config *cfg, options *o)
+{
+    static const struct option longopts[] = {
         {"cases", required_argument, NULL, 'c'},
         {"policy", required_argument, NULL, 'p'},
         {"format", required_argument, NULL, 'f'},
@@ -198,152 +286,127 @@ int rt_cli_simulate(int argc, char **argv, rt_config *cfg)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *cases_path = NULL, *out_path = NULL, *population = "fit", *trace_path = NULL;
-    rt_policy policies[RT_POLICY_COUNT];
-    size_t npolicies = 0;
-    bool json_format = false, seed_given = false;
-    long generate_count = -1;
-    unsigned long long seed = 0;
-    rt_sim_mix mix = RT_SIM_MIX_UNIFORM;
-    double regression_share = 0.15;
-    rt_decide_settings model;
-    rt_decide_settings_default(&model);
-    model.confidence = cfg->decide_confidence;
-    model.prior_regression = cfg->decide_prior_regression;
-    model.max_retriggers = cfg->decide_max_retriggers;
-    model.first_batch_max = cfg->retriggers_per_failure;
-    model.first_batch_min = cfg->budget_minimum < cfg->retriggers_per_failure
-                                ? cfg->budget_minimum
-                                : cfg->retriggers_per_failure;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        long n;
-        switch (c) {
-        case 'c': cases_path = optarg; break;
-        case 'p': {
-            rt_policy p;
-            if (rt_policy_parse(optarg, &p) != RT_OK) {
-                fprintf(stderr, "retrig simulate: --policy is seed, adaptive or mozci, not '%s'\n",
-                        optarg);
-                return 2;
-            }
-            bool seen = false;
-            for (size_t i = 0; i < npolicies; i++) seen |= policies[i] == p;
-            if (!seen) policies[npolicies++] = p;
-            break;
-        }
-        case 'f':
-            if (rt__cli_format(optarg, &json_format)) return 2;
-            break;
-        case 'C':
-            if (parse_double(optarg, 0.51, 0.999, &model.confidence) != 0) {
-                fprintf(stderr, "retrig simulate: --confidence wants 0.51..0.999, not '%s'\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case 'P':
-            if (parse_double(optarg, 0.001, 0.999, &model.prior_regression) != 0) {
-                fprintf(stderr,
-                        "retrig simulate: --prior-regression wants 0.001..0.999, not '%s'\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case 'M':
-            if (parse_long(optarg, 1, RT_DECIDE_MAX_RETRIGGERS, &n) != 0) {
-                fprintf(stderr, "retrig simulate: --max-retriggers wants 1..%d, not '%s'\n",
-                        RT_DECIDE_MAX_RETRIGGERS, optarg);
-                return 2;
-            }
-            model.max_retriggers = (int)n;
-            break;
-        case 'F': population = optarg; break;
-        case 'g':
-            if (parse_long(optarg, 1, MAX_CASES, &generate_count) != 0) {
-                fprintf(stderr, "retrig simulate: --generate wants 1..%d cases, not '%s'\n",
-                        MAX_CASES, optarg);
-                return 2;
-            }
-            break;
-        case 's': {
-            char *end = NULL;
-            errno = 0;
-            seed = strtoull(optarg, &end, 10);
-            if (errno || end == optarg || *end || optarg[0] == '-') {
-                fprintf(stderr, "retrig simulate: --seed wants a number, not '%s'\n", optarg);
-                return 2;
-            }
-            seed_given = true;
-            break;
-        }
-        case 'm':
-            if (rt_sim_mix_parse(optarg, &mix) != RT_OK) {
-                fprintf(stderr, "retrig simulate: --mix is uniform or observed, not '%s'\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case 'r':
-            if (parse_double(optarg, 0, 1, &regression_share) != 0) {
-                fprintf(stderr, "retrig simulate: --regression-share wants 0..1, not '%s'\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case 'o': out_path = optarg; break;
-        case 't': trace_path = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
+    *o = (options){.population = "fit", .generate_count = -1, .regression_share = 0.15};
+    rt_decide_settings_from_config(cfg, &o->model);
+    int c, status;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+        if ((status = take_option(c, o)) >= 0) return status;
     if (optind < argc) {
         fprintf(stderr, "retrig simulate: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
         return 2;
     }
-    if ((generate_count > 0) == (cases_path != NULL)) {
+    if ((o->generate_count > 0) == (o->cases_path != NULL)) {
         fprintf(stderr, "retrig simulate: give either --cases or --generate\n");
         usage(stderr);
         return 2;
     }
-    if (generate_count > 0) {
-        if (!seed_given) {
-            fprintf(stderr, "retrig simulate: --generate needs --seed\n");
-            return 2;
-        }
-        return generate(generate_count, seed, mix, regression_share, out_path);
+    if (o->generate_count > 0 && !o->seed_given) {
+        fprintf(stderr, "retrig simulate: --generate needs --seed\n");
+        return 2;
     }
-    rt_decide_beta fixed = {0, 0};
-    if (strcmp(population, "fit") && strcmp(population, "default")) {
-        char *end = NULL;
-        fixed.alpha = strtod(population, &end);
-        if (end && *end == ',') fixed.beta = strtod(end + 1, &end);
-        if (!end || *end || !(fixed.alpha > 0) || !(fixed.beta > 0) || !isfinite(fixed.alpha) ||
-            !isfinite(fixed.beta)) {
-            fprintf(stderr, "retrig simulate: --population is fit, default or A,B, not '%s'\n",
-                    population);
-            return 2;
-        }
-        model.flake_failing = fixed;
-        if (rt_decide_settings_check(&model) != RT_OK) {
-            fprintf(stderr,
-                    "retrig simulate: --population %s: B must exceed the regression prior's "
-                    "betas (%g)\n",
-                    population, model.partial.beta);
-            return 2;
+    if (o->generate_count <= 0 && (status = take_population(o)) >= 0) return status;
+    if (o->npolicies == 0) o->policies[o->npolicies++] = rt_decide_policy_from_config(cfg);
+    return -1;
+}
+
+/* --population fit: the flake rate of a failing test fitted from the cases' histories, when
+ * the model can use the fit. Returns where the population came from. */
+static const char *fit_population(options *o, const rt_sim_case *cases, size_t ncases)
+{
+    if (strcmp(o->population, "fit")) return o->fixed.alpha > 0 ? "given" : "default";
+    rt_decide_counts *counts = malloc((ncases ? ncases : 1) * sizeof *counts);
+    if (!counts) return "default";
+    for (size_t i = 0; i < ncases; i++)
+        counts[i] = (rt_decide_counts){cases[i].history.runs, cases[i].history.failures};
+    const char *source = "default";
+    rt_decide_beta fitted;
+    rt_decide_settings tried = o->model;
+    /* A fit the model cannot use (too few histories, or a Beta too wide to keep the
+     * likelihood ratio monotone) leaves the default. */
+    if (rt_decide_fit_population(counts, ncases, &fitted) == RT_OK) {
+        tried.flake_failing = fitted;
+        source = "default: fit not usable";
+        if (rt_decide_settings_check(&tried) == RT_OK) {
+            o->model = tried;
+            source = "fitted";
         }
     }
-    if (npolicies == 0) {
-        rt_policy p = RT_POLICY_SEED;
-        if (rt_policy_parse(cfg->decide_policy, &p) != RT_OK) p = RT_POLICY_SEED;
-        policies[npolicies++] = p;
+    free(counts);
+    return source;
+}
+
+/* Every policy over every case, a row each in rows; each case's outcome in trace when open. */
+static int run_policies(const options *o, rt_sim *sim, const rt_sim_case *cases, size_t ncases,
+                        json_t *rows, FILE *trace)
+{
+    for (size_t k = 0; k < o->npolicies; k++) {
+        rt_sim_tally tally = {0};
+        for (size_t i = 0; i < ncases; i++) {
+            rt_sim_result r;
+            if (rt_sim_run(sim, o->policies[k], &cases[i], &r) != RT_OK) {
+                rt_log_error("cannot simulate a case", "policy", rt_policy_name(o->policies[k]));
+                return -1;
+            }
+            rt_sim_tally_add(&tally, &cases[i], &r);
+            if (trace)
+                fprintf(trace,
+                        "{\"case\":%zu,\"policy\":\"%s\",\"truth\":\"%s\",\"verdict\":\"%s\","
+                        "\"reason\":\"%s\",\"retriggers\":%zu,\"rounds\":%zu,"
+                        "\"p_regression\":%.6g,\"runs\":%ld,\"failures\":%ld,\"rate\":%.6g}\n",
+                        i + 1, rt_policy_name(o->policies[k]),
+                        cases[i].regression ? "regression" : "intermittent",
+                        rt_verdict_name(r.verdict), r.reason, r.retriggers, r.rounds,
+                        r.p_regression, cases[i].history.runs, cases[i].history.failures,
+                        cases[i].rate);
+        }
+        json_array_append_new(rows, tally_json(o->policies[k], &tally));
     }
+    return 0;
+}
+
+/* The report as a Markdown table. */
+static void print_table(const options *o, const rt_config *cfg, json_t *report,
+                        const char *population_source)
+{
+    json_t *rows = json_object_get(report, "policies");
+    long long ncases = json_integer_value(json_object_get(report, "cases"));
+    long long regressions = json_integer_value(json_object_get(report, "regressions"));
+    printf("%lld cases (%lld regressions, %lld intermittents, %lld with history) from %s\n", ncases,
+           regressions, ncases - regressions,
+           (long long)json_integer_value(json_object_get(report, "with_history")), o->cases_path);
+    printf("confidence %.3g, prior P(regression) %.3g, max retriggers %d, "
+           "retriggers_per_failure %d, threshold %d,\n"
+           "flake rate of a failing test Beta(%.3g, %.3g) (%s)\n\n",
+           o->model.confidence, o->model.prior_regression, o->model.max_retriggers,
+           cfg->retriggers_per_failure, cfg->decide_threshold, o->model.flake_failing.alpha,
+           o->model.flake_failing.beta, population_source);
+    printf("| policy | accuracy | regression recall | intermittents called regression | "
+           "retriggers / failure | rounds / failure | low-confidence |\n"
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for (size_t k = 0; k < json_array_size(rows); k++) {
+        json_t *row = json_array_get(rows, k);
+#define NUM(key) json_real_value(json_object_get(row, key))
+        printf("| %s | %.3f | %.3f | %.3f | %.2f | %.2f | %.3f |\n",
+               json_string_value(json_object_get(row, "policy")), NUM("accuracy"),
+               NUM("regression_recall"), NUM("intermittents_called_regression"),
+               NUM("retriggers_per_failure"), NUM("rounds_per_failure"), NUM("low_confidence"));
+#undef NUM
+    }
+}
+
+int rt_cli_simulate(int argc, char **argv, rt_config *cfg)
+{
+    options o;
+    int status = parse_options(argc, argv, cfg, &o);
+    if (status >= 0) return status;
+    if (o.generate_count > 0)
+        return generate(o.generate_count, o.seed, o.mix, o.regression_share, o.out_path);
 
     rt_sim_case *cases = NULL;
     size_t ncases = 0;
-    if (load_cases(cases_path, &cases, &ncases) != 0) return 1;
-    int status = 1;
+    if (load_cases(o.cases_path, &cases, &ncases) != 0) return 1;
+    status = 1;
     json_t *report = NULL;
     rt_sim sim = {0};
     FILE *trace = NULL;
@@ -352,105 +415,42 @@ int rt_cli_simulate(int argc, char **argv, rt_config *cfg)
         with_history += cases[i].history.runs > 0;
         regressions += cases[i].regression;
     }
-    const char *population_source = "default";
-    if (!strcmp(population, "fit")) {
-        rt_decide_counts *counts = malloc(ncases * sizeof *counts);
-        if (!counts) goto out;
-        for (size_t i = 0; i < ncases; i++)
-            counts[i] = (rt_decide_counts){cases[i].history.runs, cases[i].history.failures};
-        rt_decide_beta fitted;
-        rt_decide_settings tried = model;
-        /* A fit the model cannot use (too few histories, or a Beta too wide to keep the
-         * likelihood ratio monotone) leaves the default. */
-        if (rt_decide_fit_population(counts, ncases, &fitted) == RT_OK) {
-            tried.flake_failing = fitted;
-            population_source = "default: fit not usable";
-            if (rt_decide_settings_check(&tried) == RT_OK) {
-                model = tried;
-                population_source = "fitted";
-            }
-        }
-        free(counts);
-    } else if (fixed.alpha > 0) {
-        population_source = "given";
-    }
-    if (trace_path && !(trace = fopen(trace_path, "w"))) {
-        rt_log_error("cannot write the trace", "file", trace_path, "error", strerror(errno));
+    const char *population_source = fit_population(&o, cases, ncases);
+    if (o.trace_path && !(trace = fopen(o.trace_path, "w"))) {
+        rt_log_error("cannot write the trace", "file", o.trace_path, "error", strerror(errno));
         goto out;
     }
-    if (rt_sim_init(&sim, &model, cfg->retriggers_per_failure, cfg->decide_threshold) != RT_OK) {
+    if (rt_sim_init(&sim, &o.model, cfg->retriggers_per_failure, cfg->decide_threshold) != RT_OK) {
         rt_log_error("cannot set up the simulation");
         goto out;
     }
-
     report = json_pack(
         "{s:s, s:I, s:I, s:I, s:I, s:{s:f, s:f, s:i, s:i, s:i, s:s, s:f, s:f}, s:[]}", "cases_file",
-        cases_path, "cases", (json_int_t)ncases, "regressions", (json_int_t)regressions,
+        o.cases_path, "cases", (json_int_t)ncases, "regressions", (json_int_t)regressions,
         "intermittents", (json_int_t)(ncases - regressions), "with_history",
-        (json_int_t)with_history, "settings", "confidence", model.confidence, "prior_regression",
-        model.prior_regression, "max_retriggers", model.max_retriggers, "retriggers_per_failure",
-        cfg->retriggers_per_failure, "threshold", cfg->decide_threshold, "population",
-        population_source, "population_alpha", model.flake_failing.alpha, "population_beta",
-        model.flake_failing.beta, "policies");
+        (json_int_t)with_history, "settings", "confidence", o.model.confidence, "prior_regression",
+        o.model.prior_regression, "max_retriggers", o.model.max_retriggers,
+        "retriggers_per_failure", cfg->retriggers_per_failure, "threshold", cfg->decide_threshold,
+        "population", population_source, "population_alpha", o.model.flake_failing.alpha,
+        "population_beta", o.model.flake_failing.beta, "policies");
     if (!report) {
         rt_log_error("cannot format the report (is the file name UTF-8?)");
         goto out;
     }
-    json_t *rows = json_object_get(report, "policies");
-    for (size_t k = 0; k < npolicies; k++) {
-        rt_sim_tally tally = {0};
-        for (size_t i = 0; i < ncases; i++) {
-            rt_sim_result r;
-            if (rt_sim_run(&sim, policies[k], &cases[i], &r) != RT_OK) {
-                rt_log_error("cannot simulate a case", "policy", rt_policy_name(policies[k]));
-                goto out;
-            }
-            rt_sim_tally_add(&tally, &cases[i], &r);
-            if (trace)
-                fprintf(trace,
-                        "{\"case\":%zu,\"policy\":\"%s\",\"truth\":\"%s\",\"verdict\":\"%s\","
-                        "\"reason\":\"%s\",\"retriggers\":%zu,\"rounds\":%zu,"
-                        "\"p_regression\":%.6g,\"runs\":%ld,\"failures\":%ld,\"rate\":%.6g}\n",
-                        i + 1, rt_policy_name(policies[k]),
-                        cases[i].regression ? "regression" : "intermittent",
-                        rt_verdict_name(r.verdict), r.reason, r.retriggers, r.rounds,
-                        r.p_regression, cases[i].history.runs, cases[i].history.failures,
-                        cases[i].rate);
-        }
-        json_array_append_new(rows, tally_json(policies[k], &tally));
-    }
-
-    if (json_format) {
+    if (run_policies(&o, &sim, cases, ncases, json_object_get(report, "policies"), trace) != 0)
+        goto out;
+    if (o.json_format) {
         char *text = json_dumps(report, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
         if (!text) goto out;
         puts(text);
         free(text);
     } else {
-        printf("%zu cases (%zu regressions, %zu intermittents, %zu with history) from %s\n", ncases,
-               regressions, ncases - regressions, with_history, cases_path);
-        printf("confidence %.3g, prior P(regression) %.3g, max retriggers %d, "
-               "retriggers_per_failure %d, threshold %d,\n"
-               "flake rate of a failing test Beta(%.3g, %.3g) (%s)\n\n",
-               model.confidence, model.prior_regression, model.max_retriggers,
-               cfg->retriggers_per_failure, cfg->decide_threshold, model.flake_failing.alpha,
-               model.flake_failing.beta, population_source);
-        printf("| policy | accuracy | regression recall | intermittents called regression | "
-               "retriggers / failure | rounds / failure | low-confidence |\n"
-               "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-        for (size_t k = 0; k < json_array_size(rows); k++) {
-            json_t *row = json_array_get(rows, k);
-#define NUM(key) json_real_value(json_object_get(row, key))
-            printf("| %s | %.3f | %.3f | %.3f | %.2f | %.2f | %.3f |\n",
-                   json_string_value(json_object_get(row, "policy")), NUM("accuracy"),
-                   NUM("regression_recall"), NUM("intermittents_called_regression"),
-                   NUM("retriggers_per_failure"), NUM("rounds_per_failure"), NUM("low_confidence"));
-#undef NUM
-        }
+        print_table(&o, cfg, report, population_source);
     }
     status = fflush(stdout) == 0 ? 0 : 1;
 out:
     if (trace && fclose(trace) != 0) {
-        rt_log_error("cannot write the trace", "file", trace_path);
+        rt_log_error("cannot write the trace", "file", o.trace_path);
         status = 1;
     }
     json_decref(report);

@@ -595,6 +595,10 @@ int rt_config_defaults(rt_config *cfg, char *errstr)
     return RT_OK;
 }
 
+/* Runs after the file and the environment are applied: reads the secret files into their keys,
+ * checks what the key table cannot check alone and applies the log settings. Long because it is
+ * one block per secret file, then one check per key (or pair of keys) that needs more than its
+ * type, each with its own message. */
 static int finish(rt_config *cfg, char *errstr)
 {
     int rc;

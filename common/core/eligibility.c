@@ -24,17 +24,42 @@ bool rt_classification_unclassified(int classification_id)
     return classification_id == 0 || classification_id == 1 || classification_id == 6;
 }
 
-static void set(rt_elig_result *r, rt_elig_verdict verdict, const char *reason)
+static const char *const reason_names[RT_ELIG_R_COUNT] = {
+    [RT_ELIG_R_NEED_MORE_DATA] = "need-more-data",
+    [RT_ELIG_R_NOT_FAILED] = "not-failed",
+    [RT_ELIG_R_EXCEPTION] = "exception",
+    [RT_ELIG_R_NOT_RESOLVED] = "not-resolved",
+    [RT_ELIG_R_NOT_TEST] = "not-test",
+    [RT_ELIG_R_TIER] = "tier",
+    [RT_ELIG_R_NO_PUSH] = "no-push",
+    [RT_ELIG_R_PROJECT] = "project",
+    [RT_ELIG_R_IS_RETRIGGER] = "is-retrigger",
+    [RT_ELIG_R_DUPLICATE] = "duplicate",
+    [RT_ELIG_R_POOL] = "pool",
+    [RT_ELIG_R_CLASSIFIED] = "classified",
+    [RT_ELIG_R_NO_ERRORSUMMARY] = "no-errorsummary",
+    [RT_ELIG_R_INCOMPLETE_ERRORSUMMARY] = "incomplete-errorsummary",
+    [RT_ELIG_R_NO_TEST_FAILURE] = "no-test-failure",
+    [RT_ELIG_R_ELIGIBLE] = "eligible",
+};
+
+const char *rt_elig_reason_name(rt_elig_reason code)
+{
+    return code >= 0 && code < RT_ELIG_R_COUNT ? reason_names[code] : "unknown";
+}
+
+static void set(rt_elig_result *r, rt_elig_verdict verdict, rt_elig_reason code)
 {
     r->verdict = verdict;
-    r->reason = reason;
+    r->code = code;
+    r->reason = rt_elig_reason_name(code);
     r->retriggers = 0;
     r->need = RT_NEED_NOTHING;
 }
 
 static void need(rt_elig_result *r, rt_elig_need what)
 {
-    set(r, RT_ELIG_NEED, "need-more-data");
+    set(r, RT_ELIG_NEED, RT_ELIG_R_NEED_MORE_DATA);
     r->need = what;
 }
 
@@ -47,9 +72,9 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
     /* 1. Only failed runs are candidates. */
     switch (msg->event) {
     case RT_TASK_EVENT_FAILED: break;
-    case RT_TASK_EVENT_COMPLETED: set(r, RT_ELIG_SKIP, "not-failed"); return;
-    case RT_TASK_EVENT_EXCEPTION: set(r, RT_ELIG_SKIP, "exception"); return;
-    default: set(r, RT_ELIG_SKIP, "not-resolved"); return;
+    case RT_TASK_EVENT_COMPLETED: set(r, RT_ELIG_SKIP, RT_ELIG_R_NOT_FAILED); return;
+    case RT_TASK_EVENT_EXCEPTION: set(r, RT_ELIG_SKIP, RT_ELIG_R_EXCEPTION); return;
+    default: set(r, RT_ELIG_SKIP, RT_ELIG_R_NOT_RESOLVED); return;
     }
 
     /* 2. A Treeherder test job of an allowed tier. */
@@ -58,31 +83,31 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
         return;
     }
     if (!task->job_kind || strcmp(task->job_kind, "test") != 0) {
-        set(r, RT_ELIG_SKIP, "not-test");
+        set(r, RT_ELIG_SKIP, RT_ELIG_R_NOT_TEST);
         return;
     }
     bool tier_ok = false;
     for (size_t i = 0; i < policy->ntiers; i++)
         if (policy->tiers[i] == task->tier) tier_ok = true;
     if (!tier_ok) {
-        set(r, RT_ELIG_SKIP, "tier");
+        set(r, RT_ELIG_SKIP, RT_ELIG_R_TIER);
         return;
     }
     if (!task->project || !task->revision || !task->label) {
-        set(r, RT_ELIG_SKIP, "no-push");
+        set(r, RT_ELIG_SKIP, RT_ELIG_R_NO_PUSH);
         return;
     }
     bool project_ok = false;
     for (size_t i = 0; i < policy->nprojects && !project_ok; i++)
         project_ok = !strcmp(policy->projects[i], task->project);
     if (!project_ok) {
-        set(r, RT_ELIG_SKIP, "project");
+        set(r, RT_ELIG_SKIP, RT_ELIG_R_PROJECT);
         return;
     }
 
     /* 3. Not itself a retrigger or backfill. */
     if ((msg->tag_action && *msg->tag_action) || (task->action && *task->action)) {
-        set(r, RT_ELIG_SKIP, "is-retrigger");
+        set(r, RT_ELIG_SKIP, RT_ELIG_R_IS_RETRIGGER);
         return;
     }
     if (!facts->set_known) {
@@ -91,9 +116,9 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
     }
     if (facts->set_original_task_id) {
         if (strcmp(facts->set_original_task_id, msg->task_id) != 0) {
-            set(r, RT_ELIG_SKIP, "is-retrigger");
+            set(r, RT_ELIG_SKIP, RT_ELIG_R_IS_RETRIGGER);
         } else {
-            set(r, RT_ELIG_SKIP, "duplicate");
+            set(r, RT_ELIG_SKIP, RT_ELIG_R_DUPLICATE);
         }
         return;
     }
@@ -105,7 +130,7 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
         if (!strncmp(queue, policy->pool_prefixes[i], strlen(policy->pool_prefixes[i])))
             pool_ok = true;
     if (!pool_ok) {
-        set(r, RT_ELIG_SKIP, "pool");
+        set(r, RT_ELIG_SKIP, RT_ELIG_R_POOL);
         return;
     }
 
@@ -115,7 +140,7 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
         return;
     }
     if (!rt_classification_unclassified(facts->classification_id)) {
-        set(r, RT_ELIG_SKIP, "classified");
+        set(r, RT_ELIG_SKIP, RT_ELIG_R_CLASSIFIED);
         return;
     }
 
@@ -127,7 +152,10 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
     const char *reason = NULL;
     rt_es_kind kind = rt_errorsummary_classify(facts->errorsummary, &reason);
     if (kind != RT_ES_TEST_FAILURE) {
-        set(r, RT_ELIG_INFRA, reason);
+        rt_elig_reason code = RT_ELIG_R_NO_TEST_FAILURE;
+        for (int i = RT_ELIG_R_NO_ERRORSUMMARY; i <= RT_ELIG_R_NO_TEST_FAILURE; i++)
+            if (!strcmp(reason, reason_names[i])) code = (rt_elig_reason)i;
+        set(r, RT_ELIG_INFRA, code);
         return;
     }
 
@@ -140,7 +168,7 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
     }
     int wanted = policy->target_retriggers -
                  (facts->existing_retriggers > 0 ? facts->existing_retriggers : 0);
-    set(r, RT_ELIG_RETRIGGER, "eligible");
+    set(r, RT_ELIG_RETRIGGER, RT_ELIG_R_ELIGIBLE);
     r->retriggers = wanted > 0 ? wanted : 0;
 }
 

@@ -32,6 +32,27 @@
 
 typedef enum { RT_ELIG_RETRIGGER, RT_ELIG_SKIP, RT_ELIG_INFRA, RT_ELIG_NEED } rt_elig_verdict;
 
+/* The reason codes, in the order of the checks (rt_elig_reason_name: one table of names). */
+typedef enum {
+    RT_ELIG_R_NEED_MORE_DATA, /* "need-more-data": RT_ELIG_NEED */
+    RT_ELIG_R_NOT_FAILED,
+    RT_ELIG_R_EXCEPTION,
+    RT_ELIG_R_NOT_RESOLVED,
+    RT_ELIG_R_NOT_TEST,
+    RT_ELIG_R_TIER,
+    RT_ELIG_R_NO_PUSH,
+    RT_ELIG_R_PROJECT,
+    RT_ELIG_R_IS_RETRIGGER,
+    RT_ELIG_R_DUPLICATE,
+    RT_ELIG_R_POOL,
+    RT_ELIG_R_CLASSIFIED,
+    RT_ELIG_R_NO_ERRORSUMMARY, /* the infra verdicts: rt_errorsummary_classify's reasons */
+    RT_ELIG_R_INCOMPLETE_ERRORSUMMARY,
+    RT_ELIG_R_NO_TEST_FAILURE,
+    RT_ELIG_R_ELIGIBLE,
+    RT_ELIG_R_COUNT,
+} rt_elig_reason;
+
 typedef enum {
     RT_NEED_NOTHING = 0,
     RT_NEED_TASK_DEFINITION,
@@ -65,7 +86,8 @@ typedef struct rt_elig_facts {
 
 typedef struct rt_elig_result {
     rt_elig_verdict verdict;
-    const char *reason; /* static string */
+    rt_elig_reason code;
+    const char *reason; /* rt_elig_reason_name(code) */
     int retriggers;     /* RT_ELIG_RETRIGGER: retriggers to ask for, 0 when the runs on the
                          * push are enough */
     rt_elig_need need;  /* for RT_ELIG_NEED */
@@ -84,5 +106,7 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
                            rt_elig_result *result);
 const char *rt_elig_verdict_name(rt_elig_verdict verdict);
 const char *rt_elig_need_name(rt_elig_need need);
+/* "not-failed", "is-retrigger", ... (the codes of the list above); "unknown" out of range. */
+const char *rt_elig_reason_name(rt_elig_reason code);
 
 #endif

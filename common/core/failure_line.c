@@ -269,7 +269,10 @@ static size_t duration_at(const char *s, size_t i, size_t n, size_t *unit_end)
 }
 
 /* Rule 6 over an already cleaned text. '>' counts as a word character on the left, so a
- * placeholder behaves like the digits it replaced and a second pass changes nothing. */
+ * placeholder behaves like the digits it replaced and a second pass changes nothing. Long because
+ * it tries each kind of volatile text in turn at every position (UUID, hex address, time,
+ * temporary path, local port, pid, GECKO(n), "[Parent n,", duration, long number), each with its
+ * own boundary rules and placeholder. */
 static char *normalise_volatile(const char *s, size_t n)
 {
     buf b = {0};

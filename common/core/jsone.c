@@ -888,6 +888,9 @@ static size_t utf8_count(const char *s, size_t len)
 
 static int evaluate(jstate *st, const json_t *ctx, const node *n, json_t **out);
 
+/* Long because it is one case per infix operator of JSON-e (+, - * / **, < <= > >=, == !=, in),
+ * each with the reference implementation's type checks and error messages; || and && come first,
+ * as they evaluate their right side only when it decides the result. */
 static int eval_binary(jstate *st, const json_t *ctx, const node *n, json_t **out)
 {
     json_t *left = NULL, *right = NULL;

@@ -57,6 +57,9 @@ static void pack(rt_taskdef *d)
     d->storage = block;
 }
 
+/* Long because it reads the fields of the definition one after the other (taskGroupId,
+ * taskQueueId or provisionerId/workerType, schedulerId, extra.treeherder, tags, metadata.name,
+ * created, routes), each with its own check and reason, sharing cleanup through goto out. */
 int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef *out, char *reason)
 {
     int rc = RT_EPROTO;

@@ -1560,10 +1560,29 @@ static char *culprit_end(rt_ch *h, const push *p)
     return v;
 }
 
+/* The search of a regression on push N (N-7 passed) stopped with `reason` after its first
+ * probe (N-4) made no runs that finished: stored with the window's range, published, one
+ * add-new-jobs call, nothing dead-lettered; the workers are stopped. */
+static void stopped_late(fixture *f, const push *p, char revisions[][41], const char *reason)
+{
+    char *v = culprit_end(f->h, p);
+    char want[256];
+    snprintf(want, sizeof want, "stopped/%s %s %s true", reason, revisions[7], revisions[0]);
+    assert_string_equal(v, want);
+    free(v);
+    char *event = culprit_event(f);
+    snprintf(want, sizeof want, "stopped %s null %s %s", reason, revisions[7], revisions[0]);
+    assert_string_equal(event, want);
+    free(event);
+    assert_int_equal(add_new_jobs_calls(f->h, p), 1);
+    assert_int_equal(rt_ch_queue_depth(f->h, "dead-letter"), 0);
+    assert_int_equal(rt_ch_stop_workers(f->h, 10000), 0);
+}
+
 /* The first probe is triggered, but the jobs add-new-jobs should make never come: once the
  * request is older than culprit_probe_deadline_minutes the search stops (probe-timeout) with
  * the window's range, stored, shown and published like the other ends, instead of waiting
- * forever. (The request's time is moved back an hour rather than waiting the minute.) */
+ * forever. (The request's time is moved back two minutes rather than waiting them.) */
 static void test_a_probe_whose_runs_never_come_stops_the_search_after_its_deadline(void **state)
 {
     fixture *f = *state;
@@ -1586,20 +1605,9 @@ static void test_a_probe_whose_runs_never_come_stops_the_search_after_its_deadli
                                    " AND culprit_status = 'searching'",
                                    1, params),
                      1);
-    /* The request an hour old. */
-    age_requests(h, p.set_id, "1 hour", 20);
-    char *v = culprit_end(h, &p);
-    char want[256];
-    snprintf(want, sizeof want, "stopped/probe-timeout %s %s true", revisions[7], revisions[0]);
-    assert_string_equal(v, want);
-    free(v);
-    char *event = culprit_event(f);
-    snprintf(want, sizeof want, "stopped probe-timeout null %s %s", revisions[7], revisions[0]);
-    assert_string_equal(event, want);
-    free(event);
-    assert_int_equal(add_new_jobs_calls(h, &p), 1);
-    assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
-    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+    /* The request two deadlines old. */
+    assert_true(age_requests(h, p.set_id, "2 minutes", 20));
+    stopped_late(f, &p, revisions, "probe-timeout");
     char *all = explain(h, p.original);
     if (!strstr(all, "stopped (probe-timeout)") || !strstr(all, "the culprit is within"))
         fail_msg("retrig explain does not show where the search stopped:\n%s", all);
@@ -1638,17 +1646,7 @@ static void test_a_slow_probe_is_waited_for_past_the_deadline(void **state)
     assert_false(age_requests(h, p.set_id, "2 minutes", 4));
     /* An hour old: too slow. */
     assert_true(age_requests(h, p.set_id, "1 hour", 20));
-    char *v = culprit_end(h, &p);
-    char want[256];
-    snprintf(want, sizeof want, "stopped/probe-too-slow %s %s true", revisions[7], revisions[0]);
-    assert_string_equal(v, want);
-    free(v);
-    char *event = culprit_event(f);
-    snprintf(want, sizeof want, "stopped probe-too-slow null %s %s", revisions[7], revisions[0]);
-    assert_string_equal(event, want);
-    free(event);
-    assert_int_equal(add_new_jobs_calls(h, &p), 1);
-    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+    stopped_late(f, &p, revisions, "probe-too-slow");
 }
 
 /* retrig-retrigger runs dry: the first probe is recorded dry-run with its payload, the hook

@@ -200,11 +200,31 @@ static void test_infra_errorsummaries(void **state)
     rt_elig_result r = decide(f);
     assert_int_equal(r.verdict, RT_ELIG_INFRA);
     assert_string_equal(r.reason, "incomplete-errorsummary");
+    assert_int_equal(r.code, RT_ELIG_R_INCOMPLETE_ERRORSUMMARY);
     rt_errorsummary_free(&f->es);
     load_errorsummary("errorsummary/mochitest-browser-chrome_pass_errorsummary.log", &f->es);
     assert_string_equal(decide(f).reason, "no-test-failure");
+    assert_int_equal(decide(f).code, RT_ELIG_R_NO_TEST_FAILURE);
     rt_errorsummary_free(&f->es);
     assert_string_equal(decide(f).reason, "no-errorsummary");
+    assert_int_equal(decide(f).code, RT_ELIG_R_NO_ERRORSUMMARY);
+}
+
+/* One table of names: every code has its own, and the string a result carries is its code's
+ * name (the worker branches on the code, the database and metrics keep the name). */
+static void test_every_reason_code_has_one_name(void **state)
+{
+    (void)state;
+    for (int i = 0; i < RT_ELIG_R_COUNT; i++) {
+        const char *name = rt_elig_reason_name((rt_elig_reason)i);
+        assert_non_null(name);
+        assert_string_not_equal(name, "unknown");
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(name, rt_elig_reason_name((rt_elig_reason)j));
+    }
+    assert_string_equal(rt_elig_reason_name(RT_ELIG_R_COUNT), "unknown");
+    assert_string_equal(rt_elig_reason_name(RT_ELIG_R_IS_RETRIGGER), "is-retrigger");
+    assert_string_equal(rt_elig_reason_name(RT_ELIG_R_ELIGIBLE), "eligible");
 }
 
 static void test_missing_facts_are_asked_for_in_order(void **state)
@@ -241,6 +261,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_retriggers_are_never_retriggered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pool_and_classification, setup, teardown),
         cmocka_unit_test(test_only_unclassified_failures_are_retrig_s),
+        cmocka_unit_test(test_every_reason_code_has_one_name),
         cmocka_unit_test_setup_teardown(test_infra_errorsummaries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_facts_are_asked_for_in_order, setup, teardown),
     };

@@ -996,12 +996,12 @@ static void act(run_call *c, const rt_elig_result *r)
     }
     const char *verdict = rt_elig_verdict_name(r->verdict);
     int rc = RT_OK;
-    if (!strcmp(r->reason, "is-retrigger") && task) {
+    if (r->code == RT_ELIG_R_IS_RETRIGGER && task) {
         if (!c->set_id && find_set(w, task->project, task->revision, task->label, &c->set_id,
                                    c->original, &c->published) != RT_OK)
             rc = RT_EDB;
         if (rc == RT_OK && c->set_id) rc = join_set(w, c->set_id, c->msg);
-    } else if (!strcmp(r->reason, "duplicate") && task && !c->published) {
+    } else if (r->code == RT_ELIG_R_DUPLICATE && task && !c->published) {
         rc = ensure_published(w, task->project, task->revision, task->label);
     }
     if (rc == RT_OK) rc = record_verdict(w, c->msg, verdict, r->reason);
@@ -1215,7 +1215,10 @@ static int batch_candidate(classify *w, const rt_amqp_message *m, rt_pulse_task 
 
 /* Handles the deliveries of one batch: completed and exception runs of task groups that
  * have no retrigger set are written in one INSERT and acked; everything else goes through
- * process() one by one. */
+ * process() one by one. Long because its three stages share their arrays and the labels
+ * fallback and slow: sort each delivery (fast, record-only or full path), write the fast and
+ * record-only rows in one INSERT of FAST_COLUMNS arrays (one line per column), then settle the
+ * others one by one and ack the fast ones in one frame. */
 static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, size_t n)
 {
     double started = rt_metrics_now();

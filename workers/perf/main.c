@@ -896,67 +896,78 @@ static int summary_done(perf *w, long long summary_id, bool *done)
     return rc;
 }
 
-static void backfill(perf *w, const rt_perf_pick *p)
+/* How a step of backfill ended: go on, the alert is finished for this run, or it is left
+ * for the next run because an upstream or Postgres call failed (errstr says why). */
+typedef enum { STEP_GO, STEP_DONE, STEP_UPSTREAM, STEP_STORAGE } step;
+
+/* Under the summary's lock, what another runner did until a moment ago counts: an alert
+ * already recorded is finished (or resumed when its hook call was interrupted), a summary
+ * handled meanwhile skips it. */
+static step still_open(perf *w, const rt_perf_pick *p, const char *alert)
 {
-    char alert[32], lock[16], errstr[RT_ERRSTR_SIZE] = "", family[64];
-    snprintf(alert, sizeof alert, "%lld", p->alert->id);
-    budget_name(w, p->family, family, sizeof family);
-    target t = {0};
-    char *hook_group = NULL, *hook_id = NULL, *payload = NULL;
     PGresult *res = NULL;
-    if (!lock_summary(w, p->summary->id, lock)) {
-        rt_log_info("summary busy with another runner; skipped", "alert_id", alert);
-        return;
-    }
-    /* Under the lock: what another runner did until a moment ago counts. */
     int ac[AL_N];
-    if (read_alert(w, alert, &res, ac) != RT_OK) goto storage;
+    if (read_alert(w, alert, &res, ac) != RT_OK) return STEP_STORAGE;
     if (PQntuples(res) == 1) {
         if (!pg_true(res, 0, ac[AL_FINISHED])) resume(w, alert, res, ac);
-        goto out;
+        PQclear(res);
+        return STEP_DONE;
     }
     PQclear(res);
-    res = NULL;
     bool done = false;
-    if (summary_done(w, p->summary->id, &done) != RT_OK) goto storage;
-    if (done) {
-        rt_log_info("summary done meanwhile; alert skipped", "alert_id", alert);
-        goto out;
-    }
+    if (summary_done(w, p->summary->id, &done) != RT_OK) return STEP_STORAGE;
+    if (done) rt_log_info("summary done meanwhile; alert skipped", "alert_id", alert);
+    return done ? STEP_DONE : STEP_GO;
+}
 
-    int rc = find_target(w, p, &t, errstr);
+/* The job to backfill, no backfill action task already made for it, and the hook call
+ * rendered from its push's actions.json (hook_group, hook_id, payload: the caller frees
+ * them). An alert with nothing to call is finished here with its outcome. */
+static step prepare(perf *w, const rt_perf_pick *p, const char *alert, target *t, char **hook_group,
+                    char **hook_id, char **payload, char *errstr)
+{
+    int rc = find_target(w, p, t, errstr);
     if (rc == RT_ENOTFOUND) {
-        finish_without_call(w, p, &t, "no-job", NULL, errstr, false);
-        goto out;
+        finish_without_call(w, p, t, "no-job", NULL, errstr, false);
+        return STEP_DONE;
     }
-    if (rc != RT_OK) goto upstream;
+    if (rc != RT_OK) return STEP_UPSTREAM;
     char existing[23] = "";
     bool found = false;
-    if ((rc = rt_tc_find_action_task(w->http, w->cfg->taskcluster_root_url, t.decision_task_id,
-                                     "backfill", NULL, t.task_id, existing, &found, errstr)) !=
-        RT_OK)
-        goto upstream;
+    if (rt_tc_find_action_task(w->http, w->cfg->taskcluster_root_url, t->decision_task_id,
+                               "backfill", NULL, t->task_id, existing, &found, errstr) != RT_OK)
+        return STEP_UPSTREAM;
     if (found) {
-        finish_without_call(w, p, &t, "already-backfilled", existing, NULL, p->closes_summary);
-        goto out;
+        finish_without_call(w, p, t, "already-backfilled", existing, NULL, p->closes_summary);
+        return STEP_DONE;
     }
     const char *refused_code = NULL;
-    rc = render_backfill(w, p, &t, &hook_group, &hook_id, &payload, &refused_code, errstr);
+    rc = render_backfill(w, p, t, hook_group, hook_id, payload, &refused_code, errstr);
     if (rc == RT_ENOTFOUND) {
-        finish_without_call(w, p, &t, "no-backfill-action", NULL, errstr, false);
-        goto out;
+        finish_without_call(w, p, t, "no-backfill-action", NULL, errstr, false);
+        return STEP_DONE;
     }
     if (rc == RT_EAUTH) {
         rt_metric_inc(rt_metrics_std()->hooks_refused, "perf", refused_code);
-        rt_log_warn("backfill hook call refused; not sent", "alert_id", alert, "task_id", t.task_id,
-                    "reason", errstr);
-        finish_without_call(w, p, &t, "refused-hook", NULL, errstr, false);
-        goto out;
+        rt_log_warn("backfill hook call refused; not sent", "alert_id", alert, "task_id",
+                    t->task_id, "reason", errstr);
+        finish_without_call(w, p, t, "refused-hook", NULL, errstr, false);
+        return STEP_DONE;
     }
-    if (rc != RT_OK) goto upstream;
+    return rc == RT_OK ? STEP_GO : STEP_UPSTREAM;
+}
 
+/* The family's budget claimed in Redis (under the alert's dedupe key) and the intent
+ * recorded with its ledger row, the backstop. STEP_GO: the hook is to be called. A claim
+ * the intent could not be recorded for is refunded; one the backstop refused is given back
+ * (give_back_claim). */
+static step claim_and_record(perf *w, const rt_perf_pick *p, const char *alert, const target *t,
+                             char *hook_group, char *hook_id, char *payload)
+{
+    char family[64], dedupe[64];
+    budget_name(w, p->family, family, sizeof family);
     int ledger = 0;
-    if (rt_ledger_spent(w->pg, family, w->day, &ledger) != RT_OK) goto storage;
+    if (rt_ledger_spent(w->pg, family, w->day, &ledger) != RT_OK) return STEP_STORAGE;
     rt_claim_request req = {.key_prefix = w->cfg->redis_key_prefix,
                             .platform = family,
                             .task_id = w->owner,
@@ -965,23 +976,22 @@ static void backfill(perf *w, const rt_perf_pick *p)
                             .minimum = w->opts.cost,
                             .limit = w->opts.limit[p->family],
                             .ledger_spent = ledger};
-    char dedupe[64];
     snprintf(dedupe, sizeof dedupe, "perf-alert:%s", alert);
     rt_claim claim;
-    if ((rc = rt_budget_claim_keyed(w->redis, &req, dedupe, &claim)) != RT_OK) {
+    if (rt_budget_claim_keyed(w->redis, &req, dedupe, &claim) != RT_OK) {
         w->failures++;
         rt_log_warn("redis: cannot claim budget; alert left for the next run", "alert_id", alert,
                     "error", rt_redis_errstr(w->redis));
-        goto out;
+        return STEP_DONE;
     }
     if (claim.status == RT_CLAIM_EXHAUSTED) {
         rt_log_info("family out of budget; alert left for a later run", "alert_id", alert, "family",
                     family);
-        goto out;
+        return STEP_DONE;
     }
     /* EXISTS: a runner claimed and died before recording; its spend is this alert's. */
     intent in = {.outcome = w->cfg->dry_run ? "dry-run" : NULL,
-                 .target = &t,
+                 .target = t,
                  .hook_group = hook_group,
                  .hook_id = hook_id,
                  .payload = payload,
@@ -993,29 +1003,42 @@ static void backfill(perf *w, const rt_perf_pick *p)
             rt_budget_refund(w->redis, w->cfg->redis_key_prefix, family, w->day, claim.spent) !=
                 RT_OK)
             rt_log_warn("cannot give the budget back", "alert_id", alert);
-        goto out;
+        return STEP_DONE;
     }
     if (refused) {
         give_back_claim(w, &req, dedupe, &claim, alert, ledger);
-        goto out;
+        return STEP_DONE;
     }
     if (w->cfg->dry_run) {
-        rt_log_info("dry run: backfill not sent", "alert_id", alert, "task_id", t.task_id,
+        rt_log_info("dry run: backfill not sent", "alert_id", alert, "task_id", t->task_id,
                     "hook_id", hook_id);
-        goto out;
+        return STEP_DONE;
     }
-    trigger(w, alert, t.def.project, hook_group, hook_id, payload);
-    goto out;
-upstream:
-    w->failures++;
-    rt_log_warn("upstream error; alert left for the next run", "alert_id", alert, "error", errstr);
-    goto out;
-storage:
-    w->failures++;
-    rt_log_warn("postgres error; alert left for the next run", "alert_id", alert, "error",
-                rt_pg_errstr(w->pg));
-out:
-    PQclear(res);
+    return STEP_GO;
+}
+
+/* One picked alert: under its summary's lock, still open, prepared, claimed and recorded,
+ * then the backfill hook called. */
+static void backfill(perf *w, const rt_perf_pick *p)
+{
+    char alert[32], lock[16], errstr[RT_ERRSTR_SIZE] = "";
+    snprintf(alert, sizeof alert, "%lld", p->alert->id);
+    if (!lock_summary(w, p->summary->id, lock)) {
+        rt_log_info("summary busy with another runner; skipped", "alert_id", alert);
+        return;
+    }
+    target t = {0};
+    char *hook_group = NULL, *hook_id = NULL, *payload = NULL;
+    step r = still_open(w, p, alert);
+    if (r == STEP_GO) r = prepare(w, p, alert, &t, &hook_group, &hook_id, &payload, errstr);
+    if (r == STEP_GO) r = claim_and_record(w, p, alert, &t, hook_group, hook_id, payload);
+    if (r == STEP_GO) trigger(w, alert, t.def.project, hook_group, hook_id, payload);
+    if (r == STEP_UPSTREAM || r == STEP_STORAGE) {
+        w->failures++;
+        rt_log_warn(r == STEP_UPSTREAM ? "upstream error; alert left for the next run"
+                                       : "postgres error; alert left for the next run",
+                    "alert_id", alert, "error", r == STEP_UPSTREAM ? errstr : rt_pg_errstr(w->pg));
+    }
     unlock_summary(w, lock);
     json_decref(t.tags);
     rt_taskdef_free(&t.def);
