@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/core/github.h"
+#include "common/io/curl_body.h"
 #include "common/io/log.h"
 #include "common/io/stop.h"
 
@@ -113,37 +114,12 @@ void rt_gh_response_free(rt_gh_response *resp)
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 {
     xfer *x = userdata;
-    rt_gh_response *r = x->resp;
-    size_t n = size * nmemb;
-    if (r->len + n > (size_t)x->max) {
-        x->too_big = true;
-        return 0;
-    }
-    if (r->len + n + 1 > x->cap) {
-        size_t cap = x->cap ? x->cap : 4096;
-        while (cap < r->len + n + 1) cap *= 2;
-        char *grown = realloc(r->body, cap);
-        if (!grown) {
-            x->oom = true;
-            return 0;
-        }
-        r->body = grown;
-        x->cap = cap;
-    }
-    memcpy(r->body + r->len, data, n);
-    r->len += n;
-    r->body[r->len] = '\0';
-    return n;
-}
-
-static char *header_value(const char *line, size_t len, const char *name)
-{
-    size_t nlen = strlen(name);
-    if (len <= nlen || line[nlen] != ':' || strncasecmp(line, name, nlen) != 0) return NULL;
-    const char *v = line + nlen + 1, *end = line + len;
-    while (v < end && (*v == ' ' || *v == '\t')) v++;
-    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ')) end--;
-    return strndup(v, (size_t)(end - v));
+    rt_curl_body b = {&x->resp->body, &x->resp->len, x->cap, 4096, x->max, false, false};
+    size_t taken = rt_curl_body_append(&b, data, size * nmemb); /* 0 aborts the transfer */
+    x->cap = b.cap;
+    x->too_big |= b.too_big;
+    x->oom |= b.oom;
+    return taken;
 }
 
 static void replace(char **field, char *value)
@@ -157,24 +133,24 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
     xfer *x = userdata;
     size_t n = size * nmemb;
     char *v;
-    if ((v = header_value(line, n, "ETag")))
+    if ((v = rt_curl_header_value(line, n, "ETag")))
         replace(&x->resp->etag, v);
-    else if ((v = header_value(line, n, "Link")))
+    else if ((v = rt_curl_header_value(line, n, "Link")))
         replace(&x->resp->link, v);
-    else if ((v = header_value(line, n, "Location")))
+    else if ((v = rt_curl_header_value(line, n, "Location")))
         replace(&x->resp->location, v);
-    else if ((v = header_value(line, n, "x-ratelimit-remaining"))) {
+    else if ((v = rt_curl_header_value(line, n, "x-ratelimit-remaining"))) {
         x->remaining = strtol(v, NULL, 10);
         free(v);
-    } else if ((v = header_value(line, n, "x-ratelimit-reset"))) {
+    } else if ((v = rt_curl_header_value(line, n, "x-ratelimit-reset"))) {
         x->reset = strtoll(v, NULL, 10);
         free(v);
-    } else if ((v = header_value(line, n, "retry-after"))) {
+    } else if ((v = rt_curl_header_value(line, n, "retry-after"))) {
         char *end = NULL;
         long s = strtol(v, &end, 10);
         x->retry_after = end != v && s >= 0 ? s : -1;
         free(v);
-    } else if ((v = header_value(line, n, "Content-Length"))) {
+    } else if ((v = rt_curl_header_value(line, n, "Content-Length"))) {
         long long announced = strtoll(v, NULL, 10);
         free(v);
         if (announced > x->max) {

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/io/curl_body.h"
 #include "common/io/metrics.h"
 #include "common/io/stop.h"
 
@@ -154,42 +155,13 @@ static int response_restart(rt_http_response *resp, size_t *cap)
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 {
     rt__http_xfer *x = userdata;
-    rt_http_response *resp = x->resp;
-    size_t n = size * nmemb;
-
-    if (resp->len + n > (size_t)x->max_body) {
-        x->too_big = true;
-        return 0; /* aborts the transfer with CURLE_WRITE_ERROR */
-    }
-    if (resp->len + n + 1 > x->cap) {
-        size_t cap = x->cap ? x->cap : 256;
-        while (cap < resp->len + n + 1) cap *= 2;
-        char *grown = realloc(resp->body, cap);
-        if (!grown) {
-            x->oom = true;
-            return 0;
-        }
-        resp->body = grown;
-        x->cap = cap;
-    }
-    memcpy(resp->body + resp->len, data, n);
-    resp->len += n;
-    resp->body[resp->len] = '\0';
-    return n;
+    rt_curl_body b = {&x->resp->body, &x->resp->len, x->cap, 256, x->max_body, false, false};
+    size_t taken = rt_curl_body_append(&b, data, size * nmemb); /* 0 aborts the transfer */
+    x->cap = b.cap;
+    x->too_big |= b.too_big;
+    x->oom |= b.oom;
+    return taken;
 }
-
-/* The value of header line "Name: value\r\n" when it is named name, else NULL. */
-static char *header_value(const char *line, size_t len, const char *name)
-{
-    size_t nlen = strlen(name);
-    if (len <= nlen || line[nlen] != ':' || strncasecmp(line, name, nlen) != 0) return NULL;
-    const char *v = line + nlen + 1;
-    const char *end = line + len;
-    while (v < end && (*v == ' ' || *v == '\t')) v++;
-    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ')) end--;
-    return strndup(v, (size_t)(end - v));
-}
-
 static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
 {
     rt__http_xfer *x = userdata;
@@ -204,13 +176,13 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
         resp->retry_after = NULL;
         return n;
     }
-    if ((value = header_value(line, n, "Content-Type"))) {
+    if ((value = rt_curl_header_value(line, n, "Content-Type"))) {
         free(resp->content_type);
         resp->content_type = value;
-    } else if ((value = header_value(line, n, "Retry-After"))) {
+    } else if ((value = rt_curl_header_value(line, n, "Retry-After"))) {
         free(resp->retry_after);
         resp->retry_after = value;
-    } else if ((value = header_value(line, n, "Content-Length"))) {
+    } else if ((value = rt_curl_header_value(line, n, "Content-Length"))) {
         long long announced = strtoll(value, NULL, 10);
         free(value);
         if (announced > x->max_body) {
