@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "common/io/history_store.h"
 #include "common/core/flaky_issue.h"
 #include "common/core/github.h"
 #include "common/io/issue_tracker.h"
@@ -25,13 +26,15 @@
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
-/* $1 project, $2 now, $3 window, $4 min branches. */
+/* $1 project, $2 now, $3 window, $4 min branches, $5 the window's end: the end of now's UTC
+ * day, so that the window is whole days, read from the rollup (as `retrig flakes` reads it;
+ * a window ending at now reads the raw rows, which took minutes at 50 million outcomes). */
 // clang-format off
 static const char SQL_CANDIDATES[] =
-    "WITH f AS (SELECT * FROM history_flakes($1, $2::timestamptz - $3::interval,"
-    "                 $2::timestamptz, false, $4::integer, $3::interval)),"
-    " m AS (SELECT test, failures FROM history_flakes($1, $2::timestamptz - $3::interval,"
-    "                 $2::timestamptz, true, $4::integer, $3::interval)),"
+    "WITH f AS (SELECT * FROM history_flakes($1, $5::timestamptz - $3::interval,"
+    "                 $5::timestamptz, false, $4::integer, $3::interval)),"
+    " m AS (SELECT test, failures FROM history_flakes($1, $5::timestamptz - $3::interval,"
+    "                 $5::timestamptz, true, $4::integer, $3::interval)),"
     " t AS (SELECT test FROM f UNION SELECT test FROM flaky_issues WHERE project = $1)"
     " SELECT t.test, coalesce(f.runs, 0) AS runs, coalesce(f.failures, 0) AS failures,"
     "        coalesce(f.failure_rate, 0) AS failure_rate, coalesce(f.branches, 0) AS branches,"
@@ -39,7 +42,7 @@ static const char SQL_CANDIDATES[] =
     "        coalesce(f.push_failure_chance, 0) AS push_failure_chance,"
     "        coalesce(f.flaky, false) AS flaky,"
     "        (SELECT count(*) FROM github_rerun_flips x WHERE x.repository = $1"
-    "           AND x.test = t.test AND x.failed_at >= $2::timestamptz - $3::interval"
+    "           AND x.test = t.test AND x.failed_at >= $5::timestamptz - $3::interval"
     "           AND x.failed_at <= $2::timestamptz) AS rerun_flips,"
     "        (SELECT extract(epoch FROM max(r.run_at))::bigint FROM history_tests ht"
     "           JOIN history_runs r ON r.id = ht.run_id WHERE r.repository = $1"
@@ -58,7 +61,7 @@ static const char SQL_CANDIDATES[] =
     "                count(DISTINCT r.branch_key) FILTER (WHERE ht.failed)"
     "           FROM history_tests ht JOIN history_runs r ON r.id = ht.run_id"
     "          WHERE r.repository = $1 AND ht.test = t.test AND r.branch_class = 'other'"
-    "            AND r.run_at >= $2::timestamptz - $3::interval AND r.run_at < $2::timestamptz)"
+    "            AND r.run_at >= $5::timestamptz - $3::interval AND r.run_at < $5::timestamptz)"
     "          AS prs_ran_failed"
     "   FROM t LEFT JOIN f ON f.test = t.test LEFT JOIN m ON m.test = t.test"
     "   LEFT JOIN flaky_issues fi ON fi.project = $1 AND fi.test = t.test"
@@ -304,10 +307,13 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         rt_log_error("--now wants an ISO-8601 time such as 2024-05-01T10:00:00Z", "value", now_arg);
         return 2;
     }
-    char now_text[32], window[32], min_branches[16];
+    char now_text[32], until_text[32], window[32], min_branches[16];
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(now_text, sizeof now_text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    time_t until = now / 86400 * 86400 + 86400;
+    gmtime_r(&until, &tm);
+    strftime(until_text, sizeof until_text, "%Y-%m-%dT00:00:00Z", &tm);
     snprintf(window, sizeof window, "%d days", cfg->history_flaky_window_days);
     snprintf(min_branches, sizeof min_branches, "%d", cfg->history_flaky_min_branches);
     char errstr[RT_ERRSTR_SIZE] = "";
@@ -326,8 +332,15 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         rt_log_error("cannot connect to Postgres", "error", errstr);
         goto out;
     }
-    const char *params[] = {project, now_text, window, min_branches};
-    if (rt_pg_exec(pg, SQL_CANDIDATES, 4, params, &res) != RT_OK) {
+    /* The runs still queued for the rollup first (what a writer of the history does after
+     * its batches): the window is read from the rollup. */
+    if (rt_history_rollup(pg, 10000, NULL) != RT_OK) {
+        rt_log_error("cannot bring the test history's rollup up to date", "error",
+                     rt_pg_errstr(pg));
+        goto out;
+    }
+    const char *params[] = {project, now_text, window, min_branches, until_text};
+    if (rt_pg_exec(pg, SQL_CANDIDATES, 5, params, &res) != RT_OK) {
         rt_log_error("cannot query the test history", "error", rt_pg_errstr(pg));
         goto out;
     }
