@@ -150,10 +150,19 @@ int rt_culprit_adaptive_init(rt_culprit_adaptive *a, const rt_decide_settings *s
     return RT_OK;
 }
 
+/* Field by field: a model's padding bytes are not its value (memcmp would read them). */
+static bool same_model(const rt_culprit_model *x, const rt_culprit_model *y)
+{
+    return x->confidence == y->confidence && x->threshold == y->threshold &&
+           x->reproduction_rate == y->reproduction_rate && x->history_runs == y->history_runs &&
+           x->history_failures == y->history_failures && x->failing_runs == y->failing_runs &&
+           x->failing_reproduced == y->failing_reproduced;
+}
+
 int rt_culprit_adaptive_times(rt_culprit_adaptive *a, const rt_culprit_model *model)
 {
     if (!a || !rt_culprit_model_valid(model)) return 0;
-    if (!a->planned || memcmp(&a->planned_for, model, sizeof *model) != 0) {
+    if (!a->planned || !same_model(&a->planned_for, model)) {
         a->planned_for = *model;
         a->times = plan_times(&a->settings, model);
         a->planned = true;
