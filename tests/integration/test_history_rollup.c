@@ -5,6 +5,7 @@
  * and mozilla-central runs over twelve days with pushes that run on both sides of midnight
  * and again days later, tests that fail often, rarely or on many branches, a test known in
  * two groups, harness failures without a group, a group whose failure has no group result,
+ * a try push failing one test on three days running (one branch, counted once),
  * JUnit runs of another repository merged again, written in batches and one by one, the
  * rollup brought up to date in several steps. For every window of whole days, both scopes,
  * several breadths and flaky windows, history_flakes_rollup and history_flakes_raw give the
@@ -272,6 +273,65 @@ static void test_the_rollup_gives_the_raw_answers_before_and_after_retention(voi
         if (i % 100 < 25) assert_int_equal(rt_history_rollup(h->pg, 40, NULL), RT_OK);
     }
 
+    /* One try push that fails one test on three days running: a single branch, so never
+     * flaky at a breadth of 2, however its days' spans of the flaky window overlap. */
+    gen_run repeat[3];
+    for (int d = 0; d < 3; d++) {
+        gen_run *r = &repeat[d];
+        memset(r, 0, sizeof *r);
+        time_t at = today - (time_t)(3 - d) * 86400 + 10 * 3600;
+        struct tm tm;
+        gmtime_r(&at, &tm);
+        strftime(r->run_at, sizeof r->run_at, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        snprintf(r->run_key, sizeof r->run_key, "repeat%d/0", d);
+        snprintf(r->push, sizeof r->push, "999");
+        snprintf(r->revision, sizeof r->revision, "%040d", 999);
+        rt_history_branch_key("try", r->push, r->branch_key, sizeof r->branch_key);
+        assert_int_equal(rt_history_rows_add_test(&r->rows, "lone/repeat.js", "lone/g.ini", "FAIL",
+                                                  "PASS", true, NULL, "assert failed"),
+                         RT_OK);
+        assert_int_equal(rt_history_rows_add_group(&r->rows, "lone/g.ini", "ERROR", 1000, true),
+                         RT_OK);
+        r->run = (rt_history_run){.source = "taskcluster",
+                                  .run_key = r->run_key,
+                                  .repository = "gecko",
+                                  .project = "try",
+                                  .branch = "try",
+                                  .main = false,
+                                  .branch_key = r->branch_key,
+                                  .push = r->push,
+                                  .revision = r->revision,
+                                  .platform = "linux1804-64",
+                                  .label = "test-linux1804-64/opt-mochitest-1",
+                                  .run_at = r->run_at,
+                                  .complete_results = false};
+        bool one = false;
+        assert_int_equal(rt_pg_begin(h->pg), RT_OK);
+        assert_int_equal(rt_history_store(h->pg, &r->run, &r->rows, false, &one), RT_OK);
+        assert_int_equal(rt_pg_commit(h->pg), RT_OK);
+        rt_history_rows_free(&r->rows);
+    }
+    assert_int_equal(rt_history_rollup(h->pg, 40, NULL), RT_OK);
+    {
+        char since[40], until[40];
+        time_t a = today - 7 * 86400, b = today + 86400;
+        struct tm tm;
+        gmtime_r(&a, &tm);
+        strftime(since, sizeof since, "%Y-%m-%dT00:00:00Z", &tm);
+        gmtime_r(&b, &tm);
+        strftime(until, sizeof until, "%Y-%m-%dT00:00:00Z", &tm);
+        const char *params[] = {since, until};
+        char *answer = rt_ch_sql_text(h,
+                                      "SELECT concat_ws(' ', branches, flaky) FROM"
+                                      " history_flakes_rollup('gecko', $1::timestamptz,"
+                                      " $2::timestamptz, false, 2, '7 days')"
+                                      " WHERE test = 'lone/repeat.js'",
+                                      2, params);
+        assert_non_null(answer);
+        assert_string_equal(answer, "1 f");
+        free(answer);
+    }
+
     /* JUnit runs of another repository, one merged again with a new failure. */
     rt_history_rows junit = {0};
     assert_int_equal(
@@ -305,7 +365,7 @@ static void test_the_rollup_gives_the_raw_answers_before_and_after_retention(voi
     long added = 0;
     assert_int_equal(rt_history_rollup(h->pg, 40, &added), RT_OK);
     assert_int_equal(rt_ch_sql_int(h, "SELECT count(*) FROM history_rollup_queue", 0, NULL), 0);
-    assert_int_equal(rt_ch_sql_int(h, "SELECT count(*) FROM history_runs", 0, NULL), RUNS + 1);
+    assert_int_equal(rt_ch_sql_int(h, "SELECT count(*) FROM history_runs", 0, NULL), RUNS + 4);
     assert_int_equal(rt_ch_sql_int(h,
                                    "SELECT failures FROM history_flakes('owner/repo', '-infinity',"
                                    " 'infinity', false, 3, '7 days')",

@@ -398,7 +398,9 @@ void rt_ch_free(rt_ch *h)
     rt_pg_free(h->pg);
     char err[RT_ERRSTR_SIZE];
     rt_pg *admin = NULL;
-    if (h->dbname[0] && rt_pg_connect(&admin, h->cfg.database_url, "test", err) == RT_OK) {
+    if (h->dbname[0] && getenv("RT_TEST_KEEP_DB")) {
+        fprintf(stderr, "classify harness: database %s kept (RT_TEST_KEEP_DB)\n", h->dbname);
+    } else if (h->dbname[0] && rt_pg_connect(&admin, h->cfg.database_url, "test", err) == RT_OK) {
         char *ident = PQescapeIdentifier(rt_pg_conn(admin), h->dbname, strlen(h->dbname));
         char sql[256];
         snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", ident ? ident : "");
