@@ -85,6 +85,10 @@ int rt__cli_parse_duration(const char *text, char *out, size_t size);
 /* The rows of history_flakes as the JSON array `retrig flakes --format json` prints; NULL
  * (logged) on a database error. */
 json_t *rt__cli_flakes(rt_pg *pg, const rt__flakes_query *q);
+/* The same, asked without waiting (rt__cli_flakes_send: 0, or -1 logged) and collected later
+ * (rt__cli_flakes_wait): retrig report reads two windows at once on two connections. */
+int rt__cli_flakes_send(rt_pg *pg, const rt__flakes_query *q);
+json_t *rt__cli_flakes_wait(rt_pg *pg);
 /* The end of a history window: until itself, or for "now" the end of today (UTC, into out),
  * so that a window of days is whole UTC days and history_flakes reads the per-day rollup
  * (migrations/0020) rather than the raw partitions. */

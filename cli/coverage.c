@@ -13,20 +13,14 @@
 #include "common/io/pg.h"
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-#define IN_WINDOW                                                                                  \
-    " FROM history_runs r WHERE r.repository = $1 AND r.run_at >= $2::timestamptz"                 \
-    " AND r.run_at < $3::timestamptz"
-
+/* The four reads are functions of migration 0030: from the per-day and per-hour rollup of the
+ * runs for a window of whole UTC days (retrig report's default), else from history_runs. */
 // clang-format off
 static const char SQL_TOTALS[] =
-    "SELECT count(*) AS runs, count(*) FILTER (WHERE r.branch_class = 'main') AS main_runs,"
-    " count(DISTINCT (r.project, r.push)) AS pushes,"
-    " count(DISTINCT (r.project, r.push)) FILTER (WHERE r.branch_class = 'main') AS main_pushes,"
-    " count(DISTINCT r.branch_key) FILTER (WHERE r.branch_class <> 'main') AS other_branches,"
-    " count(DISTINCT r.pr) AS prs,"
-    " count(*) FILTER (WHERE NOT r.complete_results) AS failures_only_runs,"
-    " coalesce(" TS("min(r.run_at)") ", '') AS first_run,"
-    " coalesce(" TS("max(r.run_at)") ", '') AS last_run" IN_WINDOW;
+    "SELECT runs, main_runs, pushes, main_pushes, other_branches, prs, failures_only_runs,"
+    " coalesce(" TS("first_run") ", '') AS first_run,"
+    " coalesce(" TS("last_run") ", '') AS last_run"
+    " FROM history_coverage_totals($1, $2::timestamptz, $3::timestamptz)";
 // clang-format on
 enum {
     T_RUNS,
@@ -43,18 +37,14 @@ enum {
 static const char *const TOTALS_COLS[T_N] = {
     "runs", "main_runs",          "pushes",    "main_pushes", "other_branches",
     "prs",  "failures_only_runs", "first_run", "last_run"};
-static const char SQL_DAYS[] =
-    "SELECT to_char(date_trunc('day', r.run_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,"
-    " count(*) AS runs, count(*) FILTER (WHERE r.branch_class = 'main') AS main_runs" IN_WINDOW
-    " GROUP BY 1 ORDER BY 1";
+static const char SQL_DAYS[] = "SELECT to_char(day, 'YYYY-MM-DD') AS day, runs, main_runs"
+                               " FROM history_coverage_days($1, $2::timestamptz, $3::timestamptz)";
 enum { D_DAY, D_RUNS, D_MAIN_RUNS, D_N };
 static const char *const DAYS_COLS[D_N] = {"day", "runs", "main_runs"};
 // clang-format off
 static const char SQL_PROJECTS[] =
-    "SELECT r.project, r.branch_class, r.source, count(*) AS runs,"
-    " count(DISTINCT r.push) AS pushes, " TS("max(r.run_at)") " AS last_run,"
-    " count(DISTINCT r.branch_key) AS branches, count(DISTINCT r.pr) AS prs" IN_WINDOW
-    " GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1 LIMIT 50";
+    "SELECT project, branch_class, source, runs, pushes, " TS("last_run") " AS last_run,"
+    " branches, prs FROM history_coverage_projects($1, $2::timestamptz, $3::timestamptz, 50)";
 // clang-format on
 enum { P_PROJECT, P_CLASS, P_SOURCE, P_RUNS, P_PUSHES, P_LAST_RUN, P_BRANCHES, P_PRS, P_N };
 static const char *const PROJECTS_COLS[P_N] = {"project", "branch_class", "source",   "runs",
@@ -62,13 +52,8 @@ static const char *const PROJECTS_COLS[P_N] = {"project", "branch_class", "sourc
 /* Stretches of at least $4 seconds with no run, the window's ends counting as runs. */
 // clang-format off
 static const char SQL_GAPS[] =
-    "WITH t AS (SELECT r.run_at" IN_WINDOW
-    " UNION ALL SELECT $2::timestamptz UNION ALL SELECT $3::timestamptz),"
-    " g AS (SELECT lag(t.run_at) OVER (ORDER BY t.run_at) AS a, t.run_at AS b FROM t)"
-    " SELECT " TS("g.a") " AS gap_from, " TS("g.b") " AS gap_to,"
-    " extract(epoch FROM g.b - g.a)::bigint AS seconds,"
-    " g.a = $2::timestamptz AS at_start, g.b = $3::timestamptz AS at_end"
-    " FROM g WHERE g.b - g.a >= make_interval(secs => $4::integer) ORDER BY g.a LIMIT 20";
+    "SELECT " TS("gap_from") " AS gap_from, " TS("gap_to") " AS gap_to, seconds, at_start,"
+    " at_end FROM history_coverage_gaps($1, $2::timestamptz, $3::timestamptz, $4::integer, 20)";
 // clang-format on
 enum { G_FROM, G_TO, G_SECONDS, G_AT_START, G_AT_END, G_N };
 static const char *const GAPS_COLS[G_N] = {"gap_from", "gap_to", "seconds", "at_start", "at_end"};

@@ -144,25 +144,31 @@ const char *rt__cli_history_until(const char *until, char out[32])
     return out;
 }
 
-json_t *rt__cli_flakes(rt_pg *pg, const rt__flakes_query *q)
-{
+/* history_flakes's parameters for q, in texts that live in t. */
+typedef struct flakes_params {
     char min_branches[16], flaky_window[32], limit[16], until[32];
-    const char *end = rt__cli_history_until(q->until, until);
-    snprintf(min_branches, sizeof min_branches, "%d", q->min_branches);
-    snprintf(flaky_window, sizeof flaky_window, "%d days", q->flaky_window_days);
-    snprintf(limit, sizeof limit, "%d", q->limit > 0 ? q->limit : 1000);
-    const char *params[] = {q->project,   end,          q->window, q->main_only ? "t" : "f",
-                            min_branches, flaky_window, limit};
-    PGresult *res = NULL;
-    if (rt_pg_exec(pg, SQL_FLAKES, 7, params, &res) != RT_OK) {
-        rt__cli_db_error(pg, "cannot query the test history");
-        return NULL;
-    }
+    const char *values[7];
+} flakes_params;
+
+static void set_params(flakes_params *t, const rt__flakes_query *q)
+{
+    snprintf(t->min_branches, sizeof t->min_branches, "%d", q->min_branches);
+    snprintf(t->flaky_window, sizeof t->flaky_window, "%d days", q->flaky_window_days);
+    snprintf(t->limit, sizeof t->limit, "%d", q->limit > 0 ? q->limit : 1000);
+    const char *values[] = {q->project,      rt__cli_history_until(q->until, t->until),
+                            q->window,       q->main_only ? "t" : "f",
+                            t->min_branches, t->flaky_window,
+                            t->limit};
+    memcpy(t->values, values, sizeof values);
+}
+
+/* The rows of a history_flakes result as JSON; NULL (logged) when its columns are not there. */
+static json_t *flakes_rows(PGresult *res)
+{
     int c[F_NCOLS];
     char errstr[RT_ERRSTR_SIZE] = "";
     if (rt_pg_columns(res, FLAKES_COLS, F_NCOLS, c, errstr) != RT_OK) {
         rt_log_error("cannot read the test history", "error", errstr);
-        PQclear(res);
         return NULL;
     }
     json_t *out = json_array();
@@ -191,6 +197,47 @@ json_t *rt__cli_flakes(rt_pg *pg, const rt__flakes_query *q)
             out = NULL;
         }
     }
+    return out;
+}
+
+json_t *rt__cli_flakes(rt_pg *pg, const rt__flakes_query *q)
+{
+    flakes_params t;
+    set_params(&t, q);
+    PGresult *res = NULL;
+    if (rt_pg_exec(pg, SQL_FLAKES, 7, t.values, &res) != RT_OK) {
+        rt__cli_db_error(pg, "cannot query the test history");
+        return NULL;
+    }
+    json_t *out = flakes_rows(res);
+    PQclear(res);
+    return out;
+}
+
+int rt__cli_flakes_send(rt_pg *pg, const rt__flakes_query *q)
+{
+    flakes_params t;
+    set_params(&t, q);
+    /* libpq copies the parameters into its buffer here */
+    if (PQsendQueryParams(rt_pg_conn(pg), SQL_FLAKES, 7, NULL, t.values, NULL, NULL, 0) == 1)
+        return 0;
+    rt_log_error("cannot query the test history", "error", PQerrorMessage(rt_pg_conn(pg)));
+    return -1;
+}
+
+json_t *rt__cli_flakes_wait(rt_pg *pg)
+{
+    PGresult *res = NULL, *next;
+    while ((next = PQgetResult(rt_pg_conn(pg)))) {
+        if (res) PQclear(res);
+        res = next;
+    }
+    json_t *out = NULL;
+    if (res && PQresultStatus(res) == PGRES_TUPLES_OK)
+        out = flakes_rows(res);
+    else
+        rt_log_error("cannot query the test history", "error",
+                     res ? PQresultErrorMessage(res) : PQerrorMessage(rt_pg_conn(pg)));
     PQclear(res);
     return out;
 }

@@ -9,7 +9,8 @@
  * JUnit runs of another repository merged again, written in batches and one by one, the
  * rollup brought up to date in several steps. For every window of whole days, both scopes,
  * several breadths and flaky windows, history_flakes_rollup and history_flakes_raw give the
- * same rows, every column; history_test_days gives what the view history_test_daily gives,
+ * same rows, every column, and so do the coverage's reads of the runs (0030: totals, days,
+ * projects, gaps); history_test_days gives what the view history_test_daily gives,
  * and history_tests_days (the report's charts over whole days) what history_run_marks gives
  * with slots of a day.
  * Then retention drops the oldest days as whole partitions and the two still agree. */
@@ -80,6 +81,54 @@ static const char SQL_DAILY_DIFF[] =
     "         FROM history_test_daily v WHERE v.repository = 'gecko')"
     " SELECT (SELECT count(*) FROM (SELECT * FROM a EXCEPT ALL SELECT * FROM b) x)"
     "      + (SELECT count(*) FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) y)";
+
+/* The coverage (migration 0030) from the rollup of the runs and from history_runs, over
+ * [$1, $2): "<differing rows of the four reads> <runs in the window>"; gaps of an hour and of
+ * six. */
+#define COVERAGE_DIFF(read)                                                                        \
+    " (SELECT count(*) FROM ((SELECT * FROM " read "true)) EXCEPT ALL (SELECT * FROM " read        \
+    "false))) x) + (SELECT count(*) FROM ((SELECT * FROM " read                                    \
+    "false)) EXCEPT ALL (SELECT * FROM " read "true))) y)"
+static const char SQL_COVERAGE_DIFF[] = "SELECT concat_ws(' '," COVERAGE_DIFF(
+    "history_coverage_totals('gecko', $1::timestamptz, "
+    "$2::timestamptz, ") " +" COVERAGE_DIFF("history_"
+                                            "coverage_days('"
+                                            "gecko', "
+                                            "$1::timestamptz,"
+                                            " $2::"
+                                            "timestamptz, ") " +" COVERAGE_DIFF("history_coverage_"
+                                                                                "projects('gecko', "
+                                                                                "$1::timestamptz, "
+                                                                                "$2::timestamptz, "
+                                                                                "1000, ") " "
+                                                                                          "+" COVERAGE_DIFF(
+                                                                                              "hist"
+                                                                                              "ory_"
+                                                                                              "cove"
+                                                                                              "rage"
+                                                                                              "_gap"
+                                                                                              "s('"
+                                                                                              "geck"
+                                                                                              "o', "
+                                                                                              "$1::"
+                                                                                              "time"
+                                                                                              "stam"
+                                                                                              "ptz,"
+                                                                                              " $2:"
+                                                                                              ":tim"
+                                                                                              "esta"
+                                                                                              "mptz"
+                                                                                              ", "
+                                                                                              "3600"
+                                                                                              ","
+                                                                                              " 100"
+                                                                                              "0, ") " +" COVERAGE_DIFF("history_coverage_gaps('gecko', $1::timestamptz, "
+                                                                                                                        "$2::timestamptz, 21600,"
+                                                                                                                        " 1000, ") ","
+                                                                                                                                   " (SELECT runs FROM "
+                                                                                                                                   "history_coverage_totals('gecko', "
+                                                                                                                                   "$1::timestamptz, $2::timestamptz,"
+                                                                                                                                   " false)))";
 
 /* The report's charts in day slots: history_tests_days (rollup) against history_run_marks
  * (raw rows) with slots of a day, over [$1, $2); "<differing rows> <raw rows>". */
@@ -169,9 +218,30 @@ static void make_run(gen_run *r, int index, time_t today)
                               .complete_results = false};
 }
 
+/* since and until as UTC midnights of the days of a and b. */
+static void day_texts(time_t a, time_t b, char since[40], char until[40])
+{
+    struct tm tm;
+    gmtime_r(&a, &tm);
+    strftime(since, 40, "%Y-%m-%dT00:00:00Z", &tm);
+    gmtime_r(&b, &tm);
+    strftime(until, 40, "%Y-%m-%dT00:00:00Z", &tm);
+}
+
+/* A query over [since, until) that answers "<count> <count>". */
+static void two_counts(rt_ch *h, const char *sql, const char *since, const char *until,
+                       long long *first, long long *second)
+{
+    const char *params[] = {since, until};
+    char *answer = rt_ch_sql_text(h, sql, 2, params);
+    assert_non_null(answer);
+    assert_int_equal(sscanf(answer, "%lld %lld", first, second), 2);
+    free(answer);
+}
+
 /* Every window of whole days and every setting: the two functions agree. */
 static void assert_rollup_agrees(rt_ch *h, time_t today, long long *rows_seen,
-                                 long long *flaky_seen)
+                                 long long *flaky_seen, long long *coverage_runs)
 {
     static const char *const flaky_windows[] = {"1 day", "36 hours", "7 days"};
     static const char *const breadths[] = {"0", "2"};
@@ -182,11 +252,13 @@ static void assert_rollup_agrees(rt_ch *h, time_t today, long long *rows_seen,
         {
             char since[40], until[40];
             time_t a = today + (time_t)from * 86400, b = today + (time_t)(from + span) * 86400;
-            struct tm tm;
-            gmtime_r(&a, &tm);
-            strftime(since, sizeof since, "%Y-%m-%dT00:00:00Z", &tm);
-            gmtime_r(&b, &tm);
-            strftime(until, sizeof until, "%Y-%m-%dT00:00:00Z", &tm);
+            day_texts(a, b, since, until);
+            long long cdiff = -1, cruns = 0;
+            two_counts(h, SQL_COVERAGE_DIFF, since, until, &cdiff, &cruns);
+            if (cdiff != 0)
+                fail_msg("the coverage's rollup and raw reads differ in [%s, %s): %lld rows", since,
+                         until, cdiff);
+            *coverage_runs += cruns;
             for (int main_only = 0; main_only < 2; main_only++) {
                 for (size_t w = 0; w < 3; w++) {
                     for (size_t m = 0; m < 2; m++) {
@@ -215,17 +287,9 @@ static void assert_rollup_agrees(rt_ch *h, time_t today, long long *rows_seen,
     assert_int_equal(rt_ch_sql_int(h, SQL_DAILY_DIFF, 0, NULL), 0);
     char since[40], until[40];
     time_t a = today - (time_t)(DAYS + 1) * 86400, b = today + 2 * 86400;
-    struct tm tm;
-    gmtime_r(&a, &tm);
-    strftime(since, sizeof since, "%Y-%m-%dT00:00:00Z", &tm);
-    gmtime_r(&b, &tm);
-    strftime(until, sizeof until, "%Y-%m-%dT00:00:00Z", &tm);
-    const char *params[] = {since, until};
-    char *answer = rt_ch_sql_text(h, SQL_MARKS_DIFF, 2, params);
+    day_texts(a, b, since, until);
     long long diff = -1, marks = 0;
-    assert_non_null(answer);
-    assert_int_equal(sscanf(answer, "%lld %lld", &diff, &marks), 2);
-    free(answer);
+    two_counts(h, SQL_MARKS_DIFF, since, until, &diff, &marks);
     if (diff != 0 || marks == 0)
         fail_msg("the charts' day slots: rollup and raw differ in %lld of %lld rows", diff, marks);
 }
@@ -315,11 +379,7 @@ static void test_the_rollup_gives_the_raw_answers_before_and_after_retention(voi
     {
         char since[40], until[40];
         time_t a = today - 7 * 86400, b = today + 86400;
-        struct tm tm;
-        gmtime_r(&a, &tm);
-        strftime(since, sizeof since, "%Y-%m-%dT00:00:00Z", &tm);
-        gmtime_r(&b, &tm);
-        strftime(until, sizeof until, "%Y-%m-%dT00:00:00Z", &tm);
+        day_texts(a, b, since, until);
         const char *params[] = {since, until};
         char *answer = rt_ch_sql_text(h,
                                       "SELECT concat_ws(' ', branches, flaky) FROM"
@@ -372,11 +432,12 @@ static void test_the_rollup_gives_the_raw_answers_before_and_after_retention(voi
                                    0, NULL),
                      1);
 
-    long long rows_seen = 0, flaky_seen = 0;
-    assert_rollup_agrees(h, today, &rows_seen, &flaky_seen);
+    long long rows_seen = 0, flaky_seen = 0, coverage_runs = 0;
+    assert_rollup_agrees(h, today, &rows_seen, &flaky_seen, &coverage_runs);
     /* the comparisons were not of empty answers */
     assert_true(rows_seen > 1000);
     assert_true(flaky_seen > 50);
+    assert_true(coverage_runs > RUNS);
 
     /* Retention: days older than 6 go as whole partitions (dropped tables, not deleted rows;
      * its time is a benchmark figure, bench_history, printed here only), and the rollup's rows
@@ -412,8 +473,9 @@ static void test_the_rollup_gives_the_raw_answers_before_and_after_retention(voi
                                  0, NULL);
     fprintf(stderr, "registry partitions: %s\n", parts ? parts : "");
     free(parts);
-    rows_seen = flaky_seen = 0;
-    assert_rollup_agrees(h, today, &rows_seen, &flaky_seen);
+    rows_seen = flaky_seen = coverage_runs = 0;
+    assert_rollup_agrees(h, today, &rows_seen, &flaky_seen, &coverage_runs);
+    assert_true(coverage_runs > 0);
 
     for (int i = 0; i < RUNS; i++) rt_history_rows_free(&runs[i].rows);
     free(runs);
