@@ -1071,19 +1071,19 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
     snprintf(exact_window, sizeof exact_window, "%lld seconds", p.until - p.start);
     p.q.until = p.until_text;
     p.q.window = exact_window;
-    /* The main-only window on a second connection while this one reads the other two: Postgres
-     * runs each read on a core of its own. One connection when a second cannot be opened. */
-    rt__flakes_query main_only = p.q;
+    /* Two connections, so that Postgres reads on both cores: the main-only window on the
+     * second while the first reads all branches, then the last week on the second while the
+     * first reads the charts and the coverage. One connection when a second cannot be opened. */
+    rt__flakes_query main_only = p.q, now = p.q;
     main_only.main_only = true;
-    bool sent =
-        rt__cli_connect_read(cfg, "cli", &pg2) == 0 && rt__cli_flakes_send(pg2, &main_only) == 0;
-    if (!sent) rt_log_warn("reading the report's windows one after another, on one connection");
-    if (!(p.all = rt__cli_flakes(pg, &p.q))) goto out;
-    rt__flakes_query now = p.q;
     snprintf(week, sizeof week, "%d days", p.q.flaky_window_days);
     now.window = week;
-    if (!(p.now = rt__cli_flakes(pg, &now))) goto out;
-    if (!(p.main = sent ? rt__cli_flakes_wait(pg2) : rt__cli_flakes(pg, &main_only))) goto out;
+    bool two =
+        rt__cli_connect_read(cfg, "cli", &pg2) == 0 && rt__cli_flakes_send(pg2, &main_only) == 0;
+    if (!two) rt_log_warn("reading the report's windows one after another, on one connection");
+    if (!(p.all = rt__cli_flakes(pg, &p.q))) goto out;
+    if (!(p.main = two ? rt__cli_flakes_wait(pg2) : rt__cli_flakes(pg, &main_only))) goto out;
+    two = two && rt__cli_flakes_send(pg2, &now) == 0;
     if (merge_rows(&p) != 0) goto out;
     if (choose_slots(&p, pg) != 0) goto out;
     geometry(&p);
@@ -1091,6 +1091,7 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
     if (!(p.coverage = rt__cli_coverage(pg, cfg, p.q.project, p.start_text, p.until_text,
                                         p.until - p.start)))
         goto out;
+    if (!(p.now = two ? rt__cli_flakes_wait(pg2) : rt__cli_flakes(pg, &now))) goto out;
     classify(&p);
     if (!(p.order = calloc(p.nrows + 1, sizeof *p.order))) goto out;
     for (size_t k = 0; k < p.nrows; k++) p.order[k] = &p.rows[k];
