@@ -105,7 +105,9 @@ static void usage(FILE *out)
             "failing test (at most N, default 2000) with a chart of its runs, for all branches\n"
             "and for main branches only. --link adds a link to the sheriffs' page (a path or\n"
             "URL, relative to FILE); --treeherder (default treeherder_url) is where the links\n"
-            "to pushes point. retrig report --decisions --help tells about the other page.\n"
+            "to pushes point. It reads on two database connections at once (one when a\n"
+            "second cannot be opened). retrig report --decisions --help tells about the\n"
+            "other page.\n"
             "Exit: 0 written, 1 database or file error, 2 usage.\n");
 }
 
