@@ -370,21 +370,11 @@ COMMENT ON FUNCTION history_coverage_gaps(text, timestamptz, timestamptz, intege
     'Stretches of at least p_seconds with no run of a repository in [since, until), the window''s ends counting as runs; the first p_limit by start. From the hourly rollup for whole UTC days and at least an hour (p_rollup NULL), else from history_runs.';
 
 -- The runs already counted by the rest of the rollup (those still queued are added by the
--- next history_rollup_apply calls).
-INSERT INTO history_rollup_run_days (repository, day, project, branch_class, source, runs,
-                                     failures_only_runs, first_run, last_run, pushes,
-                                     branch_keys, prs)
-SELECT r.repository, (r.run_at AT TIME ZONE 'UTC')::date, r.project, r.branch_class, r.source,
-       count(*), count(*) FILTER (WHERE NOT r.complete_results), min(r.run_at), max(r.run_at),
-       array_agg(DISTINCT r.push ORDER BY r.push),
-       array_agg(DISTINCT r.branch_key ORDER BY r.branch_key),
-       coalesce(array_agg(DISTINCT r.pr ORDER BY r.pr) FILTER (WHERE r.pr IS NOT NULL), '{}')
+-- next history_rollup_apply calls), through the same step, from a chunk of them all.
+CREATE TEMP TABLE rollup_runs AS
+SELECT r.run_at, (r.run_at AT TIME ZONE 'UTC')::date AS day, r.repository, r.branch_class,
+       r.branch_key, r.push, r.pr, r.complete_results, r.project, r.source
   FROM history_runs r
- WHERE NOT EXISTS (SELECT 1 FROM history_rollup_queue q WHERE q.run_id = r.id AND q.added)
- GROUP BY 1, 2, 3, 4, 5;
-INSERT INTO history_rollup_run_hours (repository, hour, first_run, last_run)
-SELECT r.repository, date_trunc('hour', r.run_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
-       min(r.run_at), max(r.run_at)
-  FROM history_runs r
- WHERE NOT EXISTS (SELECT 1 FROM history_rollup_queue q WHERE q.run_id = r.id AND q.added)
- GROUP BY 1, 2;
+ WHERE NOT EXISTS (SELECT 1 FROM history_rollup_queue q WHERE q.run_id = r.id AND q.added);
+SELECT history_rollup_add_runs();
+DROP TABLE rollup_runs;

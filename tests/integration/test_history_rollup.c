@@ -150,6 +150,24 @@ typedef struct gen_run {
     rt_history_rows rows;
 } gen_run;
 
+/* r->run from r's texts: a Taskcluster run of gecko, main unless on try. */
+static void set_run(gen_run *r)
+{
+    r->run = (rt_history_run){.source = "taskcluster",
+                              .run_key = r->run_key,
+                              .repository = "gecko",
+                              .project = r->project,
+                              .branch = r->project,
+                              .main = strcmp(r->project, "try") != 0,
+                              .branch_key = r->branch_key,
+                              .push = r->push,
+                              .revision = r->revision,
+                              .platform = "linux1804-64",
+                              .label = "test-linux1804-64/opt-mochitest-1",
+                              .run_at = r->run_at,
+                              .complete_results = false};
+}
+
 /* One errorsummary-like run: its component's groups, and failures of its tests. */
 static void make_run(gen_run *r, int index, time_t today)
 {
@@ -202,20 +220,7 @@ static void make_run(gen_run *r, int index, time_t today)
         assert_int_equal(rt_history_rows_add_test(&r->rows, "harness", "", "CRASH", "PASS", true,
                                                   NULL, "crashed"),
                          RT_OK);
-    bool main = strcmp(project, "try") != 0;
-    r->run = (rt_history_run){.source = "taskcluster",
-                              .run_key = r->run_key,
-                              .repository = "gecko",
-                              .project = r->project,
-                              .branch = r->project,
-                              .main = main,
-                              .branch_key = r->branch_key,
-                              .push = r->push,
-                              .revision = r->revision,
-                              .platform = "linux1804-64",
-                              .label = "test-linux1804-64/opt-mochitest-1",
-                              .run_at = r->run_at,
-                              .complete_results = false};
+    set_run(r);
 }
 
 /* since and until as UTC midnights of the days of a and b. */
@@ -348,6 +353,7 @@ static void test_the_rollup_gives_the_raw_answers_before_and_after_retention(voi
         gmtime_r(&at, &tm);
         strftime(r->run_at, sizeof r->run_at, "%Y-%m-%dT%H:%M:%SZ", &tm);
         snprintf(r->run_key, sizeof r->run_key, "repeat%d/0", d);
+        snprintf(r->project, sizeof r->project, "try");
         snprintf(r->push, sizeof r->push, "999");
         snprintf(r->revision, sizeof r->revision, "%040d", 999);
         rt_history_branch_key("try", r->push, r->branch_key, sizeof r->branch_key);
@@ -356,19 +362,7 @@ static void test_the_rollup_gives_the_raw_answers_before_and_after_retention(voi
                          RT_OK);
         assert_int_equal(rt_history_rows_add_group(&r->rows, "lone/g.ini", "ERROR", 1000, true),
                          RT_OK);
-        r->run = (rt_history_run){.source = "taskcluster",
-                                  .run_key = r->run_key,
-                                  .repository = "gecko",
-                                  .project = "try",
-                                  .branch = "try",
-                                  .main = false,
-                                  .branch_key = r->branch_key,
-                                  .push = r->push,
-                                  .revision = r->revision,
-                                  .platform = "linux1804-64",
-                                  .label = "test-linux1804-64/opt-mochitest-1",
-                                  .run_at = r->run_at,
-                                  .complete_results = false};
+        set_run(r);
         bool one = false;
         assert_int_equal(rt_pg_begin(h->pg), RT_OK);
         assert_int_equal(rt_history_store(h->pg, &r->run, &r->rows, false, &one), RT_OK);
