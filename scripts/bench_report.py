@@ -304,6 +304,8 @@ def main():
         "- RabbitMQ, Redis and Postgres from Debian on loopback (`deploy/local/services.sh`), "
         "the fake upstream in Python (`tests/fake-upstream/`)",
     ]
+    if meta.get("postgres"):
+        lines.append(f"- Postgres settings: {meta['postgres']}")
     if m["packages"]:
         lines.append("- packages: " + ", ".join(f"`{p}`" for p in m["packages"]))
     lines += ["", "## Summary", "", "| measure | figure | target | |", "| --- | --- | --- | --- |"]
@@ -327,7 +329,9 @@ def main():
         status_scale = read(os.path.join(scaledir, "bench_history.status")).strip()
         lines += [f"### `{cmd}` (at Firefox scale: `bash scripts/bench --history-scale`)", "",
                   f"Measured {scale_meta.get('date', '?')} at commit "
-                  f"`{scale_meta.get('commit', '?')}`; exit status {status_scale or '?'}.", "",
+                  f"`{scale_meta.get('commit', '?')}`; exit status {status_scale or '?'}."
+                  + (f" Postgres: {scale_meta['postgres']}." if scale_meta.get("postgres") else ""),
+                  "",
                   "```"]
         shown = [l for l in scale_log.splitlines()
                  if not l.startswith("figure: ") and not l.startswith("{\"ts\"")

@@ -25,6 +25,10 @@
 # server really serves; on failure it prints the tail of that server's log and exits non-zero.
 # As root, Postgres runs as the `postgres` system user (it refuses root); everything else runs as
 # the invoking user. RT_SERVICES_TIMEOUT (seconds, default 60) bounds each start.
+# RT_PG_OPTIONS adds server settings to a Postgres start (pg_ctl -o, for example
+# "-c shared_buffers=2GB -c huge_pages=try"; scripts/bench --history-scale uses it); they last
+# until the next start without them, and an already running server keeps its own (restart it).
+# Postgres inherits the environment, GLIBC_TUNABLES included.
 set -euo pipefail
 
 STATE_DIR="${RT_LOCAL_DIR:-/tmp/retrig-local}"
@@ -587,7 +591,9 @@ pg_start() {
             die_with_log "postgres: port $PG_PORT already answers but not from our cluster ($PG_DATA); stop that server first" ""
         fi
         : >"$PG_DIR/pg_ctl.log"
-        if ! as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$PG_LOG" -w -t "$TIMEOUT" start \
+        local opts=()
+        [ -n "${RT_PG_OPTIONS:-}" ] && opts=(-o "$RT_PG_OPTIONS")
+        if ! as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$PG_LOG" -w -t "$TIMEOUT" "${opts[@]}" start \
             </dev/null >"$PG_DIR/pg_ctl.log" 2>&1 9>&-; then
             pg_stop >/dev/null 2>&1 || true
             die_with_log "postgres: failed to start within ${TIMEOUT}s" "$PG_DIR/pg_ctl.log $PG_LOG"
