@@ -345,5 +345,21 @@ check(subprocess.run(["bash", "-n", str(apply_sh)]).returncode == 0, "apply.sh i
 roles = (DEPLOY / "postgres" / "roles.sql").read_text()
 check("retrig_writer" in roles and "retrig_sheriff" in roles, "roles.sql defines the writer and the sheriff reader")
 
+# history.conf: every setting is one this Postgres knows, and its malloc tunables are the ones
+# scripts/bench --history-scale measured with
+history_conf = (DEPLOY / "postgres" / "history.conf").read_text()
+settings = re.findall(r"(?m)^([a-z_]+)\s*=", history_conf)
+check({"shared_buffers", "huge_pages"} <= set(settings), "history.conf sets shared_buffers and huge_pages")
+pg_bin = os.environ.get("RT_PG_BIN", "/usr/lib/postgresql/15/bin")
+described = subprocess.run([os.path.join(pg_bin, "postgres"), "--describe-config"],
+                           capture_output=True, text=True)
+known = {line.split("\t", 1)[0] for line in described.stdout.splitlines()}
+for name in settings:
+    check(name in known, f"history.conf: {name} is a setting of {pg_bin}/postgres")
+tunables = re.findall(r"GLIBC_TUNABLES=(\S+)", history_conf)
+bench_tunables = re.findall(r'tunables="([^"]+)"', (SOURCE / "scripts" / "bench").read_text())
+check(len(tunables) == 1 and tunables == bench_tunables,
+      "history.conf's GLIBC_TUNABLES are the ones scripts/bench --history-scale runs with")
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
