@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/core/trust.h"
 #include "common/io/file.h"
@@ -171,7 +173,9 @@ const rt_config_key rt_config_keys[] = {
     {"metrics_port", RT_CFG_INT, OFF(metrics_port), "0", 0, 65535, false,
      "TCP port of the Prometheus /metrics and /healthz endpoint; 0: no endpoint"},
     {"migrations_dir", RT_CFG_STRING, OFF(migrations_dir), RETRIG_DEFAULT_MIGRATIONS_DIR, 0, 0,
-     false, "folder of numbered SQL migrations applied by 'retrig migrate'"},
+     false,
+     "folder of numbered SQL migrations applied by 'retrig migrate'; by default the installed "
+     "<prefix>/share/retrig/migrations beside the binary's bin/, else the source tree's"},
     {"perf_backfill_depth", RT_CFG_INT, OFF(perf_backfill_depth), "9", 1, 25, false,
      "pushes before the alert's push that retrig-perf's backfill runs the job on (input depth)"},
     {"perf_backfill_times", RT_CFG_INT, OFF(perf_backfill_times), "1", 1, 10, false,
@@ -584,6 +588,27 @@ static int apply_environment(rt_config *cfg, char *errstr)
     return RT_OK;
 }
 
+/* The migrations of an installed retrig (`cmake --install`): <prefix>/share/retrig/migrations,
+ * found from the running binary's <prefix>/bin. Writes "" when there is none, as in a build
+ * tree (build/bin/../share does not exist), where the compiled-in source path stays. */
+static void installed_migrations_dir(char *out, size_t size)
+{
+    char exe[PATH_MAX];
+    out[0] = '\0';
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash) return;
+    *slash = '\0';
+    char dir[PATH_MAX + 32], real[PATH_MAX];
+    struct stat st;
+    int len = snprintf(dir, sizeof dir, "%s/../share/retrig/migrations", exe);
+    if (len < 0 || (size_t)len >= sizeof dir) return;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || !realpath(dir, real)) return;
+    if (strlen(real) < size) memcpy(out, real, strlen(real) + 1);
+}
+
 int rt_config_defaults(rt_config *cfg, char *errstr)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -592,6 +617,10 @@ int rt_config_defaults(rt_config *cfg, char *errstr)
         int rc = rt_config_set(cfg, k->name, k->default_value, "built-in default", errstr);
         if (rc != RT_OK) return rc;
     }
+    char installed[PATH_MAX];
+    installed_migrations_dir(installed, sizeof installed);
+    if (installed[0])
+        return rt_config_set(cfg, "migrations_dir", installed, "built-in default", errstr);
     return RT_OK;
 }
 

@@ -48,7 +48,7 @@ fi
 
 echo "== build in $clone"
 build_log="$outer/build.log"
-if cmake -S "$clone" -B "$clone/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build_log" 2>&1 &&
+if cmake -S "$clone" -B "$clone/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRETRIG_WERROR=ON >"$build_log" 2>&1 &&
     cmake --build "$clone/build" -j "${RT_TEST_JOBS:-2}" >>"$build_log" 2>&1; then
     built=1
 else

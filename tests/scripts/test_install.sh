@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MPL-2.0
+# test_install.sh - `cmake --install` lays retrig out as a package would: the six binaries in
+# bin/, the migrations in share/retrig/migrations (where an installed retrig finds them with no
+# configuration), the systemd units pointing at the installed binaries, the example config.
+set -euo pipefail
+src=${RT_TEST_SOURCE_DIR:?}
+build=$(dirname "${RT_TEST_BIN_DIR:?}")
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+
+for bin in retrig retrig-classify retrig-retrigger retrig-decide retrig-perf retrig-history; do
+    [ -x "$prefix/bin/$bin" ] || fail "bin/$bin not installed"
+done
+expected=$(cd "$src/migrations" && ls ./*.sql | wc -l)
+installed=$(cd "$prefix/share/retrig/migrations" && ls ./*.sql | wc -l)
+[ "$expected" = "$installed" ] || fail "$installed migrations installed, $expected in the tree"
+[ -f "$prefix/share/doc/retrig/retrig.conf.example" ] || fail "no example configuration"
+
+# The installed binary finds the installed migrations; the build tree's finds the source tree's.
+dir=$(env -u RETRIG_MIGRATIONS_DIR -u RETRIG_CONFIG "$prefix/bin/retrig" config |
+    sed -n 's/^migrations_dir *= *//p')
+[ "$dir" = "$(realpath "$prefix/share/retrig/migrations")" ] ||
+    fail "installed retrig reads migrations from '$dir'"
+dir=$(env -u RETRIG_MIGRATIONS_DIR -u RETRIG_CONFIG "$build/bin/retrig" config |
+    sed -n 's/^migrations_dir *= *//p')
+[ "$dir" = "$src/migrations" ] || fail "build-tree retrig reads migrations from '$dir'"
+
+units=("$prefix"/lib/systemd/system/retrig-*)
+[ "${#units[@]}" -ge 9 ] || fail "${#units[@]} systemd units installed"
+if grep -h '^ExecStart=' "${units[@]}" | grep -v "^ExecStart=$prefix/bin/retrig"; then
+    fail "an installed unit starts a binary outside $prefix/bin"
+fi
+echo "install: binaries, ${installed} migrations, ${#units[@]} units under one prefix"
