@@ -81,7 +81,9 @@ const rt_config_key rt_config_keys[] = {
      "1000, 1000, 1000, 1000, 2000, 5000, 10000, 20000, 30000, 60000, 60000, 120000, 300000, "
      "600000",
      0, 0, false,
-     "waits before looking again at logs not parsed or upstream errors; then undecided"},
+     "waits before each new look at a set whose runs Treeherder cannot give yet (job not "
+     "ingested, logs not parsed, 429/5xx), at most 16; past the last, the set waits for its "
+     "other members' results and the deadline sweeper (set_deadline_minutes)"},
     {"decide_max_retriggers", RT_CFG_INT, OFF(decide_max_retriggers), "10", 1, 64, false,
      "adaptive policy: most retriggers for one failure, counting those already there; then the "
      "posterior decides (low-confidence)"},
