@@ -633,7 +633,10 @@ static void print_culprit(PGresult *res, const int *c)
         printf("  the culprit is within %s .. %s\n", V(C_RANGE_FIRST), V(C_RANGE_LAST));
     printf("  window: %s push(es); %s probe(s), %s job(s) spent\n", V(C_PUSHES), V(C_PROBES),
            V(C_JOBS));
-    if (PQgetvalue(res, 0, c[C_NEXT_REVISION])[0])
+    /* The window keeps its last round's probe after the search ends: only a search under way
+     * has a next probe. */
+    if (!strcmp(PQgetvalue(res, 0, c[C_STATUS]), "searching") &&
+        PQgetvalue(res, 0, c[C_NEXT_REVISION])[0])
         printf("  next probe: %s, %s run(s)\n", V(C_NEXT_REVISION), V(C_NEXT_TIMES));
 #undef V
 }

@@ -83,7 +83,9 @@ const rt_config_key rt_config_keys[] = {
      "1000, 1000, 1000, 1000, 2000, 5000, 10000, 20000, 30000, 60000, 60000, 120000, 300000, "
      "600000",
      0, 0, false,
-     "waits before looking again at logs not parsed or upstream errors; then undecided"},
+     "waits before each new look at a set whose runs Treeherder cannot give yet (job not "
+     "ingested, logs not parsed, 429/5xx), at most 16; past the last, the set waits for its "
+     "other members' results and the deadline sweeper (set_deadline_minutes)"},
     {"decide_max_retriggers", RT_CFG_INT, OFF(decide_max_retriggers), "10", 1, 64, false,
      "adaptive policy: most retriggers for one failure, counting those already there; then the "
      "posterior decides (low-confidence)"},
@@ -879,6 +881,128 @@ int rt_config_copy(rt_config *cfg, const rt_config *from)
     return RT_ENOMEM;
 }
 
+/* Appends text[from, to) to out at *n (out is sized for the whole text plus the masks). */
+static void append_span(char *out, size_t *n, const char *from, const char *to)
+{
+    memcpy(out + *n, from, (size_t)(to - from));
+    *n += (size_t)(to - from);
+}
+
+static void append_mask(char *out, size_t *n)
+{
+    memcpy(out + *n, "***", 3);
+    *n += 3;
+}
+
+/* Whether the URI query key [k, end) is "password", percent-decoded as libpq decodes it. */
+static bool uri_key_is_password(const char *k, const char *end)
+{
+    static const char want[] = "password";
+    size_t i = 0;
+    while (k < end) {
+        int c = (unsigned char)*k++;
+        if (c == '%' && end - k >= 2 && isxdigit((unsigned char)k[0]) &&
+            isxdigit((unsigned char)k[1])) {
+            char hex[3] = {k[0], k[1], '\0'};
+            c = (int)strtol(hex, NULL, 16);
+            k += 2;
+        }
+        if (i >= sizeof want - 1 || c != want[i++]) return false;
+    }
+    return i == sizeof want - 1;
+}
+
+/* libpq's URI form (fe-connect.c, conninfo_uri_parse_options): postgresql://[user[:password]@]
+ * host...[?key=value&...]. The userinfo is what precedes an '@' met before any '/'. */
+static void mask_uri(const char *s, size_t prefix, char *out, size_t *n)
+{
+    const char *start = s + prefix, *p = start;
+    while (*p && *p != '@' && *p != '/') p++;
+    const char *rest = start;
+    append_span(out, n, s, start);
+    if (*p == '@') {
+        const char *colon = memchr(start, ':', (size_t)(p - start));
+        if (colon) {
+            append_span(out, n, start, colon + 1);
+            append_mask(out, n);
+        } else {
+            append_span(out, n, start, p);
+        }
+        rest = p; /* the '@' on */
+    }
+    const char *query = strchr(rest, '?');
+    if (!query) {
+        append_span(out, n, rest, rest + strlen(rest));
+        return;
+    }
+    append_span(out, n, rest, query + 1);
+    for (const char *q = query + 1; *q;) {
+        const char *end = q + strcspn(q, "&"), *eq = memchr(q, '=', (size_t)(end - q));
+        if (eq && uri_key_is_password(q, eq)) {
+            append_span(out, n, q, eq + 1);
+            append_mask(out, n);
+        } else {
+            append_span(out, n, q, end);
+        }
+        if (*end == '&') append_span(out, n, end, end + 1);
+        q = *end ? end + 1 : end;
+    }
+}
+
+/* libpq's "key = value" form (fe-connect.c, conninfo_parse): a value is bare (to the next
+ * space) or single-quoted, a backslash escaping the next character in both. Text it cannot
+ * parse is copied as it is, from where parsing stopped: libpq refuses such a string. */
+static void mask_keywords(const char *s, char *out, size_t *n)
+{
+    const char *p = s;
+    while (*p) {
+        const char *k = p;
+        while (*p && isspace((unsigned char)*p)) p++;
+        const char *key = p;
+        while (*p && *p != '=' && !isspace((unsigned char)*p)) p++;
+        const char *key_end = p;
+        while (*p && isspace((unsigned char)*p)) p++;
+        if (*p != '=') {
+            append_span(out, n, k, p + strlen(p));
+            return;
+        }
+        p++;
+        while (*p && isspace((unsigned char)*p)) p++;
+        const char *value = p;
+        if (*p == '\'') {
+            for (p++; *p && *p != '\''; p++)
+                if (*p == '\\' && p[1]) p++;
+            if (*p) p++;
+        } else {
+            for (; *p && !isspace((unsigned char)*p); p++)
+                if (*p == '\\' && p[1]) p++;
+        }
+        append_span(out, n, k, value);
+        if (key_end - key == 8 && !strncmp(key, "password", 8))
+            append_mask(out, n);
+        else
+            append_span(out, n, value, p);
+    }
+}
+
+char *rt_config_mask_conninfo(const char *conninfo)
+{
+    const char *s = conninfo ? conninfo : "";
+    /* Each password becomes "***": at most 3 bytes more per byte of the string (an empty
+     * value masked), and the NUL. */
+    char *out = malloc(4 * strlen(s) + 4);
+    if (!out) return NULL;
+    size_t n = 0;
+    if (!strncmp(s, "postgresql://", 13))
+        mask_uri(s, 13, out, &n);
+    else if (!strncmp(s, "postgres://", 11))
+        mask_uri(s, 11, out, &n);
+    else
+        mask_keywords(s, out, &n);
+    out[n] = '\0';
+    return out;
+}
+
 void rt_config_print(const rt_config *cfg, FILE *out)
 {
     static const char *const levels[] = {"debug", "info", "warn", "error"};
@@ -888,7 +1012,11 @@ void rt_config_print(const rt_config *cfg, FILE *out)
         switch (k->type) {
         case RT_CFG_STRING: {
             const char *v = *(char *const *)field;
+            char *masked =
+                v && !strcmp(k->name, "database_url") ? rt_config_mask_conninfo(v) : NULL;
+            if (masked) v = masked;
             snprintf(line, sizeof line, "%s = %s", k->name, !v ? "" : k->secret ? "***" : v);
+            free(masked);
             break;
         }
         case RT_CFG_INT:

@@ -172,7 +172,14 @@ RT_MUSTCHECK int rt_config_set(rt_config *cfg, const char *key, const char *valu
 void rt_config_free(rt_config *cfg);
 /* A deep copy of from into cfg (free it with rt_config_free). RT_ENOMEM leaves cfg empty. */
 RT_MUSTCHECK int rt_config_copy(rt_config *cfg, const rt_config *from);
-/* Prints the effective configuration as "key = value" lines, secrets as "***". */
+/* Prints the effective configuration as "key = value" lines, secrets as "***" (and
+ * database_url's password as rt_config_mask_conninfo masks it). */
 void rt_config_print(const rt_config *cfg, FILE *out);
+/* A copy of a libpq connection string with every password in it replaced by "***", in each
+ * form libpq reads: a URI's userinfo (postgresql://user:PASSWORD@host, postgres:// too, the
+ * password running to the '@' before the first '/') and its password= query parameter (the key
+ * possibly percent-encoded), and the password keyword of a "key = value" string, its value
+ * bare or single-quoted, with backslash escapes. malloc'd; NULL only when out of memory. */
+char *rt_config_mask_conninfo(const char *conninfo);
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* decide_step.h - what retrig-decide does with a set once the verdict rule has spoken: store
  * a decision, look again after a delay, or leave the set to the next member that resolves
- * and, last, to the deadline. Pure; replayed by `retrig decide --deadline/--attempt`.
+ * and, last, to the deadline. Pure; tests/unit/test_decide_step.c pins each case (`retrig
+ * decide` replays the verdict rule, common/core/verdict.h, not this step).
  *
  * The rule:
  *   the verdict is regression, intermittent or undecided     store it

@@ -626,11 +626,14 @@ int rt_perf_pick_alerts(const rt_perf_summaries *summaries, const rt_perf_option
             goto out;
     }
     /* Round r: a summary takes at most one more job per family, in priority order; every
-     * regression's rounds first, then the improvements'. */
+     * regression's rounds first, then the improvements'. A family's count goes on from one
+     * phase to the next, so an improvement of a family that a regression already gave a job
+     * waits for the round after it: the rounds go on while any candidate waits for a later
+     * one (a round where nothing could be taken is not the end). */
     for (int phase = 0; phase < 2; phase++) {
-        bool progress = true;
-        for (int round = 0; progress; round++) {
-            progress = false;
+        bool waiting = true;
+        for (int round = 0; waiting; round++) {
+            waiting = false;
             for (size_t c = 0; c < ncands; c++) {
                 cand *x = &cands[c];
                 summary_state *ss = &st[x->summary];
@@ -652,7 +655,10 @@ int rt_perf_pick_alerts(const rt_perf_summaries *summaries, const rt_perf_option
                              "summary gave its %d jobs (max_per_summary)", o->max_per_summary);
                     continue;
                 }
-                if (ss->per_family[x->family] > round) continue; /* next round */
+                if (ss->per_family[x->family] > round) { /* a later round */
+                    waiting = true;
+                    continue;
+                }
                 size_t f = x->family;
                 if (out->used[f] + o->cost > o->limit[f]) {
                     x->state = CAND_BUDGET;
@@ -677,7 +683,6 @@ int rt_perf_pick_alerts(const rt_perf_summaries *summaries, const rt_perf_option
                          x->alert->is_regression ? "regression" : "improvement",
                          rt_perf_family_name(o, f), f + 1, x->alert->amount_pct, round + 1);
                 ss->last_pick = out->npicks;
-                progress = true;
             }
         }
     }

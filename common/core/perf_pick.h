@@ -10,7 +10,10 @@
  * platform no family claims belongs to "other", after every family), then magnitude, then alert id.
  * Each summary gives at most max_per_summary backfills, taken round by round: one per platform
  * family per round, in priority order, while its quota lasts; every regression's rounds come
- * before any improvement's, so an improvement never takes a place a regression could have.
+ * before any improvement's, so an improvement never takes a place a regression could have; a
+ * family's count goes on from the regressions to the improvements (an improvement of a family
+ * a regression of its summary gave a job takes the family's next round). Every alert not picked
+ * or covered is skipped with its reason.
  * The quota counts jobs, not alerts: alerts of one summary from the same job (its job_key: the
  * same platform, suite, options and extra options, the subtests of one suite run in one job)
  * are one backfill, so the first is picked and its siblings are `covered` by it, as is an

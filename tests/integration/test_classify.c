@@ -871,6 +871,100 @@ static void test_sigterm_stops_idle_workers_with_status_0(void **state)
     assert_true(rt_test_now_ms() - start < 5000);
 }
 
+/* ---- lanes ---- */
+
+/* The stripe a task group id fell in when retrig-classify had 64 task-group locks picked by
+ * this hash: the test picks two groups that shared one. */
+static unsigned old_stripe(const char *task_group_id)
+{
+    unsigned long hash = 5381;
+    for (const char *p = task_group_id; *p; p++) hash = hash * 33 + (unsigned char)*p;
+    return (unsigned)(hash % 64);
+}
+
+/* The listing calls of a task group the fake saw (a JSON array owned by the caller). */
+static json_t *group_listings(rt_ch *h, const char *group)
+{
+    char prefix[96];
+    snprintf(prefix, sizeof prefix, "/api/queue/v1/task-group/%s/list", group);
+    json_t *calls = rt_fake_calls(&h->fake, prefix);
+    assert_non_null(calls);
+    return calls;
+}
+
+/* A slow listing of one task group stalls no other group, not even one whose id once shared
+ * its lock stripe: no lock is held across the network. A failure of the slow group itself
+ * waits for the listing under way and lists after it (one listing of a group at a time). */
+static void test_a_slow_task_group_listing_stalls_no_other_group(void **state)
+{
+    rt_ch *h = *state;
+    json_t *scenario = scenario_new();
+    variant slow, other, sibling;
+    add_variant(scenario, &slow, "slow-group", ES_FAIL, 0);
+    add_variant(scenario, &other, "same-stripe", ES_FAIL, 0);
+    add_variant(scenario, &sibling, "slow-group-sibling", ES_FAIL, 0);
+    /* other's group in slow's old stripe; sibling in slow's group. */
+    do rt_ch_slugid(other.group);
+    while (old_stripe(other.group) != old_stripe(slow.group) || !strcmp(other.group, slow.group));
+    snprintf(sibling.group, sizeof sibling.group, "%s", slow.group);
+    json_t *tasks = json_object_get(scenario, "tasks");
+    json_object_set_new(tasks, other.task_id,
+                        rt_ch_task_definition(GWX_DEF, other.group, other.label));
+    json_object_set_new(tasks, sibling.task_id,
+                        rt_ch_task_definition(GWX_DEF, sibling.group, sibling.label));
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    /* The slow group's first listing takes 6 s. */
+    char regex[128], *rule = NULL;
+    snprintf(regex, sizeof regex, "^/api/queue/v1/task-group/%s/list", slow.group);
+    json_t *fault = json_pack("{s:s, s:s, s:i, s:i}", "kind", "latency", "path_regex", regex, "ms",
+                              6000, "times", 1);
+    rule = json_dumps(fault, JSON_COMPACT);
+    json_decref(fault);
+    assert_int_equal(rt_fake_add_fault(&h->fake, rule), 200);
+    free(rule);
+    /* Three lanes of one process, each holding one message at a time. */
+    rt_ch_setenv(h, "CLASSIFY_CONCURRENCY", "3");
+    rt_ch_setenv(h, "AMQP_PREFETCH", "1");
+    rt_ch_setenv(h, "HTTP_TIMEOUT_MS", "20000");
+    rt_ch_start_workers(h, 1);
+
+    publish_variant(h, &slow, NULL);
+    int64_t deadline = rt_test_now_ms() + WAIT_MS;
+    json_t *calls = NULL;
+    for (;;) { /* until the slow listing is under way */
+        json_decref(calls);
+        calls = group_listings(h, slow.group);
+        if (json_array_size(calls) == 1) break;
+        if (rt_test_now_ms() > deadline) fail_msg("the slow group was never listed");
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    json_decref(calls);
+    publish_variant(h, &other, NULL);
+    publish_variant(h, &sibling, NULL);
+
+    /* The other group is classified while the slow listing is still under way. */
+    assert_string_equal(rt_ch_wait_verdict(h, other.task_id, 0, WAIT_MS), "retrigger/eligible");
+    calls = group_listings(h, slow.group);
+    if (!json_is_null(json_object_get(json_array_get(calls, 0), "status")))
+        fail_msg("the other group waited for the slow group's listing");
+    assert_int_equal(json_array_size(calls), 1); /* the sibling waits for it */
+    json_decref(calls);
+    assert_string_equal(rt_ch_verdict(h, slow.task_id, 0), "");
+
+    /* The slow group's sibling failure listed only once the slow listing had ended. */
+    assert_string_equal(rt_ch_wait_verdict(h, slow.task_id, 0, WAIT_MS), "retrigger/eligible");
+    assert_string_equal(rt_ch_wait_verdict(h, sibling.task_id, 0, WAIT_MS), "retrigger/eligible");
+    calls = group_listings(h, slow.group);
+    assert_int_equal(json_array_size(calls), 2);
+    double first = json_number_value(json_object_get(json_array_get(calls, 0), "time"));
+    double second = json_number_value(json_object_get(json_array_get(calls, 1), "time"));
+    json_decref(calls);
+    assert_true(second - first >= 5.9);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -910,6 +1004,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sigterm_mid_stream_exits_0_and_loses_no_message, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_stops_idle_workers_with_status_0, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_slow_task_group_listing_stalls_no_other_group, setup,
                                         teardown),
     };
     signal(SIGPIPE, SIG_IGN);

@@ -1278,6 +1278,14 @@ static void test_regression_after_six_skipped_pushes_is_bisected_to_its_culprit(
     char *all = explain(h, p.original);
     if (!strstr(all, "found (bisected)") || !strstr(all, revisions[5]))
         fail_msg("retrig explain does not show the culprit:\n%s", all);
+    /* The window keeps its last round's probe; a search that ended has no next one (issue 30). */
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT (culprit_window ? 'next')::int FROM decisions"
+                                   " WHERE set_id = $1::bigint",
+                                   1, params),
+                     1);
+    if (strstr(all, "next probe"))
+        fail_msg("retrig explain shows a next probe of a search that ended:\n%s", all);
     free(all);
 }
 

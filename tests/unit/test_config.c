@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <libpq-fe.h>
+
 #include "common/config.h"
 #include "common/io/log.h"
 
@@ -294,6 +296,88 @@ static void test_secret_files_are_read_and_never_printed(void **state)
     free(dir);
 }
 
+/* The password libpq reads from a connection string, malloc'd ("" when none). */
+static char *libpq_password(const char *conninfo)
+{
+    char *error = NULL;
+    PQconninfoOption *options = PQconninfoParse(conninfo, &error);
+    if (!options) fail_msg("libpq does not parse %s: %s", conninfo, error ? error : "?");
+    char *password = NULL;
+    for (PQconninfoOption *o = options; o->keyword; o++)
+        if (!strcmp(o->keyword, "password")) password = strdup(o->val ? o->val : "");
+    PQconninfoFree(options);
+    assert_non_null(password);
+    return password;
+}
+
+/* database_url's password is masked in every form libpq reads, wherever it sits and whatever
+ * it holds (a '"', a space, a quote, under 4 bytes), and libpq reads "***" as the password of
+ * the masked text: the mask covers exactly the password (issue 30). */
+static void test_database_url_password_is_masked_in_every_libpq_form(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *conninfo, *masked;
+    } cases[] = {
+        {"postgresql://retrig:s3\"cr et@db.example:5432/retrig",
+         "postgresql://retrig:***@db.example:5432/retrig"},
+        {"postgres://retrig:p?w:x@db1.example,db2.example/retrig?sslmode=require",
+         "postgres://retrig:***@db1.example,db2.example/retrig?sslmode=require"},
+        {"postgresql://retrig:pw@db.example/retrig", "postgresql://retrig:***@db.example/retrig"},
+        {"postgresql://db.example/retrig?sslmode=require&password=qu3ry%26pw&user=retrig",
+         "postgresql://db.example/retrig?sslmode=require&password=***&user=retrig"},
+        {"postgresql:///retrig?host=/run/postgresql&pass%77ord=enc0ded-key",
+         "postgresql:///retrig?host=/run/postgresql&pass%77ord=***"},
+        {"host=db.example port=5432 user=retrig password=kv-s3cret dbname=retrig",
+         "host=db.example port=5432 user=retrig password=*** dbname=retrig"},
+        {"host=db.example password = 'sp ace\\'quote\\\\' dbname=retrig",
+         "host=db.example password = *** dbname=retrig"},
+        {"password=esc\\ aped\\'pw host=db.example", "password=*** host=db.example"},
+        {"  dbname = retrig\tpassword='' user=retrig",
+         "  dbname = retrig\tpassword=*** user=retrig"},
+        {"postgresql://retrig@db.example/retrig", "postgresql://retrig@db.example/retrig"},
+        {"dbname=retrig host=/run/postgresql", "dbname=retrig host=/run/postgresql"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *masked = rt_config_mask_conninfo(cases[i].conninfo);
+        assert_non_null(masked);
+        if (strcmp(masked, cases[i].masked))
+            fail_msg("%s\n masked as %s\n expected  %s", cases[i].conninfo, masked,
+                     cases[i].masked);
+        char *password = libpq_password(cases[i].conninfo);
+        char *after = libpq_password(masked);
+        if (password[0]) assert_null(strstr(masked, password));
+        /* A string with a password reads "***" once masked; one without is left as it is. */
+        assert_string_equal(after, strcmp(masked, cases[i].conninfo) ? "***" : password);
+        free(after);
+        free(password);
+        free(masked);
+    }
+
+    /* retrig config prints it masked, in each form. */
+    setenv("RETRIG_DATABASE_URL", "postgresql://retrig:s3\"cr et@db.example:5432/retrig", 1);
+    rt_config cfg;
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_config_load(&cfg, NULL, err), RT_OK);
+    char *printed = NULL;
+    size_t printed_len = 0;
+    FILE *out = open_memstream(&printed, &printed_len);
+    rt_config_print(&cfg, out);
+    assert_int_equal(rt_config_set(&cfg, "database_url",
+                                   "host=db.example user=retrig password='kv s3cret' dbname=retrig",
+                                   "test", err),
+                     RT_OK);
+    rt_config_print(&cfg, out);
+    fclose(out);
+    assert_null(strstr(printed, "s3"));
+    assert_non_null(
+        strstr(printed, "database_url = postgresql://retrig:***@db.example:5432/retrig\n"));
+    assert_non_null(
+        strstr(printed, "database_url = host=db.example user=retrig password=*** dbname=retrig\n"));
+    free(printed);
+    rt_config_free(&cfg);
+}
+
 static void test_unreadable_secret_file_names_the_key(void **state)
 {
     (void)state;
@@ -384,6 +468,7 @@ int main(void)
         cmocka_unit_test_setup(test_bad_environment_value_names_the_variable, setup),
         cmocka_unit_test_setup(test_secret_files_are_read_and_never_printed, setup),
         cmocka_unit_test_setup(test_unreadable_secret_file_names_the_key, setup),
+        cmocka_unit_test_setup(test_database_url_password_is_masked_in_every_libpq_form, setup),
         cmocka_unit_test_setup(test_decide_policy_keys_load_and_are_validated, setup),
         cmocka_unit_test_setup(test_every_key_has_help_and_keys_are_alphabetical, setup),
     };

@@ -3,7 +3,8 @@
  * summaries (perfherder/alert_summaries.json, alert_summary_with_different_status.json)
  * and on summaries made from them: regressions first, family order, magnitude, rounds per
  * summary, budgets partly used, improvements, small magnitudes, young summaries, triaged
- * and handled alerts, and the parsing of Perfherder's pages. */
+ * and handled alerts, and the parsing of Perfherder's pages; and properties (limits, a
+ * reason for every skip) over thousands of summaries generated from a seeded PRNG. */
 #include "support/util.h"
 
 #include <stdio.h>
@@ -527,6 +528,272 @@ static void test_history_keeps_handled_alerts_and_summaries_out(void **state)
     assert_true(closed(f, 20174));
 }
 
+/* An improvement of a family whose job in its summary a regression already took: the
+ * family's next round takes it (issue 30). The improvements' rounds once started at 0 again
+ * while the family's count held the regression's pick, so the improvement was never reached
+ * and was listed as skipped with an empty reason. */
+static void test_an_improvement_of_a_family_a_regression_took_gets_the_next_round(void **state)
+{
+    fixture *f = *state;
+    f->opts.include_improvements = true;
+    /* 38857 alone: the linux regression 177727 and a linux improvement of another job. */
+    set_platform(f, 177724, "linux1804-64-qr");
+    snprintf(summary(f, 20174)->repository, 64, "try");
+    pick(f, NULL, NOW_2023);
+    assert_string_equal(picked(f), "177727,177724");
+    const rt_perf_pick *p = &f->result.picks[1];
+    assert_int_equal(p->family, 2);
+    assert_int_equal(p->round, 2);
+    assert_non_null(strstr(p->reason, "improvement, family linux"));
+    assert_non_null(strstr(p->reason, "round 2"));
+    assert_string_equal(skip_reason(f, 38857, 177724), "");
+    assert_true(p->closes_summary);
+    assert_int_equal(f->result.used[2], 18);
+    /* With 20174's improvements in round 1 too. */
+    snprintf(summary(f, 20174)->repository, 64, "autoland");
+    pick(f, NULL, NOW_2023);
+    assert_string_equal(picked(f), "177727,69345,69346,177724");
+    assert_int_equal(f->result.picks[3].round, 2);
+    /* With the quota used by the regression it is skipped, and says why. */
+    f->opts.max_per_summary = 1;
+    pick(f, NULL, NOW_2023);
+    assert_string_equal(picked(f), "177727,69345");
+    assert_non_null(strstr(skip_reason(f, 38857, 177724), "max_per_summary"));
+}
+
+/* ---- properties over generated summaries ---------------------------------------------- */
+
+/* splitmix64: a seeded generator, so that a failing case can be replayed from its seed. */
+static unsigned long long next_random(unsigned long long *state)
+{
+    unsigned long long z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static int below(unsigned long long *state, int n)
+{
+    return (int)(next_random(state) % (unsigned long long)n);
+}
+
+/* Every family (and "other"), two machines of some, so that jobs of one family differ. */
+static const char *const GEN_PLATFORMS[] = {"windows10-64-shippable-qr",
+                                            "windows11-64-2009-shippable-qr",
+                                            "windows7-32-shippable-qr",
+                                            "linux1804-64-shippable-qr",
+                                            "linux1804-64-qr",
+                                            "macosx1015-64-shippable-qr",
+                                            "android-hw-a51-11-0-aarch64-shippable-qr",
+                                            "freebsd-64"};
+static const char *const GEN_SUITES[] = {"tp6", "speedometer", "damp"};
+static const char *const GEN_REPOSITORIES[] = {"autoland", "mozilla-central", "try"};
+static const int GEN_FRAMEWORKS[] = {1, 2, 13};
+
+typedef struct generated {
+    rt_perf_summaries summaries;
+    long long handled[64];
+    rt_perf_taken taken[16];
+    rt_perf_job jobs[32];
+    rt_perf_history history;
+} generated;
+
+/* A handful of summaries of random alerts, and a random history of earlier runs. */
+static void generate(unsigned long long *rng, generated *g, time_t now)
+{
+    memset(g, 0, sizeof *g);
+    size_t count = 1 + (size_t)below(rng, 6);
+    g->summaries.items = calloc(count, sizeof *g->summaries.items);
+    assert_non_null(g->summaries.items);
+    long long next_alert = 1000;
+    for (size_t i = 0; i < count; i++) {
+        rt_perf_summary *s = &g->summaries.items[g->summaries.count++];
+        s->id = 100 + (long long)i;
+        s->push_id = 5000 + (long long)i;
+        s->framework = GEN_FRAMEWORKS[below(rng, 10) < 8 ? 0 : 1 + below(rng, 2)];
+        snprintf(s->repository, sizeof s->repository, "%s",
+                 GEN_REPOSITORIES[below(rng, 10) < 8 ? below(rng, 2) : 2]);
+        s->created = now - 60 * (20 + below(rng, 300));
+        size_t n = (size_t)below(rng, 13);
+        s->alerts = n ? calloc(n, sizeof *s->alerts) : NULL;
+        for (size_t k = 0; k < n; k++) {
+            rt_perf_alert *a = &s->alerts[s->nalerts++];
+            a->id = next_alert++;
+            a->signature_id = a->id * 10;
+            a->status = below(rng, 10) < 8 ? 0 : 1 + below(rng, 4);
+            a->is_regression = below(rng, 2);
+            a->amount_pct = below(rng, 4000) / 100.0;
+            snprintf(
+                a->platform, sizeof a->platform, "%s",
+                GEN_PLATFORMS[below(rng, (int)(sizeof GEN_PLATFORMS / sizeof *GEN_PLATFORMS))]);
+            snprintf(a->suite, sizeof a->suite, "%s", GEN_SUITES[below(rng, 3)]);
+            snprintf(a->test, sizeof a->test, "subtest-%d", below(rng, 4));
+            snprintf(a->job_key, sizeof a->job_key, "%s|%s||", a->platform, a->suite);
+        }
+        /* Earlier runs: some alerts handled, a summary's taken count, closed, jobs done. */
+        for (size_t k = 0; k < s->nalerts; k++) {
+            if (below(rng, 10) == 0 && g->history.nhandled_alerts < 64)
+                g->handled[g->history.nhandled_alerts++] = s->alerts[k].id;
+            if (below(rng, 12) == 0 && g->history.njobs < 32)
+                g->jobs[g->history.njobs++] = (rt_perf_job){s->id, s->alerts[k].job_key};
+        }
+        if (below(rng, 4) == 0 && g->history.nsummaries < 16)
+            g->taken[g->history.nsummaries++] =
+                (rt_perf_taken){s->id, below(rng, 4), below(rng, 8) == 0};
+    }
+    g->history.handled_alerts = g->handled;
+    g->history.summaries = g->taken;
+    g->history.jobs = g->jobs;
+}
+
+static bool alert_of(const rt_perf_summary *s, const rt_perf_alert *a)
+{
+    return a >= s->alerts && a < s->alerts + s->nalerts;
+}
+
+/* What the result says of alert a of summary s: picked, covered or skipped, each with its
+ * reason; a skipped summary speaks for its alerts. */
+static size_t times_listed(const rt_perf_result *r, const rt_perf_summary *s,
+                           const rt_perf_alert *a)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->npicks; i++) n += r->picks[i].alert == a;
+    for (size_t i = 0; i < r->ncovered; i++) n += r->covered[i].alert == a;
+    for (size_t i = 0; i < r->nskips; i++)
+        n += r->skips[i].summary == s && (r->skips[i].alert == a || !r->skips[i].alert);
+    return n;
+}
+
+static const rt_perf_skip *skip_of(const rt_perf_result *r, const rt_perf_alert *a)
+{
+    for (size_t i = 0; i < r->nskips; i++)
+        if (r->skips[i].alert == a) return &r->skips[i];
+    return NULL;
+}
+
+static void check_result(const rt_perf_summaries *sums, const rt_perf_history *h,
+                         const rt_perf_options *o, const rt_perf_result *r, unsigned long long seed)
+{
+#define CHECK(cond, format, ...)                                                                   \
+    do {                                                                                           \
+        if (!(cond)) fail_msg("seed %llu: " format, seed, __VA_ARGS__);                            \
+    } while (0)
+    /* Every alert is picked, covered or skipped, once; every one of them says why. */
+    for (size_t i = 0; i < sums->count; i++) {
+        const rt_perf_summary *s = &sums->items[i];
+        for (size_t k = 0; k < s->nalerts; k++)
+            CHECK(times_listed(r, s, &s->alerts[k]) == 1, "alert %lld is listed %zu times",
+                  s->alerts[k].id, times_listed(r, s, &s->alerts[k]));
+    }
+    for (size_t i = 0; i < r->nskips; i++)
+        CHECK(r->skips[i].reason[0], "summary %lld alert %lld is skipped with no reason",
+              r->skips[i].summary->id, r->skips[i].alert ? r->skips[i].alert->id : 0LL);
+    for (size_t i = 0; i < r->ncovered; i++)
+        CHECK(r->covered[i].reason[0], "alert %lld is covered with no reason",
+              r->covered[i].alert->id);
+    for (size_t i = 0; i < r->npicks; i++)
+        CHECK(r->picks[i].reason[0], "alert %lld is picked with no reason", r->picks[i].alert->id);
+
+    int cost[RT_PERF_MAX_FAMILIES + 1] = {0};
+    for (size_t i = 0; i < r->npicks; i++) {
+        const rt_perf_pick *p = &r->picks[i];
+        const rt_perf_summary *s = p->summary;
+        CHECK(alert_of(s, p->alert), "pick %zu is not an alert of its summary", i);
+        CHECK(p->family == rt_perf_family_of(o, p->alert->platform), "alert %lld: wrong family",
+              p->alert->id);
+        CHECK(p->alert->status == 0 && p->alert->amount_pct >= o->min_amount_pct &&
+                  (p->alert->is_regression || o->include_improvements),
+              "alert %lld is no candidate", p->alert->id);
+        cost[p->family] += o->cost;
+        /* max_per_summary, counting what earlier runs took. */
+        int taken = 0, picks = 0, round = 0;
+        for (size_t t = 0; h && t < h->nsummaries; t++)
+            if (h->summaries[t].summary_id == s->id) taken = h->summaries[t].taken;
+        for (size_t k = 0; k <= i; k++) {
+            const rt_perf_pick *q = &r->picks[k];
+            if (q->summary != s) continue;
+            picks++;
+            CHECK(k == i || strcmp(q->alert->job_key, p->alert->job_key),
+                  "summary %lld: two picks of one job", s->id);
+            if (q->family == p->family) round++;
+        }
+        CHECK(taken + picks <= o->max_per_summary, "summary %lld gives %d jobs over %d", s->id,
+              taken + picks, o->max_per_summary);
+        /* Rounds: the summary's 1st, 2nd... job of this family. */
+        CHECK(p->round == round, "alert %lld: round %d, the family's job %d of its summary",
+              p->alert->id, p->round, round);
+        for (size_t j = 0; h && j < h->njobs; j++)
+            CHECK(h->jobs[j].summary_id != s->id || strcmp(h->jobs[j].job_key, p->alert->job_key),
+                  "alert %lld: its job was backfilled before", p->alert->id);
+        /* A regression never loses its place to an improvement: no regression of the
+         * summary was passed over for its quota, none of the family for budget. */
+        if (p->alert->is_regression) continue;
+        for (size_t k = 0; k < s->nalerts; k++) {
+            const rt_perf_skip *sk = skip_of(r, &s->alerts[k]);
+            CHECK(!s->alerts[k].is_regression || !sk || !strstr(sk->reason, "max_per_summary"),
+                  "improvement %lld picked, regression %lld over the quota", p->alert->id,
+                  s->alerts[k].id);
+        }
+        for (size_t k = 0; k < r->nskips; k++) {
+            const rt_perf_alert *a = r->skips[k].alert;
+            CHECK(!a || !a->is_regression || !strstr(r->skips[k].reason, "out of budget") ||
+                      rt_perf_family_of(o, a->platform) != p->family,
+                  "improvement %lld picked, regression %lld of its family out of budget",
+                  p->alert->id, a ? a->id : 0LL);
+        }
+    }
+    /* Budgets: every pick paid, none past a family's daily limit. */
+    for (size_t fam = 0; fam <= o->nfamilies; fam++) {
+        CHECK(r->used[fam] == o->used[fam] + cost[fam], "family %zu: used %d, expected %d", fam,
+              r->used[fam], o->used[fam] + cost[fam]);
+        CHECK(cost[fam] == 0 || r->used[fam] <= o->limit[fam], "family %zu: %d used of %d", fam,
+              r->used[fam], o->limit[fam]);
+    }
+#undef CHECK
+}
+
+/* Thousands of generated summaries, options and histories: every skipped alert says why,
+ * every alert is accounted for once, and the limits (max_per_summary, budgets, one backfill
+ * per job, rounds, regressions first) hold. */
+static void test_generated_summaries_keep_every_limit_and_every_skip_has_a_reason(void **state)
+{
+    fixture *f = *state;
+    struct {
+        size_t late_improvements, budget, quota, covered;
+    } seen = {0};
+    for (unsigned long long seed = 1; seed <= 3000; seed++) {
+        unsigned long long rng = seed;
+        generated g;
+        generate(&rng, &g, NOW_2023);
+        rt_perf_options o = f->opts;
+        o.include_improvements = below(&rng, 4) != 0;
+        o.max_per_summary = 1 + below(&rng, 4);
+        o.min_amount_pct = below(&rng, 4) * 2.5;
+        o.min_age_s = 60 * below(&rng, 90);
+        for (size_t fam = 0; fam <= o.nfamilies; fam++) {
+            if (below(&rng, 3) == 0) o.limit[fam] = 9 * below(&rng, 5);
+            o.used[fam] = below(&rng, 3) == 0 ? below(&rng, o.limit[fam] + 1) : 0;
+        }
+        const rt_perf_history *h = below(&rng, 3) ? &g.history : NULL;
+        rt_perf_result r;
+        assert_int_equal(rt_perf_pick_alerts(&g.summaries, &o, h, NOW_2023, &r), RT_OK);
+        check_result(&g.summaries, h, &o, &r, seed);
+        for (size_t i = 0; i < r.npicks; i++)
+            seen.late_improvements += !r.picks[i].alert->is_regression && r.picks[i].round > 1;
+        for (size_t i = 0; i < r.nskips; i++) {
+            seen.budget += strstr(r.skips[i].reason, "out of budget") != NULL;
+            seen.quota += strstr(r.skips[i].reason, "max_per_summary") != NULL;
+        }
+        seen.covered += r.ncovered;
+        rt_perf_result_free(&r);
+        rt_perf_summaries_free(&g.summaries);
+    }
+    /* The generator reaches each rule: improvements in a family's later round, budgets and
+     * quotas passing alerts over, jobs covered. */
+    assert_true(seen.late_improvements > 0 && seen.budget > 0 && seen.quota > 0 &&
+                seen.covered > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -560,6 +827,10 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_a_job_backfilled_by_an_earlier_run_covers_its_siblings,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_an_improvement_of_a_family_a_regression_took_gets_the_next_round, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_generated_summaries_keep_every_limit_and_every_skip_has_a_reason, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

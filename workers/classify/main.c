@@ -57,24 +57,51 @@
 #define MAX_FOUND  32 /* runs of a label already on a push kept as members */
 
 /* Listings of one task group are taken one at a time (a failure's retriggers are counted
- * while its siblings are, and each listing is up to 1,000 pages); listings of different
- * groups go on in parallel: one lock per stripe of task group ids. */
-#define GROUP_LOCKS 64
-static pthread_mutex_t g_group_locks[GROUP_LOCKS];
-static pthread_once_t g_group_locks_once = PTHREAD_ONCE_INIT;
+ * while its siblings are, and each listing is up to 1,000 pages): a lane that needs a group
+ * being listed waits until that listing ends, then lists its own label (the failures of one
+ * group are of different labels: one listing's runs are not another's). No lock is held
+ * across the network: the table of groups being listed is locked only to look at it and
+ * change it, so the listings of other groups go on in parallel, a slow one stalling no other
+ * group. A lane lists one group at a time, so the table has a place for each lane
+ * (classify_concurrency <= 64). */
+#define GROUP_LISTINGS 64
+static pthread_mutex_t g_listings_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_listing_done = PTHREAD_COND_INITIALIZER;
+static struct {
+    bool used;
+    char task_group_id[23];
+} g_listings[GROUP_LISTINGS]; /* the groups being listed */
 
-static void init_group_locks(void)
+/* Waits until no other lane lists the group, then marks it listed; returns its place. */
+static size_t group_listing_begin(const char *task_group_id)
 {
-    for (size_t i = 0; i < GROUP_LOCKS; i++) pthread_mutex_init(&g_group_locks[i], NULL);
+    size_t place;
+    pthread_mutex_lock(&g_listings_lock);
+    for (;;) {
+        bool busy = false;
+        place = GROUP_LISTINGS;
+        for (size_t i = 0; i < GROUP_LISTINGS; i++) {
+            if (!g_listings[i].used)
+                place = place < GROUP_LISTINGS ? place : i;
+            else if (!strcmp(g_listings[i].task_group_id, task_group_id))
+                busy = true;
+        }
+        if (!busy && place < GROUP_LISTINGS) break;
+        pthread_cond_wait(&g_listing_done, &g_listings_lock);
+    }
+    g_listings[place].used = true;
+    snprintf(g_listings[place].task_group_id, sizeof g_listings[place].task_group_id, "%s",
+             task_group_id);
+    pthread_mutex_unlock(&g_listings_lock);
+    return place;
 }
 
-static pthread_mutex_t *group_lock(const char *task_group_id)
+static void group_listing_end(size_t place)
 {
-    pthread_once(&g_group_locks_once, init_group_locks);
-    unsigned long hash = 5381;
-    for (const char *p = task_group_id ? task_group_id : ""; *p; p++)
-        hash = hash * 33 + (unsigned char)*p;
-    return &g_group_locks[hash % GROUP_LOCKS];
+    pthread_mutex_lock(&g_listings_lock);
+    g_listings[place].used = false;
+    pthread_cond_broadcast(&g_listing_done);
+    pthread_mutex_unlock(&g_listings_lock);
 }
 
 typedef struct cached_task {
@@ -913,12 +940,11 @@ static bool learn_existing_runs(run_call *c)
     classify *w = c->w;
     char errstr[RT_ERRSTR_SIZE] = "";
     size_t total = 0;
-    pthread_mutex_t *lock = group_lock(c->msg->task_group_id);
-    pthread_mutex_lock(lock);
+    size_t place = group_listing_begin(c->msg->task_group_id);
     int rc = rt_tc_label_runs_in_group(w->http, w->cfg->taskcluster_root_url, c->msg->task_group_id,
                                        c->task->label, c->msg->task_id, w->found, MAX_FOUND, &total,
                                        errstr);
-    pthread_mutex_unlock(lock);
+    group_listing_end(place);
     if (rc != RT_OK) {
         rt_outcome_upstream(c->h, rc, "task group", errstr);
         return false;

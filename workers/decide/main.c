@@ -8,10 +8,11 @@
  * its bug_suggestions, normalised to TEST-UNEXPECTED lines (common/core/bugsug.h). The pure
  * rule (common/core/verdict.h) decides as soon as the verdict cannot change. When Treeherder is
  * not ready (job not ingested, logs pending, 429/5xx) the request goes to the next delay
- * queue, never a sleeping worker; past the last delay the set is decided `undecided` with
- * that reason. A verdict is written in one transaction with the set's status and the
- * members' results, and the decision event is published with a confirm before the commit,
- * so a concurrent replica waits on the decision row and never publishes twice.
+ * queue (decide_delays_ms), never a sleeping worker; past the last delay the request is left:
+ * the set stays open, its other members' requests look again, and the deadline sweeper ends
+ * the wait (common/core/decide_step.h). A verdict is written in one transaction with the set's
+ * status and the members' results, and the decision event is published with a confirm before the
+ * commit, so a concurrent replica waits on the decision row and never publishes twice.
  *
  * Deadline sweeper: every decide_sweep_interval_s, sets still open after
  * set_deadline_minutes get a decide request with reason "deadline"; such a request decides
