@@ -93,8 +93,6 @@ void rt_worker_health_lane(int lane, int lanes, const rt_worker_conns *conns);
  * are freed), so the worker re-derives what it computed from cfg (an eligibility policy,
  * say) before using it again. */
 bool rt_worker_reload(rt_config *cfg);
-/* Asks for a reload as SIGHUP does. */
-void rt_worker_request_reload(void);
 /* Whether a reload was asked for and not applied yet: a cheap test, so that a threaded
  * worker takes its configuration's write lock only when there is something to apply. */
 bool rt_worker_reload_pending(void);

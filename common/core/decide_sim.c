@@ -59,11 +59,6 @@ double rt_sim_rng_uniform(rt_sim_rng *rng)
 
 static const char *const mix_names[] = {"uniform", "observed"};
 
-const char *rt_sim_mix_name(rt_sim_mix mix)
-{
-    return (unsigned)mix < 2 ? mix_names[mix] : "unknown";
-}
-
 int rt_sim_mix_parse(const char *name, rt_sim_mix *out)
 {
     for (size_t i = 0; i < 2; i++) {

@@ -89,14 +89,3 @@ bool rt_stop_sleep_ms(long ms)
         }
     }
 }
-
-void rt_stop_reset(void)
-{
-    atomic_store(&g_requested, false);
-    int fd = atomic_load(&g_fd);
-    if (fd >= 0) {
-        uint64_t value;
-        ssize_t ignored = read(fd, &value, sizeof value);
-        (void)ignored;
-    }
-}

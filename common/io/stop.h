@@ -31,7 +31,5 @@ int rt_stop_fd(void);
 /* Sleeps ms milliseconds, or until a stop is asked for. Returns false when it woke (or
  * found) a stop request, true after a full sleep. */
 bool rt_stop_sleep_ms(long ms);
-/* Forgets a stop request (tests that run several workers' loops in one process). */
-void rt_stop_reset(void);
 
 #endif

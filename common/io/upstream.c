@@ -389,11 +389,6 @@ int rt_tc_index_each_task(rt_http *h, const char *root_url, const char *ns, rt_t
     return rc == RT_ENOTFOUND ? RT_OK : rc; /* an unknown namespace holds no task */
 }
 
-typedef struct label_count {
-    const char *label, *exclude_task_id;
-    int count;
-} label_count;
-
 /* The status token of a task-group listing entry when its task has this label (tags.label,
  * else metadata.name) and is not exclude_task_id; -1 otherwise. */
 static int status_of_label(const rt_jscan *js, int entry, const char *label,
@@ -408,20 +403,6 @@ static int status_of_label(const rt_jscan *js, int entry, const char *label,
     if (exclude_task_id && rt_js_streq(js, rt_js_get(js, status, "taskId"), exclude_task_id))
         return -1;
     return status;
-}
-
-/* Scanned, not a tree: retrig-classify counts for every eligible failure. */
-static int count_label_page(void *ctx, const listing_page *pg, bool *stop, char *errstr)
-{
-    label_count *c = ctx;
-    const rt_jscan *js = pg->js;
-    (void)stop;
-    (void)errstr;
-    int tasks = rt_js_get(js, 0, "tasks");
-    if (rt_js_type_of(js, tasks) != RT_JS_ARRAY) return RT_OK;
-    for (int e = rt_js_first(js, tasks); e >= 0; e = rt_js_after(js, tasks, e))
-        if (status_of_label(js, e, c->label, c->exclude_task_id) >= 0) c->count++;
-    return RT_OK;
 }
 
 typedef struct label_runs {
@@ -481,16 +462,6 @@ int rt_tc_label_runs_in_group(rt_http *h, const char *root_url, const char *task
     label_runs c = {label, exclude_task_id, out, max, 0};
     int rc = each_group_page(h, root_url, task_group_id, false, label_runs_page, &c, errstr);
     *n = c.n;
-    return rc;
-}
-
-int rt_tc_count_label_in_group(rt_http *h, const char *root_url, const char *task_group_id,
-                               const char *label, const char *exclude_task_id, int *count,
-                               char *errstr)
-{
-    label_count c = {label, exclude_task_id, 0};
-    int rc = each_group_page(h, root_url, task_group_id, false, count_label_page, &c, errstr);
-    *count = c.count;
     return rc;
 }
 

@@ -91,13 +91,6 @@ RT_MUSTCHECK int rt_tc_label_runs_in_group(rt_http *h, const char *root_url,
                                            const char *exclude_task_id, rt_tc_run *out, size_t max,
                                            size_t *n, char *errstr);
 
-/* Counts the tasks of a task group whose label (tags.label, else metadata.name) is
- * `label`, leaving out `exclude_task_id`: the runs of that label already present or
- * scheduled for the push, whoever asked for them. */
-RT_MUSTCHECK int rt_tc_count_label_in_group(rt_http *h, const char *root_url,
-                                            const char *task_group_id, const char *label,
-                                            const char *exclude_task_id, int *count, char *errstr);
-
 /* Looks through a task group for an action task created by `action_name` for this label
  * or task: tags.action (or extra.action.name) equal to action_name, and an input that
  * names the label (retrigger-multiple: input.requests[].tasks; add-new-jobs: input.tasks)
