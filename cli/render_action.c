@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* render_action.c - `retrig render-action`: the hook call retrig-retrigger would make for
- * a task, rendered offline from an actions.json and a task definition. */
+/* render_action.c - `retrig render-action`: the hook call a worker would make for a task
+ * (retrig-retrigger's retrigger, retrig-perf's backfill, a culprit probe's add-new-jobs),
+ * with the input it sends (rt_actions_input), rendered offline from an actions.json and a
+ * task definition. */
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -29,8 +31,8 @@ static void usage(FILE *out)
         "The call is checked as retrig-retrigger checks it before signing (the configured\n"
         "taskcluster_hook_group, an in-tree-action hook of the level of the task's project in\n"
         "project_levels, the task's schedulerId, task group and push, the action's name and\n"
-        "callback and the input rendered): a call retrig would\n"
-        "refuse is printed with \"refused\": {\"code\", \"reason\"} and the exit code is 1.\n");
+        "callback, the input rendered): a call retrig would refuse is printed with\n"
+        "\"refused\": {\"code\", \"reason\"} and the exit code is 1.\n");
 }
 
 /* Long because it is a linear sequence of steps that share cleanup through goto out: the
