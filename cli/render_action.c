@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* render_action.c - `retrig render-action`: the hook call retrig-retrigger would make for
- * a task, rendered offline from an actions.json and a task definition. */
+/* render_action.c - `retrig render-action`: the hook call a worker would make for a task
+ * (retrig-retrigger's retrigger, retrig-perf's backfill, a culprit probe's add-new-jobs),
+ * with the input it sends (rt_actions_input), rendered offline from an actions.json and a
+ * task definition. */
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -19,14 +21,18 @@ static void usage(FILE *out)
     fprintf(
         out,
         "usage: retrig render-action --actions ACTIONS.json --task TASKDEF.json --task-id ID\n"
-        "                            [--action NAME] [--times N]\n"
+        "                            [--action NAME] [--times N] [--depth N]\n"
         "Renders the hookPayload of an action (default retrigger-multiple) for the task and\n"
         "prints {\"hookGroupId\", \"hookId\", \"payload\"}. ACTIONS.json is a whole actions.json\n"
         "or a bare list of actions. A task action must have the task in its context.\n"
+        "The input is the one the workers send: retrigger-multiple {requests: [{tasks: [label],\n"
+        "times}]}, add-new-jobs (a culprit probe) {tasks: [label], times}, backfill {depth,\n"
+        "times} (perf_backfill_depth, perf_backfill_times by default), others {times}.\n"
         "The call is checked as retrig-retrigger checks it before signing (the configured\n"
         "taskcluster_hook_group, an in-tree-action hook of the level of the task's project in\n"
-        "project_levels, the task's schedulerId, task group and push): a call retrig would\n"
-        "refuse is printed with \"refused\": {\"code\", \"reason\"} and the exit code is 1.\n");
+        "project_levels, the task's schedulerId, task group and push, the action's name and\n"
+        "callback, the input rendered): a call retrig would refuse is printed with\n"
+        "\"refused\": {\"code\", \"reason\"} and the exit code is 1.\n");
 }
 
 /* Long because it is a linear sequence of steps that share cleanup through goto out: the
@@ -35,29 +41,34 @@ static void usage(FILE *out)
 int rt_cli_render_action(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {
-        {"actions", required_argument, NULL, 'a'},
-        {"task", required_argument, NULL, 't'},
-        {"task-id", required_argument, NULL, 'i'},
-        {"action", required_argument, NULL, 'n'},
-        {"times", required_argument, NULL, 'x'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"actions", required_argument, NULL, 'a'}, {"task", required_argument, NULL, 't'},
+        {"task-id", required_argument, NULL, 'i'}, {"action", required_argument, NULL, 'n'},
+        {"times", required_argument, NULL, 'x'},   {"depth", required_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     const char *actions_path = NULL, *task_path = NULL, *task_id = NULL;
     const char *name = cfg->retrigger_action;
-    int times = cfg->retriggers_per_failure, c;
+    int times = 0, depth = cfg->perf_backfill_depth, c;
+    bool times_given = false;
     while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         switch (c) {
         case 'a': actions_path = optarg; break;
         case 't': task_path = optarg; break;
         case 'i': task_id = optarg; break;
         case 'n': name = optarg; break;
-        case 'x': times = atoi(optarg); break;
+        case 'x':
+            times = atoi(optarg);
+            times_given = true;
+            break;
+        case 'd': depth = atoi(optarg); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
-    if (!actions_path || !task_path || !task_id || times < 1 || times > 100) {
+    if (!times_given)
+        times = !strcmp(name, "backfill") ? cfg->perf_backfill_times : cfg->retriggers_per_failure;
+    if (!actions_path || !task_path || !task_id || times < 1 || times > 100 || depth < 1 ||
+        depth > 25) {
         usage(stderr);
         return 2;
     }
@@ -99,10 +110,10 @@ int rt_cli_render_action(int argc, char **argv, rt_config *cfg)
         rt_log_error("no such action for this task", "action", name, "error", errstr);
         goto out;
     }
-    if (!strcmp(name, "retrigger-multiple"))
-        input = json_pack("{s:[{s:[s], s:i}]}", "requests", "tasks", def.label, "times", times);
-    else
-        input = json_pack("{s:i}", "times", times);
+    if (!(input = rt_actions_input(name, def.label, times, depth))) {
+        rt_log_error("out of memory");
+        goto out;
+    }
     /* The decision task is the task's group in Gecko. */
     if (rt_actions_render(actions, action, def.task_group_id,
                           rt_action_is_task_group(action) ? NULL : task_id, input, &payload,
@@ -121,6 +132,8 @@ int rt_cli_render_action(int argc, char **argv, rt_config *cfg)
         .scheduler_id = def.scheduler_id,
         .task_group_id = def.task_group_id,
         .task_id = rt_action_is_task_group(action) ? NULL : task_id,
+        .action_name = action->name,
+        .input = input,
     };
     rt_hook_verdict verdict;
     bool refused = rt_hook_check(&policy, &call, &verdict) != RT_OK;

@@ -261,3 +261,83 @@ out:
     json_decref(context);
     return rc;
 }
+
+json_t *rt_actions_input(const char *name, const char *label, int times, int depth)
+{
+    if (!strcmp(name, "retrigger-multiple"))
+        return label ? json_pack("{s:[{s:[s], s:i}]}", "requests", "tasks", label, "times", times)
+                     : NULL;
+    if (!strcmp(name, "add-new-jobs"))
+        return label ? json_pack("{s:[s], s:i}", "tasks", label, "times", times) : NULL;
+    if (!strcmp(name, "backfill")) return json_pack("{s:i, s:i}", "depth", depth, "times", times);
+    return json_pack("{s:i}", "times", times);
+}
+
+/* Gecko's callbacks registered under another action's name (gecko_taskgraph/actions/
+ * retrigger.py): the same "retrigger" for decision tasks and for tasks not to retrigger. */
+static const struct {
+    const char *name, *cb_name;
+} CALLBACK_VARIANTS[] = {
+    {"retrigger", "retrigger-decision"},
+    {"retrigger", "retrigger-disabled"},
+};
+
+static bool callback_of(const char *name, const char *cb_name)
+{
+    if (!strcmp(cb_name, name)) return true;
+    for (size_t i = 0; i < sizeof CALLBACK_VARIANTS / sizeof CALLBACK_VARIANTS[0]; i++)
+        if (!strcmp(CALLBACK_VARIANTS[i].name, name) &&
+            !strcmp(CALLBACK_VARIANTS[i].cb_name, cb_name))
+            return true;
+    return false;
+}
+
+/* An untrusted name shown in a reason only when it is a plain identifier. */
+static const char *shown(const json_t *v, const char *otherwise)
+{
+    const char *text = json_string_value(v);
+    size_t len = text ? strlen(text) : 0;
+    if (!text || len == 0 || len > 64 || len != json_string_length(v)) return otherwise;
+    for (const char *p = text; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-' || *p == '_'))
+            return otherwise;
+    return text;
+}
+
+int rt_actions_check_payload(const char *name, const json_t *input, const json_t *payload,
+                             const char **code, char *errstr)
+{
+    *code = "action";
+    const json_t *action = json_object_get(json_object_get(payload, "decision"), "action");
+    const json_t *v = json_object_get(action, "name");
+    if (!name || !json_is_string(v) || strcmp(json_string_value(v), name) != 0) {
+        rt_set_errstr(errstr, "the payload's decision.action.name is %s, not the action %.64s",
+                      v ? shown(v, "another action") : "missing", name ? name : "(none)");
+        return RT_EAUTH;
+    }
+    v = json_object_get(action, "cb_name");
+    if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v) ||
+        !callback_of(name, json_string_value(v))) {
+        rt_set_errstr(errstr,
+                      "the payload's decision.action.cb_name is %s, not a callback of the action "
+                      "%.64s",
+                      v ? shown(v, "another callback") : "missing", name);
+        return RT_EAUTH;
+    }
+    *code = "input";
+    const json_t *user = json_object_get(payload, "user");
+    v = json_object_get(user, "input");
+    json_t *null = json_null();
+    bool same = v && json_equal((json_t *)v, input ? (json_t *)input : null);
+    json_decref(null);
+    if (!same) {
+        rt_set_errstr(errstr,
+                      "the payload's user.input is %s, not the input retrig rendered the action "
+                      "%.64s with",
+                      v ? "another input" : "missing", name);
+        return RT_EAUTH;
+    }
+    *code = NULL;
+    return RT_OK;
+}

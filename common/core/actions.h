@@ -78,4 +78,26 @@ RT_MUSTCHECK int rt_actions_render(const rt_actions *actions, const rt_action *a
                                    const char *decision_task_id, const char *task_id,
                                    const json_t *input, json_t **payload, char *errstr);
 
+/* The input retrig passes to the action `name` for the task labelled `label`, one builder
+ * for the workers and `retrig render-action` (which replays exactly what they send):
+ *   retrigger-multiple  {"requests": [{"tasks": [label], "times": times}]}
+ *   add-new-jobs        {"tasks": [label], "times": times}   (a culprit probe)
+ *   backfill            {"depth": depth, "times": times}     (a perf backfill)
+ *   any other           {"times": times}                     (Gecko's retrigger)
+ * depth is used by backfill only, label by the first two. Owned by the caller; NULL when out
+ * of memory or when label is needed and NULL. */
+json_t *rt_actions_input(const char *name, const char *label, int times, int depth);
+
+/* Is the rendered hookPayload the call retrig asked for? A push writes its actions.json, and
+ * the action task runs the callback decision.action.cb_name with user.input as its input, so
+ * a template could swap either. Required, as Gecko's registry renders them
+ * (gecko_taskgraph/actions/registry.py):
+ *   - decision.action.name is `name`, the action retrig looked up;
+ *   - decision.action.cb_name is `name` (cb_name defaults to the name) or a callback Gecko
+ *     registers under that name ("retrigger": "retrigger-decision", "retrigger-disabled");
+ *   - user.input equals `input` (NULL: null), the input retrig rendered the action with.
+ * RT_OK, or RT_EAUTH with *code ("action" or "input", static) and errstr naming the field. */
+RT_MUSTCHECK int rt_actions_check_payload(const char *name, const json_t *input,
+                                          const json_t *payload, const char **code, char *errstr);
+
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/core/actions.h"
 #include "common/core/utf8.h"
 
 #define HOOK_ID_MAX 256
@@ -129,6 +130,10 @@ static int check_payload(const rt_hook_call *call, int level, rt_hook_verdict *v
         if (!same)
             return refuse(v, "push", "the payload's decision.repository.level is not %d", level);
     }
+    const char *code = NULL;
+    char reason[RT_ERRSTR_SIZE];
+    if (rt_actions_check_payload(call->action_name, call->input, payload, &code, reason) != RT_OK)
+        return refuse(v, code, "%s", reason);
     return RT_OK;
 }
 

@@ -17,7 +17,12 @@
  *   - the rendered payload's decision.action.taskGroupId (required) and user.taskGroupId
  *     (when present) are the task's own task group, user.taskId (when not null) is the
  *     task acted on, and decision.push.revision, decision.repository.project and
- *     decision.repository.level (each when present) are the push's.
+ *     decision.repository.level (each when present) are the push's;
+ *   - the payload is the call retrig asked for: decision.action.name the action it looked
+ *     up, decision.action.cb_name that action's callback and user.input the input it
+ *     rendered the action with (rt_actions_check_payload, common/core/actions.h), so a
+ *     template cannot swap the callback (cancel-all) or the input (200 labels x 100 runs)
+ *     under a budget charged for what retrig asked.
  * Otherwise it gives a short code (for metrics and the outcome) and a reason naming the
  * field. Pure: no I/O, no globals; thread-safe. */
 #ifndef RETRIG_COMMON_CORE_TRUST_H
@@ -50,12 +55,15 @@ typedef struct rt_hook_call {
     const char *scheduler_id;            /* the task's, from its definition */
     const char *task_group_id;           /* the task's own task group */
     const char *task_id;                 /* the task acted on; NULL for a task-group action */
+    const char *action_name;             /* the action retrig looked up ("retrigger-multiple") */
+    const json_t *input;                 /* the input it rendered the action with */
 } rt_hook_call;
 
 typedef struct rt_hook_verdict {
     int level;        /* the project's trust level, 0 when it has none */
     const char *code; /* NULL when allowed; else "project", "hook-group", "hook-id",
-                       * "scheduler", "task-group", "task", "push" (static strings) */
+                       * "scheduler", "task-group", "task", "push", "action", "input"
+                       * (static strings) */
     char reason[RT_ERRSTR_SIZE];
 } rt_hook_verdict;
 

@@ -58,6 +58,8 @@ typedef struct fixture {
     rt_amqp *events; /* consumes <ns>.decisions through a queue of our own */
     char events_queue[160];
     bool adaptive; /* decide_policy = adaptive: a regression's reason is "confident" */
+    json_t *probe_actions_replace; /* more text replacements of the history pushes'
+                                    * actions.json (a hostile template); NULL: none */
 } fixture;
 
 static long next_job_id(void)
@@ -115,6 +117,7 @@ static int teardown(void **state)
     if (rt_amqp_delete_exchange(f->events, q) != RT_OK) {}
     rt_amqp_free(f->events);
     rt_ch_free(f->h);
+    json_decref(f->probe_actions_replace);
     free(f);
     return 0;
 }
@@ -970,7 +973,8 @@ static void push_history(rt_ch *h, const push *p, int count, int passing, char r
     json_decref(s);
 }
 
-static void pushes_runnable(rt_ch *h, int count, int culprit, char revisions[][41]);
+static void pushes_runnable(rt_ch *h, int count, int culprit, char revisions[][41],
+                            const json_t *replace);
 #define NEVER   (-1)
 #define RUNNING (-2)
 
@@ -992,7 +996,7 @@ static void regression(fixture *f, push *p, int count, int passing, char revisio
         rt_ch_restart_worker(h, 1, SIGTERM); /* retrig-retrigger */
     }
     push_history(h, p, count, passing, revisions);
-    if (culprit != 0) pushes_runnable(h, count, culprit, revisions);
+    if (culprit != 0) pushes_runnable(h, count, culprit, revisions, f->probe_actions_replace);
     if (drop_first_probe)
         assert_int_equal(rt_fake_add_fault(&h->fake, "[{\"kind\": \"drop_mid_body\","
                                                      " \"path_prefix\": \"/api/hooks/\","
@@ -1111,10 +1115,12 @@ test_regression_right_after_a_push_where_the_label_passed_names_the_failing_push
 }
 
 /* Each push k of the history (1..count-1) as Gecko leaves it: its decision task, indexed,
- * with its tc-treeherder route and the recorded actions.json moved to it; add-new-jobs runs
- * there fail (reproducing the regression's line) from the culprit push N-culprit on (culprit
- * < 0: add-new-jobs makes no runs anywhere). */
-static void pushes_runnable(rt_ch *h, int count, int culprit, char revisions[][41])
+ * with its tc-treeherder route and the recorded actions.json moved to it (and edited by
+ * `replace`'s text replacements when not NULL); add-new-jobs runs there fail (reproducing the
+ * regression's line) from the culprit push N-culprit on (culprit < 0: add-new-jobs makes no
+ * runs anywhere). */
+static void pushes_runnable(rt_ch *h, int count, int culprit, char revisions[][41],
+                            const json_t *replace)
 {
     json_t *s =
         json_pack("{s:{}, s:{}, s:{}, s:{}}", "tasks", "artifacts", "index", "add_new_jobs");
@@ -1131,9 +1137,10 @@ static void pushes_runnable(rt_ch *h, int count, int culprit, char revisions[][4
                                       "created", "2024-05-01T10:00:00.000Z", "routes", route,
                                       "metadata", "name", "Gecko Decision Task", "tags", "kind",
                                       "decision-task"));
-        json_object_set_new(
-            json_object_get(s, "artifacts"), decision_task,
-            json_pack("{s:[o]}", "0", rt_ch_actions_artifact(decision_task, revisions[k])));
+        json_t *artifact = rt_ch_actions_artifact(decision_task, revisions[k]);
+        if (replace) json_object_update(json_object_get(artifact, "replace"), (json_t *)replace);
+        json_object_set_new(json_object_get(s, "artifacts"), decision_task,
+                            json_pack("{s:[o]}", "0", artifact));
         json_object_set_new(json_object_get(s, "index"), ns,
                             json_pack("[{s:s, s:s}]", "name", "decision", "taskId", decision_task));
         json_object_set_new(json_object_get(s, "add_new_jobs"), revisions[k],
@@ -1693,6 +1700,56 @@ static void test_a_dry_run_probe_stops_the_search_without_calling_the_hook(void 
     free(all);
 }
 
+/* The history pushes' actions.json render add-new-jobs with their own input, 200 labels x
+ * 100 runs, whatever retrig passes (issue 30). retrig-retrigger refuses the first probe
+ * before signing (its row failed with refused-hook), claims no budget for it and never
+ * calls add-new-jobs; the search stops on it with the window's range. */
+static void test_a_probe_whose_template_ignores_our_input_is_refused_and_never_sent(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    json_t *tasks = json_array();
+    for (int i = 0; i < 200; i++) json_array_append_new(tasks, json_sprintf("label-%d", i));
+    char *list = json_dumps(tasks, JSON_COMPACT);
+    json_decref(tasks);
+    char *greedy = NULL;
+    assert_true(asprintf(&greedy, "\"tasks\": %s, \"times\": 100", list) > 0);
+    free(list);
+    f->probe_actions_replace = json_pack("{s:s}", "\"$eval\": \"input\"", greedy);
+    free(greedy);
+    push p;
+    char revisions[10][41];
+    regression(f, &p, 10, 7, revisions, 5, false, false);
+    char *v = culprit_end(h, &p);
+    char want[256];
+    snprintf(want, sizeof want, "stopped/refused-hook %s %s true", revisions[7], revisions[0]);
+    assert_string_equal(v, want);
+    free(v);
+    char *event = culprit_event(f);
+    snprintf(want, sizeof want, "stopped refused-hook null %s %s", revisions[7], revisions[0]);
+    assert_string_equal(event, want);
+    free(event);
+    const char *params[] = {p.set_id};
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM culprit_pending_probes WHERE"
+                                   " set_id = $1::bigint AND state = 'failed'"
+                                   " AND error = 'refused-hook' AND calls = 0"
+                                   " AND action_task_id IS NULL",
+                                   1, params),
+                     1);
+    /* Never sent: the set's own retrigger is the only hook call; no probe budget. */
+    assert_int_equal(add_new_jobs_calls(h, &p), 0);
+    json_t *calls = rt_fake_calls(&h->fake, "/api/hooks/");
+    assert_int_equal(json_array_size(calls), 1);
+    json_decref(calls);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM budget_ledger"
+                                   " WHERE idempotency_key LIKE 'culprit-probe:%'",
+                                   0, NULL),
+                     0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1725,6 +1782,9 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_slow_probe_is_waited_for_past_the_deadline, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_probe_whose_template_ignores_our_input_is_refused_and_never_sent, setup,
+            teardown),
         cmocka_unit_test_setup_teardown(test_a_treeherder_5xx_during_a_search_is_waited_out, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(

@@ -697,6 +697,39 @@ static void test_a_backfill_hook_retrig_may_not_call_is_refused(void **state)
     rt_ch_free(h);
 }
 
+/* The push's actions.json keeps the backfill hook, group and push but runs cancel-all under
+ * the backfill action's name (issue 30): the signed call would cancel the push's tasks with
+ * a budget charged for a backfill. retrig-perf refuses every alert before signing
+ * (refused-hook, the reason naming the callback), claims no budget and sends nothing. */
+static void test_a_backfill_that_runs_another_callback_is_refused(void **state)
+{
+    (void)state;
+    rt_ch *h = new_harness();
+    json_t *artifact = rt_ch_actions_artifact(DECISION, TASK_REVISION);
+    json_object_set_new(json_object_get(artifact, "replace"), "\"cb_name\": \"backfill\"",
+                        json_string("\"cb_name\": \"cancel-all\""));
+    json_t *scenario = json_pack("{s:{s:{s:[o]}}}", "artifacts", DECISION, "0", artifact);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    test_summary a, b;
+    two_summaries(h, &a, &b);
+    run_once(h, 1, 0);
+    json_t *calls = rt_fake_calls(&h->fake, HOOKS);
+    assert_int_equal(json_array_size(calls), 0);
+    json_decref(calls);
+    assert_true(rows(h, "perf_alerts") > 0);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM perf_alerts WHERE outcome ="
+                                   " 'refused-hook' AND action_task_id IS NULL AND error LIKE"
+                                   " '%decision.action.cb_name is cancel-all%'",
+                                   0, NULL),
+                     rows(h, "perf_alerts"));
+    assert_int_equal(rt_ch_sql_int(h, "SELECT count(*) FROM budget_ledger", 0, NULL), 0);
+    assert_int_equal(rt_ch_budget_counter(h, "perf:windows10"), -1); /* never claimed */
+    assert_int_equal(rt_ch_budget_counter(h, "perf:linux"), -1);
+    rt_ch_free(h);
+}
+
 static void test_a_young_summary_is_picked_only_once_an_hour_has_passed(void **state)
 {
     (void)state;
@@ -1251,6 +1284,7 @@ int main(void)
         cmocka_unit_test(test_alerts_of_one_job_are_one_backfill),
         cmocka_unit_test(test_two_runners_at_once_backfill_every_alert_exactly_once),
         cmocka_unit_test(test_a_backfill_hook_retrig_may_not_call_is_refused),
+        cmocka_unit_test(test_a_backfill_that_runs_another_callback_is_refused),
         cmocka_unit_test(test_an_existing_backfill_of_the_job_is_recorded_already_backfilled),
         cmocka_unit_test(test_dry_run_records_the_payload_and_sends_nothing),
         cmocka_unit_test(test_a_young_summary_is_picked_only_once_an_hour_has_passed),

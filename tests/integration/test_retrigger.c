@@ -673,6 +673,82 @@ static void test_a_task_of_another_level_is_refused(void **state)
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
+/* The replacement of every hookPayload's `"$eval": "input"` that makes the template ignore
+ * retrig's input: 200 labels x 100 runs (malloc'd). */
+static char *greedy_input(void)
+{
+    json_t *tasks = json_array();
+    for (int i = 0; i < 200; i++) json_array_append_new(tasks, json_sprintf(LABEL "-%d", i));
+    json_t *request = json_pack("{s:o, s:i}", "tasks", tasks, "times", 100);
+    char *text = json_dumps(request, JSON_COMPACT);
+    json_decref(request);
+    assert_non_null(text);
+    size_t len = strlen(text);
+    memmove(text, text + 1, len - 2); /* the members, without the braces */
+    text[len - 2] = '\0';
+    char *out = NULL;
+    assert_true(asprintf(&out, "\"requests\": [{%s}]", text) > 0);
+    free(text);
+    return out;
+}
+
+/* The push's actions.json renders retrigger-multiple with its own input, 200 labels x 100
+ * runs, whatever retrig passes (issue 30): the hook, the group and the push are the right
+ * ones, so only the input tells. retrig refuses it before signing (refused-hook, the reason
+ * naming user.input), never calls the hook, and the set's budget, charged for the 3 runs
+ * retrig asked, is given back. */
+static void test_a_template_that_ignores_our_input_is_refused_and_never_sent(void **state)
+{
+    rt_ch *h = *state;
+    json_t *artifact = rt_ch_actions_artifact(DECISION, REVISION);
+    char *greedy = greedy_input();
+    json_object_set_new(json_object_get(artifact, "replace"), "\"$eval\": \"input\"",
+                        json_string(greedy));
+    free(greedy);
+    json_t *scenario = json_pack("{s:{s:{s:[o]}}}", "artifacts", DECISION, "0", artifact);
+    rt_ch_scenario(h, scenario);
+    json_decref(scenario);
+    int port = free_port();
+    char port_text[16];
+    snprintf(port_text, sizeof port_text, "%d", port);
+    rt_ch_setenv(h, "METRICS_PORT", port_text);
+    rt_ch_start_program(h, "retrig-retrigger", 1);
+
+    test_set s;
+    insert_set(h, &s, LABEL "-greedy", 3);
+    int counter_before = rt_ch_budget_counter(h, PLATFORM);
+    publish_request(h, s.id, &s);
+    rt_ch_message *dead = NULL;
+    rt_ch_take(h, "dead-letter", 1, WAIT_MS, &dead);
+    assert_non_null(dead[0].reason);
+    if (strncmp(dead[0].reason, "refused-hook: ", 14) != 0 ||
+        !strstr(dead[0].reason, "user.input is another input"))
+        fail_msg("dead-letter reason: %s", dead[0].reason);
+    rt_ch_messages_free(dead, 1);
+
+    assert_field(h, &s, "outcome", "refused-hook");
+    assert_field(h, &s, "action_task_id", NULL);
+    char *error = action_field(h, &s, "error");
+    assert_non_null(error);
+    assert_non_null(strstr(error, "user.input"));
+    free(error);
+    char *status = set_field(h, &s, "status");
+    assert_string_equal(status, "failed");
+    free(status);
+    /* Never sent, never signed. */
+    assert_int_equal(upstream_calls(h, "/api/hooks/"), 0);
+    json_t *triggers = rt_fake_triggers(&h->fake);
+    assert_int_equal(json_array_size(triggers), 0);
+    json_decref(triggers);
+    /* The budget: the 3 runs charged are back in Redis and in the ledger. */
+    assert_int_equal(rt_ch_budget_counter(h, PLATFORM), counter_before - 3);
+    const char *lparams[] = {PLATFORM, rt_ch_today()};
+    assert_int_equal(rt_ch_sql_int(h, SQL_LEDGER_SUM, 2, lparams), 0);
+    assert_true(
+        metric(port, "retrig_hooks_refused_total{worker=\"retrigger\",reason=\"input\"} ") == 1);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
 /* ---- 7. unknown sets ---- */
 
 static void test_request_for_unknown_set_is_retried_then_dead_lettered(void **state)
@@ -715,6 +791,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_a_foreign_hook_in_actions_json_is_refused_and_never_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_task_of_another_level_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_template_that_ignores_our_input_is_refused_and_never_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_request_for_unknown_set_is_retried_then_dead_lettered,
                                         setup, teardown),
     };

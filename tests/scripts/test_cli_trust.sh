@@ -4,7 +4,8 @@
 # `retrig eligibility` skips a failure on a try push (skip/project) and keeps an autoland
 # one; `retrig render-action` prints the hook call the recorded actions.json gives for its
 # own push, and prints the refusal (exit 1) when actions.json names a hook of another group,
-# a release-promotion hook, a path out of the hook, or another push; the per-level
+# a release-promotion hook, a path out of the hook, or another push, or when its template
+# swaps the callback or ignores the input; the input replayed is each worker's; the per-level
 # credential keys are secrets and a level's client id goes with its token.
 set -u
 BIN=${RT_TEST_BIN_DIR:?}
@@ -86,6 +87,27 @@ foreign "a release-promotion hook" 'a["hookId"] = "in-tree-action-3-release-prom
 foreign "a path out of the hooks" 'a["hookId"] = "../../../auth/v1"' '"code": "hook-id"'
 foreign "a payload for another decision task group" \
     'a["hookPayload"]["decision"]["action"]["taskGroupId"] = "HkX-TbGXQaSX4ucqGMQNBA"' '"code": "task-group"'
+foreign "a callback that is not the action's (cancel-all)" \
+    'a["hookPayload"]["decision"]["action"]["cb_name"] = "cancel-all"' '"code": "action"'
+foreign "a payload naming another action" \
+    'a["hookPayload"]["decision"]["action"]["name"] = "cancel-all"' '"code": "action"'
+foreign "a template that ignores the input (200 labels x 100 runs)" \
+    'a["hookPayload"]["user"]["input"] = {"requests": [{"tasks": ["t%d" % i for i in range(200)], "times": 100}]}' \
+    '"code": "input"'
+
+# The input is the one each worker sends: add-new-jobs (a culprit probe) names the task's
+# label, backfill its depth; the payload carries exactly that input.
+label="test-android-em-7.0-x86_64/debug-mochitest-e10s-1"
+payload_input() { "$PY" -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["payload"]["user"]["input"], sort_keys=True))' "$work/out"; }
+render "$FIX/taskcluster/actions.json" "$work/task.json" --action add-new-jobs --times 3 >"$work/out" 2>/dev/null
+got=$(payload_input)
+if [ "$got" = "{\"tasks\": [\"$label\"], \"times\": 3}" ]; then ok "add-new-jobs renders the probe's tasks and times"; else bad "add-new-jobs input: $got"; fi
+render "$FIX/taskcluster/actions.json" "$work/task.json" --action backfill --depth 4 >"$work/out" 2>/dev/null
+got=$(payload_input)
+if [ "$got" = '{"depth": 4, "times": 1}' ]; then ok "backfill renders perf's depth and times"; else bad "backfill input: $got"; fi
+render "$FIX/taskcluster/actions.json" "$work/task.json" --action retrigger --times 2 >"$work/out" 2>/dev/null
+got=$(payload_input)
+if [ "$got" = '{"times": 2}' ]; then ok "retrigger renders the times"; else bad "retrigger input: $got"; fi
 derive taskcluster/task_definition_${GWX}.json "$work/other-push.json" '
 d["taskGroupId"] = "f7Jj_h6MTEKr5Ln_7aFqbw"'
 expect "render-action refuses a task of another push" 1 '"code": "push"' -- \

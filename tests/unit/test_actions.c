@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* test_actions.c - actions.json parsing and action choice against the real fixture. */
+/* test_actions.c - actions.json parsing and action choice against the real fixture; the
+ * input each worker sends and the check that a rendered payload is the call retrig asked. */
 #include "support/util.h"
 
 #include <jansson.h>
@@ -251,6 +252,174 @@ static void test_non_hook_actions_cannot_be_rendered(void **state)
     rt_actions_free(actions);
 }
 
+#define GWX_LABEL "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"
+#define GWX_TASK  "GWxTc8p_RUa5_Xo4RtMiCA"
+
+/* The input of each action is what its worker sends, built in one place (the CLI replays it). */
+static void test_the_input_is_the_one_each_worker_sends(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *want;
+    } cases[] = {
+        {"retrigger-multiple", "{\"requests\":[{\"tasks\":[\"" GWX_LABEL "\"],\"times\":3}]}"},
+        {"add-new-jobs", "{\"tasks\":[\"" GWX_LABEL "\"],\"times\":3}"},
+        {"backfill", "{\"depth\":9,\"times\":3}"},
+        {"retrigger", "{\"times\":3}"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *input = rt_actions_input(cases[i].name, GWX_LABEL, 3, 9);
+        assert_non_null(input);
+        char *text = json_dumps(input, JSON_COMPACT | JSON_SORT_KEYS);
+        if (strcmp(text, cases[i].want) != 0)
+            fail_msg("%s: input %s, want %s", cases[i].name, text, cases[i].want);
+        free(text);
+        json_decref(input);
+    }
+    assert_null(rt_actions_input("add-new-jobs", NULL, 3, 9)); /* a probe names its label */
+}
+
+/* The action `name` for the GWx test task, rendered from the fixture with retrig's input for
+ * it: *action_out and *input_out (the caller frees it) say what was asked. */
+static json_t *render_asked(rt_actions *actions, const char *name, const rt_action **action_out,
+                            json_t **input_out)
+{
+    json_t *root = NULL;
+    rt_tag tags[16];
+    char errstr[RT_ERRSTR_SIZE];
+    size_t n =
+        fixture_tags("taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json", &root, tags, 16);
+    const rt_action *a = NULL;
+    assert_int_equal(rt_actions_find(actions, name, tags, n, &a, errstr), RT_OK);
+    json_t *input = rt_actions_input(name, GWX_LABEL, 3, 9), *payload = NULL;
+    if (rt_actions_render(actions, a, DECISION, rt_action_is_task_group(a) ? NULL : GWX_TASK, input,
+                          &payload, errstr) != RT_OK)
+        fail_msg("%s: %s", name, errstr);
+    json_decref(root);
+    *action_out = a;
+    *input_out = input;
+    return payload;
+}
+
+static const char *const ASKED[] = {"retrigger-multiple", "retrigger", "backfill", "add-new-jobs"};
+
+/* Gecko's own templates pass: the payload names the action and carries our input. */
+static void test_recorded_templates_render_the_call_asked(void **state)
+{
+    (void)state;
+    rt_actions *actions = load_fixture();
+    for (size_t i = 0; i < sizeof ASKED / sizeof ASKED[0]; i++) {
+        const rt_action *a;
+        json_t *input, *payload = render_asked(actions, ASKED[i], &a, &input);
+        const char *code = "unset";
+        char errstr[RT_ERRSTR_SIZE] = "";
+        if (rt_actions_check_payload(a->name, input, payload, &code, errstr) != RT_OK)
+            fail_msg("%s refused: %s", ASKED[i], errstr);
+        assert_null(code);
+        json_decref(input);
+        json_decref(payload);
+    }
+    rt_actions_free(actions);
+}
+
+/* A template that ignores our input and asks for 200 labels x 100 runs, or that drops the
+ * input, is refused for each action retrig calls: the budget was charged for our input. */
+static void test_a_template_ignoring_the_input_is_refused(void **state)
+{
+    (void)state;
+    rt_actions *actions = load_fixture();
+    json_t *labels = json_array();
+    for (int i = 0; i < 200; i++)
+        json_array_append_new(labels, json_sprintf("%s-%d", GWX_LABEL, i));
+    json_t *greedy = json_pack("{s:[{s:O, s:i}], s:O, s:i, s:i}", "requests", "tasks", labels,
+                               "times", 100, "tasks", labels, "times", 100, "depth", 25);
+    for (size_t i = 0; i < sizeof ASKED / sizeof ASKED[0]; i++) {
+        const rt_action *a = NULL;
+        char errstr[RT_ERRSTR_SIZE];
+        /* Every action of that name takes the template's own literal input. */
+        for (size_t k = 0; k < actions->count; k++)
+            if (!strcmp(actions->actions[k].name, ASKED[i]))
+                json_object_set(json_object_get(actions->actions[k].hook_payload, "user"), "input",
+                                greedy);
+        json_t *input, *payload = render_asked(actions, ASKED[i], &a, &input);
+        const char *code = NULL;
+        assert_int_equal(rt_actions_check_payload(a->name, input, payload, &code, errstr),
+                         RT_EAUTH);
+        assert_string_equal(code, "input");
+        if (!strstr(errstr, "user.input is another input"))
+            fail_msg("%s: reason %s", ASKED[i], errstr);
+        json_decref(payload);
+        json_decref(input);
+        /* No input at all is not our input either. */
+        json_object_del(json_object_get(a->hook_payload, "user"), "input");
+        payload = render_asked(actions, ASKED[i], &a, &input);
+        assert_int_equal(rt_actions_check_payload(a->name, input, payload, &code, errstr),
+                         RT_EAUTH);
+        assert_string_equal(code, "input");
+        assert_non_null(strstr(errstr, "user.input is missing"));
+        json_decref(payload);
+        json_decref(input);
+    }
+    json_decref(greedy);
+    json_decref(labels);
+    rt_actions_free(actions);
+}
+
+/* The action task runs decision.action.cb_name: an action named retrigger-multiple whose
+ * callback is cancel-all, or a payload naming another action, is refused; Gecko's callbacks
+ * registered under "retrigger" are that action's. */
+static void test_another_callback_or_action_is_refused(void **state)
+{
+    (void)state;
+    rt_actions *actions = load_fixture();
+    static const struct {
+        const char *asked, *field, *value;
+        bool allowed;
+    } cases[] = {
+        {"retrigger-multiple", "cb_name", "cancel-all", false},
+        {"backfill", "cb_name", "cancel-all", false},
+        {"add-new-jobs", "cb_name", "cancel-all", false},
+        {"add-new-jobs", "cb_name", "add-new-jobs-evil", false},
+        {"retrigger", "cb_name", "retrigger-multiple", false},
+        {"retrigger", "cb_name", "cancel", false},
+        {"retrigger-multiple", "name", "cancel-all", false},
+        {"backfill", "name", "retrigger", false},
+        {"retrigger", "cb_name", "retrigger-decision", true},
+        {"retrigger", "cb_name", "retrigger-disabled", true},
+        {"retrigger", "cb_name", "retrigger", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const rt_action *a;
+        json_t *input, *payload = render_asked(actions, cases[i].asked, &a, &input);
+        json_t *action = json_object_get(json_object_get(payload, "decision"), "action");
+        json_object_set_new(action, cases[i].field, json_string(cases[i].value));
+        const char *code = NULL;
+        char errstr[RT_ERRSTR_SIZE] = "";
+        int rc = rt_actions_check_payload(a->name, input, payload, &code, errstr);
+        if (cases[i].allowed) {
+            if (rc != RT_OK) fail_msg("%s/%s refused: %s", cases[i].asked, cases[i].value, errstr);
+        } else {
+            assert_int_equal(rc, RT_EAUTH);
+            assert_string_equal(code, "action");
+            char want[128];
+            snprintf(want, sizeof want, "decision.action.%s is %s", cases[i].field, cases[i].value);
+            if (!strstr(errstr, want)) fail_msg("reason '%s' does not say '%s'", errstr, want);
+        }
+        /* Missing is refused too, and so is a name that is not a plain identifier. */
+        json_object_del(action, cases[i].field);
+        assert_int_equal(rt_actions_check_payload(a->name, input, payload, &code, errstr),
+                         RT_EAUTH);
+        assert_non_null(strstr(errstr, "missing"));
+        json_object_set_new(action, cases[i].field, json_string("cancel all\n"));
+        assert_int_equal(rt_actions_check_payload(a->name, input, payload, &code, errstr),
+                         RT_EAUTH);
+        assert_null(strchr(errstr, '\n'));
+        json_decref(input);
+        json_decref(payload);
+    }
+    rt_actions_free(actions);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -263,6 +432,10 @@ int main(void)
         cmocka_unit_test(test_bare_list_of_actions_is_accepted),
         cmocka_unit_test(test_malformed_files_are_protocol_errors),
         cmocka_unit_test(test_non_hook_actions_cannot_be_rendered),
+        cmocka_unit_test(test_the_input_is_the_one_each_worker_sends),
+        cmocka_unit_test(test_recorded_templates_render_the_call_asked),
+        cmocka_unit_test(test_a_template_ignoring_the_input_is_refused),
+        cmocka_unit_test(test_another_callback_or_action_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,7 +18,23 @@
 static rt_strlist levels = {3, {"try=1", "autoland=3", "mozilla-central = 3"}};
 static const rt_hook_policy policy = {"project-gecko", &levels};
 
-/* The fixture's action `name`, rendered for TASK of the push DECISION. */
+static json_t *times_two; /* the input every action is rendered with here: {"times": 2} */
+
+static int setup(void **state)
+{
+    (void)state;
+    times_two = json_pack("{s:i}", "times", 2);
+    return times_two ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    json_decref(times_two);
+    return 0;
+}
+
+/* The fixture's action `name`, rendered for TASK of the push DECISION with times_two. */
 static json_t *render(const char *name, const rt_action **action_out, rt_actions **actions_out)
 {
     size_t len;
@@ -31,12 +47,11 @@ static json_t *render(const char *name, const rt_action **action_out, rt_actions
     for (size_t i = 0; i < actions->count && !action; i++)
         if (!strcmp(actions->actions[i].name, name)) action = &actions->actions[i];
     assert_non_null(action);
-    json_t *input = json_pack("{s:i}", "times", 2), *payload = NULL;
+    json_t *payload = NULL;
     assert_int_equal(rt_actions_render(actions, action, DECISION,
-                                       rt_action_is_task_group(action) ? NULL : TASK, input,
+                                       rt_action_is_task_group(action) ? NULL : TASK, times_two,
                                        &payload, errstr),
                      RT_OK);
-    json_decref(input);
     *action_out = action;
     *actions_out = actions;
     return payload;
@@ -53,6 +68,8 @@ static rt_hook_call call_for(const rt_action *action, const json_t *payload)
         .scheduler_id = "gecko-level-3",
         .task_group_id = DECISION,
         .task_id = rt_action_is_task_group(action) ? NULL : TASK,
+        .action_name = action->name,
+        .input = times_two,
     };
 }
 
@@ -204,6 +221,37 @@ static void test_a_payload_aimed_elsewhere_is_refused(void **state)
     rt_actions_free(actions);
 }
 
+/* The action asked for is what the call runs: a template that swaps the callback or ignores
+ * the input is refused by the hook check itself (every caller goes through it). */
+static void test_a_payload_with_another_callback_or_input_is_refused(void **state)
+{
+    (void)state;
+    const rt_action *action;
+    rt_actions *actions;
+    json_t *payload = render("retrigger-multiple", &action, &actions);
+    rt_hook_call call = call_for(action, payload);
+    json_t *decision_action = json_object_get(json_object_get(payload, "decision"), "action");
+    json_t *user = json_object_get(payload, "user");
+
+    json_object_set_new(decision_action, "cb_name", json_string("cancel-all"));
+    assert_refused(&call, "action", "cb_name is cancel-all");
+    json_object_set_new(decision_action, "cb_name", json_string("retrigger-multiple"));
+
+    json_object_set_new(user, "input", json_pack("{s:i}", "times", 100));
+    assert_refused(&call, "input", "user.input");
+    json_object_set(user, "input", times_two);
+
+    call.action_name = "retrigger"; /* the caller asked for another action than rendered */
+    assert_refused(&call, "action", "decision.action.name");
+    call.action_name = NULL;
+    assert_refused(&call, "action", "decision.action.name");
+    call.action_name = action->name;
+    rt_hook_verdict v;
+    assert_int_equal(rt_hook_check(&policy, &call, &v), RT_OK);
+    json_decref(payload);
+    rt_actions_free(actions);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -212,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_foreign_hooks_are_refused),
         cmocka_unit_test(test_a_task_of_another_level_or_project_is_refused),
         cmocka_unit_test(test_a_payload_aimed_elsewhere_is_refused),
+        cmocka_unit_test(test_a_payload_with_another_callback_or_input_is_refused),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -520,8 +520,8 @@ static int render_backfill(perf *w, const rt_perf_pick *p, const target *t, char
     const rt_action *action = NULL;
     if ((rc = rt_actions_find(actions, "backfill", tagv, ntags, &action, errstr)) != RT_OK)
         goto out;
-    input = json_pack("{s:i, s:i}", "depth", w->cfg->perf_backfill_depth, "times",
-                      w->cfg->perf_backfill_times);
+    input = rt_actions_input("backfill", NULL, w->cfg->perf_backfill_times,
+                             w->cfg->perf_backfill_depth);
     if (!input) {
         rc = RT_ENOMEM;
         goto out;
@@ -542,6 +542,8 @@ static int render_backfill(perf *w, const rt_perf_pick *p, const target *t, char
         .scheduler_id = t->def.scheduler_id,
         .task_group_id = t->def.task_group_id,
         .task_id = rt_action_is_task_group(action) ? NULL : t->task_id,
+        .action_name = action->name, /* "backfill", with the input it was rendered with */
+        .input = input,
     };
     rt_hook_verdict verdict;
     rt_hawk_credentials creds;

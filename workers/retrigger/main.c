@@ -400,11 +400,12 @@ out:
 }
 
 /* The hook call the rendered action asks for, checked before anything is signed or sent
- * (common/core/trust.h); for a real call, the credentials of the project's level. RT_OK, or
- * RT_EAUTH with *code and reason (RT_ERRSTR_SIZE) saying why it is refused. */
+ * (common/core/trust.h): the payload must be the action looked up with the input it was
+ * rendered with; for a real call, the credentials of the project's level. RT_OK, or RT_EAUTH
+ * with *code and reason (RT_ERRSTR_SIZE) saying why it is refused. */
 static int check_hook(retrigger *w, const set_info *s, const rt_taskdef *task,
-                      const rt_action *action, const json_t *payload, rt_hawk_credentials *creds,
-                      const char **code, char *reason)
+                      const rt_action *action, const json_t *input, const json_t *payload,
+                      rt_hawk_credentials *creds, const char **code, char *reason)
 {
     rt_hook_policy policy;
     rt_hook_policy_from_config(w->cfg, &policy);
@@ -417,6 +418,8 @@ static int check_hook(retrigger *w, const set_info *s, const rt_taskdef *task,
         .scheduler_id = task->scheduler_id,
         .task_group_id = task->task_group_id,
         .task_id = rt_action_is_task_group(action) ? NULL : s->original_task_id,
+        .action_name = action->name,
+        .input = input,
     };
     rt_hook_verdict verdict;
     if (rt_hook_check(&policy, &call, &verdict) != RT_OK) {
@@ -685,17 +688,14 @@ static bool find_action(round_call *t)
  * what it asks for is signed only if it is ours to ask. */
 static bool render_and_check(round_call *t)
 {
-    json_t *input;
-    if (!strcmp(t->action_name, "retrigger-multiple"))
-        input =
-            json_pack("{s:[{s:[s], s:i}]}", "requests", "tasks", t->s.label, "times", t->s.count);
-    else
-        input = json_pack("{s:i}", "times", t->s.count);
-    int rc = rt_actions_render(t->actions, t->action, t->s.decision_task_id,
-                               rt_action_is_task_group(t->action) ? NULL : t->s.original_task_id,
-                               input, &t->payload, t->errstr);
-    json_decref(input);
+    json_t *input = rt_actions_input(t->action_name, t->s.label, t->s.count, 0);
+    int rc =
+        input ? rt_actions_render(t->actions, t->action, t->s.decision_task_id,
+                                  rt_action_is_task_group(t->action) ? NULL : t->s.original_task_id,
+                                  input, &t->payload, t->errstr)
+              : RT_ENOMEM;
     if (rc != RT_OK) {
+        json_decref(input);
         /* A template we cannot render exactly is never sent approximately. */
         rt_outcome_set(t->h, RT_SETTLE_DEAD, "cannot render action %s: %s", t->action_name,
                        t->errstr);
@@ -703,8 +703,10 @@ static bool render_and_check(round_call *t)
     }
     const char *refused_code = NULL;
     char refused[RT_ERRSTR_SIZE];
-    if (check_hook(t->w, &t->s, &t->task, t->action, t->payload, &t->creds, &refused_code,
-                   refused) != RT_OK) {
+    rc = check_hook(t->w, &t->s, &t->task, t->action, input, t->payload, &t->creds, &refused_code,
+                    refused);
+    json_decref(input);
+    if (rc != RT_OK) {
         rt_metric_inc(rt_metrics_std()->hooks_refused, "retrigger", refused_code);
         if (give_up(t, "refused-hook", refused)) {
             rt_log_warn("hook call refused; not sent", "set_id", t->s.id_text, "round",
@@ -1094,12 +1096,12 @@ static bool probe_render(probe_call *c)
         probe_failed(&c->p, "no-add-new-jobs-action", c->h);
         return false;
     }
-    json_t *input = json_pack("{s:[s], s:i}", "tasks", r->label, "times", r->times);
+    json_t *input = rt_actions_input("add-new-jobs", r->label, r->times, 0);
     rc = input ? rt_actions_render(c->actions, c->action, c->decision_task_id, NULL, input,
                                    &c->payload, c->errstr)
                : RT_ENOMEM;
-    json_decref(input);
     if (rc != RT_OK) {
+        json_decref(input);
         rt_outcome_set(c->h, RT_SETTLE_DEAD, "cannot render add-new-jobs: %s", c->errstr);
         return false;
     }
@@ -1110,8 +1112,10 @@ static bool probe_render(probe_call *c)
     snprintf(s.decision_task_id, sizeof s.decision_task_id, "%s", c->decision_task_id);
     const char *refused_code = NULL;
     char refused[RT_ERRSTR_SIZE];
-    if (check_hook(w, &s, &c->task, c->action, c->payload, &c->creds, &refused_code, refused) !=
-        RT_OK) {
+    rc = check_hook(w, &s, &c->task, c->action, input, c->payload, &c->creds, &refused_code,
+                    refused);
+    json_decref(input);
+    if (rc != RT_OK) {
         rt_metric_inc(rt_metrics_std()->hooks_refused, "culprit-probe", refused_code);
         rt_log_warn("add-new-jobs hook call refused; not sent", "set_id", c->p.set_id,
                     "hook_group_id", c->action->hook_group_id, "hook_id", c->action->hook_id,
