@@ -48,7 +48,6 @@ static void on_sighup(int sig)
     g_reload = 1;
 }
 
-
 bool rt_worker_reload_pending(void) { return g_reload != 0; }
 
 /* /healthz, from the endpoint's thread. */
