@@ -6,7 +6,7 @@
  * test that has an issue, common/core/flaky_issue.h decides: create, update (the one figures
  * comment), close after flaky_issue_quiet_days without a failure, reopen, or nothing.
  * --dry-run (the default) prints the plan and changes nothing; --apply acts on the tracker
- * (flaky_issue_tracker: GitHub Issues or Bugzilla, common/io/issue_tracker.h) and records
+ * (flaky_issue_tracker: GitHub Issues or Bugzilla, common/issue_tracker.h) and records
  * each step in flaky_issues (migrations/0016_github.sql) right after it. Before creating,
  * the tracker is searched for the test's hidden marker, so a crash between creating and
  * recording, or a second run, never makes a second issue. */
@@ -21,7 +21,7 @@
 #include "common/io/history_store.h"
 #include "common/core/flaky_issue.h"
 #include "common/core/github.h"
-#include "common/io/issue_tracker.h"
+#include "common/issue_tracker.h"
 #include "common/io/pg.h"
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "common/io/amqp.h"
+#include "common/options.h"
 
 static void usage(FILE *out)
 {

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "common/core/utf8.h"
+#include "common/options.h"
 
 #include "common/io/log.h"
 #include "common/io/metrics.h"

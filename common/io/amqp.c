@@ -947,16 +947,6 @@ static int run_op(rt_amqp *h, op_fn op, void *ctx)
 
 /* ---- handle ---- */
 
-void rt_amqp_options_from_config(rt_amqp_options *opts, const rt_config *cfg, const char *worker)
-{
-    memset(opts, 0, sizeof *opts);
-    opts->url = cfg->amqp_url;
-    opts->ca_file = cfg->amqp_ca_file;
-    opts->prefetch = cfg->amqp_prefetch;
-    opts->worker = worker;
-    opts->quorum_work_queues = cfg->amqp_quorum_queues;
-}
-
 static int positive_or(int value, int fallback) { return value > 0 ? value : fallback; }
 
 int rt_amqp_new(rt_amqp **out, const rt_amqp_options *opts, char *errstr)

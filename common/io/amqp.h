@@ -37,7 +37,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/config.h"
 #include "common/core/errors.h"
 
 /* Our names (the topology the workers share). */
@@ -64,10 +63,6 @@ typedef struct rt_amqp_options {
     int backoff_max_ms;       /* 0: 10000 */
     bool quorum_work_queues;  /* declare the topology's work queues as quorum queues */
 } rt_amqp_options;
-
-/* Fills options from the configuration: amqp_url, amqp_ca_file, amqp_prefetch. Pointers
- * borrow from cfg. For Pulse set opts->url = cfg->pulse_url afterwards. */
-void rt_amqp_options_from_config(rt_amqp_options *opts, const rt_config *cfg, const char *worker);
 
 /* The user name in an amqp(s):// URL ("guest" when it names none), for Pulse queue names
  * (queue/<user>/...). */

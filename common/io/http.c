@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/io/curl_body.h"
+#include "common/io/log.h"
 #include "common/io/metrics.h"
 #include "common/io/stop.h"
 
@@ -57,18 +58,6 @@ static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off
 {
     (void)ctx, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
     return rt_stop_draining_over() ? 1 : 0;
-}
-
-void rt_http_options_from_config(rt_http_options *opts, const rt_config *cfg)
-{
-    memset(opts, 0, sizeof *opts);
-    opts->connect_timeout_ms = cfg->http_connect_timeout_ms;
-    opts->timeout_ms = cfg->http_timeout_ms;
-    opts->max_body_bytes = cfg->http_max_body_bytes;
-    opts->max_attempts = cfg->http_max_attempts;
-    opts->backoff_base_ms = cfg->http_backoff_base_ms;
-    opts->backoff_max_ms = cfg->http_backoff_max_ms;
-    opts->ca_file = cfg->http_ca_file;
 }
 
 int rt_http_new(rt_http **out, const rt_http_options *opts, char *errstr)

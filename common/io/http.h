@@ -32,7 +32,6 @@
 
 #include <stddef.h>
 
-#include "common/config.h"
 #include "common/core/errors.h"
 
 typedef struct rt_http rt_http;
@@ -63,10 +62,6 @@ typedef struct rt_http_response {
     char *retry_after;  /* Retry-After of the final answer as sent, or NULL */
     int attempts;       /* attempts made */
 } rt_http_response;
-
-/* The options from the http_* keys of the configuration (sleep_ms NULL). The strings
- * point into cfg, which must outlive the call to rt_http_new. */
-void rt_http_options_from_config(rt_http_options *opts, const rt_config *cfg);
 
 /* A new client. opts NULL: all defaults. On failure *out is NULL and errstr (may be
  * NULL) says why. */

@@ -17,6 +17,7 @@
 
 #include "common/config.h"
 #include "common/io/amqp.h"
+#include "common/options.h"
 
 /* A topology of one work queue (with one delay) and its own dead-letter queue. */
 typedef struct fixture {

@@ -27,6 +27,7 @@
 #include "common/core/bugsug.h"
 #include "common/core/culprit.h"
 #include "common/core/culprit_adaptive.h"
+#include "common/options.h"
 #include "support/classify_harness.h"
 #include "support/endpoint.h"
 #include "support/fixtures.h"

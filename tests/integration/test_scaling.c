@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/options.h"
 #include "support/classify_harness.h"
 #include "support/fixtures.h"
 

@@ -53,6 +53,10 @@ done
 # Every core source includes only core headers (the compiler enforces it; this names the file).
 bad=$(grep -lE '#include "common/(io/|[a-z_]+\.h)' "$SOURCE"/common/core/*.[ch] || true)
 check '[ -z "$bad" ]' "core sources include only common/core headers: $bad"
+# No file of common/io includes the layer above it (common/config.h, worker.h, options.h, ...):
+# the options structs are filled from the configuration in common/options.c.
+bad=$(grep -E '#include "common/[a-z_]+\.h"' "$SOURCE"/common/io/*.[ch] | grep -v '"common/not_core.h"' || true)
+check '[ -z "$bad" ]' "common/io includes nothing of the layer above it: $bad"
 # Every library source is listed in common/CMakeLists.txt, in its folder's layer.
 for f in "$SOURCE"/common/core/*.c "$SOURCE"/common/io/*.c "$SOURCE"/common/*.c; do
     rel=${f#"$SOURCE/common/"}

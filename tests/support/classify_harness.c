@@ -16,6 +16,7 @@
 
 #include "common/core/bugsug.h"
 #include "common/io/migrate.h"
+#include "common/options.h"
 #include "support/fixtures.h"
 #include "support/util.h"
 

@@ -50,6 +50,7 @@
 #include "common/io/run_fetch.h"
 #include "common/io/stop.h"
 #include "common/io/upstream.h"
+#include "common/options.h"
 #include "common/policy.h"
 #include "common/worker.h"
 

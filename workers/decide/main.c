@@ -52,6 +52,7 @@
 #include "common/io/metrics.h"
 #include "common/io/pg.h"
 #include "common/io/upstream.h"
+#include "common/options.h"
 #include "common/worker.h"
 #include "workers/decide/culprit_flow.h"
 #include "workers/decide/rounds.h"

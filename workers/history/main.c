@@ -39,6 +39,7 @@
 #include "common/io/pg.h"
 #include "common/io/run_fetch.h"
 #include "common/io/upstream.h"
+#include "common/options.h"
 #include "common/worker.h"
 
 #define MAX_DELAYS           16

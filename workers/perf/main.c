@@ -41,6 +41,7 @@
 #include "common/io/redis.h"
 #include "common/io/stop.h"
 #include "common/io/upstream.h"
+#include "common/options.h"
 #include "common/policy.h"
 #include "common/worker.h"
 #include "workers/perf/followup.h"

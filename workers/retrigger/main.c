@@ -47,6 +47,7 @@
 #include "common/io/pg.h"
 #include "common/io/redis.h"
 #include "common/io/upstream.h"
+#include "common/options.h"
 #include "common/policy.h"
 #include "common/worker.h"
 

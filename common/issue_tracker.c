@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* issue_tracker.c - GitHub Issues and Bugzilla behind rt_tracker_ops. */
-#include "common/io/issue_tracker.h"
+#include "common/issue_tracker.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include "common/core/github.h"
 #include "common/io/github_client.h"
 #include "common/io/http.h"
+#include "common/options.h"
 
 #define MAX_ISSUE_PAGES 100
 
