@@ -155,6 +155,15 @@ stb[0]["bugs"]["open_recent"].append({
     "keywords": "intermittent-failure,intermittent-testcase", "whiteboard": "",
     "internal_id": 98, "occurrences": None})
 save("crash_stb", stb)
+# An open single tracking bug for the reftest, as the bug filer names a reftest pair.
+stb = copy.deepcopy(reftest)
+stb[0]["bugs"]["open_recent"].append({
+    "id": 1700003, "status": "NEW", "resolution": "", "dupe_of": None, "crash_signature": "",
+    "summary": "Intermittent layout/reftests/bugs/1804872-2.html == "
+               "layout/reftests/bugs/1804872-2-ref.html | single tracking bug",
+    "keywords": "intermittent-failure,intermittent-testcase", "whiteboard": "",
+    "internal_id": 97, "occurrences": None})
+save("reftest_stb", stb)
 PYEOF
 decide "reftest: every retrigger reproduces the REFTEST line: regression" 0 \
     'o["verdict"] == "regression" and o["reason"] == "reproduced" and len(o["lines"]) == 1 and o["lines"][0]["reproduced"] == 2 and o["lines"][0]["line"].startswith("TEST-UNEXPECTED-FAIL | layout/reftests/bugs/1804872-2.html == layout/reftests/bugs/1804872-2-ref.html | image comparison")' \
@@ -165,6 +174,9 @@ decide "reftest: the line without its label or behind a counter reproduces too" 
 decide "reftest: retriggers that pass make it intermittent, not undecided" 0 \
     'o["verdict"] == "intermittent" and o["reason"] == "not-reproduced"' \
     -- --original "$reftest" --passed 5
+decide "reftest: a single tracking bug for the reftest pair is found" 0 \
+    'o["verdict"] == "regression" and o["reason"] == "reproduced-known-intermittent" and o["tracked"][0]["bug"] == 1700003' \
+    -- --original "$work/reftest_stb.json" --retrigger "$reftest" --retrigger "$reftest"
 decide "crash: the test is the test and the signature the message" 0 \
     'o["verdict"] == "regression" and [l["line"] for l in o["lines"]] == ["PROCESS-CRASH | dom/base/test/unit_ipc/test_bug553888_wrap.js | application crashed [@ libsystem_kernel.dylib + 0x0000000000000dfa]", "PROCESS-CRASH | xpcshell-child-process.toml:dom/indexedDB/test/unit/test_event_source.js | application crashed [@ libsystem_kernel.dylib + 0x0000000000000dfa]"]' \
     -- --original "$crash" --retrigger "$crash" --retrigger "$crash"
