@@ -19,6 +19,19 @@ void rt_bugsug_free(rt_bugsug *bs)
     memset(bs, 0, sizeof *bs);
 }
 
+/* Does the summary's word w name the test path p: equal, or a suffix of it at a '/' that
+ * itself contains a '/'? A word without a "?query" names the path without its query. */
+static bool names_path(const char *w, size_t wl, const char *p, size_t pl)
+{
+    if (wl == 0) return false;
+    size_t query = strcspn(p, "?");
+    if (query < pl && !memchr(w, '?', wl)) pl = query;
+    if (wl == pl && !memcmp(w, p, wl)) return true;
+    if (!memchr(w, '/', wl) || wl >= pl) return false;
+    const char *tail = p + pl - wl;
+    return !memcmp(tail, w, wl) && (w[0] == '/' || tail[-1] == '/');
+}
+
 bool rt_bugsug_is_single_tracking_bug(const char *summary, const char *status,
                                       const char *resolution, const char *test)
 {
@@ -35,14 +48,18 @@ bool rt_bugsug_is_single_tracking_bug(const char *summary, const char *status,
     while (end > 0 && summary[end - 1] == ' ') end--;
     size_t start = end;
     while (start > 0 && summary[start - 1] != ' ') start--;
-    size_t tracked_len = end - start;
-    if (tracked_len == 0) return false;
-    const char *tracked = summary + start;
-    size_t test_len = strcspn(test, "?");
-    if (test_len == tracked_len && !memcmp(test, tracked, tracked_len)) return true;
-    if (!memchr(tracked, '/', tracked_len) || tracked_len >= test_len) return false;
-    const char *tail = test + test_len - tracked_len;
-    return !memcmp(tail, tracked, tracked_len) && (tracked[0] == '/' || tail[-1] == '/');
+    if (end == start) return false;
+    /* A reftest pair, "a.html == a-ref.html": the bug filer names both halves. */
+    const char *op = strstr(test, " == ");
+    if (!op) op = strstr(test, " != ");
+    if (!op) return names_path(summary + start, end - start, test, strlen(test));
+    if (start < 5 || summary[start - 1] != ' ' || memcmp(summary + start - 3, op + 1, 2) != 0 ||
+        summary[start - 4] != ' ')
+        return false;
+    size_t first_end = start - 4, first = first_end;
+    while (first > 0 && summary[first - 1] != ' ') first--;
+    return names_path(summary + first, first_end - first, test, (size_t)(op - test)) &&
+           names_path(summary + start, end - start, op + 4, strlen(op + 4));
 }
 
 /* A string, null or absent: true; anything else: false. */

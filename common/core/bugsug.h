@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* bugsug.h - parser of Treeherder's bug_suggestions response into the normalised
- * TEST-UNEXPECTED-* lines of one run (GET /api/project/<repo>/jobs/<id>/bug_suggestions/).
+/* bugsug.h - parser of Treeherder's bug_suggestions response into the normalised failure
+ * lines (TEST-UNEXPECTED-*, PROCESS-CRASH) of one run
+ * (GET /api/project/<repo>/jobs/<id>/bug_suggestions/).
  *
  * The response is a JSON array of {search, search_terms, path_end, bugs: {open_recent[],
  * all_others[]}, line_number, counter, failure_new_in_rev} (the last three only from the
@@ -28,7 +29,10 @@
  *   - for this test: the last word before that " |" equals the line's test path with any
  *     "?query" removed, or is a suffix of it at a '/' and itself contains a '/' (the bug
  *     filer drops "layout/reftests/" and wpt query strings). A bare file name is not
- *     enough: bug suggestions also list same-named tests in other folders.
+ *     enough: bug suggestions also list same-named tests in other folders. A reftest's
+ *     test is a pair, "a.html == a-ref.html" (or "!="), and the bug filer names both: the
+ *     last three words before the " |" are the test, the same operator and the reference,
+ *     each naming its half by the rule above (one reference serves many tests).
  * The intermittent-testcase keyword is not required (bugs filed by hand often lack it). */
 #ifndef RETRIG_COMMON_BUGSUG_H
 #define RETRIG_COMMON_BUGSUG_H

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* failure_line.c - normalises TEST-UNEXPECTED-* lines into stable signatures (rules in the
- * header). One left-to-right pass per rule group; placeholders are never re-matched. */
+/* failure_line.c - normalises failure lines (TEST-UNEXPECTED-*, PROCESS-CRASH) into stable
+ * signatures (rules in the header). One left-to-right pass per rule group; placeholders are
+ * never re-matched. */
 #include "common/core/failure_line.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -288,7 +290,10 @@ static char *normalise_volatile(const char *s, size_t n)
             i += len;
             continue;
         }
-        if (boundary && s[i] == '0' && i + 1 < n && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
+        /* "libc.so.6 + 0x0000000000114cf9": an offset in a module, which names the crash site. */
+        bool module_offset = i >= 3 && s[i - 1] == ' ' && s[i - 2] == '+' && s[i - 3] == ' ';
+        if (boundary && !module_offset && s[i] == '0' && i + 1 < n &&
+            (s[i + 1] == 'x' || s[i + 1] == 'X')) {
             size_t k = 0;
             while (i + 2 + k < n && is_hex(s[i + 2 + k])) k++;
             if (k >= 9 && (i + 2 + k == n || !is_alnum(s[i + 2 + k]))) {
@@ -476,6 +481,105 @@ static void set_hash(rt_failure_line *line)
     line->hash_hex[16] = '\0';
 }
 
+/* Rule 4: where the status word starts, SIZE_MAX when the line has none. The words before it
+ * may only be a harness's labels ("REFTEST", "596 INFO"): upper-case letters, digits, '_' and
+ * '-', so the status is always in the first " | " field. */
+static size_t status_at(const char *s, size_t n)
+{
+    size_t crash = sizeof RT_FAILURE_LINE_CRASH - 1;
+    for (size_t i = 0; i < n;) {
+        if (starts_with(s, i, n, RT_FAILURE_LINE_PREFIX) ||
+            (starts_with(s, i, n, RT_FAILURE_LINE_CRASH) &&
+             (i + crash == n || s[i + crash] == ' ')))
+            return i;
+        size_t j = i;
+        while (j < n && s[j] != ' ') {
+            char c = s[j];
+            if (!((c >= 'A' && c <= 'Z') || is_digit(c) || c == '_' || c == '-')) return SIZE_MAX;
+            j++;
+        }
+        i = j + 1; /* past the space: clean_text left single spaces */
+    }
+    return SIZE_MAX;
+}
+
+/* A crash field that only names the run: "pid: 1234" (mozlog's crash line without a test) or
+ * a minidump id, a UUID, bare or in braces, with or without ".dmp"/".extra". */
+static bool crash_run_id(const char *f, size_t len)
+{
+    if (starts_with_nocase(f, 0, len, "pid")) {
+        size_t j = 3;
+        if (j < len && (f[j] == ':' || f[j] == '=')) j++;
+        if (j < len && f[j] == ' ') j++;
+        return j > 3 && j < len && digits_at(f, j, len) == len - j;
+    }
+    size_t j = len > 0 && f[0] == '{' ? 1 : 0;
+    size_t u = uuid_at(f, j, len);
+    if (u == 0) return false;
+    j += u;
+    if (f[0] == '{') {
+        if (j >= len || f[j] != '}') return false;
+        j++;
+    }
+    return j == len || (len - j == 4 && !memcmp(f + j, ".dmp", 4)) ||
+           (len - j == 6 && !memcmp(f + j, ".extra", 6));
+}
+
+/* A crash field that ends with the crash signature: "application crashed [@ sig]", a
+ * MOZ_CRASH reason followed by "[@ sig]", or mozcrash's "[None]" and "[unknown top frame]". */
+static bool crash_signature_field(const char *f, size_t len)
+{
+    if (len < 2 || f[len - 1] != ']') return false;
+    for (size_t k = 0; k + 3 <= len; k++)
+        if (f[k] == '[' && f[k + 1] == '@' && f[k + 2] == ' ') return true;
+    static const char *const tails[] = {"[None]", "[unknown top frame]", NULL};
+    for (const char *const *t = tails; *t; t++) {
+        size_t l = strlen(*t);
+        if (len >= l && !memcmp(f + len - l, *t, l) && (len == l || f[len - l - 1] == ' '))
+            return true;
+    }
+    return false;
+}
+
+/* The fields of a crash line after "PROCESS-CRASH | " (s[from..n)), into TEST and MESSAGE
+ * offsets (rule 5): mozcrash's "<reason> [@ sig] | <test>" (the signature first), the older
+ * "<test> | application crashed [@ sig]", and either with a pid or a minidump id where the
+ * test would be, which is then no test. */
+static void split_crash(const char *s, size_t from, size_t n, size_t *test_start, size_t *test_end,
+                        size_t *msg_start, size_t *msg_end)
+{
+    size_t first_end = n, last_start = from;
+    for (size_t k = from; k + 3 <= n; k++) {
+        if (memcmp(s + k, " | ", 3) != 0) continue;
+        if (first_end == n) first_end = k;
+        last_start = k + 3;
+        k += 2; /* " | | " is one separator and a "|" */
+    }
+    if (first_end == n) { /* one field */
+        *msg_start = *msg_end = *test_start = *test_end = n;
+        if (crash_run_id(s + from, n - from)) return;
+        if (crash_signature_field(s + from, n - from)) {
+            *msg_start = from;
+        } else {
+            *test_start = from;
+            *test_end = n;
+        }
+        return;
+    }
+    if (crash_signature_field(s + from, first_end - from) &&
+        !crash_signature_field(s + last_start, n - last_start)) {
+        *msg_start = from;
+        *msg_end = last_start - 3;
+        *test_start = last_start;
+        *test_end = crash_run_id(s + last_start, n - last_start) ? last_start : n;
+    } else {
+        *test_start = from;
+        *test_end = crash_run_id(s + from, first_end - from) ? from : first_end;
+        *msg_start = first_end + 3;
+        *msg_end = n;
+    }
+}
+
 int rt_failure_line_parse(const char *text, size_t len, rt_failure_line *line)
 {
     int rc = RT_ENOMEM;
@@ -490,37 +594,49 @@ int rt_failure_line_parse(const char *text, size_t len, rt_failure_line *line)
     clean[rt_utf8_boundary(clean, strlen(clean), RT_FAILURE_LINE_MAX_INPUT)] = '\0';
     size_t n = strlen(clean);
     size_t start = skip_prefixes(clean, n);
-    const char *s = clean + start;
-    n -= start;
-    size_t crash = sizeof RT_FAILURE_LINE_CRASH - 1;
-    bool is_crash = starts_with(s, 0, n, RT_FAILURE_LINE_CRASH) && (n == crash || s[crash] == ' ');
-    if (!is_crash && !starts_with(s, 0, n, RT_FAILURE_LINE_PREFIX)) {
+    size_t at = status_at(clean + start, n - start);
+    if (at == SIZE_MAX) {
         rc = RT_ENOTFOUND;
         goto out;
     }
+    const char *s = clean + start + at;
+    n -= start + at;
+    size_t crash = sizeof RT_FAILURE_LINE_CRASH - 1;
+    bool is_crash = starts_with(s, 0, n, RT_FAILURE_LINE_CRASH) && (n == crash || s[crash] == ' ');
     /* STATUS: up to the first space. */
     size_t status_end = 0;
     while (status_end < n && s[status_end] != ' ') status_end++;
-    size_t test_start = status_end, test_end = status_end, msg_start = n;
+    size_t test_start = status_end, test_end = status_end, msg_start = n, msg_end = n;
     if (starts_with(s, status_end, n, " | ") || (status_end + 2 == n && s[status_end + 1] == '|')) {
-        test_start = test_end = status_end + 3 > n ? n : status_end + 3;
-        const char *sep = NULL;
-        for (size_t k = test_start; k + 3 <= n && !sep; k++)
-            if (!memcmp(s + k, " | ", 3)) sep = s + k;
-        if (sep) {
-            test_end = (size_t)(sep - s);
-            msg_start = test_end + 3;
-        } else if (n - test_start >= 2 && s[n - 1] == '|' && s[n - 2] == ' ') {
-            test_end = n - 2; /* "STATUS | test |" */
+        size_t from = status_end + 3 > n ? n : status_end + 3;
+        size_t end = n;
+        if (end - from >= 2 && s[end - 1] == '|' && s[end - 2] == ' ')
+            end -= 2; /* "STATUS | test |" */
+        if (is_crash && from < end && s[from] != '|') {
+            split_crash(s, from, end, &test_start, &test_end, &msg_start, &msg_end);
+            /* With no test, the signature is "STATUS MESSAGE": a message starting with "|"
+             * would read as a test. */
+            while (test_start == test_end && msg_start < msg_end &&
+                   (s[msg_start] == '|' || s[msg_start] == ' '))
+                msg_start++;
         } else {
-            test_end = n;
+            test_start = test_end = from;
+            const char *sep = NULL;
+            for (size_t k = from; k + 3 <= n && !sep; k++)
+                if (!memcmp(s + k, " | ", 3)) sep = s + k;
+            if (sep) {
+                test_end = (size_t)(sep - s);
+                msg_start = test_end + 3;
+            } else {
+                test_end = end;
+            }
         }
     } else if (status_end < n) {
         msg_start = status_end + 1; /* "STATUS message" with no test */
     }
     line->status = strndup(s, status_end);
     line->test = strndup(s + test_start, test_end - test_start);
-    line->message = normalise_volatile(s + msg_start, n - msg_start);
+    line->message = normalise_volatile(s + msg_start, msg_end - msg_start);
     if (!line->status || !line->test || !line->message) goto out;
     /* The signature is never longer than the input a parse reads (the separators it writes
      * may be longer than the line's): the message is cut, on a character boundary and

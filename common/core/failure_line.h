@@ -3,16 +3,19 @@
  * so that the same failure compares equal across runs (retrig-decide) and across pushes and
  * branches (test history). Pure: no I/O, no globals. Thread-safe (each call owns its output).
  *
- * A line is kept only when, after the clean-up below, it starts with "TEST-UNEXPECTED-" or
- * is a crash line, "PROCESS-CRASH | <test> | <message>" (the word PROCESS-CRASH followed by a
- * space or nothing): a run whose only failure is a crash is compared by its crash lines,
- * "PROCESS-CRASH | a.js | application crashed [@ mozalloc_abort]", with the same rules.
- * It is split on " | " into STATUS | TEST | MESSAGE (MESSAGE keeps any further " | ").
- * The signature is "STATUS | TEST | MESSAGE" ("STATUS | TEST" when MESSAGE is empty,
- * "STATUS MESSAGE" for a line with no " | " after its status) and the hash is FNV-1a 64 of
- * the signature; parsing a signature again gives the same signature. Two lines are the
- * same failure when their signatures are byte-equal; the hash is only a fast pre-check and
- * an index key.
+ * A line is kept only when, after the clean-up below, its first " | " field holds a status:
+ * a word starting "TEST-UNEXPECTED-", or the word PROCESS-CRASH (followed by a space or
+ * nothing). Only a harness's labels may come before it, words of upper-case letters, digits,
+ * '_' and '-' ("REFTEST TEST-UNEXPECTED-FAIL | ...", "596 INFO TEST-UNEXPECTED-FAIL | ...",
+ * "INFO TEST-UNEXPECTED-TIMEOUT | ...", "REFTEST PROCESS-CRASH | ..."), as in the `search` of
+ * Treeherder's bug_suggestions; they are dropped. Anything else before it ("I/GeckoDump(730):
+ * 110 INFO TEST-UNEXPECTED-FAIL", an Android echo Treeherder skips too) is not a failure line.
+ * What follows the status is split on " | " into TEST | MESSAGE (MESSAGE keeps any further
+ * " | "), and a crash line by its layout (rule 5). The signature is "STATUS | TEST | MESSAGE"
+ * ("STATUS | TEST" when MESSAGE is empty, "STATUS MESSAGE" when TEST is), and the hash is
+ * FNV-1a 64 of the signature; parsing a signature again gives the same signature, and so
+ * does a signature behind a label ("REFTEST " + signature). Two lines are the same failure
+ * when their signatures are byte-equal; the hash is only a fast pre-check and an index key.
  *
  * Rules, applied in this order. Conservative by design: a rule only removes what differs
  * from run to run of one failure, never what tells two failures apart; a wrongly split
@@ -24,14 +27,34 @@
  *     trimmed:                        "TEST-UNEXPECTED-FAIL |  a.js |\tx  " -> "... | a.js | x"
  *  3. Harness prefixes that Treeherder also strips are removed at the start: the mozharness
  *     "HH:MM:SS LEVEL - ", then "GECKO(1234) | ", "PID 1234 | " or "[1234] ".
- *  4. STATUS is kept as is ("TEST-UNEXPECTED-TIMEOUT" and "-FAIL" stay different).
+ *  4. The labels before the status are dropped; STATUS is kept as is
+ *     ("TEST-UNEXPECTED-TIMEOUT" and "-FAIL" stay different).
  *  5. TEST is the identity and is kept as is (query strings, "==" reftest pairs and all).
+ *     A crash line names its test in one of the layouts Treeherder reads (the fields after
+ *     "PROCESS-CRASH | "):
+ *     a. mozcrash and mozlog today, the crash first: "<reason> [@ signature] | <test>"
+ *        ("application crashed [@ mozalloc_abort] | dom/a/test_b.html"; the reason may be a
+ *        MOZ_CRASH message, the signature "[None]" or "[unknown top frame]"): the last field
+ *        is TEST, the ones before it MESSAGE. It is this layout when the first field ends with
+ *        such a signature and the last one does not.
+ *     b. older harnesses, the test first: "<test> | application crashed [@ signature]"
+ *        ("Shutdown | application crashed [@ PR_GetThreadPrivate]", a Java exception,
+ *        "automation.py | application crashed (minidump found)"): TEST, then MESSAGE.
+ *     c. no test: where the test would be, mozlog writes "pid: 1234" and older harnesses a
+ *        minidump id (a UUID, bare or in braces, with ".dmp"/".extra"): that field is
+ *        dropped, TEST is empty, so neither pid nor dump id makes two runs' lines differ.
+ *     d. one field: a crash signature or a run id as above is MESSAGE (or nothing), anything
+ *        else TEST ("PROCESS-CRASH | Automation Error: Missing end of test marker").
+ *     So every layout of one crash gives one signature, "PROCESS-CRASH | <test> | <reason>
+ *     [@ signature]", and the test is the one the per-test history and tracking bugs know.
  *  6. In MESSAGE only, volatile parts become placeholders (a number glued to letters, as
  *     in "test123456" or "abc0x1f", is never touched):
  *     a. GUIDs/UUIDs (8-4-4-4-12 hex; braces around them stay):
  *        "{0b6c7a3e-1d2f-4c5b-9a8e-7f6d5c4b3a21} closed" -> "{<uuid>} closed"
  *     b. hex numbers with 9 or more digits (64-bit pointers); 8-digit nsresult codes such
- *        as 0x80004005 stay, they name the error: "at 0x7f3a2b1c4d00" -> "at 0x<addr>"
+ *        as 0x80004005 stay, they name the error: "at 0x7f3a2b1c4d00" -> "at 0x<addr>";
+ *        an offset in a module after " + " stays, it names the crash site
+ *        ("[@ libc.so.6 + 0x0000000000114cf9]")
  *     c. timestamps, ISO 8601 date-times and clock times:
  *        "at 2024-05-01T12:34:56.789Z" -> "at <time>", "at 12:34:56.789" -> "at <time>"
  *     d. temporary directories, the temp root and its first component:
@@ -77,7 +100,7 @@ typedef struct rt_failure_line {
 
 /* Normalises one raw line (not NUL-terminated; at most RT_FAILURE_LINE_MAX_INPUT bytes are
  * read, a longer line is cut there). Returns RT_OK with *line filled, RT_ENOTFOUND when the
- * line is not a TEST-UNEXPECTED-* line (line zeroed), or RT_ENOMEM. */
+ * line is not a failure line (line zeroed), or RT_ENOMEM. */
 RT_MUSTCHECK int rt_failure_line_parse(const char *text, size_t len, rt_failure_line *line);
 
 /* Applies rules 1, 2 and 6 to a message alone, into a malloc'd string (NULL: no memory).

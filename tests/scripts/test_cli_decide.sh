@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MPL-2.0
 # test_cli_decide.sh - `retrig decide` on the recorded bug_suggestions fixture: retriggers
 # built from it (the same lines, the same lines with harness noise, some lines dropped, an
-# unrelated failure) give regression or intermittent; single tracking bugs; exit codes and
-# usage errors.
+# unrelated failure) give regression or intermittent; single tracking bugs; a reftest failure
+# and crash lines in each layout (issue 30); exit codes and usage errors.
 set -u
 BIN=${RT_TEST_BIN_DIR:?}
 FIX=${RT_TEST_FIXTURES_DIR:?}
@@ -117,6 +117,78 @@ status=$?
 [ "$status" = 2 ] && grep -q "decide_drop_single_tracking' was removed" "$work/out" \
     && ok "the removed key decide_drop_single_tracking is refused, saying why" \
     || bad "removed key: exit $status: $(head -c 300 "$work/out")"
+
+# Issue 30, items 1 and 2: a reftest failure, whose line Treeherder keeps with its "REFTEST"
+# label, and crash lines in mozcrash's layouts (fixtures/treeherder/bug_suggestions_{reftest,
+# crash}.json, built from Treeherder's sample reftest and xpcshell logs).
+reftest="$FIX/treeherder/bug_suggestions_reftest.json"
+crash="$FIX/treeherder/bug_suggestions_crash.json"
+"$PY" - "$reftest" "$crash" "$work" <<'PYEOF' || { echo "FAIL - cannot build issue 30 inputs"; exit 1; }
+import copy, json, sys
+reftest, crash, out = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+def save(name, doc):
+    json.dump(doc, open(f"{out}/{name}.json", "w"), indent=2)
+# The same reftest failure as mozlog prints it without the label, and behind mozharness and a
+# mochitest-style counter.
+relabelled = copy.deepcopy(reftest)
+relabelled[0]["search"] = relabelled[0]["search"].replace("REFTEST ", "", 1)
+save("reftest_nolabel", relabelled)
+relabelled[0]["search"] = "21:27:46     INFO - 596 INFO " + relabelled[0]["search"]
+save("reftest_counter", relabelled)
+# The same crashes in the older layout (test first), and with a pid where the test was.
+older = copy.deepcopy(crash)
+for e in older[:2]:
+    head, sig, test = e["search"].split(" | ")
+    e["search"] = " | ".join([head, test, sig])
+save("crash_older", older)
+# Another test crashing with the same signature.
+moved = copy.deepcopy(crash)
+for e in moved[:2]:
+    e["search"] = e["search"].rsplit(" | ", 1)[0] + " | dom/other/test_unrelated.js"
+save("crash_elsewhere", moved)
+# An open single tracking bug for the first crash's test.
+stb = copy.deepcopy(crash)
+test = stb[0]["path_end"]
+stb[0]["bugs"]["open_recent"].append({
+    "id": 1700002, "status": "NEW", "resolution": "", "dupe_of": None, "crash_signature": "",
+    "summary": f"Intermittent {test} | single tracking bug",
+    "keywords": "intermittent-failure,intermittent-testcase", "whiteboard": "",
+    "internal_id": 98, "occurrences": None})
+save("crash_stb", stb)
+# An open single tracking bug for the reftest, as the bug filer names a reftest pair.
+stb = copy.deepcopy(reftest)
+stb[0]["bugs"]["open_recent"].append({
+    "id": 1700003, "status": "NEW", "resolution": "", "dupe_of": None, "crash_signature": "",
+    "summary": "Intermittent layout/reftests/bugs/1804872-2.html == "
+               "layout/reftests/bugs/1804872-2-ref.html | single tracking bug",
+    "keywords": "intermittent-failure,intermittent-testcase", "whiteboard": "",
+    "internal_id": 97, "occurrences": None})
+save("reftest_stb", stb)
+PYEOF
+decide "reftest: every retrigger reproduces the REFTEST line: regression" 0 \
+    'o["verdict"] == "regression" and o["reason"] == "reproduced" and len(o["lines"]) == 1 and o["lines"][0]["reproduced"] == 2 and o["lines"][0]["line"].startswith("TEST-UNEXPECTED-FAIL | layout/reftests/bugs/1804872-2.html == layout/reftests/bugs/1804872-2-ref.html | image comparison")' \
+    -- --original "$reftest" --retrigger "$reftest" --retrigger "$reftest"
+decide "reftest: the line without its label or behind a counter reproduces too" 0 \
+    'o["verdict"] == "regression" and o["lines"][0]["reproduced"] == 2' \
+    -- --original "$reftest" --retrigger "$work/reftest_nolabel.json" --retrigger "$work/reftest_counter.json"
+decide "reftest: retriggers that pass make it intermittent, not undecided" 0 \
+    'o["verdict"] == "intermittent" and o["reason"] == "not-reproduced"' \
+    -- --original "$reftest" --passed 5
+decide "reftest: a single tracking bug for the reftest pair is found" 0 \
+    'o["verdict"] == "regression" and o["reason"] == "reproduced-known-intermittent" and o["tracked"][0]["bug"] == 1700003' \
+    -- --original "$work/reftest_stb.json" --retrigger "$reftest" --retrigger "$reftest"
+decide "crash: the test is the test and the signature the message" 0 \
+    'o["verdict"] == "regression" and [l["line"] for l in o["lines"]] == ["PROCESS-CRASH | dom/base/test/unit_ipc/test_bug553888_wrap.js | application crashed [@ libsystem_kernel.dylib + 0x0000000000000dfa]", "PROCESS-CRASH | xpcshell-child-process.toml:dom/indexedDB/test/unit/test_event_source.js | application crashed [@ libsystem_kernel.dylib + 0x0000000000000dfa]"]' \
+    -- --original "$crash" --retrigger "$crash" --retrigger "$crash"
+decide "crash: the older layout (test first) is the same crash" 0 \
+    'o["verdict"] == "regression" and all(l["reproduced"] == 2 for l in o["lines"])' \
+    -- --original "$crash" --retrigger "$work/crash_older.json" --retrigger "$work/crash_older.json"
+decide "crash: the same signature in another test is another failure" 0 \
+    'o["verdict"] == "intermittent" and all(l["reproduced"] == 0 for l in o["lines"])' \
+    -- --original "$crash" --retrigger "$work/crash_elsewhere.json" --retrigger "$work/crash_elsewhere.json"
+decide "crash: a single tracking bug for the crashed test is found" 0 \
+    'o["tracked"] and o["tracked"][0]["bug"] == 1700002 and "test_bug553888_wrap.js" in o["tracked"][0]["line"]' \
+    -- --original "$work/crash_stb.json" --retrigger "$crash"
 
 "$BIN/retrig" decide --help >"$work/out" 2>&1 && grep -q "usage: retrig decide" "$work/out" \
     && ok "--help prints the usage and exits 0" || bad "--help: $(head -c 300 "$work/out")"

@@ -174,6 +174,36 @@ static void test_single_tracking_bug_rule(void **state)
         {"single tracking bug", "NEW", "", "a/b/test_x.html", false},
         {"Intermittent a/b/test_x.html | single tracking bug", "NEW", "", "", false},
         {NULL, "NEW", "", "a/b/test_x.html", false},
+        /* Issue 30: a reftest pair, as the bug filer names it (the harness's file:// root
+         * dropped); the reference alone, or another test against the same reference, is not. */
+        {"Intermittent layout/reftests/bugs/1804872-2.html == "
+         "layout/reftests/bugs/1804872-2-ref.html | single tracking bug",
+         "NEW", "",
+         "layout/reftests/bugs/1804872-2.html == layout/reftests/bugs/1804872-2-ref.html", true},
+        {"Intermittent layout/reftests/a/x.html == layout/reftests/a/x-ref.html | single "
+         "tracking bug",
+         "NEW", "",
+         "file:///C:/slave/test/build/tests/reftest/tests/layout/reftests/a/x.html == "
+         "file:///C:/slave/test/build/tests/reftest/tests/layout/reftests/a/x-ref.html",
+         true},
+        {"Intermittent layout/reftests/a/y.html == layout/reftests/a/x-ref.html | single "
+         "tracking bug",
+         "NEW", "", "layout/reftests/a/x.html == layout/reftests/a/x-ref.html", false},
+        {"Intermittent layout/reftests/a/y.html == layout/reftests/a/x-ref.html | single "
+         "tracking bug",
+         "NEW", "",
+         "file:///C:/slave/test/build/tests/reftest/tests/layout/reftests/a/x.html == "
+         "file:///C:/slave/test/build/tests/reftest/tests/layout/reftests/a/x-ref.html",
+         false},
+        {"Intermittent /css/x/y.html?variant=1 | single tracking bug", "NEW", "",
+         "/css/x/y.html?variant=2", false},
+        {"Intermittent a/b.html == a/c.html?green.png | single tracking bug", "NEW", "",
+         "a/b.html == a/c.html?green.png", true},
+        {"Intermittent layout/reftests/a/x-ref.html | single tracking bug", "NEW", "",
+         "layout/reftests/a/x.html == layout/reftests/a/x-ref.html", false},
+        {"Intermittent layout/reftests/a/x.html != layout/reftests/a/x-ref.html | single "
+         "tracking bug",
+         "NEW", "", "layout/reftests/a/x.html == layout/reftests/a/x-ref.html", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (rt_bugsug_is_single_tracking_bug(cases[i].summary, cases[i].status, cases[i].resolution,

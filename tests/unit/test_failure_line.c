@@ -276,6 +276,149 @@ static void test_crash_lines_are_compared_like_the_others(void **state)
     rt_failure_line_free(&c);
 }
 
+/* Issue 30, items 1 and 2: every line of Treeherder's error-summary and log-parser tests, its
+ * sample logs and UI tests, and each layout mozcrash and mozlog write
+ * (fixtures/treeherder/error_summary_lines.json, sources in its README), with the status, test
+ * and message each must give; the signature parses back to itself. */
+static void test_treeherder_and_mozcrash_lines_split_as_expected(void **state)
+{
+    (void)state;
+    json_error_t err;
+    json_t *root = json_load_file(rt_test_fixture("treeherder/error_summary_lines.json"), 0, &err);
+    assert_non_null(root);
+    assert_true(json_array_size(root) >= 50);
+    size_t index, kept = 0, prefixed = 0, crashes = 0;
+    json_t *entry;
+    json_array_foreach(root, index, entry)
+    {
+        const char *text = json_string_value(json_object_get(entry, "line"));
+        assert_non_null(text);
+        rt_failure_line line;
+        int rc = rt_failure_line_parse(text, strlen(text), &line);
+        if (json_is_false(json_object_get(entry, "failure_line"))) {
+            if (rc != RT_ENOTFOUND) fail_msg("entry %zu kept: %s", index, text);
+            continue;
+        }
+        if (rc != RT_OK) fail_msg("entry %zu dropped (%d): %s", index, rc, text);
+        static const char *const parts[] = {"status", "test", "message"};
+        const char *got[] = {line.status, line.test, line.message};
+        for (int k = 0; k < 3; k++) {
+            const char *want = json_string_value(json_object_get(entry, parts[k]));
+            assert_non_null(want);
+            if (strcmp(got[k], want) != 0)
+                fail_msg("entry %zu %s: '%s', expected '%s'", index, parts[k], got[k], want);
+        }
+        rt_failure_line again;
+        parse_ok(line.signature, &again);
+        assert_string_equal(again.signature, line.signature);
+        assert_string_equal(again.test, line.test);
+        rt_failure_line_free(&again);
+        kept++;
+        prefixed += strncmp(text, line.status, strlen(line.status)) != 0;
+        crashes += !strcmp(line.status, RT_FAILURE_LINE_CRASH);
+        rt_failure_line_free(&line);
+    }
+    assert_true(kept >= 40);
+    assert_true(prefixed >= 10); /* REFTEST, "596 INFO", mozharness prefixes ... */
+    assert_true(crashes >= 20);
+    json_decref(root);
+}
+
+/* The status is found after a harness's labels in the first field, and they are not part of
+ * the failure: another counter or label is the same failure. Anything else before the status
+ * is not a failure line. */
+static void test_status_after_harness_labels_is_the_same_failure(void **state)
+{
+    (void)state;
+    assert_true(same_failure("REFTEST TEST-UNEXPECTED-FAIL | layout/a.html == layout/a-ref.html | "
+                             "image comparison, max difference: 255",
+                             "TEST-UNEXPECTED-FAIL | layout/a.html == layout/a-ref.html | image "
+                             "comparison, max difference: 255"));
+    assert_true(same_failure("596 INFO TEST-UNEXPECTED-FAIL | t/test_a.html | x",
+                             "2423 INFO TEST-UNEXPECTED-FAIL | t/test_a.html | x"));
+    assert_true(same_failure("08:00:00     INFO - REFTEST TEST-UNEXPECTED-FAIL | a.html | x",
+                             "INFO TEST-UNEXPECTED-FAIL | a.html | x"));
+    assert_false(same_failure("REFTEST TEST-UNEXPECTED-FAIL | a.html | x",
+                              "REFTEST TEST-UNEXPECTED-PASS | a.html | x"));
+    static const char *const others[] = {
+        "TEST-INFO | t.js | TEST-UNEXPECTED-FAIL | x", /* the status in another field */
+        "I/GeckoDump( 730): 110 INFO TEST-UNEXPECTED-FAIL | foo | bar",
+        "see TEST-UNEXPECTED-FAIL lines above",
+        "REFTEST PROCESS-CRASHED | t.js | x",
+        "REFTEST ERROR | a.html | application timed out",
+    };
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        rt_failure_line line;
+        if (rt_failure_line_parse(others[i], strlen(others[i]), &line) != RT_ENOTFOUND)
+            fail_msg("kept: %s", others[i]);
+    }
+    rt_failure_line line;
+    parse_ok("REFTEST TEST-UNEXPECTED-FAIL", &line);
+    assert_string_equal(line.signature, "TEST-UNEXPECTED-FAIL");
+    rt_failure_line_free(&line);
+}
+
+/* Each crash layout of one crash is the same failure, whatever the pid or the dump id; the
+ * test is the test and the signature is in the message; another test or signature differs. */
+static void test_crash_layouts_of_one_crash_compare_equal(void **state)
+{
+    (void)state;
+    static const char *const same[] = {
+        "PROCESS-CRASH | application crashed [@ js::GCMarker::markChildren] | dom/a/test_b.html",
+        "PROCESS-CRASH | application crashed [@ js::GCMarker::markChildren] | dom/a/test_b.html ",
+        "PROCESS-CRASH | dom/a/test_b.html | application crashed [@ js::GCMarker::markChildren]",
+        "REFTEST PROCESS-CRASH | application crashed [@ js::GCMarker::markChildren] | "
+        "dom/a/test_b.html",
+        "12:00:00  WARNING -  PROCESS-CRASH | dom/a/test_b.html | application crashed "
+        "[@ js::GCMarker::markChildren]",
+    };
+    for (size_t i = 1; i < sizeof same / sizeof same[0]; i++)
+        if (!same_failure(same[0], same[i])) fail_msg("differs: %s", same[i]);
+    rt_failure_line line;
+    parse_ok(same[0], &line);
+    assert_string_equal(line.test, "dom/a/test_b.html");
+    assert_string_equal(line.message, "application crashed [@ js::GCMarker::markChildren]");
+    assert_string_equal(line.signature, "PROCESS-CRASH | dom/a/test_b.html | application crashed "
+                                        "[@ js::GCMarker::markChildren]");
+    rt_failure_line_free(&line);
+    /* No test: a pid or a dump id in its place, in either layout. */
+    static const char *const no_test[] = {
+        "PROCESS-CRASH | application crashed [@ mozalloc_abort] | pid: 4242",
+        "PROCESS-CRASH | application crashed [@ mozalloc_abort] | pid: 77 ",
+        "PROCESS-CRASH | pid: 1234 | application crashed [@ mozalloc_abort]",
+        "PROCESS-CRASH | 0b6c7a3e-1d2f-4c5b-9a8e-7f6d5c4b3a21 | application crashed "
+        "[@ mozalloc_abort]",
+        "PROCESS-CRASH | application crashed [@ mozalloc_abort] | "
+        "{11111111-2222-3333-4444-555555555555}.dmp",
+        "PROCESS-CRASH | application crashed [@ mozalloc_abort]",
+    };
+    for (size_t i = 0; i < sizeof no_test / sizeof no_test[0]; i++) {
+        parse_ok(no_test[i], &line);
+        if (strcmp(line.test, "") || strcmp(line.message, "application crashed [@ mozalloc_abort]"))
+            fail_msg("%s -> test '%s' message '%s'", no_test[i], line.test, line.message);
+        assert_string_equal(line.signature, "PROCESS-CRASH application crashed [@ mozalloc_abort]");
+        rt_failure_line again;
+        parse_ok(line.signature, &again);
+        assert_true(rt_failure_line_equal(&line, &again));
+        rt_failure_line_free(&again);
+        rt_failure_line_free(&line);
+    }
+    assert_false(same_failure(same[0], "PROCESS-CRASH | application crashed "
+                                       "[@ js::GCMarker::markChildren] | dom/a/test_c.html"));
+    assert_false(same_failure(same[0], "PROCESS-CRASH | application crashed [@ mozalloc_abort] | "
+                                       "dom/a/test_b.html"));
+    /* A module offset names the crash site: it is kept. */
+    assert_false(same_failure("PROCESS-CRASH | application crashed [@ libc.so.6 + "
+                              "0x0000000000114cf9] | a.html",
+                              "PROCESS-CRASH | application crashed [@ libc.so.6 + "
+                              "0x0000000000114d00] | a.html"));
+    /* The test keeps its reftest pair and label, as every other test does. */
+    parse_ok("REFTEST PROCESS-CRASH | application crashed [@ jemalloc_crash] | a.html == b.html",
+             &line);
+    assert_string_equal(line.test, "a.html == b.html");
+    rt_failure_line_free(&line);
+}
+
 static void test_hash_is_fnv1a_64_of_the_signature(void **state)
 {
     (void)state;
@@ -323,6 +466,9 @@ int main(void)
         cmocka_unit_test(test_hash_is_fnv1a_64_of_the_signature),
         cmocka_unit_test(test_crash_lines_are_compared_like_the_others),
         cmocka_unit_test(test_very_long_line_is_cut_not_crashed),
+        cmocka_unit_test(test_treeherder_and_mozcrash_lines_split_as_expected),
+        cmocka_unit_test(test_status_after_harness_labels_is_the_same_failure),
+        cmocka_unit_test(test_crash_layouts_of_one_crash_compare_equal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
