@@ -99,7 +99,8 @@ int rt_cli_errorsummary(int argc, char **argv, rt_config *cfg)
         fprintf(argc < 2 ? stderr : stdout,
                 "usage: retrig errorsummary FILE...\n"
                 "Parses errorsummary artifacts of one run and prints\n"
-                "{\"kind\": \"test-failure\"|\"infra\"|\"pass\", \"reason\", \"complete\",\n"
+                "{\"kind\": \"test-failure\"|\"product-crash\"|\"infra\"|\"pass\",\n"
+                " \"reason\" (product-crash: crash-before-tests), \"complete\",\n"
                 " \"incomplete\" (why not complete: no-test-groups, group-without-result, ...),\n"
                 " \"groups_without_result\": [...] (groups that had to finish and did not),\n"
                 " \"groups_not_run\": [...] (listed, no test logged), \"failing_groups\": [...],\n"

@@ -40,6 +40,7 @@ static const char *const reason_names[RT_ELIG_R_COUNT] = {
     [RT_ELIG_R_NO_ERRORSUMMARY] = "no-errorsummary",
     [RT_ELIG_R_INCOMPLETE_ERRORSUMMARY] = "incomplete-errorsummary",
     [RT_ELIG_R_NO_TEST_FAILURE] = "no-test-failure",
+    [RT_ELIG_R_CRASH_BEFORE_TESTS] = "crash-before-tests",
     [RT_ELIG_R_ELIGIBLE] = "eligible",
 };
 
@@ -151,6 +152,10 @@ void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *fa
     }
     const char *reason = NULL;
     rt_es_kind kind = rt_errorsummary_classify(facts->errorsummary, &reason);
+    if (kind == RT_ES_PRODUCT_CRASH) {
+        set(r, RT_ELIG_SKIP, RT_ELIG_R_CRASH_BEFORE_TESTS);
+        return;
+    }
     if (kind != RT_ES_TEST_FAILURE) {
         rt_elig_reason code = RT_ELIG_R_NO_TEST_FAILURE;
         for (int i = RT_ELIG_R_NO_ERRORSUMMARY; i <= RT_ELIG_R_NO_TEST_FAILURE; i++)

@@ -10,7 +10,9 @@
  *     task already has its set)
  *   4 pool (task queue id does not start with a configured prefix)
  *   5 classified (Treeherder classification other than 1 or 6)
- *   6 no-errorsummary / incomplete-errorsummary / no-test-failure (verdict infra)
+ *   6 no-errorsummary / incomplete-errorsummary / no-test-failure (verdict infra);
+ *     crash-before-tests (verdict skip: the product crashed before any test ran, so there is
+ *     no test to judge; a product failure for a sheriff, not infra)
  *   7 eligible: a set is made with the runs of the label already on the push as members,
  *     and retriggers = target - existing of them asked for (0 when those are enough)
  * Facts that need an upstream call are optional: when the next check needs one that is
@@ -49,6 +51,7 @@ typedef enum {
     RT_ELIG_R_NO_ERRORSUMMARY, /* the infra verdicts: rt_errorsummary_classify's reasons */
     RT_ELIG_R_INCOMPLETE_ERRORSUMMARY,
     RT_ELIG_R_NO_TEST_FAILURE,
+    RT_ELIG_R_CRASH_BEFORE_TESTS, /* rt_errorsummary_classify's product-crash reason */
     RT_ELIG_R_ELIGIBLE,
     RT_ELIG_R_COUNT,
 } rt_elig_reason;

@@ -1,12 +1,36 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* errorsummary.h - parser and classifier for mozlog's errorsummary artifacts.
  *
- * An errorsummary is JSON lines written by mozlog's ErrorSummaryFormatter: `test_groups`
- * (the groups the harness meant to run), `test_result` (only unexpected results),
- * `group_result` (one per group that finished), `log` and `crash`. Several artifacts of
- * one run are added to the same summary. The classifier answers, from the data alone:
- * did tests fail (and which), is the summary complete, or does it point at an
- * infrastructure problem. Untrusted input: every size is capped and the parser never
+ * An errorsummary is JSON lines written by mozlog's ErrorSummaryFormatter
+ * (testing/mozbase/mozlog/mozlog/formatters/errorsummary.py), one line type per `action`:
+ *   test_groups   `groups`: the groups (manifests) the harness meant to run; written first.
+ *   test_result   one unexpected result (`test`, `subtest` for a test_status, `group`,
+ *                 `status`, `expected`, `message`, `known_intermittent`); `expected` is left
+ *                 out when it equals `status` (then only with MOZLOG_DUMP_ALL_TESTS).
+ *                 (`test_status` is read the same way.)
+ *   group_result  `group`, `status`, `duration`: one per group whose tests logged something,
+ *                 all written when the suite ends. status is OK (a test ran as expected),
+ *                 SKIP (all skipped), ERROR (an unexpected result or crash), PASS (the
+ *                 group's crash was expected), FAIL (a shutdown failure) or null (a test
+ *                 started and never ended; kept as RT_ES_STATUS_UNFINISHED, a failing
+ *                 status: mozlog's own test expects ERROR for it).
+ *   crash         `test` (null when the product crashed before any test), `signature`,
+ *                 `group` (only with a test); unexpected unless its group ended OK or PASS.
+ *   log           `level` ERROR/CRITICAL and `message`: judges nothing; or a shutdown
+ *                 failure: `status` FAIL, `test` (the group being shut down), `message`,
+ *                 `group` (the known group it matched, or [] when none did: every
+ *                 group_result may then be OK), always a failure.
+ *   lint          (mozlog's formatter builds it and never writes it) and unknown actions
+ *                 are ignored.
+ * Several artifacts of one run are added to the same summary; a group's result is the
+ * worst of its group_results (no result < SKIP < OK = PASS < UNFINISHED < FAIL < ERROR
+ * and any other status), whatever the order the artifacts came in. The classifier
+ * answers, from the data alone: did tests fail (and which), did the product crash before
+ * any test, is the summary complete, or does it point at an infrastructure problem.
+ * Failures are listed in this order: the result and shutdown lines as they came, then the
+ * unexpected crashes, then one per group that ended failing with none of its own (test:
+ * the group's name, status: its result); the last two are made again after each artifact.
+ * Untrusted input: every size is capped and the parser never
  * trusts a field's type. Group names are found through a hash table keyed with SipHash
  * (hash_key), so a look-up costs the same whatever the names; parsing stops as soon as a
  * cap is hit (the summary is then incomplete, too_big), and the total bytes of a run's
@@ -30,26 +54,33 @@
 #define RT_ES_MAX_BYTES      (64L << 20)   /* all artifacts of a run together, by default */
 #define RT_ES_DEADLINE_LINES 256           /* lines between two looks at the deadline */
 
+/* The status kept for a group_result whose status is null (a test started, never ended). */
+#define RT_ES_STATUS_UNFINISHED "UNFINISHED"
+
 typedef struct rt_es_failure {
     char *test;
     char *subtest;  /* may be NULL */
     char *status;   /* FAIL, TIMEOUT, CRASH, ERROR, ... */
-    char *expected; /* the line's expected status (a crash line: its status) */
-    char *message;  /* may be NULL */
-    char *group;    /* "" for a harness-level failure */
+    char *expected; /* the line's expected status (a crash line: its status; a shutdown
+                     * failure or a failing group: OK) */
+    char *message;  /* may be NULL; a crash line: its signature */
+    char *group;    /* "" for a harness-level failure, a crash or shutdown failure of no
+                     * known group */
+    bool of_group;  /* no line named it: a group that ended failing (test: the group) */
 } rt_es_failure;
 
 typedef struct rt_es_group {
     char *name;
     size_t name_len;
-    char *status;        /* the group_result status, or NULL when listed but never finished */
+    char *status;        /* the worst group_result status, or NULL when it has none */
     bool listed;         /* named in test_groups */
     bool last_listed;    /* the last group of a test_groups line */
     long duration_ms;    /* -1 when unknown */
-    size_t failed_tests; /* unexpected results in the group (listed or not) */
+    size_t failed_tests; /* unexpected results and shutdown failures in the group */
+    size_t crashes;      /* crash lines of the group (expected when it ended OK or PASS) */
 } rt_es_group;
 
-typedef enum { RT_ES_PASS, RT_ES_TEST_FAILURE, RT_ES_INFRA } rt_es_kind;
+typedef enum { RT_ES_PASS, RT_ES_TEST_FAILURE, RT_ES_INFRA, RT_ES_PRODUCT_CRASH } rt_es_kind;
 
 typedef struct rt_errorsummary {
     rt_es_failure *failures;
@@ -62,7 +93,10 @@ typedef struct rt_errorsummary {
     size_t artifacts;
     size_t group_results;
     size_t groups_listed;
-    size_t crashes;
+    size_t crashes;                  /* crash lines, expected or not */
+    size_t crashes_without_test;     /* crash lines naming no test */
+    size_t test_results;             /* test_result/test_status lines, expected or not */
+    size_t shutdown_failures;        /* log lines with a status */
     size_t test_groups_lines;        /* test_groups lines read */
     size_t artifacts_without_groups; /* artifacts with no test_groups line (an empty one too) */
     bool harness_failure;            /* a test_result outside any group (group "") */
@@ -79,6 +113,9 @@ typedef struct rt_errorsummary {
 
     size_t rt__cap_groups, rt__cap_failures; /* internal: allocations and the group index */
     size_t *rt__index, rt__index_size;
+    rt_es_failure *rt__crashes; /* internal: every crash line, until their groups end */
+    size_t rt__ncrashes, rt__cap_crashes, rt__crashes_dropped;
+    size_t rt__listed_failures, rt__listed_dropped; /* failures before the derived ones */
 } rt_errorsummary;
 
 /* An empty summary whose group index is keyed with key (NULL: zero), whose artifacts may
@@ -94,15 +131,18 @@ void rt_errorsummary_init(rt_errorsummary *es, const rt_siphash_key *key, size_t
 RT_MUSTCHECK int rt_errorsummary_add(rt_errorsummary *es, const char *text, size_t len);
 
 /* Verdict of the data: kind, and a reason code:
- *   pass:         "no-test-failure"
- *   test-failure: "test-failure"
- *   infra:        "incomplete-errorsummary" (rt_errorsummary_incomplete_why says which)
+ *   pass:          "no-test-failure"
+ *   test-failure:  "test-failure"
+ *   product-crash: "crash-before-tests" (rt_errorsummary_crashed_before_tests)
+ *   infra:         "incomplete-errorsummary" (rt_errorsummary_incomplete_why says which)
  * A summary with no artifacts at all is infra "no-errorsummary".
  *
  * Result lines follow mozlog: a test_result (or test_status) line is a failure when its
  * `expected` is present and differs from `status`, and `status` is not SKIP nor one of its
  * known_intermittent statuses; mozlog leaves `expected` out when it equals `status`, so a
- * line without it is an expected result. A crash line is always a failure. */
+ * line without it is an expected result. A crash line is a failure unless its group ended
+ * OK or PASS; a shutdown failure (a log line with a status) always is; so is a group that
+ * ended neither OK, PASS nor SKIP. */
 rt_es_kind rt_errorsummary_classify(const rt_errorsummary *es, const char **reason);
 /* Why the summary is incomplete, or NULL when it is complete. The first that applies of:
  *   "no-errorsummary"       no artifact at all;
@@ -114,7 +154,8 @@ rt_es_kind rt_errorsummary_classify(const rt_errorsummary *es, const char **reas
  *   "no-group-result"       groups are listed and not one has a group_result (mozlog writes
  *                           them all when the suite ends: the harness never got there);
  *   "group-without-result"  a listed group that had to finish has no group_result: the last
- *                           group of a test_groups line, or one with failing results.
+ *                           group of a test_groups line, or one with failing results
+ *                           or crashes.
  * A listed group without a result followed by groups that finished logged no test at all
  * (mozlog writes a group_result only for a group whose tests logged something: its tests
  * were all filtered out); it is "not run" (rt_errorsummary_group_not_run), not missing.
@@ -122,13 +163,19 @@ rt_es_kind rt_errorsummary_classify(const rt_errorsummary *es, const char **reas
  * list browser/components/tests/browser/whats_new_page/browser.ini 21st of 30 with no
  * result, the 9 groups after it finished). */
 const char *rt_errorsummary_incomplete_why(const rt_errorsummary *es);
+/* True when the product crashed before any test: a crash line naming no test, and no
+ * result, group_result or shutdown line at all, nothing cut or garbled (mozlog writes no
+ * group_result for a group none of whose tests started). Such a summary is incomplete; it
+ * is a product crash all the same, not an infrastructure failure. */
+bool rt_errorsummary_crashed_before_tests(const rt_errorsummary *es);
 /* True when rt_errorsummary_incomplete_why is NULL. */
 bool rt_errorsummary_complete(const rt_errorsummary *es);
 /* True when the group had to finish and has no group_result (see group-without-result). */
 bool rt_errorsummary_group_unfinished(const rt_es_group *group);
 /* True when the group was listed, has no group_result and did not have to finish. */
 bool rt_errorsummary_group_not_run(const rt_es_group *group);
-/* True when the group did not end OK (or SKIP), or one of its tests failed. Constant time. */
+/* True when the group did not end OK, PASS (or SKIP), or one of its tests failed, or it
+ * has a crash and no result. Constant time. */
 bool rt_errorsummary_group_failed(const rt_errorsummary *es, const rt_es_group *group);
 const char *rt_es_kind_name(rt_es_kind kind);
 

@@ -262,6 +262,7 @@ int rt_history_rows_from_errorsummary(const rt_errorsummary *es, rt_history_rows
     }
     for (size_t i = 0; rc == RT_OK && i < es->nfailures; i++) {
         const rt_es_failure *f = &es->failures[i];
+        if (f->of_group) continue; /* the group's row says it failed; no test did */
         rc = rt_history_rows_add_test(out, f->test, f->group, f->status, f->expected, true,
                                       f->subtest, f->message);
     }

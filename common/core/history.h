@@ -90,7 +90,8 @@ RT_MUSTCHECK int rt_history_failure_signature(const char *status, const char *te
                                               const char *subtest, const char *message,
                                               char **signature, char hash_hex[17]);
 
-/* Group and test rows of an errorsummary (only failures are test rows), indexed with the
+/* Group and test rows of an errorsummary (only failures are test rows; a group failing with
+ * no failure of its own is its group row alone), indexed with the
  * summary's hash key. */
 RT_MUSTCHECK int rt_history_rows_from_errorsummary(const rt_errorsummary *es, rt_history_rows *out);
 /* Adds a group (or updates the one of that name: status and duration replaced, failed

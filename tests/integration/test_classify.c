@@ -33,6 +33,8 @@
 #define ES_FAIL      "errorsummary/mochitest-browser-chrome_errorsummary.log"
 #define ES_PASS      "errorsummary/mochitest-browser-chrome_pass_errorsummary.log"
 #define ES_INFRA     "errorsummary/mochitest-browser-chrome_infra_errorsummary.log"
+#define ES_STARTUP   "errorsummary/mozlog/crash_before_tests.log" /* test: null */
+#define ES_EXP_CRASH "errorsummary/mozlog/expected_crash.log"
 
 #define WAIT_MS 15000
 
@@ -182,9 +184,11 @@ static void test_failed_fixture_variants_get_the_verdicts_their_data_implies(voi
     rt_ch *h = *state;
     json_t *scenario = scenario_new();
     json_object_set_new(json_object_get(scenario, "artifacts"), GWX, artifacts_with(ES_FAIL));
-    variant pass, infra, none, classified;
+    variant pass, infra, none, classified, crash, expected_crash;
     add_variant(scenario, &pass, "pass", ES_PASS, 0);
     add_variant(scenario, &infra, "infra", ES_INFRA, 0);
+    add_variant(scenario, &crash, "crash-before-tests", ES_STARTUP, 0);
+    add_variant(scenario, &expected_crash, "expected-crash", ES_EXP_CRASH, 0);
     add_variant(scenario, &none, "no-errorsummary", NULL, 0);
     add_variant(scenario, &classified, "classified", ES_FAIL, 4);
     rt_ch_scenario(h, scenario);
@@ -194,6 +198,8 @@ static void test_failed_fixture_variants_get_the_verdicts_their_data_implies(voi
     publish_gwx_failed(h);
     publish_variant(h, &pass, NULL);
     publish_variant(h, &infra, NULL);
+    publish_variant(h, &crash, NULL);
+    publish_variant(h, &expected_crash, NULL);
     publish_variant(h, &none, NULL);
     publish_variant(h, &classified, NULL);
 
@@ -201,6 +207,11 @@ static void test_failed_fixture_variants_get_the_verdicts_their_data_implies(voi
     assert_string_equal(rt_ch_wait_verdict(h, pass.task_id, 0, WAIT_MS), "infra/no-test-failure");
     assert_string_equal(rt_ch_wait_verdict(h, infra.task_id, 0, WAIT_MS),
                         "infra/incomplete-errorsummary");
+    /* mozlog's crash before any test is the product's (issue 30), an expected crash none. */
+    assert_string_equal(rt_ch_wait_verdict(h, crash.task_id, 0, WAIT_MS),
+                        "skip/crash-before-tests");
+    assert_string_equal(rt_ch_wait_verdict(h, expected_crash.task_id, 0, WAIT_MS),
+                        "infra/no-test-failure");
     assert_string_equal(rt_ch_wait_verdict(h, none.task_id, 0, WAIT_MS), "infra/no-errorsummary");
     assert_string_equal(rt_ch_wait_verdict(h, classified.task_id, 0, WAIT_MS), "skip/classified");
 

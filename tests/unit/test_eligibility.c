@@ -210,6 +210,18 @@ static void test_infra_errorsummaries(void **state)
     assert_int_equal(decide(f).code, RT_ELIG_R_NO_ERRORSUMMARY);
 }
 
+/* A crash before any test is the product's, not infra: skipped with its own reason. */
+static void test_crash_before_any_test_is_skipped_with_its_own_reason(void **state)
+{
+    fixture *f = *state;
+    rt_errorsummary_free(&f->es);
+    load_errorsummary("errorsummary/mozlog/crash_before_tests.log", &f->es);
+    rt_elig_result r = decide(f);
+    assert_int_equal(r.verdict, RT_ELIG_SKIP);
+    assert_int_equal(r.code, RT_ELIG_R_CRASH_BEFORE_TESTS);
+    assert_string_equal(r.reason, "crash-before-tests");
+}
+
 /* One table of names: every code has its own, and the string a result carries is its code's
  * name (the worker branches on the code, the database and metrics keep the name). */
 static void test_every_reason_code_has_one_name(void **state)
@@ -263,6 +275,8 @@ int main(void)
         cmocka_unit_test(test_only_unclassified_failures_are_retrig_s),
         cmocka_unit_test(test_every_reason_code_has_one_name),
         cmocka_unit_test_setup_teardown(test_infra_errorsummaries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crash_before_any_test_is_skipped_with_its_own_reason,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_facts_are_asked_for_in_order, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
