@@ -907,6 +907,98 @@ static void test_runs_already_on_the_push_decide_with_no_new_trigger(void **stat
     free(all);
 }
 
+/* A failing push whose label already has runs on it, each ended as states[i] says
+ * ("failed": reproducing the original, with its Treeherder job; "completed"; "exception":
+ * cancelled); hook_group: the hook group its actions.json names instead of the recorded
+ * project-gecko (NULL: as recorded). The original failure is published; returns when its
+ * set exists (p->set_id). */
+static void fail_with_found_runs(rt_ch *h, push *p, const char *const *states, size_t n,
+                                 const char *hook_group)
+{
+    rt_ch_slugid(p->group);
+    rt_ch_slugid(p->original);
+    snprintf(p->label, sizeof p->label, "%s-%s", GWX_LABEL, p->group);
+    json_t *actions = rt_ch_actions_artifact(p->group, GWX_REVISION);
+    if (hook_group) {
+        char quoted[128];
+        snprintf(quoted, sizeof quoted, "\"%s\"", hook_group);
+        json_object_set_new(json_object_get(actions, "replace"), "\"project-gecko\"",
+                            json_string(quoted));
+    }
+    json_t *s =
+        json_pack("{s:{s:{s:s, s:{s:s}}, s:o}, s:{s:{s:[o]}, s:{s:o}}, s:{s:s}, s:{}}", "tasks",
+                  p->group, "fixture", DEC_FIX, "override", "taskGroupId", p->group, p->original,
+                  rt_ch_task_definition(GWX_DEF, p->group, p->label), "artifacts", p->group, "0",
+                  actions, p->original, "0",
+                  json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "public/logs/live_backing.log",
+                            "content", "recorded log\n", "name",
+                            "public/test_info/mochitest_errorsummary.log", "fixture", ES_FAIL),
+                  "hook_clients", CLIENT_ID, TOKEN, "statuses");
+    for (size_t i = 0; i < n; i++) {
+        char found[23];
+        rt_ch_slugid(found);
+        const char *reason = !strcmp(states[i], "exception") ? "canceled" : states[i];
+        json_object_set_new(json_object_get(s, "tasks"), found,
+                            rt_ch_task_definition(GWX_DEF, p->group, p->label));
+        json_object_set_new(json_object_get(s, "statuses"), found,
+                            json_pack("{s:s, s:[{s:i, s:s, s:s}]}", "state", states[i], "runs",
+                                      "runId", 0, "state", states[i], "reasonResolved", reason));
+        if (!strcmp(states[i], "failed")) add_job(h, found, next_job_id(), NULL);
+    }
+    rt_ch_scenario(h, s);
+    json_decref(s);
+    p->job = next_job_id();
+    add_job(h, p->original, p->job, NULL);
+    char *body = rt_ch_failed_message(GWX_PULSE, p->original, p->group);
+    rt_ch_publish(h, "task-failed", body, strlen(body), GWX_ROUTE, NULL);
+    free(body);
+    const char *params[] = {p->original};
+    char *id = NULL;
+    int64_t deadline = rt_test_now_ms() + WAIT_MS;
+    while (!(id = rt_ch_sql_text(h,
+                                 "SELECT id::text FROM retrigger_sets WHERE original_task_id = $1"
+                                 " AND request_published_at IS NOT NULL",
+                                 1, params)) &&
+           rt_test_now_ms() < deadline)
+        rt_test_pause_ms(50);
+    assert_non_null(id);
+    snprintf(p->set_id, sizeof p->set_id, "%s", id);
+    free(id);
+}
+
+/* Runs on the push that ended in an exception (cancelled) are no evidence: they are not
+ * members and do not stand for retriggers. Two cancelled runs and a pass with 3 wanted used
+ * to make a set asking for none (three "found"), decided undecided at best. */
+static void test_cancelled_runs_on_the_push_do_not_stand_for_retriggers(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    rt_ch_start_workers(h, 1); /* classify only: the request stays in its queue */
+    push p = {0};
+    static const char *const states[] = {"exception", "completed", "exception"};
+    fail_with_found_runs(h, &p, states, 3, NULL);
+    const char *sparams[] = {p.set_id};
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT retrigger_count * 10 + found_count FROM retrigger_sets"
+                                   " WHERE id = $1::bigint",
+                                   1, sparams),
+                     21);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM retrigger_set_members"
+                                   " WHERE set_id = $1::bigint AND role = 'found'"
+                                   " AND state = 'completed'",
+                                   1, sparams),
+                     1);
+    rt_ch_message *req = NULL;
+    rt_ch_take(h, "retrigger", 1, WAIT_MS, &req);
+    json_t *r = json_loads(req[0].body, 0, NULL);
+    assert_non_null(r);
+    assert_int_equal(json_integer_value(json_object_get(r, "times")), 2);
+    json_decref(r);
+    rt_ch_messages_free(req, 1);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
 /* ---- the culprit search's window (issue 24) ---- */
 
 #define FAILING_PUSH 88560L /* GWX_ROUTE's pushlog id, the failing push's id in the fake */
@@ -1700,6 +1792,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_a_retrigger_whose_logs_never_parse_stays_pending_and_the_others_decide, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(test_cancelled_runs_on_the_push_do_not_stand_for_retriggers,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_treeherder_500s_are_retried_then_decided, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_set_past_its_deadline_is_decided_with_what_is_there,
