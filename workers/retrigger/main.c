@@ -763,8 +763,18 @@ static void send_round(round_call *t)
         return;
     }
     const char *aparams[] = {s->id_text, s->round_text};
-    if (call_hook(w, SQL_ATTEMPT, aparams, 2, t->action, t->payload_text, &t->creds,
-                  t->action_task_id, t->h) != RT_OK) {
+    int rc = call_hook(w, SQL_ATTEMPT, aparams, 2, t->action, t->payload_text, &t->creds,
+                       t->action_task_id, t->h);
+    if (rc == RT_EUPSTREAM && t->h->settle == RT_SETTLE_DEAD) {
+        /* Taskcluster refused the call itself (a 4xx other than 401, 403 and 429): nothing
+         * was created and asking again cannot help. The round failed for good: its budget
+         * back, outcome failed, and the set goes on with what it has (give_up). The request
+         * is dead-lettered with the reason all the same. */
+        rt_outcome refused = *t->h;
+        if (give_up(t, "failed", refused.reason)) *t->h = refused;
+        return;
+    }
+    if (rc != RT_OK) {
         const char *eparams[] = {s->id_text, t->h->reason, s->round_text};
         if (rt_pg_exec(w->pg, SQL_ERROR, 3, eparams, NULL) != RT_OK)
             rt_log_warn("cannot record the error", "set_id", s->id_text);
