@@ -18,22 +18,22 @@
 #include "support/crafted.h"
 #include "support/fixtures.h"
 
-#define GWX             "GWxTc8p_RUa5_Xo4RtMiCA"
-#define GWX_PULSE       "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
-#define GWX_DEF         "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"
-#define GWX_ROUTE       "tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"
-#define GWX_LABEL       "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"
-#define GWX_PLATFORM    "android-em-7-0-x86_64"
-#define B3E             "B3EheQ-IQ5aPzw34KS_a6g"
-#define B3E_PULSE       "pulse/treeherder_task-completed_B3EheQ-IQ5aPzw34KS_a6g.json"
-#define B3E_ROUTE       "tc-treeherder.v2.autoland.918d7c84da371bda26460fb4b50f161d32107880.88554"
-#define FUZZ_DONE       "pulse/fuzzmanager_task-completed_Z1kaoRtHRRWyyuMDqadYPA.json"
-#define FUZZ_EXC        "pulse/fuzzmanager_task-exception_f8fRfedPSp2-A7M9Zhxe-Q.json"
-#define FUZZ_EXC_NO_RUN "pulse/derived_task-exception_no-run_f8fRfedPSp2-A7M9Zhxe-Q.json"
-#define TRY_REVISION    "5f2bd4a1c8d8a6c3b1e0f9a7d6c5b4a3e2d1c0b9"
-#define ES_FAIL         "errorsummary/mochitest-browser-chrome_errorsummary.log"
-#define ES_PASS         "errorsummary/mochitest-browser-chrome_pass_errorsummary.log"
-#define ES_INFRA        "errorsummary/mochitest-browser-chrome_infra_errorsummary.log"
+#define GWX          "GWxTc8p_RUa5_Xo4RtMiCA"
+#define GWX_PULSE    "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
+#define GWX_DEF      "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"
+#define GWX_ROUTE    "tc-treeherder.v2.autoland.b437ae030825a8ea9fa7a632b1fcb9becbe11f69.88560"
+#define GWX_LABEL    "test-android-em-7.0-x86_64/debug-mochitest-e10s-1"
+#define GWX_PLATFORM "android-em-7-0-x86_64"
+#define B3E          "B3EheQ-IQ5aPzw34KS_a6g"
+#define B3E_PULSE    "pulse/treeherder_task-completed_B3EheQ-IQ5aPzw34KS_a6g.json"
+#define B3E_ROUTE    "tc-treeherder.v2.autoland.918d7c84da371bda26460fb4b50f161d32107880.88554"
+#define FUZZ_DONE    "pulse/fuzzmanager_task-completed_Z1kaoRtHRRWyyuMDqadYPA.json"
+#define FUZZ_EXC     "pulse/fuzzmanager_task-exception_f8fRfedPSp2-A7M9Zhxe-Q.json"
+#define EXC_NO_RUN   "pulse/derived_task-exception_no-run_f8fRfedPSp2-A7M9Zhxe-Q.json"
+#define TRY_REVISION "5f2bd4a1c8d8a6c3b1e0f9a7d6c5b4a3e2d1c0b9"
+#define ES_FAIL      "errorsummary/mochitest-browser-chrome_errorsummary.log"
+#define ES_PASS      "errorsummary/mochitest-browser-chrome_pass_errorsummary.log"
+#define ES_INFRA     "errorsummary/mochitest-browser-chrome_infra_errorsummary.log"
 
 #define WAIT_MS 15000
 
@@ -186,7 +186,7 @@ static void test_an_exception_without_a_run_id_is_skipped_not_dead_lettered(void
 {
     rt_ch *h = *state;
     rt_ch_start_workers(h, 1);
-    publish_file(h, "task-exception", FUZZ_EXC_NO_RUN, NULL);
+    publish_file(h, "task-exception", EXC_NO_RUN, NULL);
     publish_file(h, "task-exception", FUZZ_EXC, NULL); /* behind it, as recorded */
     assert_string_equal(rt_ch_wait_verdict(h, "f8fRfedPSp2-A7M9Zhxe-Q", 0, WAIT_MS),
                         "skip/exception");
