@@ -10,9 +10,11 @@
  *                                                             came, or never became readable,
  *                                                             could have gone either way
  *                                                             (reason: the wait, else
- *                                                             retriggers-missing) -- except
- *                                                             an upstream error: leave, the
- *                                                             sweeper asks again
+ *                                                             retriggers-missing)
+ *   not yet, past the deadline, Treeherder answering 429/5xx  look again after the next delay;
+ *                                                             with no delay left, undecided
+ *                                                             "upstream-unavailable" with the
+ *                                                             counts gathered so far
  *   not yet, a run's job or logs not ready, delays left       look again after the next delay
  *   not yet, a run's job or logs not ready, no delay left     leave: a late member stays
  *                                                             pending until the deadline, and
@@ -29,6 +31,8 @@
 #include "common/core/verdict.h"
 
 #define RT_UNDECIDED_MISSING "retriggers-missing"
+/* Past the deadline, Treeherder still failing after the last delay. */
+#define RT_UNDECIDED_UPSTREAM_UNAVAILABLE "upstream-unavailable"
 
 typedef enum {
     RT_DECIDE_STORE, /* store result (a decision) */

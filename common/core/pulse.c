@@ -179,6 +179,7 @@ static int parse_status(const rt_jscan *js, int status, rt_pulse_task *t, char *
         snprintf(reason, RT_PULSE_REASON_SIZE, "wrong-type:status.runs");
         return RT_EPROTO;
     }
+    if (t->run_id == RT_PULSE_NO_RUN) return RT_OK; /* no run of the message's to look for */
     for (int run = rt_js_first(js, runs); run >= 0; run = rt_js_after(js, runs, run)) {
         if (rt_js_type_of(js, run) != RT_JS_OBJECT) {
             snprintf(reason, RT_PULSE_REASON_SIZE, "wrong-type:status.runs[]");
@@ -254,6 +255,18 @@ static int parse_tags(const rt_jscan *js, int body, rt_pulse_task *t, char *reas
     return RT_OK;
 }
 
+/* The queue's task-exception schema requires only version and status: runId (with
+ * workerGroup and workerId) is left out when the deadline passed before a run started. Such
+ * a message is one from the task-exception exchange, or, with no exchange known, one whose
+ * task is in state exception. */
+static bool exception_without_run(const rt_jscan *js, int status, const char *exchange)
+{
+    rt_task_event event = rt_task_event_from_exchange(exchange);
+    if (event != RT_TASK_EVENT_UNKNOWN) return event == RT_TASK_EVENT_EXCEPTION;
+    int state = rt_js_get(js, status, "state");
+    return rt_js_type_of(js, state) == RT_JS_STRING && rt_js_streq(js, state, "exception");
+}
+
 int rt_pulse_parse(const char *body, size_t len, const char *exchange, size_t max_bytes,
                    rt_pulse_task *out, char *reason)
 {
@@ -316,17 +329,25 @@ int rt_pulse_parse(const char *body, size_t len, const char *exchange, size_t ma
         goto out;
     }
     int run_id = rt_js_get(&js, msg, "runId");
-    if (run_id < 0) {
+    if (run_id < 0 && !exception_without_run(&js, status, exchange)) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "missing-field:runId");
         goto out;
     }
-    if (rt_js_type_of(&js, run_id) != RT_JS_INTEGER || rt_js_integer(&js, run_id) < 0 ||
-        rt_js_integer(&js, run_id) > 1000) {
+    if (run_id >= 0 && (rt_js_type_of(&js, run_id) != RT_JS_INTEGER ||
+                        rt_js_integer(&js, run_id) < 0 || rt_js_integer(&js, run_id) > 1000)) {
         snprintf(reason, RT_PULSE_REASON_SIZE, "wrong-type:runId");
         goto out;
     }
-    out->run_id = (int)rt_js_integer(&js, run_id);
+    out->run_id = run_id >= 0 ? (int)rt_js_integer(&js, run_id) : RT_PULSE_NO_RUN;
     if ((rc = parse_status(&js, status, out, reason))) goto out;
+    if (out->run_id == RT_PULSE_NO_RUN) {
+        /* A task-exception of a task whose deadline passed before any run started: no
+         * run, no worker, nothing more to check. */
+        out->event = RT_TASK_EVENT_EXCEPTION;
+        if ((rc = parse_tags(&js, msg, out, reason))) goto out;
+        rc = RT_OK;
+        goto out;
+    }
     if ((rc = opt_string(&js, msg, "workerGroup", "workerGroup", &out->worker_group, reason)))
         goto out;
     if ((rc = opt_string(&js, msg, "workerId", "workerId", &out->worker_id, reason))) goto out;

@@ -4,7 +4,8 @@
  * Accepts the raw body (as published on exchange/taskcluster-queue/v1/task-*) and
  * Treeherder's recorded wrapper {root_url, exchange, payload, routes}. Validation follows
  * the queue's schemas (tests/fixtures/taskcluster/schema_task-*.yml) for the fields retrig
- * uses; older bodies without taskQueueId are accepted with provisionerId/workerType.
+ * uses; older bodies without taskQueueId are accepted with provisionerId/workerType, and a
+ * task-exception without runId (a deadline passed before any run) as an exception of no run.
  * A body that fails gives a short machine reason ("invalid-json", "missing-field:status.taskId",
  * "wrong-type:runId", "too-big", "invalid-value:status.taskId") for the dead-letter queue.
  * Pure: no I/O. */
@@ -17,6 +18,7 @@
 #include "common/core/errors.h"
 
 #define RT_PULSE_REASON_SIZE 128
+#define RT_PULSE_NO_RUN      (-1) /* run_id of a task-exception that names no run */
 
 typedef enum {
     RT_TASK_EVENT_UNKNOWN = 0,
@@ -29,12 +31,15 @@ typedef enum {
 typedef struct rt_pulse_task {
     rt_task_event event;
     char task_id[23];
+    /* runId; RT_PULSE_NO_RUN for a task-exception without one (the schema allows it when
+     * the deadline passed before any run started): then run_state and the run's times and
+     * worker are NULL, and the message is about no run at all. */
     int run_id;
     char task_group_id[23];
     char *task_queue_id; /* taskQueueId, or provisionerId/workerType */
     char *scheduler_id;
     char *task_state;                     /* status.state */
-    char *run_state;                      /* runs[runId].state */
+    char *run_state;                      /* runs[runId].state, NULL without a run */
     char *reason_resolved;                /* runs[runId].reasonResolved, may be NULL */
     char *scheduled, *started, *resolved; /* ISO-8601 strings of the run, may be NULL */
     char *worker_group, *worker_id;       /* may be NULL (exceptions) */

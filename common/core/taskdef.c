@@ -128,8 +128,10 @@ int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef 
         if ((rc = copy_string(&js, rt_js_get(&js, th, "jobKind"), "extra.treeherder.jobKind",
                               &out->job_kind, reason)))
             goto out;
+        /* Treeherder reads a job without a tier as tier 1 (its Taskcluster pulse handler:
+         * treeherderConfig.get("tier", 1)), and so does retrig. */
         int tier = rt_js_get(&js, th, "tier");
-        long long tier_value = 0;
+        long long tier_value = 1;
         if (tier >= 0 && rt_js_type_of(&js, tier) != RT_JS_INTEGER) {
             snprintf(reason, REASON_SIZE, "wrong-type:extra.treeherder.tier");
             rc = RT_EPROTO;

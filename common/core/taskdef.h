@@ -17,7 +17,8 @@ typedef struct rt_taskdef {
     char *task_queue_id; /* taskQueueId, or provisionerId/workerType */
     char *scheduler_id;  /* schedulerId ("gecko-level-3"), may be NULL */
     char *job_kind;      /* extra.treeherder.jobKind, may be NULL */
-    int tier;            /* extra.treeherder.tier, 0 when absent; 0..RT_TASKDEF_MAX_TIER */
+    int tier;            /* extra.treeherder.tier, 0..RT_TASKDEF_MAX_TIER: 1 when absent
+                          * (Treeherder's default), 0 without extra.treeherder */
     char *platform;      /* extra.treeherder.machine.platform, may be NULL */
     char *label;         /* tags.label, else metadata.name */
     char *kind;          /* tags.kind, may be NULL */

@@ -14,7 +14,8 @@
  *   undecided     the data cannot decide: "no-failure-lines" (the original has no
  *                 failure line to compare), "no-usable-retriggers" (every retrigger
  *                 was an exception or had no data), or a reason from the worker
- *                 (rt_verdict_undecided: logs-not-parsed, job-not-ingested, upstream-error).
+ *                 (rt_verdict_undecided: logs-not-parsed, job-not-ingested, upstream-error;
+ *                 past the deadline retriggers-missing, upstream-unavailable: decide_step.h).
  * Evidence: a retrigger that passed reproduced nothing; one that failed reproduced the
  * original lines it shares. An exception, or a run without data (logs failed or skipped
  * for size), counts neither way. A failed run whose logs are not parsed yet is pending.

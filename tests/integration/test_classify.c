@@ -29,6 +29,7 @@
 #define B3E_ROUTE    "tc-treeherder.v2.autoland.918d7c84da371bda26460fb4b50f161d32107880.88554"
 #define FUZZ_DONE    "pulse/fuzzmanager_task-completed_Z1kaoRtHRRWyyuMDqadYPA.json"
 #define FUZZ_EXC     "pulse/fuzzmanager_task-exception_f8fRfedPSp2-A7M9Zhxe-Q.json"
+#define EXC_NO_RUN   "pulse/derived_task-exception_no-run_f8fRfedPSp2-A7M9Zhxe-Q.json"
 #define TRY_REVISION "5f2bd4a1c8d8a6c3b1e0f9a7d6c5b4a3e2d1c0b9"
 #define ES_FAIL      "errorsummary/mochitest-browser-chrome_errorsummary.log"
 #define ES_PASS      "errorsummary/mochitest-browser-chrome_pass_errorsummary.log"
@@ -177,6 +178,24 @@ static void test_completed_and_exception_fixtures_are_skipped_without_upstream_c
     assert_int_equal(rt_ch_queue_depth(h, "retrigger"), 0);
     assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+/* Taskcluster's task-exception schema requires only version and status: a task whose
+ * deadline passed before any run started has no runId. Such a message is an exception of no
+ * run, acked without a run row or an upstream call; it used to be dead-lettered as
+ * missing-field:runId. */
+static void test_an_exception_without_a_run_id_is_skipped_not_dead_lettered(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_start_workers(h, 1);
+    publish_file(h, "task-exception", EXC_NO_RUN, NULL);
+    publish_file(h, "task-exception", FUZZ_EXC, NULL); /* behind it, as recorded */
+    assert_string_equal(rt_ch_wait_verdict(h, "f8fRfedPSp2-A7M9Zhxe-Q", 0, WAIT_MS),
+                        "skip/exception");
+    settle(h, 1);
+    assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
+    assert_int_equal(rt_ch_sql_int(h, "SELECT count(*) FROM runs", 0, NULL), 1);
+    assert_int_equal(upstream_calls(h, "/api/"), 0);
 }
 
 static void test_failed_fixture_variants_get_the_verdicts_their_data_implies(void **state)
@@ -982,6 +1001,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_completed_and_exception_fixtures_are_skipped_without_upstream_calls, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(
+            test_an_exception_without_a_run_id_is_skipped_not_dead_lettered, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_failed_fixture_variants_get_the_verdicts_their_data_implies, setup, teardown),
         cmocka_unit_test_setup_teardown(

@@ -616,6 +616,74 @@ static void test_set_past_its_deadline_is_decided_with_what_is_there(void **stat
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
+/* Treeherder answers 503 to a retrigger's bug_suggestions, for good, on a set past its
+ * deadline. It used to be left open forever (each sweep asked again and left it); now the
+ * deadline request is looked at again after each delay and then decided
+ * undecided/upstream-unavailable, with the evidence it had. */
+static void test_bug_suggestions_failing_past_the_deadline_end_undecided(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    rt_ch_setenv(h, "SET_DEADLINE_MINUTES", "5");
+    rt_ch_setenv(h, "DECIDE_SWEEP_INTERVAL_S", "1");
+    char original[23], r1[23], r2[23], group[23];
+    rt_ch_slugid(original);
+    rt_ch_slugid(r1);
+    rt_ch_slugid(r2);
+    rt_ch_slugid(group);
+    long job0 = next_job_id(), job1 = next_job_id(), job2 = next_job_id();
+    add_job(h, original, job0, NULL);
+    add_job(h, r1, job1, NULL);
+    add_job(h, r2, job2, other_failure());
+    char fault[256];
+    snprintf(fault, sizeof fault,
+             "{\"kind\": \"status\", \"status\": 503,"
+             " \"path_prefix\": \"/api/project/autoland/jobs/%ld/bug_suggestions\"}",
+             job1);
+    assert_int_equal(rt_fake_add_fault(&h->fake, fault), 200);
+    const char *params[] = {GWX_LABEL, original, group};
+    long long set_id = rt_ch_sql_int(h,
+                                     "INSERT INTO retrigger_sets (project, revision, label,"
+                                     " platform, original_task_id, original_run_id,"
+                                     " retrigger_count, task_group_id, status, created_at,"
+                                     " request_published_at) VALUES ('autoland',"
+                                     " 'b437ae030825a8ea9fa7a632b1fcb9becbe11f69', $1,"
+                                     " 'android-em-7-0-x86_64', $2, 0, 3, $3, 'requested',"
+                                     " now() - interval '1 hour', now() - interval '1 hour')"
+                                     " RETURNING id",
+                                     3, params);
+    char id[32];
+    snprintf(id, sizeof id, "%lld", set_id);
+    const char *runs[] = {r1, r2};
+    for (int i = 0; i < 2; i++) {
+        const char *mparams[] = {id, runs[i]};
+        assert_int_equal(rt_ch_sql_int(h,
+                                       "INSERT INTO retrigger_set_members (set_id, task_id,"
+                                       " run_id, role, state) VALUES ($1::bigint, $2, 0,"
+                                       " 'retrigger', 'failed') RETURNING 1",
+                                       2, mparams),
+                         1);
+    }
+    rt_ch_start_program(h, "retrig-decide", 1);
+    push p = {0};
+    snprintf(p.set_id, sizeof p.set_id, "%s", id);
+    assert_true(decided(h, &p, WAIT_MS));
+    char *v = decision(h, &p);
+    assert_string_equal(v, "undecided/upstream-unavailable");
+    free(v);
+    /* The evidence it had: r2 failed otherwise, r1 unreadable, the third never came. */
+    assert_int_equal(evidence_int(h, &p, "{counts,failed}"), 1);
+    assert_int_equal(evidence_int(h, &p, "{counts,pending}"), 2);
+    assert_int_equal(evidence_int(h, &p, "{counts,missing}"), 1);
+    assert_true(calls_matching(h, "/api/project/autoland/jobs/", NULL) > 0);
+    char *event = take_event(f, WAIT_MS);
+    assert_non_null(event);
+    assert_event_valid(event);
+    free(event);
+    assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
 /* ---- the test history in the decision ---- */
 
 #define HISTORY_GROUP "toolkit/components/pictureinpicture/tests/browser.ini"
@@ -909,6 +977,135 @@ static void test_runs_already_on_the_push_decide_with_no_new_trigger(void **stat
     if (!strstr(all, "found     ") || !strstr(all, found[0]))
         fail_msg("retrig explain does not show the runs it found:\n%s", all);
     free(all);
+}
+
+/* A failing push whose label already has runs on it, each ended as states[i] says
+ * ("failed": reproducing the original, with its Treeherder job; "completed"; "exception":
+ * cancelled); hook_group: the hook group its actions.json names instead of the recorded
+ * project-gecko (NULL: as recorded). The original failure is published; returns when its
+ * set exists (p->set_id). */
+static void fail_with_found_runs(rt_ch *h, push *p, const char *const *states, size_t n,
+                                 const char *hook_group)
+{
+    rt_ch_slugid(p->group);
+    rt_ch_slugid(p->original);
+    snprintf(p->label, sizeof p->label, "%s-%s", GWX_LABEL, p->group);
+    json_t *actions = rt_ch_actions_artifact(p->group, GWX_REVISION);
+    if (hook_group) {
+        char quoted[128];
+        snprintf(quoted, sizeof quoted, "\"%s\"", hook_group);
+        json_object_set_new(json_object_get(actions, "replace"), "\"project-gecko\"",
+                            json_string(quoted));
+    }
+    json_t *s =
+        json_pack("{s:{s:{s:s, s:{s:s}}, s:o}, s:{s:{s:[o]}, s:{s:o}}, s:{s:s}, s:{}}", "tasks",
+                  p->group, "fixture", DEC_FIX, "override", "taskGroupId", p->group, p->original,
+                  rt_ch_task_definition(GWX_DEF, p->group, p->label), "artifacts", p->group, "0",
+                  actions, p->original, "0",
+                  json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "public/logs/live_backing.log",
+                            "content", "recorded log\n", "name",
+                            "public/test_info/mochitest_errorsummary.log", "fixture", ES_FAIL),
+                  "hook_clients", CLIENT_ID, TOKEN, "statuses");
+    for (size_t i = 0; i < n; i++) {
+        char found[23];
+        rt_ch_slugid(found);
+        const char *reason = !strcmp(states[i], "exception") ? "canceled" : states[i];
+        json_object_set_new(json_object_get(s, "tasks"), found,
+                            rt_ch_task_definition(GWX_DEF, p->group, p->label));
+        json_object_set_new(json_object_get(s, "statuses"), found,
+                            json_pack("{s:s, s:[{s:i, s:s, s:s}]}", "state", states[i], "runs",
+                                      "runId", 0, "state", states[i], "reasonResolved", reason));
+        if (!strcmp(states[i], "failed")) add_job(h, found, next_job_id(), NULL);
+    }
+    rt_ch_scenario(h, s);
+    json_decref(s);
+    p->job = next_job_id();
+    add_job(h, p->original, p->job, NULL);
+    char *body = rt_ch_failed_message(GWX_PULSE, p->original, p->group);
+    rt_ch_publish(h, "task-failed", body, strlen(body), GWX_ROUTE, NULL);
+    free(body);
+    const char *params[] = {p->original};
+    char *id = NULL;
+    int64_t deadline = rt_test_now_ms() + WAIT_MS;
+    while (!(id = rt_ch_sql_text(h,
+                                 "SELECT id::text FROM retrigger_sets WHERE original_task_id = $1"
+                                 " AND request_published_at IS NOT NULL",
+                                 1, params)) &&
+           rt_test_now_ms() < deadline)
+        rt_test_pause_ms(50);
+    assert_non_null(id);
+    snprintf(p->set_id, sizeof p->set_id, "%s", id);
+    free(id);
+}
+
+/* Runs on the push that ended in an exception (cancelled) are no evidence: they are not
+ * members and do not stand for retriggers. Two cancelled runs and a pass with 3 wanted used
+ * to make a set asking for none (three "found"), decided undecided at best. */
+static void test_cancelled_runs_on_the_push_do_not_stand_for_retriggers(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    rt_ch_start_workers(h, 1); /* classify only: the request stays in its queue */
+    push p = {0};
+    static const char *const states[] = {"exception", "completed", "exception"};
+    fail_with_found_runs(h, &p, states, 3, NULL);
+    const char *sparams[] = {p.set_id};
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT retrigger_count * 10 + found_count FROM retrigger_sets"
+                                   " WHERE id = $1::bigint",
+                                   1, sparams),
+                     21);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM retrigger_set_members"
+                                   " WHERE set_id = $1::bigint AND role = 'found'"
+                                   " AND state = 'completed'",
+                                   1, sparams),
+                     1);
+    rt_ch_message *req = NULL;
+    rt_ch_take(h, "retrigger", 1, WAIT_MS, &req);
+    json_t *r = json_loads(req[0].body, 0, NULL);
+    assert_non_null(r);
+    assert_int_equal(json_integer_value(json_object_get(r, "times")), 2);
+    json_decref(r);
+    rt_ch_messages_free(req, 1);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
+/* The first round's hook call is refused for good (the push's actions.json names a hook of
+ * another group), but the runs already on the push can decide: one reproduces, one passes,
+ * and the one retrigger asked for will never come. The set goes to its decision with them
+ * (intermittent, not reproduced) where it used to be marked failed and never decided. */
+static void test_a_refused_first_round_is_decided_with_the_runs_on_the_push(void **state)
+{
+    fixture *f = *state;
+    rt_ch *h = f->h;
+    start_all(h);
+    push p = {0};
+    static const char *const states[] = {"failed", "completed"};
+    fail_with_found_runs(h, &p, states, 2, "project-releng");
+    assert_true(decided(h, &p, WAIT_MS));
+    char *v = decision(h, &p);
+    assert_string_equal(v, "intermittent/not-reproduced");
+    free(v);
+    assert_int_equal(evidence_int(h, &p, "{counts,found}"), 2);
+    assert_int_equal(evidence_int(h, &p, "{counts,missing}"), 0);
+    const char *sparams[] = {p.set_id};
+    char *outcome = rt_ch_sql_text(h,
+                                   "SELECT outcome FROM retrigger_actions"
+                                   " WHERE set_id = $1::bigint AND round = 1",
+                                   1, sparams);
+    assert_non_null(outcome);
+    assert_string_equal(outcome, "refused-hook");
+    free(outcome);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM retrigger_sets WHERE id = $1::bigint"
+                                   " AND status = 'decided' AND retrigger_count = 0",
+                                   1, sparams),
+                     1);
+    json_t *triggers = rt_fake_triggers(&h->fake);
+    assert_int_equal(json_array_size(triggers), 0);
+    json_decref(triggers);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
 /* ---- the culprit search's window (issue 24) ---- */
@@ -1766,6 +1963,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_a_retrigger_whose_logs_never_parse_stays_pending_and_the_others_decide, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(
+            test_bug_suggestions_failing_past_the_deadline_end_undecided, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancelled_runs_on_the_push_do_not_stand_for_retriggers,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_refused_first_round_is_decided_with_the_runs_on_the_push, setup, teardown),
         cmocka_unit_test_setup_teardown(test_treeherder_500s_are_retried_then_decided, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_set_past_its_deadline_is_decided_with_what_is_there,

@@ -749,6 +749,53 @@ static void test_a_template_that_ignores_our_input_is_refused_and_never_sent(voi
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
+/* Taskcluster refuses the first round's hook call itself (400: nothing is created, asking
+ * again cannot help). The round fails for good: outcome failed, its budget back, the
+ * request dead-lettered. A set with runs of the label already on the push then goes on to
+ * its decision with them (its retriggers leave it, status requested) where it used to stay
+ * open with retriggers that would never come; one without any failed. */
+static void test_a_hook_call_refused_by_taskcluster_ends_the_round(void **state)
+{
+    rt_ch *h = *state;
+    assert_int_equal(rt_fake_add_fault(&h->fake, "{\"kind\": \"status\", \"status\": 400,"
+                                                 " \"path_prefix\": \"/api/hooks/\"}"),
+                     200);
+    rt_ch_start_program(h, "retrig-retrigger", 1);
+    test_set with_found, alone;
+    insert_set(h, &with_found, LABEL "-found", 2);
+    insert_set(h, &alone, LABEL "-alone", 3);
+    const char *fparams[] = {with_found.id_text};
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "UPDATE retrigger_sets SET found_count = 1"
+                                   " WHERE id = $1::bigint RETURNING 1",
+                                   1, fparams),
+                     1);
+    int counter_before = rt_ch_budget_counter(h, PLATFORM);
+    publish_request(h, with_found.id, &with_found);
+    publish_request(h, alone.id, &alone);
+    rt_ch_message *dead = NULL;
+    rt_ch_take(h, "dead-letter", 2, WAIT_MS, &dead);
+    for (int i = 0; i < 2; i++)
+        if (!dead[i].reason || !strstr(dead[i].reason, "upstream-error: hook trigger"))
+            fail_msg("dead-letter reason: %s", dead[i].reason ? dead[i].reason : "(none)");
+    rt_ch_messages_free(dead, 2);
+    wait_outcomes(h, 2);
+    assert_field(h, &with_found, "outcome", "failed");
+    assert_field(h, &alone, "outcome", "failed");
+    char *status = set_field(h, &with_found, "status");
+    assert_string_equal(status, "requested");
+    free(status);
+    char *count = set_field(h, &with_found, "retrigger_count");
+    assert_string_equal(count, "0");
+    free(count);
+    status = set_field(h, &alone, "status");
+    assert_string_equal(status, "failed");
+    free(status);
+    assert_int_equal(upstream_calls(h, "/api/hooks/"), 2); /* once each, not retried */
+    assert_int_equal(rt_ch_budget_counter(h, PLATFORM), counter_before - 5);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
 /* ---- 7. unknown sets ---- */
 
 static void test_request_for_unknown_set_is_retried_then_dead_lettered(void **state)
@@ -793,6 +840,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_task_of_another_level_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_a_template_that_ignores_our_input_is_refused_and_never_sent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_hook_call_refused_by_taskcluster_ends_the_round,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_request_for_unknown_set_is_retried_then_dead_lettered,
                                         setup, teardown),
     };

@@ -58,10 +58,41 @@ static void test_the_deadline_ends_the_wait(void **state)
     assert_string_equal(d.reason, "logs-not-parsed");
     assert_int_equal(step(RT_VERDICT_NOT_YET, NULL, true, 0, &d), RT_DECIDE_STORE);
     assert_string_equal(d.reason, RT_UNDECIDED_MISSING);
-    /* An upstream error at the deadline: the sweeper asks again. */
-    assert_int_equal(step(RT_VERDICT_NOT_YET, RT_UNDECIDED_UPSTREAM_ERROR, true, 0, &d),
-                     RT_DECIDE_LEAVE);
     assert_string_equal(rt_decide_action_name(RT_DECIDE_LEAVE), "leave");
+}
+
+/* Treeherder answering 5xx past the deadline used to leave the set open for good (the
+ * sweeper asked again, forever): it is looked at again after each delay, then undecided
+ * upstream-unavailable, keeping what the verdict had counted. */
+static void test_an_upstream_failing_past_the_deadline_ends_undecided(void **state)
+{
+    (void)state;
+    rt_verdict_result d;
+    assert_int_equal(step(RT_VERDICT_NOT_YET, RT_UNDECIDED_UPSTREAM_ERROR, true, 0, &d),
+                     RT_DECIDE_RETRY);
+    assert_int_equal(step(RT_VERDICT_NOT_YET, RT_UNDECIDED_UPSTREAM_ERROR, true, 1, &d),
+                     RT_DECIDE_RETRY);
+    rt_verdict_result r = result(RT_VERDICT_NOT_YET, "x");
+    r.passed = 2;
+    r.failed = 1;
+    r.pending = 1;
+    r.reproduced[0] = 1;
+    rt_decide_situation s = {&r, RT_UNDECIDED_UPSTREAM_ERROR, true, 2, 2};
+    assert_int_equal(rt_decide_next_step(&s, &d), RT_DECIDE_STORE);
+    assert_int_equal(d.verdict, RT_VERDICT_UNDECIDED);
+    assert_string_equal(d.reason, "upstream-unavailable");
+    assert_int_equal(d.passed, 2);
+    assert_int_equal(d.failed, 1);
+    assert_int_equal(d.pending, 1);
+    assert_int_equal(d.reproduced[0], 1);
+    /* Without delays, at once. */
+    s.attempt = 0;
+    s.ndelays = 0;
+    assert_int_equal(rt_decide_next_step(&s, &d), RT_DECIDE_STORE);
+    assert_string_equal(d.reason, "upstream-unavailable");
+    /* Before the deadline an upstream error is still only waited for. */
+    assert_int_equal(step(RT_VERDICT_NOT_YET, RT_UNDECIDED_UPSTREAM_ERROR, false, 2, &d),
+                     RT_DECIDE_LEAVE);
 }
 
 static void test_members_and_completeness(void **state)
@@ -97,6 +128,7 @@ int main(void)
         cmocka_unit_test(test_a_verdict_is_stored),
         cmocka_unit_test(test_a_late_run_is_looked_at_again_then_left_pending),
         cmocka_unit_test(test_the_deadline_ends_the_wait),
+        cmocka_unit_test(test_an_upstream_failing_past_the_deadline_ends_undecided),
         cmocka_unit_test(test_members_and_completeness),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

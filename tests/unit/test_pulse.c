@@ -75,6 +75,38 @@ static void test_exception_without_worker_is_valid(void **state)
     rt_pulse_task_free(&t);
 }
 
+/* Taskcluster's task-exception schema requires only version and status: runId, workerGroup
+ * and workerId are left out when the deadline passed before any run started. Such a body is
+ * an exception of no run (it used to be dead-lettered as missing-field:runId); on the other
+ * exchanges, whose schemas require runId, it is still refused. */
+static void test_exception_without_run_id_is_an_exception_of_no_run(void **state)
+{
+    (void)state;
+    static const char *const fixture =
+        "pulse/derived_task-exception_no-run_f8fRfedPSp2-A7M9Zhxe-Q.json";
+    static const char *const exchanges[] = {"exchange/taskcluster-queue/v1/task-exception", NULL};
+    for (size_t i = 0; i < 2; i++) {
+        rt_pulse_task t;
+        char reason[RT_PULSE_REASON_SIZE];
+        int rc = parse_fixture(fixture, exchanges[i], &t, reason);
+        if (rc != RT_OK) fail_msg("exchange %s: %s", exchanges[i], reason);
+        assert_int_equal(t.event, RT_TASK_EVENT_EXCEPTION);
+        assert_int_equal(t.run_id, RT_PULSE_NO_RUN);
+        assert_string_equal(t.task_id, "f8fRfedPSp2-A7M9Zhxe-Q");
+        assert_string_equal(t.task_group_id, "eW36sOvMTV6vM-XphAs07Q");
+        assert_string_equal(t.task_state, "exception");
+        assert_null(t.run_state);
+        assert_null(t.resolved);
+        assert_null(t.worker_group);
+        rt_pulse_task_free(&t);
+    }
+    rt_pulse_task t;
+    char reason[RT_PULSE_REASON_SIZE];
+    assert_int_equal(
+        parse_fixture(fixture, "exchange/taskcluster-queue/v1/task-failed", &t, reason), RT_EPROTO);
+    assert_string_equal(reason, "missing-field:runId");
+}
+
 static void test_pending_and_running_are_not_resolutions(void **state)
 {
     (void)state;
@@ -227,6 +259,31 @@ static void test_out_of_range_tiers_are_invalid(void **state)
     free(text);
 }
 
+/* extra.treeherder without a tier is a tier-1 job to Treeherder (its pulse handler reads
+ * treeherderConfig.get("tier", 1)); retrig used to read it as tier 0 and skip it. */
+static void test_a_task_without_a_tier_is_tier_1(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *text = rt_test_read_file(
+        rt_test_fixture("taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"), &len);
+    /* The recorded task less its tier: '"symbol": "1",\n      "tier": 2' becomes '"symbol": "1"'.
+     */
+    static const char with_tier[] = "\"symbol\": \"1\",\n      \"tier\": 2";
+    char *at = strstr(text, with_tier);
+    assert_non_null(at);
+    size_t keep = strlen("\"symbol\": \"1\""), cut = strlen(with_tier);
+    memmove(at + keep, at + cut, strlen(at + cut) + 1);
+    assert_null(strstr(text, "\"tier\""));
+    rt_taskdef d;
+    char reason[128];
+    assert_int_equal(rt_taskdef_parse(text, strlen(text), CAP, &d, reason), RT_OK);
+    assert_int_equal(d.tier, 1);
+    assert_string_equal(d.job_kind, "test");
+    rt_taskdef_free(&d);
+    free(text);
+}
+
 static void test_identifier_validation(void **state)
 {
     (void)state;
@@ -258,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_treeherder_wrapper_is_unwrapped_with_its_exchange),
         cmocka_unit_test(test_modern_body_has_task_queue_id_and_exchange_decides_the_event),
         cmocka_unit_test(test_exception_without_worker_is_valid),
+        cmocka_unit_test(test_exception_without_run_id_is_an_exception_of_no_run),
         cmocka_unit_test(test_pending_and_running_are_not_resolutions),
         cmocka_unit_test(test_malformed_bodies_give_a_reason),
         cmocka_unit_test(test_exchange_and_run_state_must_agree),
@@ -265,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_treeherder_route_gives_the_push_and_hostile_routes_are_refused),
         cmocka_unit_test(test_task_definition_fields),
         cmocka_unit_test(test_out_of_range_tiers_are_invalid),
+        cmocka_unit_test(test_a_task_without_a_tier_is_tier_1),
         cmocka_unit_test(test_identifier_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -956,6 +956,20 @@ static bool learn_existing_runs(run_call *c)
     return true;
 }
 
+/* Runs already on the push stand for retriggers only when they can be evidence: one that
+ * ended in an exception (cancelled, deadline exceeded, worker lost for good) reproduces
+ * nothing and passes nothing (verdict.h), so it is no member of the set, and five of them
+ * must not leave the set asking for no retrigger. */
+static void keep_possible_evidence(run_call *c)
+{
+    classify *w = c->w;
+    size_t kept = 0;
+    for (size_t i = 0; i < w->nfound; i++)
+        if (strcmp(w->found[i].state, "exception") != 0) w->found[kept++] = w->found[i];
+    w->nfound = kept;
+    c->facts.existing_retriggers = (int)kept;
+}
+
 /* Fetches what the rule asked for into c->facts; false when the request ends (h set). */
 static bool learn(run_call *c, rt_elig_need need)
 {
@@ -1000,7 +1014,10 @@ static bool learn(run_call *c, rt_elig_need need)
         c->facts.errorsummary = &c->es;
         return true;
     }
-    case RT_NEED_EXISTING_RETRIGGERS: return learn_existing_runs(c);
+    case RT_NEED_EXISTING_RETRIGGERS:
+        if (!learn_existing_runs(c)) return false;
+        keep_possible_evidence(c);
+        return true;
     case RT_NEED_NOTHING: return true;
     }
     rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
@@ -1087,6 +1104,10 @@ static void handle(classify *w, const rt_amqp_message *m, rt_pulse_task *pre, rt
         return;
     }
     if (msg.event == RT_TASK_EVENT_OTHER || msg.event == RT_TASK_EVENT_UNKNOWN) goto out;
+    if (msg.run_id == RT_PULSE_NO_RUN) { /* a deadline passed before any run: skipped */
+        snprintf(h->reason, sizeof h->reason, "%s", rt_elig_reason_name(RT_ELIG_R_EXCEPTION));
+        goto out;
+    }
 
     char run[16];
     snprintf(run, sizeof run, "%d", msg.run_id);
@@ -1237,6 +1258,7 @@ static int batch_candidate(classify *w, const rt_amqp_message *m, rt_pulse_task 
                        reason) != RT_OK)
         return FULL_PATH;
     for (size_t i = 0; i < m->cc_count; i++) (void)rt_pulse_apply_route(msg, m->cc[i]);
+    if (msg->run_id == RT_PULSE_NO_RUN) return FULL_PATH; /* no run to write */
     return msg->event == RT_TASK_EVENT_FAILED ? RECORD_ONLY : FAST_PATH;
 }
 

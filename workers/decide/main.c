@@ -857,10 +857,7 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_
     case RT_DECIDE_STORE: e->result = decided; break;
     case RT_DECIDE_RETRY: rt_outcome_set(h, RT_SETTLE_RETRY, "%s", e->wait); goto out;
     case RT_DECIDE_LEAVE:
-        if (e->deadline)
-            rt_log_info("deadline request met an upstream error; the sweeper asks again", "set_id",
-                        e->set.id_text, "detail", e->wait_detail);
-        else if (e->wait)
+        if (e->wait) /* never past the deadline: that stores or looks again (decide_step.h) */
             rt_log_info("a run is still not readable; it stays pending until the set's deadline",
                         "set_id", e->set.id_text, "detail", e->wait_detail);
         else

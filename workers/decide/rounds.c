@@ -23,9 +23,9 @@ static const char SQL_STATE[] =
     "           WHERE r.set_id = s.id AND r.round = s.round), true) AS latest_published,"
     " EXISTS (SELECT 1 FROM retrigger_rounds r WHERE r.set_id = s.id AND r.refused)"
     "   AS refused,"
-    " EXISTS (SELECT 1 FROM retrigger_actions a WHERE a.set_id = s.id AND a.round >= 2"
+    " EXISTS (SELECT 1 FROM retrigger_actions a WHERE a.set_id = s.id AND a.round >= 1"
     "         AND a.outcome IN ('no-retrigger-action', 'classified-before-trigger',"
-    "                           'refused-hook', 'failed')) AS later_round_failed,"
+    "                           'refused-hook', 'failed')) AS round_failed,"
     " s.platform, s.label, s.original_task_id, s.original_run_id,"
     " coalesce(s.task_group_id, '') AS task_group_id,"
     " coalesce(s.task_queue_id, '') AS task_queue_id,"
@@ -57,7 +57,7 @@ static const char *const STATE_COLS[ST_N] = {[ST_ROUND] = "round",
                                              [ST_STATUS] = "status",
                                              [ST_LATEST_PUBLISHED] = "latest_published",
                                              [ST_REFUSED] = "refused",
-                                             [ST_LATER_ROUND_FAILED] = "later_round_failed",
+                                             [ST_LATER_ROUND_FAILED] = "round_failed",
                                              [ST_PLATFORM] = "platform",
                                              [ST_LABEL] = "label",
                                              [ST_ORIGINAL_TASK_ID] = "original_task_id",

@@ -20,7 +20,9 @@
  * above holds per (set, round): the intent and outcome, the refund of the round's own
  * ledger row, and the look-up of an interrupted call, which leaves out the action tasks
  * earlier rounds recorded. A later round that fails gives its retriggers back to the set's
- * count and asks retrig-decide to decide with what is there. */
+ * count and asks retrig-decide to decide with what is there; so does round 1 when runs of the
+ * label were found on the push (without any, or when a sheriff classified the failure, the
+ * set failed). */
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -133,6 +135,17 @@ static const char SQL_ROUND_FAILED[] =
     "UPDATE retrigger_sets SET status = 'complete',"
     " later_retriggers = greatest(later_retriggers - $2::integer, 0), updated_at = now()"
     " WHERE id = $1::bigint AND status IN ('pending', 'requested')";
+/* Round 1 that failed for good: its retriggers leave the set's count as a later round's do.
+ * With runs of the label already on the push (found members) the set goes on to its
+ * decision with them; without, there is nothing to decide and the set failed. A sheriff's
+ * classification before the trigger is never second-guessed: that set failed. */
+static const char SQL_FIRST_ROUND_FAILED[] =
+    "UPDATE retrigger_sets SET"
+    " status = CASE WHEN found_count > 0 AND $2 <> 'classified-before-trigger'"
+    "          THEN 'requested' ELSE 'failed' END,"
+    " retrigger_count = CASE WHEN found_count > 0 AND $2 <> 'classified-before-trigger'"
+    "                   THEN 0 ELSE retrigger_count END,"
+    " updated_at = now() WHERE id = $1::bigint AND status IN ('pending', 'requested')";
 static const char SQL_LEDGER_ENTRY[] =
     "SELECT platform, day::text AS day, amount FROM budget_ledger WHERE idempotency_key = $1";
 enum { LE_PLATFORM, LE_DAY, LE_AMOUNT, LE_N };
@@ -209,7 +222,10 @@ static int record_outcome(retrigger *w, const set_info *s, const char *action_na
     bool own = set_status && !rt_pg_in_transaction(w->pg);
     int rc = own ? rt_pg_begin(w->pg) : RT_OK;
     if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_OUTCOME, 8, params, NULL);
-    if (rc == RT_OK && set_status && s->round == 1) {
+    if (rc == RT_OK && set_status && s->round == 1 && !strcmp(set_status, "failed")) {
+        const char *sparams[] = {s->id_text, outcome_name};
+        rc = rt_pg_exec(w->pg, SQL_FIRST_ROUND_FAILED, 2, sparams, NULL);
+    } else if (rc == RT_OK && set_status && s->round == 1) {
         const char *sparams[] = {s->id_text, set_status, action_task_id};
         rc = rt_pg_exec(w->pg, SQL_SET_STATUS, 3, sparams, NULL);
     } else if (rc == RT_OK && set_status && !strcmp(set_status, "failed")) {
@@ -466,12 +482,13 @@ static int find_action_task(retrigger *w, const set_info *s, const char *action_
     return rc;
 }
 
-/* A later round whose action failed (its budget is back, its retriggers left the set's
- * count): retrig-decide decides with what is there. Best effort: without this request the
- * deadline sweeper asks at the set's deadline. */
+/* A round whose action failed (its budget is back, its retriggers left the set's count):
+ * retrig-decide decides with what is there (round 1: the runs found on the push, when there
+ * are any; SQL_FIRST_ROUND_FAILED). Best effort: without this request the deadline sweeper
+ * asks at the set's deadline. */
 static void round_failed(retrigger *w, const set_info *s, const char *why)
 {
-    if (s->round == 1) return; /* the set failed: nothing to decide (as before rounds) */
+    if (s->round == 1 && !strcmp(why, "classified-before-trigger")) return; /* the set failed */
     rt_decide_request req = {.set_id = s->id, .attempt = 1};
     snprintf(req.project, sizeof req.project, "%s", s->project);
     snprintf(req.reason, sizeof req.reason, "round-failed: round %d %s", s->round, why);
@@ -749,8 +766,18 @@ static void send_round(round_call *t)
         return;
     }
     const char *aparams[] = {s->id_text, s->round_text};
-    if (call_hook(w, SQL_ATTEMPT, aparams, 2, t->action, t->payload_text, &t->creds,
-                  t->action_task_id, t->h) != RT_OK) {
+    int rc = call_hook(w, SQL_ATTEMPT, aparams, 2, t->action, t->payload_text, &t->creds,
+                       t->action_task_id, t->h);
+    if (rc == RT_EUPSTREAM && t->h->settle == RT_SETTLE_DEAD) {
+        /* Taskcluster refused the call itself (a 4xx other than 401, 403 and 429): nothing
+         * was created and asking again cannot help. The round failed for good: its budget
+         * back, outcome failed, and the set goes on with what it has (give_up). The request
+         * is dead-lettered with the reason all the same. */
+        rt_outcome refused = *t->h;
+        if (give_up(t, "failed", refused.reason)) *t->h = refused;
+        return;
+    }
+    if (rc != RT_OK) {
         const char *eparams[] = {s->id_text, t->h->reason, s->round_text};
         if (rt_pg_exec(w->pg, SQL_ERROR, 3, eparams, NULL) != RT_OK)
             rt_log_warn("cannot record the error", "set_id", s->id_text);
