@@ -9,75 +9,122 @@
 #include "common/config.h"
 #include "common/io/log.h"
 
+typedef int (*rt_cli_fn)(int argc, char **argv, rt_config *cfg);
+
+static int print_config(int argc, char **argv, rt_config *cfg)
+{
+    (void)argc;
+    (void)argv;
+    rt_config_print(cfg, stdout);
+    return 0;
+}
+
+/* Every subcommand: its name, what runs it (NULL: answered before the configuration is
+ * loaded) and its lines of `retrig help`, in the order help prints them. */
+static const struct {
+    const char *name;
+    rt_cli_fn run;
+    const char *help;
+} commands[] = {
+    {"migrate", rt_cli_migrate,
+     "  migrate [--status]   apply pending SQL migrations (migrations_dir) to database_url\n"},
+    {"eligibility", rt_cli_eligibility,
+     "  eligibility --message F --task F [--errorsummary F]... [--classification ID]\n"
+     "                       replay retrig-classify's decision for one task run\n"},
+    {"errorsummary", rt_cli_errorsummary,
+     "  errorsummary FILE... classify errorsummary artifacts (test-failure, infra, pass)\n"},
+    {"decide", rt_cli_decide,
+     "  decide --original F [--retrigger F]... [--passed N] [--threshold N]\n"
+     "                       replay retrig-decide's verdict from bug_suggestions files\n"},
+    {"simulate", rt_cli_simulate,
+     "  simulate --cases F [--policy seed|adaptive|mozci]... [--format table|json]\n"
+     "  simulate --generate N --seed S [--mix uniform|observed] [--regression-share P]\n"
+     "                       verdict policies over simulated failures, or such failures\n"},
+    {"culprit", rt_cli_culprit,
+     "  culprit --pushes FILE [--history-runs N --history-failures K] [--confidence C]\n"
+     "          [--threshold N] [--max-jobs N] [--policy seed|adaptive]\n"
+     "                       the next probe of a search for the push that caused a\n"
+     "                       regression, or the culprit (--simulate N: a benchmark)\n"},
+    {"decisions", rt_cli_decisions,
+     "  decisions [--since 24h] [--project P] [--verdict V] [--format table|json]\n"
+     "                       list the verdicts retrig-decide stored\n"
+     "  decisions --estimate-prior [--since 30d] [--project P]\n"
+     "                       decide_prior_regression from past decisions\n"},
+    {"explain", rt_cli_explain,
+     "  explain TASK_ID      the whole story of the retrigger set of a task\n"},
+    {"ingest-junit", rt_cli_ingest_junit,
+     "  ingest-junit --project OWNER/REPO --branch NAME [--pr N] [--main] --run-id ID\n"
+     "               --revision SHA [--time ISO-8601] FILE...\n"
+     "                       record JUnit XML reports of a CI run in the test history\n"},
+    {"flakes", rt_cli_flakes,
+     "  flakes --project P [--window 7d] [--min-branches N] [--main-only]\n"
+     "         [--format json|table]\n"
+     "                       the failing and flaky tests of the test history\n"},
+    {"collect-github", rt_cli_collect_github,
+     "  collect-github --repo OWNER/NAME [--workflow FILE]... [--since 7d]\n"
+     "         [--artifact-pattern GLOB] [--token-file F] [--max-requests N] [--interval 1h]\n"
+     "                       store the JUnit results of a GitHub project's Actions runs\n"},
+    {"flaky-issues", rt_cli_flaky_issues,
+     "  flaky-issues --project OWNER/NAME [--dry-run | --apply] [--format table|json]\n"
+     "                       open, update, close and reopen one issue per flaky test\n"},
+    {"report", rt_cli_report,
+     "  report --project P --out FILE [--window 30d] [--link HREF]\n"
+     "                       write the flaky-test page, one self-contained HTML file\n"
+     "  report --decisions --out FILE [--since 14d] [--link HREF]\n"
+     "                       write the sheriffs' page: verdicts, evidence, budgets\n"},
+    {"seed-history", rt_cli_seed_history,
+     "  seed-history [--seed N] [--days 30] [--tests 300] [--until T] [--hostile]\n"
+     "                       write a realistic test history (demo, tests)\n"},
+    {"perf-pick", rt_cli_perf_pick,
+     "  perf-pick --summaries F [--now ISO-8601] [--used FAMILY=N]... [--explain]\n"
+     "                       the Perfherder alerts retrig-perf would backfill, offline\n"},
+    {"followup", rt_cli_followup,
+     "  followup --facts FILE\n"
+     "                       what retrig-perf's follow-up makes of a backfill's facts\n"},
+    {"perf-report", rt_cli_perf_report,
+     "  perf-report [--day YYYY-MM-DD] [--format table|json]\n"
+     "                       retrig-perf's backfills of a day: budget, jobs, failures\n"},
+    {"render-action", rt_cli_render_action,
+     "  render-action --actions F --task F --task-id ID [--action NAME] [--times N]\n"
+     "                [--depth N]\n"
+     "                       the hook call a worker would make (its input), offline\n"},
+    {"publish", rt_cli_publish,
+     "  publish --exchange X [--cc ROUTE]... FILE...\n"
+     "                       publish message files to our broker (demo, tests)\n"},
+    {"config", print_config,
+     "  config [--keys]      print the effective configuration (secrets as ***),\n"
+     "                       or with --keys every key, its default and its meaning\n"},
+    {"version", NULL, "  version              print the version\n"},
+    {"help", NULL, "  help                 print this help\n"},
+};
+
 static void usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: retrig [--config FILE] COMMAND [ARGS]\n"
-        "\n"
-        "retrig watches Mozilla CI through Pulse and retriggers failed tests to tell a\n"
-        "regression from an intermittent. This tool runs the offline commands.\n"
-        "\n"
-        "commands:\n"
-        "  migrate [--status]   apply pending SQL migrations (migrations_dir) to database_url\n"
-        "  eligibility --message F --task F [--errorsummary F]... [--classification ID]\n"
-        "                       replay retrig-classify's decision for one task run\n"
-        "  errorsummary FILE... classify errorsummary artifacts (test-failure, infra, pass)\n"
-        "  decide --original F [--retrigger F]... [--passed N] [--threshold N]\n"
-        "                       replay retrig-decide's verdict from bug_suggestions files\n"
-        "  simulate --cases F [--policy seed|adaptive|mozci]... [--format table|json]\n"
-        "  simulate --generate N --seed S [--mix uniform|observed] [--regression-share P]\n"
-        "                       verdict policies over simulated failures, or such failures\n"
-        "  culprit --pushes FILE [--history-runs N --history-failures K] [--confidence C]\n"
-        "          [--threshold N] [--max-jobs N] [--policy seed|adaptive]\n"
-        "                       the next probe of a search for the push that caused a\n"
-        "                       regression, or the culprit (--simulate N: a benchmark)\n"
-        "  decisions [--since 24h] [--project P] [--verdict V] [--format table|json]\n"
-        "                       list the verdicts retrig-decide stored\n"
-        "  decisions --estimate-prior [--since 30d] [--project P]\n"
-        "                       decide_prior_regression from past decisions\n"
-        "  explain TASK_ID      the whole story of the retrigger set of a task\n"
-        "  ingest-junit --project OWNER/REPO --branch NAME [--pr N] [--main] --run-id ID\n"
-        "               --revision SHA [--time ISO-8601] FILE...\n"
-        "                       record JUnit XML reports of a CI run in the test history\n"
-        "  flakes --project P [--window 7d] [--min-branches N] [--main-only]\n"
-        "         [--format json|table]\n"
-        "                       the failing and flaky tests of the test history\n"
-        "  collect-github --repo OWNER/NAME [--workflow FILE]... [--since 7d]\n"
-        "         [--artifact-pattern GLOB] [--token-file F] [--max-requests N] [--interval 1h]\n"
-        "                       store the JUnit results of a GitHub project's Actions runs\n"
-        "  flaky-issues --project OWNER/NAME [--dry-run | --apply] [--format table|json]\n"
-        "                       open, update, close and reopen one issue per flaky test\n"
-        "  report --project P --out FILE [--window 30d] [--link HREF]\n"
-        "                       write the flaky-test page, one self-contained HTML file\n"
-        "  report --decisions --out FILE [--since 14d] [--link HREF]\n"
-        "                       write the sheriffs' page: verdicts, evidence, budgets\n"
-        "  seed-history [--seed N] [--days 30] [--tests 300] [--until T] [--hostile]\n"
-        "                       write a realistic test history (demo, tests)\n"
-        "  perf-pick --summaries F [--now ISO-8601] [--used FAMILY=N]... [--explain]\n"
-        "                       the Perfherder alerts retrig-perf would backfill, offline\n"
-        "  followup --facts FILE\n"
-        "                       what retrig-perf's follow-up makes of a backfill's facts\n"
-        "  perf-report [--day YYYY-MM-DD] [--format table|json]\n"
-        "                       retrig-perf's backfills of a day: budget, jobs, failures\n"
-        "  render-action --actions F --task F --task-id ID [--action NAME] [--times N]\n"
-        "                [--depth N]\n"
-        "                       the hook call a worker would make (its input), offline\n"
-        "  publish --exchange X [--cc ROUTE]... FILE...\n"
-        "                       publish message files to our broker (demo, tests)\n"
-        "  config [--keys]      print the effective configuration (secrets as ***),\n"
-        "                       or with --keys every key, its default and its meaning\n"
-        "  version              print the version\n"
-        "  help                 print this help\n"
-        "\n"
-        "options:\n"
-        "  -c, --config FILE    configuration file (default: $RETRIG_CONFIG)\n"
-        "      --log-format F   auto (text on a terminal, else JSON lines), json or text\n"
-        "  -h, --help           print this help\n"
-        "  -V, --version        print the version\n"
-        "\n"
-        "Configuration: defaults, then the file, then RETRIG_<KEY> environment variables.\n"
-        "Exit codes: 0 success, 1 failure, 2 usage or configuration error.\n");
+    fputs("usage: retrig [--config FILE] COMMAND [ARGS]\n"
+          "\n"
+          "retrig watches Mozilla CI through Pulse and retriggers failed tests to tell a\n"
+          "regression from an intermittent. This tool runs the offline commands.\n"
+          "\n"
+          "commands:\n",
+          out);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) fputs(commands[i].help, out);
+    fputs("\n"
+          "options:\n"
+          "  -c, --config FILE    configuration file (default: $RETRIG_CONFIG)\n"
+          "      --log-format F   auto (text on a terminal, else JSON lines), json or text\n"
+          "  -h, --help           print this help\n"
+          "  -V, --version        print the version\n"
+          "\n"
+          "Configuration: defaults, then the file, then RETRIG_<KEY> environment variables.\n"
+          "Exit codes: 0 success, 1 failure, 2 usage or configuration error.\n",
+          out);
+}
+
+static rt_cli_fn find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(commands[i].name, name)) return commands[i].run;
+    return NULL;
 }
 
 static int print_keys(void)
@@ -93,8 +140,8 @@ static int print_keys(void)
     return 0;
 }
 
-/* Long because it is one branch per subcommand in the dispatch chain, after the global options
- * and the commands that run without a configuration (help, version, config --keys). */
+/* The global options, the commands that run without a configuration (help, version,
+ * config --keys), then the configuration and the subcommand's own function. */
 int main(int argc, char **argv)
 {
     const char *config_path = NULL;
@@ -157,48 +204,10 @@ int main(int argc, char **argv)
         if (rt_log_parse_format(log_format, &format) == RT_OK) rt_log_set_format(format);
     }
     int status;
-    optind = 1; /* subcommands run getopt again over their own argv */
-    if (!strcmp(command, "migrate"))
-        status = rt_cli_migrate(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "errorsummary"))
-        status = rt_cli_errorsummary(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "eligibility"))
-        status = rt_cli_eligibility(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "publish"))
-        status = rt_cli_publish(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "render-action"))
-        status = rt_cli_render_action(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "decide"))
-        status = rt_cli_decide(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "simulate"))
-        status = rt_cli_simulate(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "followup"))
-        status = rt_cli_followup(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "culprit"))
-        status = rt_cli_culprit(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "decisions"))
-        status = rt_cli_decisions(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "explain"))
-        status = rt_cli_explain(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "perf-pick"))
-        status = rt_cli_perf_pick(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "perf-report"))
-        status = rt_cli_perf_report(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "ingest-junit"))
-        status = rt_cli_ingest_junit(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "flakes"))
-        status = rt_cli_flakes(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "collect-github"))
-        status = rt_cli_collect_github(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "flaky-issues"))
-        status = rt_cli_flaky_issues(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "report"))
-        status = rt_cli_report(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "seed-history"))
-        status = rt_cli_seed_history(sub_argc, sub_argv, &cfg);
-    else if (!strcmp(command, "config")) {
-        rt_config_print(&cfg, stdout);
-        status = 0;
+    rt_cli_fn run = find_command(command);
+    if (run) {
+        optind = 1; /* subcommands run getopt again over their own argv */
+        status = run(sub_argc, sub_argv, &cfg);
     } else {
         rt_log_error("unknown command", "command", command);
         usage(stderr);

@@ -31,6 +31,11 @@ expect "retrig version" 0 "^retrig [0-9]+\.[0-9]+\.[0-9]+" -- "$BIN/retrig" vers
 expect "retrig --version" 0 "^retrig [0-9]+\.[0-9]+\.[0-9]+" -- "$BIN/retrig" --version
 expect "no command is a usage error" 2 "usage" -- "$BIN/retrig"
 expect "unknown command" 2 "unknown command" -- "$BIN/retrig" frobnicate
+# Every command `retrig help` names is one the tool runs (the help and the dispatch are one
+# table in cli/main.c): each answers --help.
+for command in $("$BIN/retrig" help | sed -n '/^commands:/,/^$/p' | awk '/^  [a-z]/ {print $1}' | sort -u); do
+    expect "retrig $command --help" 0 "." -- "$BIN/retrig" "$command" --help
+done
 expect "missing RETRIG_CONFIG file names it" 2 "/nonexistent/retrig.conf" -- \
     env RETRIG_CONFIG=/nonexistent/retrig.conf "$BIN/retrig" config
 mkdir "$work/dir.conf"
