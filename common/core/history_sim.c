@@ -497,7 +497,8 @@ int rt_hsim_next(rt_hsim *s, rt_hsim_run *run)
         snprintf(run->run_key, sizeof run->run_key, "%s/0", task_id);
         snprintf(run->project, sizeof run->project, "%s", PROJECTS[p->project]);
         snprintf(run->push, sizeof run->push, "%lld", p->id);
-        rt_history_branch_key(run->project, run->push, run->branch_key, sizeof run->branch_key);
+        rt_history_branch_key(run->project, run->push, NULL, run->branch_key,
+                              sizeof run->branch_key);
         snprintf(run->revision, sizeof run->revision, "%s", p->revision);
         snprintf(run->platform, sizeof run->platform, "%s", PLATFORMS[k]);
         snprintf(run->label, sizeof run->label, "test-%s/opt-mochitest-browser-chrome-%d",

@@ -195,7 +195,7 @@ static bool generate(generator *g, bench_run *r)
     snprintf(r->project, sizeof r->project, "%s", g->project);
     snprintf(r->push, sizeof r->push, "%ld", g->push);
     snprintf(r->revision, sizeof r->revision, "%08lx%032x", g->push, (unsigned)g->project[0]);
-    rt_history_branch_key(g->project, r->push, r->branch_key, sizeof r->branch_key);
+    rt_history_branch_key(g->project, r->push, NULL, r->branch_key, sizeof r->branch_key);
     snprintf(r->platform, sizeof r->platform, "linux%d-64", platform);
     snprintf(r->label, sizeof r->label, "test-linux%d-64/opt-chunk-%d", platform, component);
     derive(&g->templates[k], component, &r->rows);

@@ -268,7 +268,8 @@ static void record_run(history *w, rt_pulse_task *msg, rt_outcome *h)
 
     char run_key[48], branch_key[300];
     snprintf(run_key, sizeof run_key, "%s/%d", msg->task_id, msg->run_id);
-    rt_history_branch_key(project, push, branch_key, sizeof branch_key);
+    /* one person's try pushes are one branch: the task's owner is the push's author */
+    rt_history_branch_key(project, push, task->owner, branch_key, sizeof branch_key);
     rt_history_run hr = {
         .source = "taskcluster",
         .run_key = run_key,
