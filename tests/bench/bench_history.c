@@ -6,8 +6,8 @@
  * In a database of its own (support/classify_harness.h), it derives runs from the real
  * errorsummary fixtures (passing and failing mochitest-browser-chrome, xpcshell, infra,
  * a lone failure), each run's groups and tests moved under one of 400 components so that
- * tests recur across runs, spread over 30 days and over try (each push its own branch),
- * autoland and mozilla-central pushes, until --outcomes rows (groups + tests, default
+ * tests recur across runs, spread over 30 days and over try (each push its own branch, as
+ * without a known author), autoland and mozilla-central pushes, until --outcomes rows (groups + tests, default
  * 1,000,000) are made. All rows are built before any timing. Then:
  *   1. a share of the runs (--per-run-share, 5%) written as retrig-history did before
  *      batching: one transaction per run (rt_history_store);

@@ -7,7 +7,12 @@
  * a run twice, a JUnit run merged twice, a test known in two groups, runs on both sides of
  * midnight) history_flakes gives each test the runs, failures, pushes and group that the
  * per-run view history_test_runs gives, for windows of whole days, partial days, within
- * one day, and unbounded, all branches and main only. */
+ * one day, and unbounded, all branches and main only. The flaky rule's breadth on try
+ * (migrations/0032_history_flaky_try_authors.sql), the same from the rollup, the raw rows and a
+ * window of partial days: one author's four try pushes are one branch, not flaky; four
+ * authors' pushes are four branches, flaky; a regression that landed fails on later try
+ * pushes by five authors and is not flaky, while a test that main sees fail now and then
+ * keeps its try failures as breadth. */
 #include "support/util.h"
 
 #include <stdio.h>

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* test_history_rollup.c - the per-day rollup (migrations/0020_history_rollup.sql) gives the
  * same answers as the raw rows (0014's history_flakes, kept as history_flakes_raw), on the
- * local Postgres in a database of its own, on generated data: a seeded mix of try, autoland
- * and mozilla-central runs over twelve days with pushes that run on both sides of midnight
+ * local Postgres in a database of its own, on generated data: a seeded mix of try (pushes by
+ * 40 authors, each author's pushes one branch), autoland and mozilla-central runs over twelve
+ * days with pushes that run on both sides of midnight
  * and again days later, tests that fail often, rarely or on many branches, a test known in
  * two groups, harness failures without a group, a group whose failure has no group result,
  * a try push failing one test on three days running (one branch, counted once),

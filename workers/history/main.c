@@ -6,7 +6,8 @@
  * task-completed and task-failed exchanges, so it never slows retrig-classify down. For
  * each run of an allowed project in the sample: the task definition (cached) says whether
  * it is a test (extra.treeherder.jobKind), the errorsummary artifacts give its group and
- * failing test results. Runs are written history_batch_size at a time, in one
+ * failing test results; a try push's branch is its author, the definition's metadata.owner
+ * (rt_history_branch_key). Runs are written history_batch_size at a time, in one
  * transaction (a multi-row INSERT of the runs, a COPY of their groups and of their tests;
  * rt_history_store_batch), and their messages are acked after the commit; a batch is
  * written when full, when no message came for BATCH_IDLE_MS, or after BATCH_MAX_AGE_MS.
