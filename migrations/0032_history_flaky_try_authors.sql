@@ -51,15 +51,28 @@ WITH failing AS (
     -- main branch (a regression that landed) is reported, never counted as breadth
     SELECT f.test, f.branch_key, f.run_at, (f.run_at AT TIME ZONE 'UTC')::date AS day
       FROM failing f WHERE f.branch_class <> 'main'
+), main_tests AS (
+    -- the tests that failed on a main branch since the day before other_failing's first: only
+    -- they can have broken main (their runs are counted, not every failing test's)
+    SELECT DISTINCT t.test
+      FROM history_tests t
+      JOIN history_runs r ON r.id = t.run_id AND r.run_at = t.run_at
+     WHERE r.repository = p_repository AND t.failed AND r.branch_class = 'main'
+       AND r.run_at >= ((((p_since - p_flaky_window) AT TIME ZONE 'UTC')::date - 1)::timestamp
+                        AT TIME ZONE 'UTC')
+       AND t.run_at >= ((((p_since - p_flaky_window) AT TIME ZONE 'UTC')::date - 1)::timestamp
+                        AT TIME ZONE 'UTC')
+       AND r.run_at < p_until AND t.run_at < p_until
 ), main_broken AS (
     -- the UTC days on which a test failed in more than half of its runs on the main branches
     -- (runs as history_run_marks counts them, in slots of a day from the day before the
     -- first day of other_failing: finite, where since may be -infinity)
     SELECT m.test, lo.day + m.slot AS day
       FROM (SELECT min(o.day) - 1 AS day FROM other_failing o) lo
-     CROSS JOIN LATERAL history_run_marks(p_repository,
-                                          ARRAY(SELECT DISTINCT o.test FROM other_failing o),
-                                          lo.day::timestamp AT TIME ZONE 'UTC', p_until, 86400) m
+     CROSS JOIN LATERAL history_run_marks(p_repository, ARRAY(
+                SELECT DISTINCT o.test FROM other_failing o
+                 WHERE o.test IN (SELECT mt.test FROM main_tests mt)),
+                lo.day::timestamp AT TIME ZONE 'UTC', p_until, 86400) m
      WHERE m.main AND m.failures * 2 > m.runs
 ), counted AS (
     -- the failures under review that are breadth: not on a day when, or after a day when,
@@ -314,9 +327,13 @@ WITH horizon AS (
     -- (history_tests_days: the counting of history_run_marks, from the rollup)
     SELECT d.test, d.day
       FROM bounds b
-     CROSS JOIN LATERAL history_tests_days(p_repository,
-                                           ARRAY(SELECT DISTINCT f.test FROM failing f),
-                                           b.d0 - 1, b.d2) d
+     CROSS JOIN LATERAL history_tests_days(p_repository, ARRAY(
+                SELECT DISTINCT f.test FROM failing f
+                 WHERE f.test IN (SELECT t.test FROM history_rollup_tests t
+                                   WHERE t.repository = p_repository AND t.day >= b.d0 - 1
+                                     AND t.day < b.d2 AND t.branch_class = 'main'
+                                     AND t.failures > 0)),
+                b.d0 - 1, b.d2) d
      WHERE d.branch_class = 'main' AND d.failures * 2 > d.runs
 ), counted AS (
     -- the days of failures under review that are breadth: not a day when, or after a day
