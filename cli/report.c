@@ -810,8 +810,8 @@ static void summary(FILE *f, const page *p)
     rt__html_count(f, integer(c, "runs") - integer(c, "main_runs"));
     fputs(" elsewhere</div></div>\n<div class=\"card\"><div class=\"big\">", f);
     rt__html_count(f, integer(c, "other_branches"));
-    fputs("</div><div class=\"label\">try pushes and PRs covered</div><div class=\"note\">each "
-          "its own branch (",
+    fputs("</div><div class=\"label\">branches under review covered</div><div class=\"note\">"
+          "a try author, a PR or a project each (",
           f);
     rt__html_count(f, integer(c, "prs"));
     fputs(" pull requests); ", f);

@@ -33,13 +33,20 @@ bool rt_history_is_main(const rt_strlist *main_projects, const char *project)
     return false;
 }
 
-void rt_history_branch_key(const char *project, const char *push, char *out, size_t size)
+void rt_history_branch_key(const char *project, const char *push, const char *author, char *out,
+                           size_t size)
 {
     bool try_like = !strcmp(project, "try") || !strncmp(project, "try-", 4);
-    if (try_like && push)
+    if (try_like && author && *author) {
+        int n = snprintf(out, size, "%s:author:%s", project, author);
+        size_t end = n < 0 ? 0 : (size_t)n < size ? (size_t)n : size ? size - 1 : 0;
+        for (size_t i = strlen(project) + 8; i < end; i++) /* emails differ in case only */
+            if (out[i] >= 'A' && out[i] <= 'Z') out[i] = (char)(out[i] - 'A' + 'a');
+    } else if (try_like && push) {
         snprintf(out, size, "%s:%s", project, push);
-    else
+    } else {
         snprintf(out, size, "%s", project);
+    }
 }
 
 int rt_history_failure_signature(const char *status, const char *test, const char *subtest,

@@ -79,9 +79,12 @@ bool rt_history_project_allowed(const rt_strlist *projects, const char *project)
 bool rt_history_sampled(const char *task_id, int percent);
 /* True when project is one of main_projects (exact names). */
 bool rt_history_is_main(const rt_strlist *main_projects, const char *project);
-/* The branch key of a Taskcluster run into out: the project, or "<project>:<push>" for
- * try and try-* projects, whose pushes are each someone's own branch. */
-void rt_history_branch_key(const char *project, const char *push, char *out, size_t size);
+/* The branch key of a Taskcluster run into out: the project, or for try and try-* projects
+ * (someone's own work) "<project>:author:<author>" when the push's author is known (author:
+ * the task's metadata.owner, lower-cased, so that one person's try pushes of a patch are one
+ * branch, not one each), else "<project>:<push>". author may be NULL or "". */
+void rt_history_branch_key(const char *project, const char *push, const char *author, char *out,
+                           size_t size);
 
 /* The failure line of an errorsummary failure, as mozlog's TBPL formatter writes it
  * ("TEST-UNEXPECTED-<STATUS> | <test> | [<subtest> - ]<message>"), normalised. RT_OK,

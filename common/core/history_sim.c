@@ -18,6 +18,7 @@
 #define NOISE       0.0002 /* the default background failure rate */
 #define GAP_DAYS    17.0   /* the collection gap starts this long before until */
 #define GAP_SECONDS (20 * HOUR)
+#define TRY_AUTHORS 60 /* developers pushing to try; each one's pushes are one branch */
 
 enum project_kind { AUTOLAND, CENTRAL, TRY, HOSTILE_TRY };
 
@@ -497,7 +498,13 @@ int rt_hsim_next(rt_hsim *s, rt_hsim_run *run)
         snprintf(run->run_key, sizeof run->run_key, "%s/0", task_id);
         snprintf(run->project, sizeof run->project, "%s", PROJECTS[p->project]);
         snprintf(run->push, sizeof run->push, "%lld", p->id);
-        rt_history_branch_key(run->project, run->push, run->branch_key, sizeof run->branch_key);
+        /* a try push's author: one of TRY_AUTHORS developers, from the push id (no draw
+         * from the stream, so the runs are those of a history without authors) */
+        char author[48];
+        snprintf(author, sizeof author, "dev%02llu@example.com",
+                 (unsigned long long)p->id * 2654435761ull % TRY_AUTHORS);
+        rt_history_branch_key(run->project, run->push, author, run->branch_key,
+                              sizeof run->branch_key);
         snprintf(run->revision, sizeof run->revision, "%s", p->revision);
         snprintf(run->platform, sizeof run->platform, "%s", PLATFORMS[k]);
         snprintf(run->label, sizeof run->label, "test-%s/opt-mochitest-browser-chrome-%d",

@@ -5,9 +5,9 @@
  * Thread-safe per generator.
  *
  * The history: from midnight UTC `days` days before `until` to `until`, pushes on autoland (10-15 a
- * day, on 2-4 platforms), mozilla-central (two merges a day, every platform) and try (14-21 a day,
- * each push its own branch, 1-2 platforms and a few chunks). Each push runs the
- * mochitest-browser-chrome chunks of its platforms; each chunk runs a fixed share of the
+ * day, on 2-4 platforms), mozilla-central (two merges a day, every platform) and try (14-21 a day
+ * by 60 developers, each developer's pushes one branch, 1-2 platforms and a few chunks). Each push
+ * runs the mochitest-browser-chrome chunks of its platforms; each chunk runs a fixed share of the
  * groups (real manifests of the recorded errorsummary), each group a share of the `tests`
  * tests. A run is recorded as retrig-history records an errorsummary: its groups, and a row
  * for each failing test (complete_results false). What fails:

@@ -39,7 +39,7 @@ static void pack(rt_taskdef *d)
 {
     char **fields[] = {&d->task_queue_id, &d->scheduler_id, &d->job_kind, &d->platform,
                        &d->label,         &d->kind,         &d->action,   &d->project,
-                       &d->revision,      &d->pushlog_id,   &d->created};
+                       &d->revision,      &d->pushlog_id,   &d->created,  &d->owner};
     size_t n = sizeof fields / sizeof *fields, total = 0;
     for (size_t i = 0; i < n; i++)
         if (*fields[i]) total += strlen(*fields[i]) + 1;
@@ -58,8 +58,9 @@ static void pack(rt_taskdef *d)
 }
 
 /* Long because it reads the fields of the definition one after the other (taskGroupId,
- * taskQueueId or provisionerId/workerType, schedulerId, extra.treeherder, tags, metadata.name,
- * created, routes), each with its own check and reason, sharing cleanup through goto out. */
+ * taskQueueId or provisionerId/workerType, schedulerId, extra.treeherder, tags, metadata.name
+ * and owner, created, routes), each with its own check and reason, sharing cleanup through goto
+ * out. */
 int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef *out, char *reason)
 {
     int rc = RT_EPROTO;
@@ -171,6 +172,10 @@ int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef 
         (rc = copy_string(&js, rt_js_get(&js, metadata, "name"), "metadata.name", &out->label,
                           reason)))
         goto out;
+    if (rt_js_type_of(&js, metadata) == RT_JS_OBJECT &&
+        (rc = copy_string(&js, rt_js_get(&js, metadata, "owner"), "metadata.owner", &out->owner,
+                          reason)))
+        goto out;
     if (out->label && !rt_valid_label(out->label)) {
         snprintf(reason, REASON_SIZE, "invalid-value:tags.label");
         rc = RT_EPROTO;
@@ -224,5 +229,6 @@ void rt_taskdef_free(rt_taskdef *d)
     free(d->revision);
     free(d->pushlog_id);
     free(d->created);
+    free(d->owner);
     memset(d, 0, sizeof *d);
 }

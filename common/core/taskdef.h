@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* taskdef.h - the parts of a Taskcluster task definition (GET /api/queue/v1/task/<id>)
  * that retrig decides on: Treeherder job kind, tier, platform, label, action tag, task
- * queue, and the push (project, revision, pushlog id) from the tc-treeherder route.
+ * queue, the push (project, revision, pushlog id) from the tc-treeherder route, and the
+ * task's owner (metadata.owner: for Gecko's tasks the push's author).
  * Untrusted input, parsed once here. Pure: no I/O. */
 #ifndef RETRIG_COMMON_TASKDEF_H
 #define RETRIG_COMMON_TASKDEF_H
@@ -25,6 +26,7 @@ typedef struct rt_taskdef {
     char *action;        /* tags.action (set on tasks made by actions), may be NULL */
     char *project, *revision, *pushlog_id; /* from the tc-treeherder.v2 route, may be NULL */
     char *created;                         /* ISO-8601, may be NULL */
+    char *owner;   /* metadata.owner (Gecko: the email of the push's author), may be NULL */
     char *storage; /* a parsed definition keeps every string above in this one block */
 } rt_taskdef;
 

@@ -6,8 +6,8 @@
  * In a database of its own (support/classify_harness.h), it derives runs from the real
  * errorsummary fixtures (passing and failing mochitest-browser-chrome, xpcshell, infra,
  * a lone failure), each run's groups and tests moved under one of 400 components so that
- * tests recur across runs, spread over 30 days and over try (each push its own branch),
- * autoland and mozilla-central pushes, until --outcomes rows (groups + tests, default
+ * tests recur across runs, spread over 30 days and over try (each push its own branch, as
+ * without a known author), autoland and mozilla-central pushes, until --outcomes rows (groups + tests, default
  * 1,000,000) are made. All rows are built before any timing. Then:
  *   1. a share of the runs (--per-run-share, 5%) written as retrig-history did before
  *      batching: one transaction per run (rt_history_store);
@@ -195,7 +195,7 @@ static bool generate(generator *g, bench_run *r)
     snprintf(r->project, sizeof r->project, "%s", g->project);
     snprintf(r->push, sizeof r->push, "%ld", g->push);
     snprintf(r->revision, sizeof r->revision, "%08lx%032x", g->push, (unsigned)g->project[0]);
-    rt_history_branch_key(g->project, r->push, r->branch_key, sizeof r->branch_key);
+    rt_history_branch_key(g->project, r->push, NULL, r->branch_key, sizeof r->branch_key);
     snprintf(r->platform, sizeof r->platform, "linux%d-64", platform);
     snprintf(r->label, sizeof r->label, "test-linux%d-64/opt-chunk-%d", platform, component);
     derive(&g->templates[k], component, &r->rows);

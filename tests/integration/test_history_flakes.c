@@ -7,7 +7,12 @@
  * a run twice, a JUnit run merged twice, a test known in two groups, runs on both sides of
  * midnight) history_flakes gives each test the runs, failures, pushes and group that the
  * per-run view history_test_runs gives, for windows of whole days, partial days, within
- * one day, and unbounded, all branches and main only. */
+ * one day, and unbounded, all branches and main only. The flaky rule's breadth on try
+ * (migrations/0032_history_flaky_try_authors.sql), the same from the rollup, the raw rows and a
+ * window of partial days: one author's four try pushes are one branch, not flaky; four
+ * authors' pushes are four branches, flaky; a regression that landed fails on later try
+ * pushes by five authors and is not flaky, while a test that main sees fail now and then
+ * keeps its try failures as breadth. */
 #include "support/util.h"
 
 #include <stdio.h>
@@ -257,6 +262,145 @@ static void test_after_a_mixed_ingest_flakes_agrees_with_the_raw_rows(void **sta
     rt_history_rows_free(&junit);
 }
 
+/* ---- the flaky rule's breadth on try (issue 30, item 8) ---- */
+
+/* One run of the test's own group ("<test>.ini") in which the test failed or passed (no row:
+ * a derived pass), its branch key as retrig-history makes it from the push's author. */
+static void store_result(rt_ch *h, const char *run_key, const char *project, const char *push,
+                         const char *author, const char *run_at, const char *test, bool failed)
+{
+    rt_history_rows rows = {0};
+    char group[96];
+    snprintf(group, sizeof group, "%s.ini", test);
+    assert_int_equal(rt_history_rows_add_group(&rows, group, failed ? "ERROR" : "OK", 10, failed),
+                     RT_OK);
+    if (failed)
+        assert_int_equal(rt_history_rows_add_test(&rows, test, group, "FAIL", "PASS", true, NULL,
+                                                  "assertion failed"),
+                         RT_OK);
+    char key[160];
+    rt_history_branch_key(project, push, author, key, sizeof key);
+    rt_history_run run = a_run(run_key, project, push, run_at);
+    run.branch_key = key;
+    store_one(h, &run, &rows, false, true);
+    rt_history_rows_free(&rows);
+}
+
+/* "<branches> <flaky>" of a test for 2024-06-01 to 2024-06-08 (breadth 3, 7 days), the same
+ * from the rollup (whole days), from the raw rows, and through history_flakes over a window
+ * that is not whole days (raw); NULL when one of them differs. */
+static char *breadth_of(rt_ch *h, const char *test)
+{
+    static const char sql[] =
+        "WITH a AS (SELECT concat_ws(' ', branches, flaky) AS x FROM history_flakes_rollup('gecko',"
+        "             '2024-06-01T00:00:00Z', '2024-06-08T00:00:00Z', false, 3, '7 days')"
+        "            WHERE test = $1),"
+        " b AS (SELECT concat_ws(' ', branches, flaky) AS x FROM history_flakes_raw('gecko',"
+        "         '2024-06-01T00:00:00Z', '2024-06-08T00:00:00Z', false, 3, '7 days')"
+        "        WHERE test = $1),"
+        " c AS (SELECT concat_ws(' ', branches, flaky) AS x FROM history_flakes('gecko',"
+        "         '2024-06-01T06:00:00Z', '2024-06-07T18:00:00Z', false, 3, '7 days')"
+        "        WHERE test = $1)"
+        " SELECT CASE WHEN (SELECT x FROM a) = (SELECT x FROM b) AND (SELECT x FROM b) ="
+        "        (SELECT x FROM c) THEN (SELECT x FROM a) END";
+    const char *params[] = {test};
+    return rt_ch_sql_text(h, sql, 1, params);
+}
+
+static void assert_breadth(rt_ch *h, const char *test, const char *want)
+{
+    char *got = breadth_of(h, test);
+    if (!got || strcmp(got, want) != 0)
+        fail_msg("%s: want \"%s\" from the rollup, the raw rows and a partial window, got \"%s\"",
+                 test, want, got ? got : "(they differ or no row)");
+    free(got);
+}
+
+static void test_four_try_pushes_by_one_author_are_one_branch_and_not_flaky(void **state)
+{
+    rt_ch *h = *state;
+    static const char *const at[] = {"2024-06-03T08:00:00Z", "2024-06-03T11:00:00Z",
+                                     "2024-06-04T09:00:00Z", "2024-06-05T16:00:00Z"};
+    char key[32], push[16];
+    for (int i = 0; i < 4; i++) {
+        /* the same broken patch pushed to try four times (a fifth run of the last push) */
+        snprintf(key, sizeof key, "one%d/0", i);
+        snprintf(push, sizeof push, "%d", 501 + i);
+        store_result(h, key, "try", push, "Dev@Example.com", at[i], "dom/one-author.js", true);
+    }
+    store_result(h, "one9/0", "try", "504", "dev@example.com", "2024-06-05T17:00:00Z",
+                 "dom/one-author.js", true);
+    store_result(h, "main1/0", "autoland", "100", NULL, "2024-06-03T09:00:00Z", "dom/one-author.js",
+                 false);
+    assert_breadth(h, "dom/one-author.js", "1 f");
+}
+
+static void test_try_pushes_by_four_authors_are_four_branches_and_flaky(void **state)
+{
+    rt_ch *h = *state;
+    char key[32], push[16], author[32], at[32];
+    for (int i = 0; i < 8; i++) {
+        /* four developers, two try pushes each, hitting the same intermittent failure */
+        snprintf(key, sizeof key, "four%d/0", i);
+        snprintf(push, sizeof push, "%d", 601 + i);
+        snprintf(author, sizeof author, "dev%d@example.com", i % 4);
+        snprintf(at, sizeof at, "2024-06-0%dT%02d:00:00Z", 3 + i / 4, 8 + i);
+        store_result(h, key, "try", push, author, at, "dom/four-authors.js", true);
+    }
+    assert_breadth(h, "dom/four-authors.js", "4 t");
+}
+
+static void test_a_landed_regression_failing_on_later_try_pushes_is_not_flaky(void **state)
+{
+    rt_ch *h = *state;
+    char key[32], push[16], author[32], at[32];
+    /* autoland: four passing runs on June 2, then the regression lands at 18:00 and every
+     * main run fails the test from then on */
+    for (int i = 0; i < 4; i++) {
+        snprintf(key, sizeof key, "before%d/0", i);
+        snprintf(push, sizeof push, "%d", 100 + i);
+        snprintf(at, sizeof at, "2024-06-02T%02d:00:00Z", 6 + 3 * i);
+        store_result(h, key, "autoland", push, NULL, at, "dom/regression.js", false);
+    }
+    static const char *const broken[] = {"2024-06-02T18:00:00Z", "2024-06-02T20:00:00Z",
+                                         "2024-06-03T02:00:00Z", "2024-06-03T08:00:00Z",
+                                         "2024-06-03T14:00:00Z", "2024-06-04T04:00:00Z",
+                                         "2024-06-04T12:00:00Z"};
+    for (int i = 0; i < 7; i++) {
+        snprintf(key, sizeof key, "after%d/0", i);
+        snprintf(push, sizeof push, "%d", 105 + i);
+        store_result(h, key, i == 4 ? "mozilla-central" : "autoland", push, NULL, broken[i],
+                     "dom/regression.js", true);
+    }
+    /* five developers' try pushes based on the broken main fail it on June 3 and 4 */
+    for (int i = 0; i < 5; i++) {
+        snprintf(key, sizeof key, "based%d/0", i);
+        snprintf(push, sizeof push, "%d", 700 + i);
+        snprintf(author, sizeof author, "dev%d@example.com", i);
+        snprintf(at, sizeof at, "2024-06-0%dT%02d:30:00Z", 3 + i % 2, 9 + i);
+        store_result(h, key, "try", push, author, at, "dom/regression.js", true);
+    }
+    assert_breadth(h, "dom/regression.js", "0 f");
+
+    /* A flaky test that main sees fail now and then (one run in eight on June 3) keeps its
+     * try failures as breadth. */
+    for (int i = 0; i < 8; i++) {
+        snprintf(key, sizeof key, "main%d/0", i);
+        snprintf(push, sizeof push, "%d", 200 + i);
+        snprintf(at, sizeof at, "2024-06-03T%02d:10:00Z", 1 + 2 * i);
+        store_result(h, key, "autoland", push, NULL, at, "dom/intermittent.js", i == 3);
+    }
+    for (int i = 0; i < 4; i++) {
+        snprintf(key, sizeof key, "flaky%d/0", i);
+        snprintf(push, sizeof push, "%d", 800 + i);
+        snprintf(author, sizeof author, "dev%d@example.com", i);
+        snprintf(at, sizeof at, "2024-06-0%dT%02d:40:00Z", 3 + i % 2, 9 + i);
+        store_result(h, key, "try", push, author, at, "dom/intermittent.js", true);
+    }
+    assert_breadth(h, "dom/intermittent.js", "4 t");
+    assert_breadth(h, "dom/regression.js", "0 f");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +408,12 @@ int main(void)
             test_writing_the_same_runs_twice_leaves_the_rows_and_flakes_unchanged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_after_a_mixed_ingest_flakes_agrees_with_the_raw_rows,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_four_try_pushes_by_one_author_are_one_branch_and_not_flaky, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_try_pushes_by_four_authors_are_four_branches_and_flaky,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_landed_regression_failing_on_later_try_pushes_is_not_flaky, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

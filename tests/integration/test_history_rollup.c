@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* test_history_rollup.c - the per-day rollup (migrations/0020_history_rollup.sql) gives the
  * same answers as the raw rows (0014's history_flakes, kept as history_flakes_raw), on the
- * local Postgres in a database of its own, on generated data: a seeded mix of try, autoland
- * and mozilla-central runs over twelve days with pushes that run on both sides of midnight
+ * local Postgres in a database of its own, on generated data: a seeded mix of try (pushes by
+ * 40 authors, each author's pushes one branch), autoland and mozilla-central runs over twelve
+ * days with pushes that run on both sides of midnight
  * and again days later, tests that fail often, rarely or on many branches, a test known in
  * two groups, harness failures without a group, a group whose failure has no group result,
  * a try push failing one test on three days running (one branch, counted once),
@@ -186,7 +187,10 @@ static void make_run(gen_run *r, int index, time_t today)
     snprintf(r->project, sizeof r->project, "%s", project);
     snprintf(r->push, sizeof r->push, "%d", push);
     snprintf(r->revision, sizeof r->revision, "%040d", push);
-    rt_history_branch_key(project, r->push, r->branch_key, sizeof r->branch_key);
+    /* a try push's branch is its author's: 40 developers, each with several pushes */
+    char author[48];
+    snprintf(author, sizeof author, "dev%d@example.com", push % 40);
+    rt_history_branch_key(project, r->push, author, r->branch_key, sizeof r->branch_key);
     int component = (int)(next_random() % 6);
     memset(&r->rows, 0, sizeof r->rows);
     char group[64], test[96];
@@ -356,7 +360,7 @@ static void test_the_rollup_gives_the_raw_answers_before_and_after_retention(voi
         snprintf(r->project, sizeof r->project, "try");
         snprintf(r->push, sizeof r->push, "999");
         snprintf(r->revision, sizeof r->revision, "%040d", 999);
-        rt_history_branch_key("try", r->push, r->branch_key, sizeof r->branch_key);
+        rt_history_branch_key("try", r->push, NULL, r->branch_key, sizeof r->branch_key);
         assert_int_equal(rt_history_rows_add_test(&r->rows, "lone/repeat.js", "lone/g.ini", "FAIL",
                                                   "PASS", true, NULL, "assert failed"),
                          RT_OK);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* test_history.c - the pure part of the test history (common/core/history.h) and the JUnit
- * reader (common/core/junit.h): sampling, allow-lists, branch keys, signatures with the shared
+ * reader (common/core/junit.h): sampling, allow-lists, branch keys (a try push's author from
+ * the recorded task definition), signatures with the shared
  * normaliser, rows from the recorded errorsummary fixture, and JUnit merging and errors. */
 #include "support/util.h"
 
@@ -10,6 +11,7 @@
 #include "common/core/errorsummary.h"
 #include "common/core/history.h"
 #include "common/core/junit.h"
+#include "common/core/taskdef.h"
 
 static const rt_history_test *find_test(const rt_history_rows *rows, const char *name)
 {
@@ -53,16 +55,42 @@ static void test_allow_list_globs_and_main_projects(void **state)
     assert_false(rt_history_is_main(&main, "mozilla-beta"));
 }
 
-static void test_each_try_push_is_its_own_branch(void **state)
+static void test_a_try_push_without_a_known_author_is_its_own_branch(void **state)
 {
     (void)state;
     char key[64];
-    rt_history_branch_key("try", "4242", key, sizeof key);
+    rt_history_branch_key("try", "4242", NULL, key, sizeof key);
     assert_string_equal(key, "try:4242");
-    rt_history_branch_key("try-comm-central", "7", key, sizeof key);
+    rt_history_branch_key("try-comm-central", "7", "", key, sizeof key);
     assert_string_equal(key, "try-comm-central:7");
-    rt_history_branch_key("autoland", "88560", key, sizeof key);
-    assert_string_equal(key, "autoland");
+    rt_history_branch_key("autoland", "88560", "someone@mozilla.com", key, sizeof key);
+    assert_string_equal(key, "autoland"); /* not someone's own branch: the project */
+}
+
+/* One developer's try pushes of one patch are one branch: the key is the push's author (a
+ * task's metadata.owner, the recorded task definition's here), whatever the push. */
+static void test_one_authors_try_pushes_are_one_branch(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *body = rt_test_read_file(
+        rt_test_fixture("taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"), &len);
+    rt_taskdef task;
+    char reason[128];
+    assert_int_equal(rt_taskdef_parse(body, len, 1 << 20, &task, reason), RT_OK);
+    assert_string_equal(task.owner, "jmuizelaar@mozilla.com");
+    char first[128], second[128];
+    rt_history_branch_key("try", "1001", task.owner, first, sizeof first);
+    rt_history_branch_key("try", "1002", "JMuizelaar@Mozilla.com", second, sizeof second);
+    assert_string_equal(first, "try:author:jmuizelaar@mozilla.com");
+    assert_string_equal(second, first);
+    rt_history_branch_key("try", "1001", "other@mozilla.com", second, sizeof second);
+    assert_string_not_equal(second, first);
+    char tiny[12]; /* truncated, still a string */
+    rt_history_branch_key("try", "1001", task.owner, tiny, sizeof tiny);
+    assert_string_equal(tiny, "try:author:");
+    rt_taskdef_free(&task);
+    free(body);
 }
 
 static void test_signature_uses_the_shared_normaliser(void **state)
@@ -192,7 +220,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sampling_is_stable_per_task_and_close_to_the_rate),
         cmocka_unit_test(test_allow_list_globs_and_main_projects),
-        cmocka_unit_test(test_each_try_push_is_its_own_branch),
+        cmocka_unit_test(test_a_try_push_without_a_known_author_is_its_own_branch),
+        cmocka_unit_test(test_one_authors_try_pushes_are_one_branch),
         cmocka_unit_test(test_signature_uses_the_shared_normaliser),
         cmocka_unit_test(test_errorsummary_fixture_gives_every_group_and_one_row_per_failing_test),
         cmocka_unit_test(test_junit_duplicates_merge_with_failure_winning_in_either_order),

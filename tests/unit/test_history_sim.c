@@ -113,18 +113,26 @@ static void test_runs_stay_in_the_window_and_out_of_the_gap(void **state)
     start -= start % DAY;
     long long gap = UNTIL - 17 * DAY;
     rt_hsim_run run = {0};
-    size_t main_runs = 0, try_runs = 0, in_gap_day = 0;
+    size_t main_runs = 0, try_runs = 0, in_gap_day = 0, nauthors = 0, npushes = 0;
+    static char authors[128][128], pushes[1024][24];
     while (rt_hsim_next(sim, &run) == RT_OK) {
         long long at = epoch(run.run_at);
         assert_true(at >= start && at < UNTIL);
         assert_false(at >= gap && at < gap + 20 * 3600);
         if (at >= gap - 6 * 3600 && at < gap + 26 * 3600) in_gap_day++;
         if (!strcmp(run.project, "try")) {
-            char key[64];
-            snprintf(key, sizeof key, "try:%s", run.push);
-            assert_string_equal(run.branch_key, key); /* each try push its own branch */
+            /* each developer's try pushes are one branch */
+            assert_true(!strncmp(run.branch_key, "try:author:dev", 14));
+            assert_non_null(strstr(run.branch_key, "@example.com"));
             assert_false(run.main);
             try_runs++;
+            size_t a = 0, p = 0;
+            while (a < nauthors && strcmp(authors[a], run.branch_key)) a++;
+            if (a == nauthors && nauthors < 128)
+                snprintf(authors[nauthors++], sizeof *authors, "%s", run.branch_key);
+            while (p < npushes && strcmp(pushes[p], run.push)) p++;
+            if (p == npushes && npushes < 1024)
+                snprintf(pushes[npushes++], sizeof *pushes, "%s", run.push);
         } else {
             assert_string_equal(run.branch_key, run.project);
             assert_true(run.main);
@@ -134,6 +142,8 @@ static void test_runs_stay_in_the_window_and_out_of_the_gap(void **state)
         assert_non_null(strstr(run.label, run.platform));
     }
     assert_true(main_runs > 2 * try_runs && try_runs > 1000);
+    /* many developers, each with several try pushes */
+    assert_true(nauthors > 30 && nauthors <= 60 && npushes > 3 * nauthors);
     assert_true(in_gap_day > 0); /* the runs around the gap are there */
     rt_hsim_run_free(&run);
     rt_hsim_free(sim);

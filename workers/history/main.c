@@ -6,7 +6,8 @@
  * task-completed and task-failed exchanges, so it never slows retrig-classify down. For
  * each run of an allowed project in the sample: the task definition (cached) says whether
  * it is a test (extra.treeherder.jobKind), the errorsummary artifacts give its group and
- * failing test results. Runs are written history_batch_size at a time, in one
+ * failing test results; a try push's branch is its author, the definition's metadata.owner
+ * (rt_history_branch_key). Runs are written history_batch_size at a time, in one
  * transaction (a multi-row INSERT of the runs, a COPY of their groups and of their tests;
  * rt_history_store_batch), and their messages are acked after the commit; a batch is
  * written when full, when no message came for BATCH_IDLE_MS, or after BATCH_MAX_AGE_MS.
@@ -269,7 +270,8 @@ static void record_run(history *w, rt_pulse_task *msg, rt_outcome *h)
 
     char run_key[48], branch_key[300];
     snprintf(run_key, sizeof run_key, "%s/%d", msg->task_id, msg->run_id);
-    rt_history_branch_key(project, push, branch_key, sizeof branch_key);
+    /* one person's try pushes are one branch: the task's owner is the push's author */
+    rt_history_branch_key(project, push, task->owner, branch_key, sizeof branch_key);
     rt_history_run hr = {
         .source = "taskcluster",
         .run_key = run_key,
