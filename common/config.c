@@ -18,7 +18,7 @@
 #define RT_CONFIG_FILE_MAX (1024 * 1024)
 #define RT_SECRET_FILE_MAX 8192
 
-/* Alphabetical. Keep README.md's configuration reference in step (a test checks). */
+/* Alphabetical. Keep docs/configuration.md's reference in step (scripts/readme-config-table; a test checks). */
 const rt_config_key rt_config_keys[] = {
     {"amqp_ca_file", RT_CFG_STRING, OFF(amqp_ca_file), NULL, 0, 0, false,
      "CA bundle used to verify the broker's TLS certificate for amqps:// (default: system CAs)"},

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MPL-2.0
 # test_cli.sh - the command-line surface: --help, version, configuration errors (exit 2,
-# naming the file or key), worker binaries, README documents every key, and no secret is
+# naming the file or key), worker binaries, docs/configuration.md documents every key, and no secret is
 # ever printed by any command (all output is scanned).
 set -u
 BIN=${RT_TEST_BIN_DIR:?}
@@ -61,13 +61,13 @@ for w in classify retrigger decide perf history; do
     expect "retrig-$w rejects stray arguments" 2 "unexpected argument" -- "$BIN/retrig-$w" extra
 done
 
-# Every configuration key is documented in the README with its environment variable.
+# Every configuration key is documented in docs/configuration.md with its environment variable.
 "$BIN/retrig" config --keys >"$work/keys" 2>&1 || bad "retrig config --keys failed"
 while IFS=$'\t' read -r key env default help; do
-    if grep -q "\`$key\`" "$SRC/README.md" && grep -q "$env" "$SRC/README.md"; then
-        ok "README documents $key"
+    if grep -q "\`$key\`" "$SRC/docs/configuration.md" && grep -q "$env" "$SRC/docs/configuration.md"; then
+        ok "docs/configuration.md documents $key"
     else
-        bad "README does not document $key ($env)"
+        bad "docs/configuration.md does not document $key ($env)"
     fi
 done <"$work/keys"
 

@@ -207,7 +207,8 @@ check("sslmode=verify-full" in db_url, f"the Secret's database-url verifies the 
 rootcert = re.search(r"sslrootcert=/run/secrets/retrig/([^&]+)", db_url)
 check(rootcert is not None and rootcert.group(1) in secret_keys,
       "the Secret's database-url names a root certificate the Secret holds")
-for path in (DEPLOY / "systemd" / "retrig.env.example", DEPLOY.parent / "README.md"):
+for path in (DEPLOY / "systemd" / "retrig.env.example", DEPLOY.parent / "README.md",
+             *sorted((DEPLOY.parent / "docs").glob("*.md"))):
     for url in re.findall(r"postgresql://\S+", path.read_text()):
         if "@127.0.0.1" in url or "retrig:retrig@" in url:
             continue  # the local services

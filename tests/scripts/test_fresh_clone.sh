@@ -88,7 +88,7 @@ if [ "$built" = 1 ]; then
         "the demo runs retrig-perf over the recorded alerts"
     check 'grep -q "^seed-history: " "$demo_log"' "the demo seeds the test history"
 
-    # The GitHub half (README "For a GitHub project"): collect a dask-like repository's PR
+    # The GitHub half (docs/github.md): collect a dask-like repository's PR
     # runs from the fake upstream, list its flaky tests, and say which issues it would open.
     echo "== bash scripts/demo_github in the clone (RT_DEMO_NAME=${name}_gh)"
     gh_log="$outer/demo_github.log"

@@ -22,6 +22,7 @@ expected=$(cd "$src/migrations" && ls ./*.sql | wc -l)
 installed=$(cd "$prefix/share/retrig/migrations" && ls ./*.sql | wc -l)
 [ "$expected" = "$installed" ] || fail "$installed migrations installed, $expected in the tree"
 [ -f "$prefix/share/doc/retrig/retrig.conf.example" ] || fail "no example configuration"
+[ -f "$prefix/share/doc/retrig/docs/operations.md" ] || fail "no documentation"
 
 # The installed binary finds the installed migrations; the build tree's finds the source tree's.
 dir=$(env -u RETRIG_MIGRATIONS_DIR -u RETRIG_CONFIG "$prefix/bin/retrig" config |
@@ -37,4 +38,8 @@ units=("$prefix"/lib/systemd/system/retrig-*)
 if grep -h '^ExecStart=' "${units[@]}" | grep -v "^ExecStart=$prefix/bin/retrig"; then
     fail "an installed unit starts a binary outside $prefix/bin"
 fi
+# ... and their documentation is there.
+for doc in $(grep -h '^Documentation=' "${units[@]}" | sed 's/^Documentation=//' | tr ' ' '\n' | sort -u); do
+    [ -f "${doc#file://}" ] || fail "a unit's documentation $doc is not installed"
+done
 echo "install: binaries, ${installed} migrations, ${#units[@]} units under one prefix"
