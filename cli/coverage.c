@@ -76,6 +76,8 @@ static int query(rt_pg *pg, const char *sql, int n, const char *const *params, P
     return 1;
 }
 
+/* Long because it is the page's four coverage reads (window, days, projects and sources, gaps)
+ * in turn, each turned into its part of one JSON object. */
 json_t *rt__cli_coverage(rt_pg *pg, const rt_config *cfg, const char *repository, const char *start,
                          const char *until, long long window_seconds)
 {

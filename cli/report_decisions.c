@@ -439,6 +439,8 @@ static void culprit_text(FILE *f, const decisions_page *p, const char *project, 
     fputs("</table></div>\n", f);
 }
 
+/* Long because it writes one decision's row and its expanded evidence (runs, lines, policy,
+ * culprit) in page order, each part a few lines of HTML. */
 static void decision_item(FILE *f, const decisions_page *p, int d)
 {
     const char *verdict = value(p->decisions, d, 2), *project = value(p->decisions, d, 4),

@@ -64,6 +64,8 @@ static void need(rt_elig_result *r, rt_elig_need what)
     r->need = what;
 }
 
+/* Long because it is the numbered rule itself, one short step per check in the order the
+ * eligibility header gives them; splitting it would hide the order. */
 void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *facts,
                            rt_elig_result *r)
 {

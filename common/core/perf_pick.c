@@ -563,6 +563,9 @@ static const rt_perf_alert *covered_by_pick(const rt_perf_result *r, const cand 
     return NULL;
 }
 
+/* Long because it is the pick's phases in the order they apply (summaries filtered, alerts
+ * covered by earlier backfills, the rounds per family, the alerts passed over that another pick
+ * took), over candidate and summary state that every phase reads and changes. */
 int rt_perf_pick_alerts(const rt_perf_summaries *summaries, const rt_perf_options *o,
                         const rt_perf_history *h, time_t now, rt_perf_result *out)
 {

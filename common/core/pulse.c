@@ -267,6 +267,9 @@ static bool exception_without_run(const rt_jscan *js, int status, const char *ex
     return rt_js_type_of(js, state) == RT_JS_STRING && rt_js_streq(js, state, "exception");
 }
 
+/* Long because it is one pass over one message: the wrapper Treeherder records, the status, the
+ * run (or none, for an exception before any run), the exchange and the run's state checked
+ * against each other, each with its own error. */
 int rt_pulse_parse(const char *body, size_t len, const char *exchange, size_t max_bytes,
                    rt_pulse_task *out, char *reason)
 {

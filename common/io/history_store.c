@@ -263,6 +263,8 @@ static const char SQL_COPY_TESTS[] =
     "COPY history_tests (run_id, run_at, test, group_name, status, expected, failed, message,"
     " signature, signature_hash) FROM STDIN";
 
+/* Long because it is one transaction: the runs in one statement, which of them were new, then
+ * their groups and tests by COPY, with one way out that rolls back all of it. */
 int rt_history_store_batch(rt_pg *pg, const rt_history_run *runs,
                            const rt_history_rows *const *rows, size_t n, bool *inserted,
                            char *errstr)

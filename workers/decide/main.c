@@ -499,7 +499,9 @@ static bool append(json_t *array, json_t *value)
     return value && json_array_append_new(array, value) == 0;
 }
 
-/* The evidence stored with the decision (*stored) and the event for bots (*event). */
+/* The evidence stored with the decision (*stored) and the event for bots (*event).
+ * Long because the stored evidence and the event are built from the same lines and runs in one
+ * pass, so that they can never disagree, and building either fails whole. */
 static int build_documents(decide *w, const evidence *e, const rt_decide_request *req,
                            const char *decided_at, json_t **stored, json_t **event)
 {
