@@ -6,11 +6,13 @@
  * it; the budget holds for the whole test; bad input is rejected. */
 #include "support/util.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <string.h>
 
 #include "common/core/decide_model.h"
 #include "common/core/decide_pool.h"
+#include "common/core/decide_sim.h"
 
 static rt_decide_settings settings(void)
 {
@@ -206,6 +208,177 @@ static void test_invalid_input_is_rejected(void **state)
     assert_int_equal(rt_pool_evaluate(&s, &in, &r), RT_EINVAL);
 }
 
+/* ---- push-level simulation ---- */
+
+static void test_push_generator_is_deterministic_and_of_its_shape(void **state)
+{
+    (void)state;
+    rt_sim_rng a, b;
+    rt_sim_rng_seed(&a, 3);
+    rt_sim_rng_seed(&b, 3);
+    size_t regressions = 0, single = 0, all_failed_regressions = 0, many_failed_intermittents = 0;
+    for (size_t i = 0; i < 4000; i++) {
+        rt_sim_push_case x, y;
+        rt_sim_generate_push(&a, 0.15, &x);
+        rt_sim_generate_push(&b, 0.15, &y);
+        assert_memory_equal(&x, &y, sizeof x);
+        assert_true(x.nconfigs >= 1 && x.nconfigs <= 10);
+        size_t failing = 0;
+        for (size_t c = 0; c < x.nconfigs; c++) {
+            failing += x.configs[c].failed;
+            assert_int_equal(x.configs[c].noutcomes, RT_SIM_OUTCOMES);
+            assert_non_null(strchr(x.configs[c].name, '/'));
+            for (size_t d = 0; d < c; d++)
+                assert_string_not_equal(x.configs[c].name, x.configs[d].name);
+        }
+        assert_true(failing >= 1);
+        assert_true(x.history.failures >= 0 && x.history.failures <= x.history.runs);
+        regressions += x.regression;
+        single += x.nconfigs == 1;
+        if (x.regression && failing == x.nconfigs && x.nconfigs > 1) all_failed_regressions++;
+        if (!x.regression && failing >= 3) many_failed_intermittents++;
+    }
+    assert_true(regressions > 480 && regressions < 720);
+    /* A tenth of tests ran on one configuration, but fewer of those fail on the push: the
+     * intermittents among them are rarer (a test is looked at because it failed). */
+    assert_true(single > 80 && single < 300);
+    /* Regressions mostly fail everywhere they broke; intermittents mostly somewhere. */
+    assert_true(all_failed_regressions > regressions / 4);
+    assert_true(many_failed_intermittents > 0 && many_failed_intermittents < 4000 / 4);
+}
+
+static void test_push_case_json_round_trip_and_errors(void **state)
+{
+    (void)state;
+    rt_sim_rng rng;
+    rt_sim_rng_seed(&rng, 9);
+    rt_sim_push_case c, back;
+    rt_sim_generate_push(&rng, 0.5, &c);
+    json_t *doc = rt_sim_push_case_json(&c);
+    assert_non_null(doc);
+    char errstr[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_sim_push_case_parse(doc, &back, errstr), RT_OK);
+    assert_int_equal(back.nconfigs, c.nconfigs);
+    assert_int_equal(back.regression, c.regression);
+    for (size_t i = 0; i < c.nconfigs; i++) {
+        assert_string_equal(back.configs[i].name, c.configs[i].name);
+        assert_int_equal(back.configs[i].failed, c.configs[i].failed);
+        assert_memory_equal(back.configs[i].outcomes, c.configs[i].outcomes, RT_SIM_OUTCOMES);
+    }
+    json_decref(doc);
+    static const struct {
+        const char *text, *names;
+    } bad[] = {
+        {"{\"truth\": \"regression\", \"history\": {\"runs\": 1, \"failures\": 0}}", "configs"},
+        {"{\"truth\": \"maybe\", \"history\": {\"runs\": 1, \"failures\": 0}, \"configs\": []}",
+         "truth"},
+        {"{\"truth\": \"regression\", \"history\": {\"runs\": 1, \"failures\": 0}, \"configs\": "
+         "[]}",
+         "configs"},
+        {"{\"truth\": \"regression\", \"history\": {\"runs\": 1, \"failures\": 0}, \"configs\": "
+         "[{\"name\": \"a/opt\", \"failed\": false, \"outcomes\": []}]}",
+         "no configuration failed"},
+        {"{\"truth\": \"regression\", \"history\": {\"runs\": 1, \"failures\": 0}, \"configs\": "
+         "[{\"name\": \"a/opt\", \"failed\": true, \"outcomes\": []}]}",
+         "outcomes"},
+        {"{\"truth\": \"regression\", \"history\": {\"runs\": 1, \"failures\": 0}, \"configs\": "
+         "[{\"name\": \"a/opt\", \"failed\": \"yes\", \"outcomes\": [true]}]}",
+         "failed"},
+        {"{\"truth\": \"regression\", \"history\": {\"runs\": 1, \"failures\": 0}, \"configs\": "
+         "[{\"name\": \"a/opt\", \"failed\": true, \"outcomes\": [true]}, {\"name\": \"a/opt\", "
+         "\"failed\": false, \"outcomes\": []}]}",
+         "twice"},
+        {"{\"truth\": \"regression\", \"history\": {\"runs\": 1, \"failures\": 0}, \"configs\": "
+         "[{\"failed\": true, \"outcomes\": [true]}]}",
+         "name"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *j = json_loads(bad[i].text, 0, NULL);
+        assert_non_null(j);
+        errstr[0] = 0;
+        assert_int_equal(rt_sim_push_case_parse(j, &back, errstr), RT_EPROTO);
+        if (!strstr(errstr, bad[i].names))
+            fail_msg("case %zu: '%s' lacks '%s'", i, errstr, bad[i].names);
+        json_decref(j);
+    }
+}
+
+static rt_sim_config config(const char *name, bool failed, bool reproduces)
+{
+    rt_sim_config c = {.failed = failed, .noutcomes = RT_SIM_OUTCOMES, .rate = -1};
+    snprintf(c.name, sizeof c.name, "%s", name);
+    for (size_t i = 0; i < c.noutcomes; i++) c.outcomes[i] = reproduces;
+    return c;
+}
+
+static void test_per_task_policies_fold_per_failing_configuration(void **state)
+{
+    (void)state;
+    rt_decide_settings model = settings();
+    rt_sim sim;
+    assert_int_equal(rt_sim_init(&sim, &model, 5, 2), RT_OK);
+    /* Fails on a and c; a's retriggers never reproduce, c's always do. */
+    rt_sim_push_case c = {.regression = true, .history = {0, 0, -1}, .nconfigs = 3};
+    c.configs[0] = config("a/opt", true, false);
+    c.configs[1] = config("b/opt", false, false);
+    c.configs[2] = config("c/opt", true, true);
+    rt_sim_push_result r;
+    assert_int_equal(rt_sim_run_push(&sim, RT_POLICY_SEED, &c, &r), RT_OK);
+    assert_int_equal(r.result.verdict, RT_VERDICT_REGRESSION); /* c's set says so */
+    assert_int_equal(r.result.retriggers, 10);                 /* 5 + 5 */
+    assert_int_equal(r.result.rounds, 1);                      /* side by side */
+    assert_int_equal(r.config_retriggers[0], 5);
+    assert_int_equal(r.config_retriggers[1], 0);
+    assert_int_equal(r.config_retriggers[2], 5);
+    /* Neither reproducing: intermittent. */
+    c.configs[2] = config("c/opt", true, false);
+    assert_int_equal(rt_sim_run_push(&sim, RT_POLICY_ADAPTIVE, &c, &r), RT_OK);
+    assert_int_equal(r.result.verdict, RT_VERDICT_INTERMITTENT);
+    assert_int_equal(r.config_retriggers[1], 0);
+    /* Pooled on a per-task case is the adaptive run. */
+    rt_sim_case task = {.regression = true, .history = {1000, 0, -1}, .noutcomes = 10, .rate = -1};
+    task.outcomes[0] = true;
+    task.outcomes[2] = true;
+    rt_sim_push_case one;
+    rt_sim_push_from_case(&task, &one);
+    rt_sim_result adaptive;
+    assert_int_equal(rt_sim_run(&sim, RT_POLICY_ADAPTIVE, &task, &adaptive), RT_OK);
+    assert_int_equal(rt_sim_run_push(&sim, RT_SIM_POLICY_POOLED, &one, &r), RT_OK);
+    assert_int_equal(r.result.verdict, adaptive.verdict);
+    assert_int_equal(r.result.retriggers, adaptive.retriggers);
+    assert_int_equal(r.result.rounds, adaptive.rounds);
+    assert_int_equal(rt_sim_run_push(&sim, RT_SIM_POLICY_COUNT, &one, &r), RT_EINVAL);
+    rt_sim_free(&sim);
+}
+
+static void test_pooled_beats_adaptive_on_a_generated_push_sample(void **state)
+{
+    (void)state;
+    rt_decide_settings model = settings();
+    rt_sim sim;
+    assert_int_equal(rt_sim_init(&sim, &model, 5, 2), RT_OK);
+    rt_sim_rng rng;
+    rt_sim_rng_seed(&rng, 21);
+    rt_sim_tally adaptive = {0}, pooled = {0};
+    for (size_t i = 0; i < 1500; i++) {
+        rt_sim_push_case c;
+        rt_sim_generate_push(&rng, 0.15, &c);
+        rt_sim_push_result a, p;
+        assert_int_equal(rt_sim_run_push(&sim, RT_POLICY_ADAPTIVE, &c, &a), RT_OK);
+        assert_int_equal(rt_sim_run_push(&sim, RT_SIM_POLICY_POOLED, &c, &p), RT_OK);
+        assert_true(p.result.retriggers <= (size_t)model.max_retriggers);
+        for (size_t j = 0; j < c.nconfigs; j++)
+            if (!c.configs[j].failed) assert_int_equal(p.config_retriggers[j], 0);
+        rt_sim_tally_add_push(&adaptive, &c, &a.result);
+        rt_sim_tally_add_push(&pooled, &c, &p.result);
+    }
+    assert_true(pooled.correct > adaptive.correct);
+    assert_true(2 * pooled.retriggers < adaptive.retriggers);
+    assert_true(pooled.without_retriggers > pooled.cases / 3);
+    assert_int_equal(adaptive.without_retriggers, 0);
+    rt_sim_free(&sim);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -215,6 +388,10 @@ int main(void)
         cmocka_unit_test(test_passes_lower_the_posterior_and_reproductions_raise_it),
         cmocka_unit_test(test_the_budget_holds_for_the_whole_test),
         cmocka_unit_test(test_invalid_input_is_rejected),
+        cmocka_unit_test(test_push_generator_is_deterministic_and_of_its_shape),
+        cmocka_unit_test(test_push_case_json_round_trip_and_errors),
+        cmocka_unit_test(test_per_task_policies_fold_per_failing_configuration),
+        cmocka_unit_test(test_pooled_beats_adaptive_on_a_generated_push_sample),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
