@@ -243,9 +243,8 @@ static void plan_round(const rt_decide_settings *s, const pool_model *pm, const 
     size_t best_j = 0, best_t = 0;
     double best_cost = INFINITY;
     for (size_t j = 1; j <= nfailing && j <= RT_POOL_PLAN_CONFIGS; j++) {
-        size_t outcomes = 1;
         for (size_t t = 1; j * t <= most; t++) {
-            outcomes = 1;
+            size_t outcomes = 1;
             for (size_t i = 0; i < j; i++) outcomes *= t + 1;
             if (outcomes > 64) break;
             if (j * t < least) continue;

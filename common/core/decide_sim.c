@@ -146,10 +146,10 @@ static int optional_rate(const json_t *doc, const char *key, double *out, char *
     return RT_OK;
 }
 
-int rt_sim_case_parse(const json_t *doc, rt_sim_case *out, char *errstr)
+/* A case's "truth" and "history", per task or per push. */
+static int parse_truth_history(const json_t *doc, bool *regression, rt_decide_history *history,
+                               char *errstr)
 {
-    memset(out, 0, sizeof *out);
-    out->history.signature_failures = -1;
     if (!json_is_object(doc)) {
         rt_set_errstr(errstr, "a case must be a JSON object");
         return RT_EPROTO;
@@ -159,11 +159,11 @@ int rt_sim_case_parse(const json_t *doc, rt_sim_case *out, char *errstr)
         rt_set_errstr(errstr, "\"truth\" must be \"regression\" or \"intermittent\"");
         return RT_EPROTO;
     }
-    out->regression = !strcmp(truth, "regression");
-    const json_t *history = json_object_get(doc, "history");
-    const json_t *runs = json_object_get(history, "runs");
-    const json_t *failures = json_object_get(history, "failures");
-    if (!json_is_object(history) || !json_is_integer(runs) || !json_is_integer(failures) ||
+    *regression = !strcmp(truth, "regression");
+    const json_t *h = json_object_get(doc, "history");
+    const json_t *runs = json_object_get(h, "runs");
+    const json_t *failures = json_object_get(h, "failures");
+    if (!json_is_object(h) || !json_is_integer(runs) || !json_is_integer(failures) ||
         json_integer_value(runs) < 0 || json_integer_value(runs) > 1000000000 ||
         json_integer_value(failures) < 0 ||
         json_integer_value(failures) > json_integer_value(runs)) {
@@ -171,8 +171,18 @@ int rt_sim_case_parse(const json_t *doc, rt_sim_case *out, char *errstr)
                               "0 <= K <= N <= 1000000000");
         return RT_EPROTO;
     }
-    out->history.runs = (long)json_integer_value(runs);
-    out->history.failures = (long)json_integer_value(failures);
+    history->runs = (long)json_integer_value(runs);
+    history->failures = (long)json_integer_value(failures);
+    history->signature_failures = -1;
+    return RT_OK;
+}
+
+int rt_sim_case_parse(const json_t *doc, rt_sim_case *out, char *errstr)
+{
+    memset(out, 0, sizeof *out);
+    out->history.signature_failures = -1;
+    int rc = parse_truth_history(doc, &out->regression, &out->history, errstr);
+    if (rc != RT_OK) return rc;
     const json_t *outcomes = json_object_get(doc, "outcomes");
     if (!json_is_array(outcomes) || json_array_size(outcomes) == 0 ||
         json_array_size(outcomes) > RT_SIM_MAX_OUTCOMES) {
@@ -189,7 +199,7 @@ int rt_sim_case_parse(const json_t *doc, rt_sim_case *out, char *errstr)
         }
         out->outcomes[i] = json_is_true(o);
     }
-    int rc = optional_rate(doc, "rate", &out->rate, errstr);
+    rc = optional_rate(doc, "rate", &out->rate, errstr);
     if (rc == RT_OK) rc = optional_rate(doc, "prior_rate", &out->prior_rate, errstr);
     return rc;
 }
@@ -480,13 +490,11 @@ static int parse_config(const json_t *doc, size_t index, rt_sim_config *out, cha
         }
         out->outcomes[i] = json_is_true(o);
     }
-    char key[64];
-    snprintf(key, sizeof key, "configs\"[%zu].\"rate", index);
     const json_t *rate = json_object_get(doc, "rate");
     out->rate = -1;
     if (rate) {
         if (!json_is_number(rate) || json_number_value(rate) < 0 || json_number_value(rate) > 1) {
-            rt_set_errstr(errstr, "\"%s\" must be a number from 0 to 1", key);
+            rt_set_errstr(errstr, "\"configs\"[%zu].\"rate\" must be a number from 0 to 1", index);
             return RT_EPROTO;
         }
         out->rate = json_number_value(rate);
@@ -497,18 +505,8 @@ static int parse_config(const json_t *doc, size_t index, rt_sim_config *out, cha
 int rt_sim_push_case_parse(const json_t *doc, rt_sim_push_case *out, char *errstr)
 {
     memset(out, 0, sizeof *out);
-    /* truth and history as a per-task case's. */
-    json_t *as_task = json_is_object(doc) ? json_deep_copy(doc) : NULL;
-    if (as_task) {
-        json_object_del(as_task, "configs");
-        json_object_set_new(as_task, "outcomes", json_pack("[b]", 0));
-    }
-    rt_sim_case task;
-    int rc = rt_sim_case_parse(as_task ? as_task : doc, &task, errstr);
-    json_decref(as_task);
+    int rc = parse_truth_history(doc, &out->regression, &out->history, errstr);
     if (rc != RT_OK) return rc;
-    out->regression = task.regression;
-    out->history = task.history;
     const json_t *configs = json_object_get(doc, "configs");
     if (!json_is_array(configs) || json_array_size(configs) == 0 ||
         json_array_size(configs) > RT_SIM_MAX_CONFIGS) {
