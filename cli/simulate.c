@@ -42,7 +42,9 @@ static void usage(FILE *out)
         "\"failed\": BOOL, \"outcomes\": [...]}, ...]} (failed: the push's own run); seed,\n"
         "adaptive and mozci then run per failing configuration (a regression when any\n"
         "says so, retriggers added up), pooled over the whole test; the table adds the\n"
-        "share decided with no retrigger. --policy defaults to decide_policy; --confidence,\n"
+        "share decided with no retrigger. pooled: one verdict per failing test from every\n"
+        "configuration (common/core/decide_pool.h), on a per-task line the adaptive model.\n"
+        "--policy defaults to decide_policy; --confidence,\n"
         "--prior-regression and --max-retriggers to decide_confidence,\n"
         "decide_prior_regression and decide_max_retriggers; seed and mozci ask for\n"
         "retriggers_per_failure retriggers, seed needs decide_threshold reproductions.\n"
@@ -50,8 +52,7 @@ static void usage(FILE *out)
         "histories (fit, the default), the model's default, or Beta(A, B).\n"
         "--generate writes N cases drawn with seed S (the same file for the same seed;\n"
         "mixes in common/decide_sim.h; push: push-level cases, docs/simulation.md) to\n"
-        "--out or stdout; --regression-share defaults\n"
-        "to 0.15.\n"
+        "--out or stdout; --regression-share defaults to 0.15.\n"
         "Exit: 0 done, 1 a file could not be read or written or is invalid, 2 usage.\n");
 }
 
