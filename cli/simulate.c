@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* simulate.c - `retrig simulate`: the verdict policies (seed, adaptive, mozci) run offline
- * over simulated failures with known truth, batch by batch through the same pure functions
- * the worker calls (common/decide_sim.h); or such failures generated from a documented mix.
- * Reads and writes files only. */
+/* simulate.c - `retrig simulate`: the verdict policies (seed, adaptive, mozci, and pooled)
+ * run offline over simulated failures with known truth, per task or per push (a failing
+ * test on every configuration where it ran), batch by batch through the same pure
+ * functions the worker calls (common/decide_sim.h); or such failures generated from a
+ * documented mix. Reads and writes files only. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -25,26 +26,33 @@ static void usage(FILE *out)
 {
     fprintf(
         out,
-        "usage: retrig simulate --cases FILE.jsonl [--policy seed|adaptive|mozci]...\n"
+        "usage: retrig simulate --cases FILE.jsonl [--policy seed|adaptive|mozci|pooled]...\n"
         "                       [--format table|json] [--confidence C]\n"
         "                       [--prior-regression P] [--max-retriggers N]\n"
         "                       [--population fit|default|A,B]\n"
-        "       retrig simulate --generate N --seed S [--mix uniform|observed]\n"
+        "       retrig simulate --generate N --seed S [--mix uniform|observed|push]\n"
         "                       [--regression-share P] [--out FILE]\n"
         "Runs verdict policies over simulated failures whose truth is known and prints,\n"
         "per policy: accuracy, regression recall, the share of intermittents called\n"
         "regression, retriggers and rounds (batches waited on) per failure. Each line of\n"
         "FILE is {\"truth\": \"regression\"|\"intermittent\", \"history\": {\"runs\": N,\n"
         "\"failures\": K}, \"outcomes\": [true, false, ...]}: outcome i is whether retrigger i\n"
-        "reproduces the failure. --policy defaults to decide_policy; --confidence,\n"
+        "reproduces the failure. A push-level line is one failing test on every\n"
+        "configuration where it ran: {\"truth\", \"history\", \"configs\": [{\"name\",\n"
+        "\"failed\": BOOL, \"outcomes\": [...]}, ...]} (failed: the push's own run); seed,\n"
+        "adaptive and mozci then run per failing configuration (a regression when any\n"
+        "says so, retriggers added up), pooled over the whole test; the table adds the\n"
+        "share decided with no retrigger. pooled: one verdict per failing test from every\n"
+        "configuration (common/core/decide_pool.h), on a per-task line the adaptive model.\n"
+        "--policy defaults to decide_policy; --confidence,\n"
         "--prior-regression and --max-retriggers to decide_confidence,\n"
         "decide_prior_regression and decide_max_retriggers; seed and mozci ask for\n"
         "retriggers_per_failure retriggers, seed needs decide_threshold reproductions.\n"
         "--population: the flake-rate prior of a failing test, fitted from the file's\n"
         "histories (fit, the default), the model's default, or Beta(A, B).\n"
         "--generate writes N cases drawn with seed S (the same file for the same seed;\n"
-        "mixes in common/decide_sim.h) to --out or stdout; --regression-share defaults\n"
-        "to 0.15.\n"
+        "mixes in common/decide_sim.h; push: push-level cases, docs/simulation.md) to\n"
+        "--out or stdout; --regression-share defaults to 0.15.\n"
         "Exit: 0 done, 1 a file could not be read or written or is invalid, 2 usage.\n");
 }
 
@@ -60,9 +68,16 @@ static int generate(long count, unsigned long long seed, rt_sim_mix mix, double 
     rt_sim_rng_seed(&rng, (uint64_t)seed);
     int status = 0;
     for (long i = 0; i < count && status == 0; i++) {
-        rt_sim_case c;
-        rt_sim_generate(&rng, mix, share, &c);
-        json_t *doc = rt_sim_case_json(&c);
+        json_t *doc;
+        if (mix == RT_SIM_MIX_PUSH) {
+            rt_sim_push_case c;
+            rt_sim_generate_push(&rng, share, &c);
+            doc = rt_sim_push_case_json(&c);
+        } else {
+            rt_sim_case c;
+            rt_sim_generate(&rng, mix, share, &c);
+            doc = rt_sim_case_json(&c);
+        }
         char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
         if (!text || fprintf(out, "%s\n", text) < 0) status = 1;
         free(text);
@@ -73,16 +88,47 @@ static int generate(long count, unsigned long long seed, rt_sim_mix mix, double 
     return status;
 }
 
-/* Reads every case of a JSON-lines file; blank lines are skipped. */
-static int load_cases(const char *path, rt_sim_case **out, size_t *count)
+/* The cases of a file: per task, or per push (push-level lines, with "configs"). */
+typedef struct case_file {
+    rt_sim_case *tasks;
+    rt_sim_push_case *pushes;
+    size_t count;
+    bool push;
+} case_file;
+
+static void case_file_free(case_file *f)
+{
+    free(f->tasks);
+    free(f->pushes);
+}
+
+/* Room for one more case of the file's level; false when out of memory. */
+static bool grow(case_file *f, size_t *cap)
+{
+    if (f->count < *cap) return true;
+    size_t grown = *cap ? *cap * 2 : 1024;
+    void *bigger = f->push ? realloc(f->pushes, grown * sizeof *f->pushes)
+                           : realloc(f->tasks, grown * sizeof *f->tasks);
+    if (!bigger) return false;
+    if (f->push)
+        f->pushes = bigger;
+    else
+        f->tasks = bigger;
+    *cap = grown;
+    return true;
+}
+
+/* Reads every case of a JSON-lines file; blank lines are skipped. The first case sets the
+ * file's level (per task or per push); every other must be of the same. */
+static int load_cases(const char *path, case_file *out)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
         rt_log_error("cannot read the cases", "file", path, "error", strerror(errno));
         return 1;
     }
-    rt_sim_case *cases = NULL;
-    size_t n = 0, cap = 0, lineno = 0;
+    case_file cases = {0};
+    size_t cap = 0, lineno = 0;
     char *line = NULL;
     size_t line_cap = 0;
     ssize_t len;
@@ -92,7 +138,7 @@ static int load_cases(const char *path, rt_sim_case **out, size_t *count)
         char where[64];
         snprintf(where, sizeof where, "%zu", lineno);
         if (strspn(line, " \t\r\n") == (size_t)len) continue;
-        if (len > MAX_LINE_BYTES || n == MAX_CASES) {
+        if (len > MAX_LINE_BYTES || cases.count == MAX_CASES) {
             rt_log_error(len > MAX_LINE_BYTES ? "case line too long" : "too many cases", "file",
                          path, "line", where);
             goto out;
@@ -103,68 +149,87 @@ static int load_cases(const char *path, rt_sim_case **out, size_t *count)
             rt_log_error("case is not JSON", "file", path, "line", where, "error", jerr.text);
             goto out;
         }
-        if (n == cap) {
-            size_t grown = cap ? cap * 2 : 1024;
-            rt_sim_case *bigger = realloc(cases, grown * sizeof *cases);
-            if (!bigger) {
-                json_decref(doc);
-                rt_log_error("out of memory reading the cases", "file", path);
-                goto out;
-            }
-            cases = bigger;
-            cap = grown;
+        bool push = json_object_get(doc, "configs") != NULL;
+        if (cases.count == 0) cases.push = push;
+        if (push != cases.push) {
+            json_decref(doc);
+            rt_log_error("invalid case", "file", path, "line", where, "reason",
+                         push ? "a push-level case (\"configs\") in a file of per-task cases"
+                              : "a per-task case in a file of push-level cases (\"configs\")");
+            goto out;
+        }
+        if (!grow(&cases, &cap)) {
+            json_decref(doc);
+            rt_log_error("out of memory reading the cases", "file", path);
+            goto out;
         }
         char errstr[RT_ERRSTR_SIZE] = "";
-        int rc = rt_sim_case_parse(doc, &cases[n], errstr);
+        int rc = push ? rt_sim_push_case_parse(doc, &cases.pushes[cases.count], errstr)
+                      : rt_sim_case_parse(doc, &cases.tasks[cases.count], errstr);
         json_decref(doc);
         if (rc != RT_OK) {
             rt_log_error("invalid case", "file", path, "line", where, "reason", errstr);
             goto out;
         }
-        n++;
+        cases.count++;
     }
     if (ferror(f)) {
         rt_log_error("cannot read the cases", "file", path);
         goto out;
     }
-    if (n == 0) {
+    if (cases.count == 0) {
         rt_log_error("no cases in the file", "file", path);
         goto out;
     }
     *out = cases;
-    cases = NULL;
-    *count = n;
+    cases = (case_file){0};
     status = 0;
 out:
     free(line);
-    free(cases);
+    case_file_free(&cases);
     fclose(f);
     return status;
 }
 
+/* The history and truth of case i, whichever its level. */
+static const rt_decide_history *case_history(const case_file *f, size_t i)
+{
+    return f->push ? &f->pushes[i].history : &f->tasks[i].history;
+}
+
+static bool case_regression(const case_file *f, size_t i)
+{
+    return f->push ? f->pushes[i].regression : f->tasks[i].regression;
+}
+
 static double share(size_t part, size_t whole) { return whole ? (double)part / (double)whole : 0; }
 
-static json_t *tally_json(rt_policy policy, const rt_sim_tally *t)
+/* A policy's row; push-level rows add the share decided with no retrigger. */
+static json_t *tally_json(int policy, const rt_sim_tally *t, bool push)
 {
     json_t *shadow = json_object();
     for (size_t p = 0; shadow && p < RT_POLICY_COUNT; p++)
-        if (p != (size_t)policy)
+        if ((int)p != policy)
             json_object_set_new(shadow, rt_policy_name((rt_policy)p),
                                 json_real(share(t->shadow_agree[p], t->cases)));
-    return json_pack(
-        "{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:o}", "policy", rt_policy_name(policy),
+    json_t *row = json_pack(
+        "{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:o}", "policy", rt_sim_policy_name(policy),
         "accuracy", share(t->correct, t->cases), "regression_recall",
         share(t->regressions_found, t->regressions), "intermittents_called_regression",
         share(t->intermittents_called_regression, t->intermittents), "retriggers_per_failure",
         share(t->retriggers, t->cases), "rounds_per_failure", share(t->rounds, t->cases),
         "low_confidence", share(t->low_confidence, t->cases), "undecided", (json_int_t)t->undecided,
         "shadow_agreement", shadow);
+    if (row && push)
+        json_object_set_new(row, "decided_without_retriggers",
+                            json_real(share(t->without_retriggers, t->cases)));
+    return row;
 }
 
 /* What the command line asks for. */
 typedef struct options {
     const char *cases_path, *out_path, *population, *trace_path;
-    rt_policy policies[RT_POLICY_COUNT];
+    int policies[RT_SIM_POLICY_COUNT]; /* rt_policy, or RT_SIM_POLICY_POOLED */
     size_t npolicies;
     bool json_format, seed_given;
     long generate_count;
@@ -193,9 +258,9 @@ static int take_option(int c, options *o)
     switch (c) {
     case 'c': o->cases_path = optarg; return -1;
     case 'p': {
-        rt_policy p;
-        if (rt_policy_parse(optarg, &p) != RT_OK)
-            return usage_error("--policy is seed, adaptive or mozci, not '%s'", optarg);
+        int p;
+        if (rt_sim_policy_parse(optarg, &p) != RT_OK)
+            return usage_error("--policy is seed, adaptive or mozci, or pooled, not '%s'", optarg);
         bool seen = false;
         for (size_t i = 0; i < o->npolicies; i++) seen |= o->policies[i] == p;
         if (!seen) o->policies[o->npolicies++] = p;
@@ -232,7 +297,8 @@ static int take_option(int c, options *o)
     }
     case 'm':
         if (rt_sim_mix_parse(optarg, &o->mix) != RT_OK)
-            return usage_error("--mix is uniform or observed, not '%s'", optarg);
+            return usage_error("--mix is uniform or observed (per task), or push, not '%s'",
+                               optarg);
         return -1;
     case 'r':
         if (rt__cli_parse_double(optarg, 0, 1, &o->regression_share) != 0)
@@ -306,19 +372,20 @@ static int parse_options(int argc, char **argv, const rt_config *cfg, options *o
         return 2;
     }
     if (o->generate_count <= 0 && (status = take_population(o)) >= 0) return status;
-    if (o->npolicies == 0) o->policies[o->npolicies++] = rt_decide_policy_from_config(cfg);
+    if (o->npolicies == 0) o->policies[o->npolicies++] = (int)rt_decide_policy_from_config(cfg);
     return -1;
 }
 
 /* --population fit: the flake rate of a failing test fitted from the cases' histories, when
  * the model can use the fit. Returns where the population came from. */
-static const char *fit_population(options *o, const rt_sim_case *cases, size_t ncases)
+static const char *fit_population(options *o, const case_file *cases, size_t ncases)
 {
     if (strcmp(o->population, "fit")) return o->fixed.alpha > 0 ? "given" : "default";
     rt_decide_counts *counts = malloc((ncases ? ncases : 1) * sizeof *counts);
     if (!counts) return "default";
     for (size_t i = 0; i < ncases; i++)
-        counts[i] = (rt_decide_counts){cases[i].history.runs, cases[i].history.failures};
+        counts[i] =
+            (rt_decide_counts){case_history(cases, i)->runs, case_history(cases, i)->failures};
     const char *source = "default";
     rt_decide_beta fitted;
     rt_decide_settings tried = o->model;
@@ -336,31 +403,75 @@ static const char *fit_population(options *o, const rt_sim_case *cases, size_t n
     return source;
 }
 
+/* One case under one policy: per-task cases through rt_sim_run (pooled: as a push of one
+ * configuration), push-level cases through rt_sim_run_push. */
+static int run_case(rt_sim *sim, int policy, const case_file *cases, size_t i,
+                    rt_sim_push_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (cases->push) return rt_sim_run_push(sim, policy, &cases->pushes[i], out);
+    if (policy != RT_SIM_POLICY_POOLED)
+        return rt_sim_run(sim, (rt_policy)policy, &cases->tasks[i], &out->result);
+    rt_sim_push_case one;
+    rt_sim_push_from_case(&cases->tasks[i], &one);
+    return rt_sim_run_push(sim, policy, &one, out);
+}
+
+/* A push-level case's trace fields: its configurations and the retriggers of each. */
+static void trace_push(FILE *trace, const rt_sim_push_case *c, const rt_sim_push_result *r)
+{
+    size_t failing = 0;
+    for (size_t j = 0; j < c->nconfigs; j++) failing += c->configs[j].failed;
+    fprintf(trace, ",\"configs\":%zu,\"failing\":%zu,\"retriggers_by_config\":{", c->nconfigs,
+            failing);
+    bool first = true;
+    for (size_t j = 0; j < c->nconfigs; j++) {
+        if (!r->config_retriggers[j]) continue;
+        json_t *name = json_string(c->configs[j].name);
+        char *text = name ? json_dumps(name, JSON_ENCODE_ANY) : NULL;
+        fprintf(trace, "%s%s:%zu", first ? "" : ",", text ? text : "\"?\"",
+                r->config_retriggers[j]);
+        first = false;
+        free(text);
+        json_decref(name);
+    }
+    fputc('}', trace);
+}
+
 /* Every policy over every case, a row each in rows; each case's outcome in trace when open. */
-static int run_policies(const options *o, rt_sim *sim, const rt_sim_case *cases, size_t ncases,
-                        json_t *rows, FILE *trace)
+static int run_policies(const options *o, rt_sim *sim, const case_file *cases, json_t *rows,
+                        FILE *trace)
 {
     for (size_t k = 0; k < o->npolicies; k++) {
         rt_sim_tally tally = {0};
-        for (size_t i = 0; i < ncases; i++) {
-            rt_sim_result r;
-            if (rt_sim_run(sim, o->policies[k], &cases[i], &r) != RT_OK) {
-                rt_log_error("cannot simulate a case", "policy", rt_policy_name(o->policies[k]));
+        const char *name = rt_sim_policy_name(o->policies[k]);
+        for (size_t i = 0; i < cases->count; i++) {
+            rt_sim_push_result pr;
+            if (run_case(sim, o->policies[k], cases, i, &pr) != RT_OK) {
+                rt_log_error("cannot simulate a case", "policy", name);
                 return -1;
             }
-            rt_sim_tally_add(&tally, &cases[i], &r);
-            if (trace)
-                fprintf(trace,
-                        "{\"case\":%zu,\"policy\":\"%s\",\"truth\":\"%s\",\"verdict\":\"%s\","
-                        "\"reason\":\"%s\",\"retriggers\":%zu,\"rounds\":%zu,"
-                        "\"p_regression\":%.6g,\"runs\":%ld,\"failures\":%ld,\"rate\":%.6g}\n",
-                        i + 1, rt_policy_name(o->policies[k]),
-                        cases[i].regression ? "regression" : "intermittent",
-                        rt_verdict_name(r.verdict), r.reason, r.retriggers, r.rounds,
-                        r.p_regression, cases[i].history.runs, cases[i].history.failures,
-                        cases[i].rate);
+            const rt_sim_result *r = &pr.result;
+            if (cases->push)
+                rt_sim_tally_add_push(&tally, &cases->pushes[i], r);
+            else
+                rt_sim_tally_add(&tally, &cases->tasks[i], r);
+            if (!trace) continue;
+            const rt_decide_history *h = case_history(cases, i);
+            fprintf(trace,
+                    "{\"case\":%zu,\"policy\":\"%s\",\"truth\":\"%s\",\"verdict\":\"%s\","
+                    "\"reason\":\"%s\",\"retriggers\":%zu,\"rounds\":%zu,"
+                    "\"p_regression\":%.6g,\"runs\":%ld,\"failures\":%ld",
+                    i + 1, name, case_regression(cases, i) ? "regression" : "intermittent",
+                    rt_verdict_name(r->verdict), r->reason, r->retriggers, r->rounds,
+                    r->p_regression, h->runs, h->failures);
+            if (cases->push)
+                trace_push(trace, &cases->pushes[i], &pr);
+            else
+                fprintf(trace, ",\"rate\":%.6g", cases->tasks[i].rate);
+            fputs("}\n", trace);
         }
-        json_array_append_new(rows, tally_json(o->policies[k], &tally));
+        json_array_append_new(rows, tally_json(o->policies[k], &tally, cases->push));
     }
     return 0;
 }
@@ -372,9 +483,15 @@ static void print_table(const options *o, const rt_config *cfg, json_t *report,
     json_t *rows = json_object_get(report, "policies");
     long long ncases = json_integer_value(json_object_get(report, "cases"));
     long long regressions = json_integer_value(json_object_get(report, "regressions"));
-    printf("%lld cases (%lld regressions, %lld intermittents, %lld with history) from %s\n", ncases,
-           regressions, ncases - regressions,
-           (long long)json_integer_value(json_object_get(report, "with_history")), o->cases_path);
+    bool push = json_object_get(report, "level") != NULL;
+    printf("%lld %scases (%lld regressions, %lld intermittents, %lld with history", ncases,
+           push ? "push-level " : "", regressions, ncases - regressions,
+           (long long)json_integer_value(json_object_get(report, "with_history")));
+    if (push)
+        printf(", %lld failing configurations of %lld",
+               (long long)json_integer_value(json_object_get(report, "failing_configs")),
+               (long long)json_integer_value(json_object_get(report, "configs")));
+    printf(") from %s\n", o->cases_path);
     printf("confidence %.3g, prior P(regression) %.3g, max retriggers %d, "
            "retriggers_per_failure %d, threshold %d,\n"
            "flake rate of a failing test Beta(%.3g, %.3g) (%s)\n\n",
@@ -382,15 +499,18 @@ static void print_table(const options *o, const rt_config *cfg, json_t *report,
            cfg->retriggers_per_failure, cfg->decide_threshold, o->model.flake_failing.alpha,
            o->model.flake_failing.beta, population_source);
     printf("| policy | accuracy | regression recall | intermittents called regression | "
-           "retriggers / failure | rounds / failure | low-confidence |\n"
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+           "retriggers / failure | rounds / failure | low-confidence |%s\n"
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |%s\n",
+           push ? " no retrigger |" : "", push ? " ---: |" : "");
     for (size_t k = 0; k < json_array_size(rows); k++) {
         json_t *row = json_array_get(rows, k);
 #define NUM(key) json_real_value(json_object_get(row, key))
-        printf("| %s | %.3f | %.3f | %.3f | %.2f | %.2f | %.3f |\n",
+        printf("| %s | %.3f | %.3f | %.3f | %.2f | %.2f | %.3f |",
                json_string_value(json_object_get(row, "policy")), NUM("accuracy"),
                NUM("regression_recall"), NUM("intermittents_called_regression"),
                NUM("retriggers_per_failure"), NUM("rounds_per_failure"), NUM("low_confidence"));
+        if (push) printf(" %.3f |", NUM("decided_without_retriggers"));
+        putchar('\n');
 #undef NUM
     }
 }
@@ -403,19 +523,23 @@ int rt_cli_simulate(int argc, char **argv, rt_config *cfg)
     if (o.generate_count > 0)
         return generate(o.generate_count, o.seed, o.mix, o.regression_share, o.out_path);
 
-    rt_sim_case *cases = NULL;
-    size_t ncases = 0;
-    if (load_cases(o.cases_path, &cases, &ncases) != 0) return 1;
+    case_file cases = {0};
+    if (load_cases(o.cases_path, &cases) != 0) return 1;
+    size_t ncases = cases.count, nconfigs = 0, failing_configs = 0;
     status = 1;
     json_t *report = NULL;
     rt_sim sim = {0};
     FILE *trace = NULL;
     size_t with_history = 0, regressions = 0;
     for (size_t i = 0; i < ncases; i++) {
-        with_history += cases[i].history.runs > 0;
-        regressions += cases[i].regression;
+        with_history += case_history(&cases, i)->runs > 0;
+        regressions += case_regression(&cases, i);
+        for (size_t j = 0; cases.push && j < cases.pushes[i].nconfigs; j++) {
+            nconfigs++;
+            failing_configs += cases.pushes[i].configs[j].failed;
+        }
     }
-    const char *population_source = fit_population(&o, cases, ncases);
+    const char *population_source = fit_population(&o, &cases, ncases);
     if (o.trace_path && !(trace = fopen(o.trace_path, "w"))) {
         rt_log_error("cannot write the trace", "file", o.trace_path, "error", strerror(errno));
         goto out;
@@ -437,8 +561,12 @@ int rt_cli_simulate(int argc, char **argv, rt_config *cfg)
         rt_log_error("cannot format the report (is the file name UTF-8?)");
         goto out;
     }
-    if (run_policies(&o, &sim, cases, ncases, json_object_get(report, "policies"), trace) != 0)
-        goto out;
+    if (cases.push) {
+        json_object_set_new(report, "level", json_string("push"));
+        json_object_set_new(report, "configs", json_integer((json_int_t)nconfigs));
+        json_object_set_new(report, "failing_configs", json_integer((json_int_t)failing_configs));
+    }
+    if (run_policies(&o, &sim, &cases, json_object_get(report, "policies"), trace) != 0) goto out;
     if (o.json_format) {
         char *text = json_dumps(report, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
         if (!text) goto out;
@@ -455,6 +583,6 @@ out:
     }
     json_decref(report);
     rt_sim_free(&sim);
-    free(cases);
+    case_file_free(&cases);
     return status;
 }

@@ -4,7 +4,10 @@
 # seed, in the documented shape; a small generated file gives sane figures for every policy
 # (seed asks 5 retriggers in one round, adaptive is more accurate with fewer, mozci misses
 # partial regressions); the table and JSON shapes; configuration keys as defaults; a trace
-# per case on hand-written cases; exit codes and usage errors.
+# per case on hand-written cases; exit codes and usage errors. Push-level cases (issue 32):
+# --mix push, pooled against the per-task policies, a hand-written 3-fail/4-pass case
+# decided regression within a round and a 1-fail/6-pass case intermittent retriggering only
+# the failing configuration, and clear errors for bad push-level lines.
 set -u
 BIN=${RT_TEST_BIN_DIR:?}
 PY=${RT_TEST_PYTHON:-/usr/bin/python3}
@@ -141,6 +144,90 @@ sys.exit(0 if ok else 1)' "$work/hand.trace" \
     && ok "hand-written cases: a clean test reproducing twice is a regression after 2, a 40% flake and a silent test intermittent (blank lines skipped)" \
     || bad "hand-written trace: $(cat "$work/hand.trace")"
 
+# --- push-level cases (issue 32) ---
+"$BIN/retrig" simulate --generate 2000 --seed 7 --mix push --out "$work/p.jsonl" 2>"$work/err" \
+    && ok "--generate --mix push exits 0" || bad "--mix push: $(head -c 300 "$work/err")"
+"$BIN/retrig" simulate --generate 2000 --seed 7 --mix push | cmp -s - "$work/p.jsonl" \
+    && ok "the push mix: the same seed writes the same file" || bad "push mix not deterministic"
+"$PY" - "$work/p.jsonl" >"$work/pshape.json" <<'PYEOF'
+import json, sys
+cases = [json.loads(l) for l in open(sys.argv[1])]
+def ok(c):
+    cf = c["configs"]
+    return (c["truth"] in ("regression", "intermittent") and 1 <= len(cf) <= 10
+            and any(x["failed"] for x in cf) and len({x["name"] for x in cf}) == len(cf)
+            and all(len(x["outcomes"]) == 10 and all(isinstance(o, bool) for o in x["outcomes"])
+                    and isinstance(x["failed"], bool) and "/" in x["name"] for x in cf))
+reg = [c for c in cases if c["truth"] == "regression"]
+inter = [c for c in cases if c["truth"] == "intermittent"]
+failing = lambda c: sum(x["failed"] for x in c["configs"])
+multi = [c for c in inter if len(c["configs"]) > 1]
+print(json.dumps({
+    "n": len(cases), "shape": all(ok(c) for c in cases),
+    "regressions": len(reg) / len(cases),
+    "reg_failing": sum(failing(c) for c in reg) / len(reg),
+    "inter_failing": sum(failing(c) for c in inter) / len(inter),
+    "rates_vary": sum(len({x["rate"] for x in c["configs"]}) > 1 for c in multi) / max(1, len(multi)),
+}))
+PYEOF
+check "push mix: 1-10 named configurations, one failing at least, 10 outcomes each" \
+    "$work/pshape.json" 'o["n"] == 2000 and o["shape"] and abs(o["regressions"] - 0.15) < 0.03'
+check "push mix: regressions fail on more configurations than intermittents, whose rates vary" \
+    "$work/pshape.json" 'o["reg_failing"] > 1.5 * o["inter_failing"] and o["rates_vary"] > 0.95'
+"$BIN/retrig" simulate --cases "$work/p.jsonl" --policy seed --policy adaptive --policy pooled \
+    --format json >"$work/psim.json" 2>"$work/err" && ok "simulate push-level cases exits 0" \
+    || bad "simulate push: $(head -c 300 "$work/err")"
+check "push-level JSON: the level, the configurations, a row per policy with the share decided with no retrigger" \
+    "$work/psim.json" \
+    'o["level"] == "push" and o["cases"] == 2000 and o["failing_configs"] <= o["configs"] and [p["policy"] for p in o["policies"]] == ["seed", "adaptive", "pooled"] and all(0 <= p["decided_without_retriggers"] <= 1 for p in o["policies"])'
+check "pooled: more accurate than per-task adaptive at less than half its retriggers; only it decides with none" \
+    "$work/psim.json" \
+    'o["policies"][2]["accuracy"] > o["policies"][1]["accuracy"] and 2 * o["policies"][2]["retriggers_per_failure"] < o["policies"][1]["retriggers_per_failure"] and o["policies"][2]["decided_without_retriggers"] > 0.3 and o["policies"][1]["decided_without_retriggers"] == 0 and o["policies"][2]["undecided"] == 0'
+"$BIN/retrig" simulate --cases "$work/p.jsonl" --policy seed --policy pooled >"$work/ptable" 2>&1
+if grep -q '^| policy | accuracy | regression recall | intermittents called regression | retriggers / failure | rounds / failure | low-confidence | no retrigger |$' "$work/ptable" \
+    && [ "$(grep -cE '^\| (seed|pooled) \| [0-9.]+ \|.* [0-9.]+ \|$' "$work/ptable")" = 2 ] \
+    && grep -q '^2000 push-level cases (.* failing configurations of ' "$work/ptable"; then
+    ok "push-level table: the same columns plus no retrigger"
+else
+    bad "push-level table: $(cat "$work/ptable")"
+fi
+"$BIN/retrig" simulate --cases "$work/a.jsonl" --policy adaptive --policy pooled --format json \
+    >"$work/taskpool.json"
+check "pooled on per-task cases: a push of one configuration, the adaptive verdicts" \
+    "$work/taskpool.json" \
+    'o["policies"][1]["policy"] == "pooled" and all(o["policies"][0][k] == o["policies"][1][k] for k in ("accuracy", "retriggers_per_failure", "rounds_per_failure")) and "level" not in o and "decided_without_retriggers" not in o["policies"][1]'
+
+# Hand-written: failing on 3 configurations of 7 (no history), then on 1 of 7 (1,000 clean runs).
+T='[true, true, true, true, true, true, true, true, true, true]'
+F='[false, false, false, false, false, false, false, false, false, false]'
+cat >"$work/phand.jsonl" <<JSONL
+{"truth": "regression", "history": {"runs": 0, "failures": 0}, "configs": [{"name": "linux1804-64/debug", "failed": true, "outcomes": $T}, {"name": "linux1804-64/opt", "failed": false, "outcomes": $F}, {"name": "linux1804-64/asan", "failed": true, "outcomes": $T}, {"name": "windows11-64/opt", "failed": false, "outcomes": $F}, {"name": "windows11-64/debug", "failed": true, "outcomes": $T}, {"name": "macosx1015-64/opt", "failed": false, "outcomes": $F}, {"name": "macosx1015-64/debug", "failed": false, "outcomes": []}]}
+{"truth": "intermittent", "history": {"runs": 1000, "failures": 0}, "configs": [{"name": "linux1804-64/debug", "failed": false, "outcomes": []}, {"name": "linux1804-64/opt", "failed": false, "outcomes": []}, {"name": "linux1804-64/asan", "failed": false, "outcomes": []}, {"name": "windows11-64/opt", "failed": true, "outcomes": $F}, {"name": "windows11-64/debug", "failed": false, "outcomes": []}, {"name": "macosx1015-64/opt", "failed": false, "outcomes": []}, {"name": "macosx1015-64/debug", "failed": false, "outcomes": []}]}
+JSONL
+"$BIN/retrig" simulate --cases "$work/phand.jsonl" --policy pooled --policy adaptive \
+    --population default --trace "$work/phand.trace" --format json >"$work/phand.json" 2>"$work/err" \
+    || bad "hand-written push cases: $(head -c 300 "$work/err")"
+"$PY" -c 'import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+p = [r for r in rows if r["policy"] == "pooled"]
+a = [r for r in rows if r["policy"] == "adaptive"]
+failing = {"linux1804-64/debug", "linux1804-64/asan", "windows11-64/debug"}
+ok = (len(p) == 2 and p[0]["verdict"] == "regression" and p[0]["rounds"] <= 1
+      and set(p[0]["retriggers_by_config"]) <= failing and p[0]["configs"] == 7 and p[0]["failing"] == 3
+      and a[0]["verdict"] == "regression" and set(a[0]["retriggers_by_config"]) == failing
+      and a[0]["retriggers"] > p[0]["retriggers"])
+sys.exit(0 if ok else 1)' "$work/phand.trace" \
+    && ok "pooled: failing on 3 configurations and passing on 4 is a regression within one round (adaptive: a set per failing configuration)" \
+    || bad "3-fail/4-pass trace: $(cat "$work/phand.trace")"
+"$PY" -c 'import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+p = [r for r in rows if r["policy"] == "pooled"][1]
+ok = (p["verdict"] == "intermittent" and p["retriggers"] >= 1
+      and p["retriggers_by_config"] == {"windows11-64/opt": p["retriggers"]})
+sys.exit(0 if ok else 1)' "$work/phand.trace" \
+    && ok "pooled: failing on 1 configuration and passing on 6 is intermittent, retriggering only that configuration" \
+    || bad "1-fail/6-pass trace: $(cat "$work/phand.trace")"
+
 # --- errors ---
 run() { "$BIN/retrig" simulate "$@" >"$work/out" 2>"$work/err"; echo $?; }
 expect() { # NAME STATUS PATTERN -- ARGS
@@ -152,6 +239,12 @@ expect() { # NAME STATUS PATTERN -- ARGS
 printf '{"truth": "regression", "history": {"runs": 3, "failures": 1}, "outcomes": [true]}\nnot json\n' >"$work/broken.jsonl"
 printf '{"truth": "regression", "history": {"runs": 3, "failures": 4}, "outcomes": [true]}\n' >"$work/invalid.jsonl"
 : >"$work/empty.jsonl"
+printf '{"truth": "regression", "history": {"runs": 3, "failures": 0}, "configs": [{"name": "a/opt", "failed": false, "outcomes": []}]}\n' >"$work/nofail.jsonl"
+printf '{"truth": "regression", "history": {"runs": 3, "failures": 0}, "configs": [{"name": "a/opt", "failed": true, "outcomes": [true]}, {"name": "a/opt", "failed": false, "outcomes": []}]}\n' >"$work/twice.jsonl"
+printf '{"truth": "regression", "history": {"runs": 3, "failures": 0}, "configs": [{"name": "a/opt", "failed": true, "outcomes": []}]}\n' >"$work/nooutcomes.jsonl"
+printf '{"truth": "regression", "history": {"runs": 3, "failures": 0}, "configs": [{"name": "a/opt", "failed": 1, "outcomes": [true]}]}\n' >"$work/notbool.jsonl"
+printf '{"truth": "regression", "history": {"runs": 3, "failures": 0}, "configs": {"a/opt": true}}\n' >"$work/notarray.jsonl"
+head -1 "$work/a.jsonl" >"$work/mixed.jsonl"; head -1 "$work/p.jsonl" >>"$work/mixed.jsonl"
 expect "--help prints the usage and exits 0" 0 "usage: retrig simulate" -- --help
 expect "neither --cases nor --generate is a usage error" 2 "either --cases or --generate" --
 expect "both is a usage error" 2 "either --cases or --generate" -- --cases "$work/a.jsonl" --generate 5 --seed 1
@@ -165,6 +258,13 @@ expect "a line that is not JSON fails naming the line" 1 '"line":"2"' -- --cases
 expect "an invalid case fails naming the field" 1 "history" -- --cases "$work/invalid.jsonl"
 expect "an empty file fails" 1 "no cases" -- --cases "$work/empty.jsonl"
 expect "a missing file fails naming it" 1 "nonexistent.jsonl" -- --cases "$work/nonexistent.jsonl"
+expect "a push-level case with no failing configuration fails saying so" 1 'no configuration failed' -- --cases "$work/nofail.jsonl"
+expect "a configuration named twice fails naming it" 1 'a/opt.*twice' -- --cases "$work/twice.jsonl"
+expect "a failing configuration without outcomes fails naming the field" 1 'configs.*\[0\].*outcomes' -- --cases "$work/nooutcomes.jsonl"
+expect "\"failed\" not a boolean fails naming the field" 1 'configs.*\[0\].*failed.*true or false' -- --cases "$work/notbool.jsonl"
+expect "\"configs\" not an array fails naming it" 1 '"line":"1".*configs.*array' -- --cases "$work/notarray.jsonl"
+expect "per-task and push-level cases in one file fail naming the line" 1 '"line":"2".*push-level case' -- --cases "$work/mixed.jsonl"
+expect "--policy pooled is accepted" 0 "pooled" -- --cases "$work/a.jsonl" --policy pooled
 "$BIN/retrig" help 2>&1 | grep -q "simulate --cases" && ok "retrig help lists simulate" \
     || bad "retrig help does not list simulate"
 
