@@ -8,7 +8,9 @@
  * budget atomically in Redis, then in one Postgres call (classify_create_set, migration
  * 0012) creates the set (the unique constraint is the backstop when Redis was flushed), runs
  * the ledger backstop and writes the ledger row; then, under the set's row lock, publishes
- * the retrigger request with a confirm and marks it published. The Pulse message is acked
+ * the retrigger request with a confirm and marks it published; the order of those steps and
+ * what each failure leads to is common/core/claim_flow.h's (rt_claim_flow_next), which
+ * request_retriggers performs. The Pulse message is acked
  * only after that. Transient upstream failures go through delay queues; after the last delay the
  * message is dead-lettered. With decide_policy = adaptive, the set's first round asks for the
  * verdict model's first batch (common/core/decide_rounds.h: from the history of the failing
@@ -28,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/core/claim_flow.h"
 #include "common/core/decide_rounds.h"
 #include "common/core/eligibility.h"
 #include "common/core/errorsummary.h"
@@ -639,214 +642,235 @@ static int adaptive_first_round(classify *w, const rt_taskdef *task, const rt_er
     return RT_OK;
 }
 
-/* Claims budget and set, creates the set, publishes the request. */
-static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_taskdef *task,
-                               const rt_errorsummary *es, int wanted, const run_facts *facts,
-                               rt_outcome *h)
-{
-    const char *project = task->project, *revision = task->revision, *label = task->label;
-    const char *platform = task->platform ? task->platform : "unknown";
+/* What the set claim works on: the run, its task and the (platform, day) budget. */
+typedef struct set_claim {
+    classify *w;
+    const rt_pulse_task *msg;
+    const rt_taskdef *task;
+    const rt_errorsummary *es;
+    const char *platform;
     char day[11];
-    rt_worker_utc_day(day);
-    int limit = 0;
-    if (rt_budget_limit_for(&w->cfg->budget_limits, platform, 600, &limit) != RT_OK) limit = 0;
+    rt_claim_request req;
+    long long set_id; /* FIND_SET: the set found (0: none) */
+} set_claim;
 
-    /* What the durable ledger says was spent today: the floor of the Redis counter. Read
-     * with the run's facts, unless the day has turned since. */
-    int ledger = facts->ledger_spent;
-    int rc = RT_OK;
-    if ((!facts->known || strcmp(facts->day, day) != 0) &&
-        (rc = rt_ledger_spent(w->pg, platform, day, &ledger)) != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        return;
-    }
-
-    /* budget_minimum bounds what is worth spending, never more than is wanted; with runs of
-     * the label already on the push, an exhausted budget still makes the set, asking for
-     * nothing: those runs decide. */
-    int minimum = w->cfg->budget_minimum < wanted ? w->cfg->budget_minimum : wanted;
-    rt_claim_request req = {.key_prefix = w->cfg->redis_key_prefix,
-                            .project = project,
-                            .revision = revision,
-                            .label = label,
-                            .platform = platform,
-                            .task_id = msg->task_id,
-                            .day = day,
-                            .wanted = wanted,
-                            .minimum = minimum,
-                            .limit = limit,
-                            .ledger_spent = ledger};
-    rt_claim claim;
-    rc = rt_budget_claim(w->redis, &req, &claim);
-    if (rc == RT_OK && claim.status == RT_CLAIM_EXHAUSTED && w->nfound > 0) {
-        rt_log_info("budget exhausted: the runs already on the push decide", "task_id",
-                    msg->task_id, "platform", platform, "day", day);
-        req.wanted = req.minimum = 0;
-        rc = rt_budget_claim(w->redis, &req, &claim);
-    }
-    if (rc != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "redis: %s", rt_redis_errstr(w->redis));
-        return;
-    }
-
-    if (claim.status == RT_CLAIM_EXHAUSTED) {
-        rt_log_info("budget exhausted", "task_id", msg->task_id, "platform", platform, "day", day);
-        snprintf(h->reason, sizeof h->reason, "budget-exhausted");
-        rt_metric_set(rt_metrics_std()->budget_left, claim.left, platform);
-        rt_metric_set(rt_metrics_std()->budget_spent, limit - claim.left, platform);
-        if (record_verdict(w, msg, "skip", "budget-exhausted") != RT_OK)
-            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        return;
-    }
-    if (claim.status == RT_CLAIM_EXISTS && strcmp(claim.owner_task_id, msg->task_id) != 0) {
-        /* Another failing task of the same label on this push owns the set. */
-        long long set_id = 0;
-        char original[23];
-        bool published = false;
-        if (find_set(w, project, revision, label, &set_id, original, &published) != RT_OK) {
-            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-            return;
-        }
-        if (!set_id) {
-            /* Its owner is between Redis and Postgres: look again later. */
-            rt_outcome_set(h, RT_SETTLE_RETRY, "set-in-progress: owned by %s", claim.owner_task_id);
-            return;
-        }
-        snprintf(h->reason, sizeof h->reason, "is-retrigger");
-        if (join_set(w, set_id, msg) != RT_OK ||
-            record_verdict(w, msg, "skip", "is-retrigger") != RT_OK)
-            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        return;
-    }
-    int spent = claim.spent; /* CLAIMED now, or EXISTS by this very task (earlier attempt) */
-    bool spent_now = claim.status == RT_CLAIM_CLAIMED;
-
+/* The set, the backstop under the (platform, day) lock, the ledger row and the run's
+ * verdict, in one call (migration 0012): committed together, or nothing is written (the
+ * set exists, or the backstop refused). The request is published after it, so it never
+ * names a set that a crash or a lost connection rolled back. */
+static int create_set(set_claim *c, int count, int minimum, rt_claim_flow_facts *f)
+{
+    classify *w = c->w;
+    const rt_pulse_task *msg = c->msg;
+    const rt_taskdef *task = c->task;
     json_t *groups = NULL;
-    json_t *failures = failures_json(es, &groups);
+    json_t *failures = failures_json(c->es, &groups);
     char *groups_text = groups ? json_dumps(groups, JSON_COMPACT) : NULL;
     char *failures_text = failures ? json_dumps(failures, JSON_COMPACT) : NULL;
     json_decref(groups);
     json_decref(failures);
-    char run[16], count[16];
+    char run[16], count_text[16], limit_text[16], minimum_text[16];
     snprintf(run, sizeof run, "%d", msg->run_id);
-    snprintf(count, sizeof count, "%d", spent);
+    snprintf(count_text, sizeof count_text, "%d", count);
+    snprintf(limit_text, sizeof limit_text, "%d", c->req.limit);
+    snprintf(minimum_text, sizeof minimum_text, "%d", minimum);
     const char *queue = msg->task_queue_id ? msg->task_queue_id : task->task_queue_id;
-
-    /* One call (migration 0012): the set, the backstop under the (platform, day) lock, the
-     * ledger row and the run's verdict commit together, or nothing is written (the set
-     * exists, or the backstop refused). The request is published after it (below), so it
-     * never names a set that a crash or a lost connection rolled back. */
-    bool created = false; /* this call inserted the set (refused included) */
-    int kept = spent, ledger_total = 0;
-    char limit_text[16], minimum_text[16];
-    snprintf(limit_text, sizeof limit_text, "%d", limit);
-    snprintf(minimum_text, sizeof minimum_text, "%d", req.minimum);
     char *found_text = found_json(w);
-    const char *params[] = {project, revision, label,       platform,      msg->task_id,
-                            run,     count,    groups_text, failures_text, msg->task_group_id,
-                            queue,   day,      limit_text,  minimum_text,  found_text};
+    const char *params[] = {
+        task->project, task->revision, task->label, c->platform,   msg->task_id,
+        run,           count_text,     groups_text, failures_text, msg->task_group_id,
+        queue,         c->day,         limit_text,  minimum_text,  found_text};
     PGresult *res = NULL;
     /* A failure list that cannot be written is an error, never an empty list. */
-    rc = groups_text && failures_text && found_text
-             ? rt_pg_exec(w->pg, SQL_CREATE_SET, 15, params, &res)
-             : RT_ENOMEM;
+    int rc = groups_text && failures_text && found_text
+                 ? rt_pg_exec(w->pg, SQL_CREATE_SET, 15, params, &res)
+                 : RT_ENOMEM;
     free(found_text);
-    int cs[CS_N];
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, CREATE_SET_COLS, CS_N, cs);
-    bool refused = false; /* the backstop kept nothing and no run was found: no set */
-    if (rc == RT_OK) {
-        refused = PQgetvalue(res, 0, cs[CS_REFUSED])[0] == 't';
-        created = !PQgetisnull(res, 0, cs[CS_SET_ID]) || refused;
-        if (created) {
-            kept = atoi(PQgetvalue(res, 0, cs[CS_KEPT]));
-            ledger_total = atoi(PQgetvalue(res, 0, cs[CS_TOTAL]));
-        }
-    }
-    PQclear(res);
     free(groups_text);
     free(failures_text);
-    if (rc == RT_OK && created && kept < spent) {
-        /* The backstop kept less than Redis granted: give the rest of the claim back. */
-        char claimed_text[16], kept_text[16], total_text[16];
-        snprintf(claimed_text, sizeof claimed_text, "%d", spent);
-        snprintf(kept_text, sizeof kept_text, "%d", kept);
-        snprintf(total_text, sizeof total_text, "%d", ledger_total);
+    int cs[CS_N];
+    if (rc == RT_OK) rc = rt_pg_result_columns(&res, CREATE_SET_COLS, CS_N, cs);
+    if (rc == RT_OK) {
+        f->refused = PQgetvalue(res, 0, cs[CS_REFUSED])[0] == 't';
+        f->created = !PQgetisnull(res, 0, cs[CS_SET_ID]) || f->refused;
+        f->kept = f->created ? atoi(PQgetvalue(res, 0, cs[CS_KEPT])) : count;
+        f->ledger_total = f->created ? atoi(PQgetvalue(res, 0, cs[CS_TOTAL])) : 0;
+    }
+    PQclear(res);
+    return rc;
+}
+
+/* The line a step's note asks for, before the step. */
+static void note(const set_claim *c, const rt_claim_flow_step *s, const rt_claim_flow_facts *f)
+{
+    const char *task_id = c->msg->task_id;
+    char claimed[16], kept[16], total[16];
+    switch (s->note) {
+    case RT_CLAIM_NOTE_NONE: break;
+    case RT_CLAIM_NOTE_EXHAUSTED_RUNS_DECIDE:
+        rt_log_info("budget exhausted: the runs already on the push decide", "task_id", task_id,
+                    "platform", c->platform, "day", c->day);
+        break;
+    case RT_CLAIM_NOTE_EXHAUSTED:
+        rt_log_info("budget exhausted", "task_id", task_id, "platform", c->platform, "day", c->day);
+        break;
+    case RT_CLAIM_NOTE_BACKSTOP_CUT:
+        snprintf(claimed, sizeof claimed, "%d", s->claimed);
+        snprintf(kept, sizeof kept, "%d", s->kept);
+        snprintf(total, sizeof total, "%d", f->ledger_total);
         rt_log_warn("budget backstop: the ledger leaves less than Redis granted", "task_id",
-                    msg->task_id, "platform", platform, "day", day, "claimed", claimed_text, "kept",
-                    kept_text, "ledger", total_text);
-        rc = rt_budget_settle(w->redis, &req, spent, kept, ledger_total + kept, NULL);
-        if (rc != RT_OK && kept > 0) {
-            /* The set is committed; the counter only stays high, which can only underspend. */
-            rt_log_warn("budget give-back failed", "task_id", msg->task_id, "error",
-                        rt_redis_errstr(w->redis));
-            rc = RT_OK;
-        } else if (rc != RT_OK) {
-            /* Nothing was written; the dedupe key still names this task, so the redelivery
-             * meets the backstop again and gives the claim back then. */
-            rt_outcome_set(h, RT_SETTLE_REQUEUE, "redis: %s", rt_redis_errstr(w->redis));
-            return;
-        }
-        if (refused) {
-            snprintf(h->reason, sizeof h->reason, "budget-exhausted");
-            rt_metric_set(rt_metrics_std()->budget_left, 0, platform);
-            rt_metric_set(rt_metrics_std()->budget_spent, ledger_total, platform);
-            if (record_verdict(w, msg, "skip", "budget-exhausted") != RT_OK)
-                rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-            return;
-        }
-        spent = kept;
+                    task_id, "platform", c->platform, "day", c->day, "claimed", claimed, "kept",
+                    kept, "ledger", total);
+        break;
+    case RT_CLAIM_NOTE_SETTLE_FAILED:
+        rt_log_warn("budget give-back failed", "task_id", task_id, "error",
+                    rt_redis_errstr(c->w->redis));
+        break;
+    case RT_CLAIM_NOTE_REFUND_FAILED:
+        rt_log_warn("budget refund failed", "task_id", task_id, "error",
+                    rt_redis_errstr(c->w->redis));
+        break;
     }
-    if (rc != RT_OK) {
-        /* Nothing durable happened in Postgres; the Redis claim names this task, so the
-         * redelivery continues with the budget already spent. */
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "creating the set: %s",
-                       rc == RT_ENOMEM ? "out of memory" : rt_pg_errstr(w->pg));
+    if (s->set_gauges) {
+        rt_metric_set(rt_metrics_std()->budget_left, s->gauge_left, c->platform);
+        rt_metric_set(rt_metrics_std()->budget_spent, s->gauge_spent, c->platform);
+    }
+}
+
+/* Performs one step of the claim (common/core/claim_flow.h) and records its result. */
+static void perform(set_claim *c, const rt_claim_flow_step *s, rt_claim_flow_facts *f)
+{
+    classify *w = c->w;
+    const rt_taskdef *task = c->task;
+    const char *task_id = c->msg->task_id;
+    int rc = RT_OK;
+    switch (s->action) {
+    case RT_CLAIM_READ_LEDGER:
+        rc = rt_ledger_spent(w->pg, c->platform, c->day, &f->ledger_spent);
+        c->req.ledger_spent = f->ledger_spent;
+        f->ledger = (rt_claim_call){true, rc};
+        break;
+    case RT_CLAIM_REDIS:
+        c->req.wanted = s->wanted;
+        c->req.minimum = s->minimum;
+        rc = rt_budget_claim(w->redis, &c->req, &f->claim_result);
+        f->claim = (rt_claim_call){true, rc};
+        f->claims++;
+        f->claim_owner_is_self = rc == RT_OK && f->claim_result.status == RT_CLAIM_EXISTS &&
+                                 !strcmp(f->claim_result.owner_task_id, task_id);
+        break;
+    case RT_CLAIM_FIND_SET: {
+        char original[23] = "";
+        bool published = false;
+        c->set_id = 0;
+        rc = find_set(w, task->project, task->revision, task->label, &c->set_id, original,
+                      &published);
+        f->find_set = (rt_claim_call){true, rc};
+        f->set_exists = rc == RT_OK && c->set_id != 0;
+        f->set_original_is_self = f->set_exists && !strcmp(original, task_id);
+        break;
+    }
+    case RT_CLAIM_JOIN_SET: f->join = (rt_claim_call){true, join_set(w, c->set_id, c->msg)}; break;
+    case RT_CLAIM_CREATE_SET:
+        f->create = (rt_claim_call){true, create_set(c, s->count, s->minimum, f)};
+        break;
+    case RT_CLAIM_SETTLE:
+        rc = rt_budget_settle(w->redis, &c->req, s->claimed, s->kept, s->ledger_total, NULL);
+        f->settle = (rt_claim_call){true, rc};
+        break;
+    case RT_CLAIM_REFUND:
+        rc = rt_budget_refund(w->redis, w->cfg->redis_key_prefix, c->platform, c->day, s->amount);
+        f->refund = (rt_claim_call){true, rc};
+        break;
+    case RT_CLAIM_PUBLISH:
+        rc = ensure_published(w, task->project, task->revision, task->label);
+        f->publish = (rt_claim_call){true, rc};
+        break;
+    case RT_CLAIM_RECORD_VERDICT:
+        f->verdict = (rt_claim_call){true, record_verdict(w, c->msg, "skip", s->verdict_reason)};
+        break;
+    case RT_CLAIM_DONE: break;
+    }
+}
+
+/* How the message settles, as the claim's last step says, with its log line. */
+static void conclude(const set_claim *c, const rt_claim_flow_step *s, const rt_claim_flow_facts *f,
+                     rt_outcome *h)
+{
+    classify *w = c->w;
+    const rt_taskdef *task = c->task;
+    if (s->reason) snprintf(h->reason, sizeof h->reason, "%s", s->reason);
+    rt_settle how = s->end == RT_CLAIM_END_RETRY ? RT_SETTLE_RETRY : RT_SETTLE_REQUEUE;
+    switch (s->end == RT_CLAIM_END_ACK ? RT_CLAIM_CAUSE_NONE : s->cause) {
+    case RT_CLAIM_CAUSE_NONE: break;
+    case RT_CLAIM_CAUSE_POSTGRES:
+        rt_outcome_set(h, how, "postgres: %s", rt_pg_errstr(w->pg));
+        return;
+    case RT_CLAIM_CAUSE_REDIS:
+        rt_outcome_set(h, how, "redis: %s", rt_redis_errstr(w->redis));
+        return;
+    case RT_CLAIM_CAUSE_CREATE_SET:
+        rt_outcome_set(h, how, "creating the set: %s",
+                       s->error == RT_ENOMEM ? "out of memory" : rt_pg_errstr(w->pg));
+        return;
+    case RT_CLAIM_CAUSE_PUBLISH:
+        rt_outcome_set(h, how, "publishing the retrigger request: %s / %s", rt_pg_errstr(w->pg),
+                       rt_amqp_errstr(w->ours));
+        return;
+    case RT_CLAIM_CAUSE_SET_IN_PROGRESS:
+        /* Its owner is between Redis and Postgres: look again later. */
+        rt_outcome_set(h, how, "set-in-progress: owned by %s", f->claim_result.owner_task_id);
         return;
     }
-    if (created && ensure_published(w, project, revision, label) != RT_OK) {
-        /* The set is committed; the redelivery finds it and publishes its request. */
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "publishing the retrigger request: %s / %s",
-                       rt_pg_errstr(w->pg), rt_amqp_errstr(w->ours));
-        return;
-    }
-    if (created && spent == 0) {
-        snprintf(h->reason, sizeof h->reason, "existing-runs");
+    if (s->reason && !strcmp(s->reason, "existing-runs")) {
         char found[16];
         snprintf(found, sizeof found, "%zu", w->nfound);
         rt_log_info("set made from the runs already on the push; no retrigger asked for", "task_id",
-                    msg->task_id, "project", project, "label", label, "runs", found);
-        return;
-    }
-    if (created) {
-        snprintf(h->reason, sizeof h->reason, "retriggers-requested");
-        report_budget(w, platform, day, limit, spent,
-                      spent_now && spent == claim.spent ? claim.total : -1);
+                    c->msg->task_id, "project", task->project, "label", task->label, "runs", found);
+    } else if (s->reason && !strcmp(s->reason, "retriggers-requested")) {
+        report_budget(w, c->platform, c->day, c->req.limit, s->spent, s->counter_total);
         char sp[16];
-        snprintf(sp, sizeof sp, "%d", spent);
-        rt_log_info("retriggers requested", "task_id", msg->task_id, "project", project, "label",
-                    label, "platform", platform, "times", sp);
-        return;
+        snprintf(sp, sizeof sp, "%d", s->spent);
+        rt_log_info("retriggers requested", "task_id", c->msg->task_id, "project", task->project,
+                    "label", task->label, "platform", c->platform, "times", sp);
     }
-    /* The set already existed (Redis had been flushed, or a replica won the race). When a
-     * replica handling a redelivery of this very task created it, it found this claim
-     * (EXISTS, owned by this task) and spent it: the budget is then not given back. */
-    long long existing = 0;
-    char existing_original[23] = "";
-    bool existing_published = false;
-    bool ours = spent_now &&
-                find_set(w, project, revision, label, &existing, existing_original,
-                         &existing_published) == RT_OK &&
-                existing && !strcmp(existing_original, msg->task_id);
-    if (spent_now && !ours) {
-        rc = rt_budget_refund(w->redis, w->cfg->redis_key_prefix, platform, day, spent);
-        if (rc != RT_OK)
-            rt_log_warn("budget refund failed", "task_id", msg->task_id, "error",
-                        rt_redis_errstr(w->redis));
+}
+
+/* Claims budget and set, creates the set, publishes the request: the steps of
+ * common/core/claim_flow.h, performed here. */
+static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_taskdef *task,
+                               const rt_errorsummary *es, int wanted, const run_facts *facts,
+                               rt_outcome *h)
+{
+    set_claim c = {.w = w, .msg = msg, .task = task, .es = es};
+    c.platform = task->platform ? task->platform : "unknown";
+    rt_worker_utc_day(c.day);
+    int limit = 0;
+    if (rt_budget_limit_for(&w->cfg->budget_limits, c.platform, 600, &limit) != RT_OK) limit = 0;
+    /* What the durable ledger says was spent today, the floor of the Redis counter: read
+     * with the run's facts, unless the day has turned since. */
+    bool ledger_known = facts->known && !strcmp(facts->day, c.day);
+    c.req = (rt_claim_request){.key_prefix = w->cfg->redis_key_prefix,
+                               .project = task->project,
+                               .revision = task->revision,
+                               .label = task->label,
+                               .platform = c.platform,
+                               .task_id = msg->task_id,
+                               .day = c.day,
+                               .limit = limit,
+                               .ledger_spent = facts->ledger_spent};
+    rt_claim_flow_facts f = {.wanted = wanted,
+                             .budget_minimum = w->cfg->budget_minimum,
+                             .limit = limit,
+                             .runs_found = w->nfound,
+                             .ledger_known = ledger_known,
+                             .ledger_spent = facts->ledger_spent};
+    rt_claim_flow_step s;
+    for (rt_claim_flow_next(&f, &s); s.action != RT_CLAIM_DONE; rt_claim_flow_next(&f, &s)) {
+        note(&c, &s, &f);
+        perform(&c, &s, &f);
     }
-    snprintf(h->reason, sizeof h->reason, "duplicate");
-    if (ensure_published(w, project, revision, label) != RT_OK ||
-        record_verdict(w, msg, "skip", "duplicate") != RT_OK)
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+    conclude(&c, &s, &f, h);
 }
 
 /* ---- gathering the facts ---- */
