@@ -10,7 +10,8 @@
  * the ledger backstop and writes the ledger row; then, under the set's row lock, publishes
  * the retrigger request with a confirm and marks it published; the order of those steps and
  * what each failure leads to is common/core/claim_flow.h's (rt_claim_flow_next), which
- * request_retriggers performs. The Pulse message is acked
+ * request_retriggers performs. The statements on sets, their members and ledger rows are
+ * common/store/sets.h's (moved there from this file, issue 33). The Pulse message is acked
  * only after that. Transient upstream failures go through delay queues; after the last delay the
  * message is dead-lettered. With decide_policy = adaptive, the set's first round asks for the
  * verdict model's first batch (common/core/decide_rounds.h: from the history of the failing
@@ -54,6 +55,7 @@
 #include "common/io/stop.h"
 #include "common/io/upstream.h"
 #include "common/options.h"
+#include "common/store/sets.h"
 #include "common/policy.h"
 #include "common/worker.h"
 
@@ -147,80 +149,9 @@ static const char SQL_RECORD_RUN[] =
     " VALUES ($1, $2::integer, $3, $4, $5, $6, $7, $8, $9, $10::timestamptz, $11::timestamptz,"
     " $12::timestamptz)"
     " ON CONFLICT (task_id, run_id) DO NOTHING";
-/* Once the task definition is known, one statement: completes the run's row, looks up the
- * set of its (project, revision, label) and reads the ledger's total for its platform today
- * (the floor of the Redis counter when the run turns out eligible). */
-static const char SQL_RUN_FACTS[] =
-    "WITH details AS ("
-    "  UPDATE runs SET project = coalesce(project, $3), revision = coalesce(revision, $4),"
-    "   label = coalesce(label, $5), platform = coalesce(platform, $6)"
-    "  WHERE task_id = $1 AND run_id = $2::integer)"
-    " SELECT s.id, s.original_task_id, s.request_published_at IS NOT NULL AS published,"
-    "  coalesce((SELECT spent FROM budget_daily WHERE platform = $10 AND day = $11::date), 0)"
-    "  AS ledger_spent"
-    " FROM (SELECT 1) AS one LEFT JOIN retrigger_sets s"
-    "  ON s.project = $7 AND s.revision = $8 AND s.label = $9";
-enum { RF_ID, RF_ORIGINAL, RF_PUBLISHED, RF_LEDGER_SPENT, RF_N };
-static const char *const RUN_FACTS_COLS[RF_N] = {"id", "original_task_id", "published",
-                                                 "ledger_spent"};
 static const char SQL_RUN_VERDICT[] =
     "UPDATE runs SET verdict = $3, verdict_reason = $4, classified_at = now()"
     " WHERE task_id = $1 AND run_id = $2::integer AND verdict IS NULL";
-static const char SQL_FIND_SET[] =
-    "SELECT id, original_task_id, original_run_id, request_published_at IS NOT NULL AS published"
-    " FROM retrigger_sets WHERE project = $1 AND revision = $2 AND label = $3";
-enum { FS_ID, FS_ORIGINAL, FS_PUBLISHED, FS_N };
-static const char *const FIND_SET_COLS[FS_N] = {"id", "original_task_id", "published"};
-static const char SQL_ADD_MEMBER[] =
-    "INSERT INTO retrigger_set_members (set_id, task_id, run_id, role, state, resolved_at)"
-    " VALUES ($1::bigint, $2, $3::integer, $4, $5, $6::timestamptz)"
-    " ON CONFLICT (set_id, task_id, run_id) DO UPDATE SET state = EXCLUDED.state,"
-    " resolved_at = EXCLUDED.resolved_at";
-static const char SQL_CREATE_SET[] =
-    "SELECT set_id, kept, total, refused FROM classify_create_set($1, $2, $3, $4, $5,"
-    " $6::integer, $7::integer, $8::jsonb, $9::jsonb, $10, $11, $12, $13::integer, $14::integer,"
-    " $15::jsonb)";
-enum { CS_SET_ID, CS_KEPT, CS_TOTAL, CS_REFUSED, CS_N };
-static const char *const CREATE_SET_COLS[CS_N] = {"set_id", "kept", "total", "refused"};
-static const char SQL_LOCK_SET[] =
-    "SELECT id, original_task_id, original_run_id, request_published_at IS NOT NULL AS published,"
-    " retrigger_count, platform, task_group_id, task_queue_id,"
-    " failing_groups::text AS failing_groups, failures::text AS failures"
-    " FROM retrigger_sets WHERE project = $1 AND revision = $2 AND label = $3 FOR UPDATE";
-enum {
-    LS_ID,
-    LS_ORIGINAL_TASK_ID,
-    LS_ORIGINAL_RUN_ID,
-    LS_PUBLISHED,
-    LS_COUNT,
-    LS_PLATFORM,
-    LS_TASK_GROUP_ID,
-    LS_TASK_QUEUE_ID,
-    LS_FAILING_GROUPS,
-    LS_FAILURES,
-    LS_N
-};
-static const char *const LOCK_SET_COLS[LS_N] = {
-    "id",       "original_task_id", "original_run_id", "published",      "retrigger_count",
-    "platform", "task_group_id",    "task_queue_id",   "failing_groups", "failures"};
-static const char SQL_LOCK_SET_BY_ID[] =
-    "SELECT retrigger_count + later_retriggers AS wanted, status, project, found_count"
-    " FROM retrigger_sets WHERE id = $1::bigint FOR UPDATE";
-enum { LB_WANTED, LB_STATUS, LB_PROJECT, LB_FOUND, LB_N };
-static const char *const LOCK_SET_BY_ID_COLS[LB_N] = {"wanted", "status", "project", "found_count"};
-static const char SQL_RESOLVED_MEMBERS[] =
-    "SELECT count(*) AS resolved FROM retrigger_set_members WHERE set_id = $1::bigint"
-    " AND role IN ('retrigger', 'found') AND state IN ('completed', 'failed', 'exception')";
-enum { RM_RESOLVED, RM_N };
-static const char *const RESOLVED_MEMBERS_COLS[RM_N] = {"resolved"};
-static const char SQL_SET_COMPLETE[] =
-    "UPDATE retrigger_sets SET status = 'complete', updated_at = now() WHERE id = $1::bigint";
-/* A set that asks for no retrigger has nothing to wait for from retrig-retrigger. */
-static const char SQL_MARK_PUBLISHED[] =
-    "UPDATE retrigger_sets SET request_published_at = now(), updated_at = now(),"
-    " status = CASE WHEN retrigger_count = 0 AND status = 'pending' THEN 'requested'"
-    " ELSE status END WHERE id = $1::bigint";
-
 /* ---- the task definition cache (direct-mapped: definitions never change) ---- */
 
 static size_t cache_slot(const classify *w, const char *task_id)
@@ -266,7 +197,7 @@ static const char *member_state(const rt_pulse_task *msg)
     return rt_member_state_name(rt_member_state_of_event(msg->event));
 }
 
-/* What SQL_RUN_FACTS read along with the run's details. */
+/* What rt_sets_run_facts read along with the run's details (common/store/sets.h). */
 typedef struct run_facts {
     bool known;
     long long set_id; /* 0: no set */
@@ -279,32 +210,25 @@ typedef struct run_facts {
 static int read_run_facts(classify *w, const rt_pulse_task *msg, const rt_taskdef *task,
                           run_facts *f)
 {
-    char run[16];
-    snprintf(run, sizeof run, "%d", msg->run_id);
     rt_worker_utc_day(f->day);
-    const char *params[] = {msg->task_id,
-                            run,
-                            task->project ? task->project : msg->project,
-                            task->revision ? task->revision : msg->revision,
-                            task->label,
-                            task->platform,
-                            task->project,
-                            task->revision,
-                            task->label,
-                            task->platform ? task->platform : "unknown",
-                            f->day};
-    PGresult *res = NULL;
-    int c[RF_N];
-    int rc = rt_pg_exec(w->pg, SQL_RUN_FACTS, 11, params, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, RUN_FACTS_COLS, RF_N, c);
+    rt_sets_run_facts_query q = {.task_id = msg->task_id,
+                                 .run_id = msg->run_id,
+                                 .project = task->project ? task->project : msg->project,
+                                 .revision = task->revision ? task->revision : msg->revision,
+                                 .label = task->label,
+                                 .platform = task->platform,
+                                 .set_project = task->project,
+                                 .set_revision = task->revision,
+                                 .set_label = task->label,
+                                 .ledger_platform = task->platform ? task->platform : "unknown",
+                                 .day = f->day};
+    rt_set_ref set;
+    int rc = rt_sets_run_facts(w->pg, &q, &set, &f->ledger_spent);
     if (rc != RT_OK) return rc;
-    f->set_id = PQgetisnull(res, 0, c[RF_ID]) ? 0 : atoll(PQgetvalue(res, 0, c[RF_ID]));
-    snprintf(f->original, sizeof f->original, "%s",
-             f->set_id ? PQgetvalue(res, 0, c[RF_ORIGINAL]) : "");
-    f->published = f->set_id && PQgetvalue(res, 0, c[RF_PUBLISHED])[0] == 't';
-    f->ledger_spent = atoi(PQgetvalue(res, 0, c[RF_LEDGER_SPENT]));
+    f->set_id = set.id;
+    snprintf(f->original, sizeof f->original, "%s", set.original_task_id);
+    f->published = set.published;
     f->known = true;
-    PQclear(res);
     return RT_OK;
 }
 
@@ -312,31 +236,24 @@ static int read_run_facts(classify *w, const rt_pulse_task *msg, const rt_taskde
 static int find_set(classify *w, const char *project, const char *revision, const char *label,
                     long long *set_id, char original[23], bool *published)
 {
-    const char *params[] = {project, revision, label};
-    PGresult *res = NULL;
-    int c[FS_N];
-    int rc = rt_pg_exec(w->pg, SQL_FIND_SET, 3, params, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, FIND_SET_COLS, FS_N, c);
+    rt_set_ref set;
+    int rc = rt_sets_find(w->pg, project, revision, label, &set);
     if (rc != RT_OK) return rc;
-    *set_id = 0;
-    original[0] = '\0';
-    *published = false;
-    if (PQntuples(res) == 1) {
-        *set_id = atoll(PQgetvalue(res, 0, c[FS_ID]));
-        snprintf(original, 23, "%s", PQgetvalue(res, 0, c[FS_ORIGINAL]));
-        *published = PQgetvalue(res, 0, c[FS_PUBLISHED])[0] == 't';
-    }
-    PQclear(res);
+    *set_id = set.id;
+    snprintf(original, 23, "%s", set.original_task_id);
+    *published = set.published;
     return RT_OK;
 }
 
 static int add_member(classify *w, long long set_id, const rt_pulse_task *msg)
 {
-    char set[32], run[16];
-    snprintf(set, sizeof set, "%lld", set_id);
-    snprintf(run, sizeof run, "%d", msg->run_id);
-    const char *params[] = {set, msg->task_id, run, "retrigger", member_state(msg), msg->resolved};
-    return rt_pg_exec(w->pg, SQL_ADD_MEMBER, 6, params, NULL);
+    rt_set_member member = {.set_id = set_id,
+                            .task_id = msg->task_id,
+                            .run_id = msg->run_id,
+                            .role = "retrigger",
+                            .state = member_state(msg),
+                            .resolved_at = msg->resolved};
+    return rt_sets_add_member(w->pg, &member);
 }
 
 /* A member of set_id resolved: ask retrig-decide to look (it decides as soon as the verdict
@@ -344,32 +261,21 @@ static int add_member(classify *w, long long set_id, const rt_pulse_task *msg)
  * The set row is locked so that concurrent replicas publish "set-complete" once. */
 static int request_decision(classify *w, long long set_id, const char *task_id)
 {
-    char id[32];
-    snprintf(id, sizeof id, "%lld", set_id);
-    const char *params[] = {id};
-    PGresult *res = NULL;
-    int c[LB_N], rm[RM_N];
+    rt_set_progress set;
+    bool found = false;
+    int resolved = 0;
     int rc = rt_pg_begin(w->pg);
     if (rc != RT_OK) return rc;
-    rc = rt_pg_exec(w->pg, SQL_LOCK_SET_BY_ID, 1, params, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, LOCK_SET_BY_ID_COLS, LB_N, c);
-    if (rc != RT_OK || PQntuples(res) != 1) goto out;
-    int wanted = atoi(PQgetvalue(res, 0, c[LB_WANTED])),
-        found = atoi(PQgetvalue(res, 0, c[LB_FOUND]));
-    const char *status = PQgetvalue(res, 0, c[LB_STATUS]);
-    bool open = !strcmp(status, "pending") || !strcmp(status, "requested");
+    rc = rt_sets_lock_progress(w->pg, set_id, &set, &found);
+    /* Not found, complete or decided already: nothing new to say. */
+    if (rc != RT_OK || !found || !set.open) goto out;
     rt_decide_request req = {.set_id = set_id, .attempt = 1}; /* the schema counts from 1 */
-    snprintf(req.project, sizeof req.project, "%s", PQgetvalue(res, 0, c[LB_PROJECT]));
-    PQclear(res);
-    res = NULL;
-    if (!open) goto out; /* complete or decided already: nothing new to say */
-    rc = rt_pg_exec(w->pg, SQL_RESOLVED_MEMBERS, 1, params, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, RESOLVED_MEMBERS_COLS, RM_N, rm);
-    if (rc != RT_OK) goto out;
-    bool complete = rt_set_complete(wanted, found, atoi(PQgetvalue(res, 0, rm[RM_RESOLVED])));
+    snprintf(req.project, sizeof req.project, "%s", set.project);
+    if ((rc = rt_sets_resolved_members(w->pg, set_id, &resolved)) != RT_OK) goto out;
+    bool complete = rt_set_complete(set.wanted, set.found, resolved);
     snprintf(req.reason, sizeof req.reason, complete ? "set-complete" : "member-resolved: %s",
              task_id);
-    if (complete && (rc = rt_pg_exec(w->pg, SQL_SET_COMPLETE, 1, params, NULL)) != RT_OK) goto out;
+    if (complete && (rc = rt_sets_mark_complete(w->pg, set_id)) != RT_OK) goto out;
     char *body = rt_decide_request_build(&req);
     if (!body) {
         rc = RT_ENOMEM;
@@ -382,7 +288,6 @@ static int request_decision(classify *w, long long set_id, const char *task_id)
     rc = rt_amqp_publish(w->ours, w->cfg->amqp_namespace, "decide", body, strlen(body), &opts);
     free(body);
 out:
-    PQclear(res);
     if (rc == RT_OK) return rt_pg_commit(w->pg);
     int ignored = rt_pg_rollback(w->pg);
     (void)ignored;
@@ -399,20 +304,10 @@ static int join_set(classify *w, long long set_id, const rt_pulse_task *msg)
 
 /* Whether the task group has a retrigger set: lets old-format messages without tags skip
  * the task definition. Postgres answers (an index on task_group_id); when it cannot, look. */
-static const char SQL_GROUP_HAS_SETS[] =
-    "SELECT EXISTS (SELECT 1 FROM retrigger_sets WHERE task_group_id = $1) AS has_sets";
-enum { GH_HAS_SETS, GH_N };
-static const char *const GROUP_HAS_SETS_COLS[GH_N] = {"has_sets"};
 static bool group_has_sets(classify *w, const char *task_group_id)
 {
-    const char *params[] = {task_group_id};
-    PGresult *res = NULL;
-    int c[GH_N];
-    if (rt_pg_exec(w->pg, SQL_GROUP_HAS_SETS, 1, params, &res) != RT_OK ||
-        rt_pg_result_columns(&res, GROUP_HAS_SETS_COLS, GH_N, c) != RT_OK)
-        return true;
-    bool exists = !strcmp(PQgetvalue(res, 0, c[GH_HAS_SETS]), "t");
-    PQclear(res);
+    bool exists = true;
+    if (rt_sets_group_has_sets(w->pg, task_group_id, &exists) != RT_OK) return true;
     return exists;
 }
 
@@ -449,63 +344,9 @@ static json_t *failures_json(const rt_errorsummary *es, json_t **groups_out)
     return failures;
 }
 
-typedef struct set_row {
-    long long id;
-    char original_task_id[23];
-    int original_run_id;
-    bool published;
-    int count;
-    char platform[600];
-    char task_group_id[23];
-    char task_queue_id[300];
-    char *failing_groups; /* JSON text */
-    char *failures;       /* JSON text */
-} set_row;
-
-static void set_row_free(set_row *s)
-{
-    free(s->failing_groups);
-    free(s->failures);
-    s->failing_groups = s->failures = NULL;
-}
-
-/* Opens a transaction that locks the set row and reads it, in one round trip. found false:
- * no set. On failure the caller rolls back (when rt_pg_in_transaction says it is open). */
-static int lock_set(classify *w, const char *project, const char *revision, const char *label,
-                    set_row *s, bool *found)
-{
-    const char *params[] = {project, revision, label};
-    PGresult *res = NULL;
-    memset(s, 0, sizeof *s);
-    *found = false;
-    int c[LS_N];
-    int rc = rt_pg_begin_exec(w->pg, SQL_LOCK_SET, 3, params, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, LOCK_SET_COLS, LS_N, c);
-    if (rc != RT_OK) return rc;
-    *found = PQntuples(res) == 1;
-    if (*found) {
-        s->id = atoll(PQgetvalue(res, 0, c[LS_ID]));
-        snprintf(s->original_task_id, sizeof s->original_task_id, "%s",
-                 PQgetvalue(res, 0, c[LS_ORIGINAL_TASK_ID]));
-        s->original_run_id = atoi(PQgetvalue(res, 0, c[LS_ORIGINAL_RUN_ID]));
-        s->published = PQgetvalue(res, 0, c[LS_PUBLISHED])[0] == 't';
-        s->count = atoi(PQgetvalue(res, 0, c[LS_COUNT]));
-        snprintf(s->platform, sizeof s->platform, "%s", PQgetvalue(res, 0, c[LS_PLATFORM]));
-        snprintf(s->task_group_id, sizeof s->task_group_id, "%s",
-                 PQgetvalue(res, 0, c[LS_TASK_GROUP_ID]));
-        snprintf(s->task_queue_id, sizeof s->task_queue_id, "%s",
-                 PQgetvalue(res, 0, c[LS_TASK_QUEUE_ID]));
-        s->failing_groups = strdup(PQgetvalue(res, 0, c[LS_FAILING_GROUPS]));
-        s->failures = strdup(PQgetvalue(res, 0, c[LS_FAILURES]));
-        if (!s->failing_groups || !s->failures) rc = RT_ENOMEM;
-    }
-    PQclear(res);
-    return rc;
-}
-
 /* A set that asks for no retrigger (the runs on the push are enough): its decide request in
  * place of a retrigger request, and the mark, committed together as publish_request does. */
-static int publish_found_only(classify *w, const char *project, const set_row *s)
+static int publish_found_only(classify *w, const char *project, const rt_set_row *s)
 {
     rt_decide_request req = {.set_id = s->id, .attempt = 1};
     snprintf(req.project, sizeof req.project, "%s", project);
@@ -518,17 +359,14 @@ static int publish_found_only(classify *w, const char *project, const set_row *s
     int rc = rt_amqp_publish(w->ours, w->cfg->amqp_namespace, "decide", body, strlen(body), &opts);
     free(body);
     if (rc != RT_OK) return rc;
-    char id[32];
-    snprintf(id, sizeof id, "%lld", s->id);
-    const char *params[] = {id};
-    return rt_pg_exec_commit(w->pg, SQL_MARK_PUBLISHED, 1, params, NULL);
+    return rt_sets_mark_published_commit(w->pg, s->id);
 }
 
 /* Publishes the retrigger request of a locked set and marks it published, committing the
  * caller's transaction with the mark (one round trip): a concurrent replica waits on the
  * row lock for the mark and never publishes twice. */
 static int publish_request(classify *w, const char *project, const char *revision,
-                           const char *label, const set_row *s)
+                           const char *label, const rt_set_row *s)
 {
     if (s->count == 0) return publish_found_only(w, project, s);
     char requested_at[32];
@@ -553,10 +391,7 @@ static int publish_request(classify *w, const char *project, const char *revisio
         rt_amqp_publish(w->ours, w->cfg->amqp_namespace, w->request_key, body, strlen(body), &opts);
     free(body);
     if (rc != RT_OK) return rc;
-    char id[32];
-    snprintf(id, sizeof id, "%lld", s->id);
-    const char *params[] = {id};
-    return rt_pg_exec_commit(w->pg, SQL_MARK_PUBLISHED, 1, params, NULL);
+    return rt_sets_mark_published_commit(w->pg, s->id);
 }
 
 /* Publishes the set's request unless somebody did: right after the set's transaction
@@ -565,12 +400,12 @@ static int publish_request(classify *w, const char *project, const char *revisio
 static int ensure_published(classify *w, const char *project, const char *revision,
                             const char *label)
 {
-    set_row s;
+    rt_set_row s;
     bool found = false;
-    int rc = lock_set(w, project, revision, label, &s, &found);
+    int rc = rt_sets_lock(w->pg, project, revision, label, &s, &found);
     bool publish = rc == RT_OK && found && !s.published;
     if (publish) rc = publish_request(w, project, revision, label, &s); /* commits */
-    set_row_free(&s);
+    rt_set_row_free(&s);
     if (rc == RT_OK && !publish) return rt_pg_commit(w->pg);
     if (rc != RT_OK && rt_pg_in_transaction(w->pg)) {
         int ignored = rt_pg_rollback(w->pg);
@@ -669,34 +504,36 @@ static int create_set(set_claim *c, int count, int minimum, rt_claim_flow_facts 
     char *failures_text = failures ? json_dumps(failures, JSON_COMPACT) : NULL;
     json_decref(groups);
     json_decref(failures);
-    char run[16], count_text[16], limit_text[16], minimum_text[16];
-    snprintf(run, sizeof run, "%d", msg->run_id);
-    snprintf(count_text, sizeof count_text, "%d", count);
-    snprintf(limit_text, sizeof limit_text, "%d", c->req.limit);
-    snprintf(minimum_text, sizeof minimum_text, "%d", minimum);
-    const char *queue = msg->task_queue_id ? msg->task_queue_id : task->task_queue_id;
     char *found_text = found_json(w);
-    const char *params[] = {
-        task->project, task->revision, task->label, c->platform,   msg->task_id,
-        run,           count_text,     groups_text, failures_text, msg->task_group_id,
-        queue,         c->day,         limit_text,  minimum_text,  found_text};
-    PGresult *res = NULL;
+    rt_set_create in = {.project = task->project,
+                        .revision = task->revision,
+                        .label = task->label,
+                        .platform = c->platform,
+                        .task_id = msg->task_id,
+                        .run_id = msg->run_id,
+                        .count = count,
+                        .failing_groups = groups_text,
+                        .failures = failures_text,
+                        .task_group_id = msg->task_group_id,
+                        .task_queue_id =
+                            msg->task_queue_id ? msg->task_queue_id : task->task_queue_id,
+                        .day = c->day,
+                        .limit = c->req.limit,
+                        .minimum = minimum,
+                        .found = found_text};
+    rt_set_created out;
     /* A failure list that cannot be written is an error, never an empty list. */
-    int rc = groups_text && failures_text && found_text
-                 ? rt_pg_exec(w->pg, SQL_CREATE_SET, 15, params, &res)
-                 : RT_ENOMEM;
+    int rc =
+        groups_text && failures_text && found_text ? rt_sets_create(w->pg, &in, &out) : RT_ENOMEM;
     free(found_text);
     free(groups_text);
     free(failures_text);
-    int cs[CS_N];
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, CREATE_SET_COLS, CS_N, cs);
     if (rc == RT_OK) {
-        f->refused = PQgetvalue(res, 0, cs[CS_REFUSED])[0] == 't';
-        f->created = !PQgetisnull(res, 0, cs[CS_SET_ID]) || f->refused;
-        f->kept = f->created ? atoi(PQgetvalue(res, 0, cs[CS_KEPT])) : count;
-        f->ledger_total = f->created ? atoi(PQgetvalue(res, 0, cs[CS_TOTAL])) : 0;
+        f->created = out.created;
+        f->refused = out.refused;
+        f->kept = out.created ? out.kept : count;
+        f->ledger_total = out.ledger_total;
     }
-    PQclear(res);
     return rc;
 }
 
