@@ -25,7 +25,13 @@
  * fills rt_claim_flow_facts with what it knows, asks for the next step, performs it and
  * records its result in the facts, until the step is RT_CLAIM_DONE, which says how the
  * message settles. Each result the worker records changes the next step, so a loop
- * terminates. No I/O, no clock, no globals. */
+ * terminates. No I/O, no clock, no globals.
+ *
+ * The keyed claims of retrig-decide's later rounds (workers/decide/rounds.c), of
+ * retrig-retrigger's culprit probes and of retrig-perf's backfills run their own sequence:
+ * nobody else can own their key, an exhausted budget is recorded (rounds) or fails the probe
+ * rather than skipping a run, and what the backstop did not keep is settled, never refunded;
+ * they share the Redis claim and the ledger backstop (common/io), not these steps. */
 #ifndef RETRIG_COMMON_CLAIM_FLOW_H
 #define RETRIG_COMMON_CLAIM_FLOW_H
 

@@ -10,11 +10,11 @@
  * the ledger backstop and writes the ledger row; then, under the set's row lock, publishes
  * the retrigger request with a confirm and marks it published; the order of those steps and
  * what each failure leads to is common/core/claim_flow.h's (rt_claim_flow_next), which
- * request_retriggers performs. The statements on sets, their members and ledger rows are
- * common/store/sets.h's (moved there from this file, issue 33). The Pulse message is acked
- * only after that. Transient upstream failures go through delay queues; after the last delay the
- * message is dead-lettered. With decide_policy = adaptive, the set's first round asks for the
- * verdict model's first batch (common/core/decide_rounds.h: from the history of the failing
+ * request_retriggers performs. The statements on runs, sets, their members and ledger rows
+ * are common/store/runs.h's and sets.h's (moved there from this file, issue 33). The Pulse message
+ * is acked only after that. Transient upstream failures go through delay queues; after the last
+ * delay the message is dead-lettered. With decide_policy = adaptive, the set's first round asks for
+ * the verdict model's first batch (common/core/decide_rounds.h: from the history of the failing
  * tests, within budget_minimum and retriggers_per_failure) instead of
  * retriggers_per_failure; retrig-decide asks for the later rounds. classify_concurrency lanes
  * (threads) in one process each run this whole loop with their own connections, like replicas; run
@@ -55,6 +55,7 @@
 #include "common/io/stop.h"
 #include "common/io/upstream.h"
 #include "common/options.h"
+#include "common/store/runs.h"
 #include "common/store/sets.h"
 #include "common/policy.h"
 #include "common/worker.h"
@@ -143,15 +144,6 @@ typedef struct classify {
 } classify;
 
 /* What handling one message came to. */
-static const char SQL_RECORD_RUN[] =
-    "INSERT INTO runs (task_id, run_id, state, reason_resolved, task_queue_id, task_group_id,"
-    " project, revision, label, scheduled_at, started_at, resolved_at)"
-    " VALUES ($1, $2::integer, $3, $4, $5, $6, $7, $8, $9, $10::timestamptz, $11::timestamptz,"
-    " $12::timestamptz)"
-    " ON CONFLICT (task_id, run_id) DO NOTHING";
-static const char SQL_RUN_VERDICT[] =
-    "UPDATE runs SET verdict = $3, verdict_reason = $4, classified_at = now()"
-    " WHERE task_id = $1 AND run_id = $2::integer AND verdict IS NULL";
 /* ---- the task definition cache (direct-mapped: definitions never change) ---- */
 
 static size_t cache_slot(const classify *w, const char *task_id)
@@ -186,10 +178,7 @@ static const rt_taskdef *cache_put(classify *w, const char *task_id, rt_taskdef 
 static int record_verdict(classify *w, const rt_pulse_task *msg, const char *verdict,
                           const char *reason)
 {
-    char run[16];
-    snprintf(run, sizeof run, "%d", msg->run_id);
-    const char *params[] = {msg->task_id, run, verdict, reason};
-    return rt_pg_exec(w->pg, SQL_RUN_VERDICT, 4, params, NULL);
+    return rt_runs_set_verdict(w->pg, msg->task_id, msg->run_id, verdict, reason);
 }
 
 static const char *member_state(const rt_pulse_task *msg)
@@ -970,13 +959,19 @@ static void handle(classify *w, const rt_amqp_message *m, rt_pulse_task *pre, rt
         goto out;
     }
 
-    char run[16];
-    snprintf(run, sizeof run, "%d", msg.run_id);
-    const char *params[] = {
-        msg.task_id,       run,         member_state(&msg), msg.reason_resolved, msg.task_queue_id,
-        msg.task_group_id, msg.project, msg.revision,       msg.tag_label,       msg.scheduled,
-        msg.started,       msg.resolved};
-    if (rt_pg_exec(w->pg, SQL_RECORD_RUN, 12, params, NULL) != RT_OK) {
+    rt_run_record run = {.task_id = msg.task_id,
+                         .run_id = msg.run_id,
+                         .state = member_state(&msg),
+                         .reason_resolved = msg.reason_resolved,
+                         .task_queue_id = msg.task_queue_id,
+                         .task_group_id = msg.task_group_id,
+                         .project = msg.project,
+                         .revision = msg.revision,
+                         .label = msg.tag_label,
+                         .scheduled_at = msg.scheduled,
+                         .started_at = msg.started,
+                         .resolved_at = msg.resolved};
+    if (rt_runs_record(w->pg, &run) != RT_OK) {
         if (!strcmp(rt_pg_sqlstate(w->pg), "22007") || !strcmp(rt_pg_sqlstate(w->pg), "22008"))
             rt_outcome_set(h, RT_SETTLE_DEAD, "invalid-value:status.runs[] time");
         else
@@ -1070,42 +1065,10 @@ static void process(classify *w, rt_amqp *src, rt_amqp_message *m, rt_pulse_task
 /* ---- the fast path: completed and exception runs, many at a time ---- */
 
 #define BATCH_MAX 256
-/* One statement per batch (prepared by rt_pg_exec at its second use): picks out the completed and
- * exception runs that may be members of a retrigger set, for the full path to record, and inserts
- * every other run with its verdict, and the failed runs without one (the full path classifies
- * them, without recording them again). A run may be a member when its push and label have a set,
- * or, when it names no push or label (older messages), when its task group has a set. Postgres is
- * the source of truth for both, so a flushed Redis changes nothing. One array per column, so the
- * statement is short and the same for every batch. Returns the batch indexes of the runs left for
- * the full path. */
-static const char SQL_FAST_BATCH[] =
-    "WITH v AS ("
-    "  SELECT * FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[], $5::text[],"
-    "   $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::timestamptz[],"
-    "   $12::timestamptz[], $13::timestamptz[], $14::text[], $15::text[])"
-    "   AS v(i, task_id, run_id, state, reason_resolved, task_queue_id, task_group_id, project,"
-    "   revision, label, scheduled_at, started_at, resolved_at, verdict, verdict_reason)),"
-    " member AS ("
-    "  SELECT v.i FROM v WHERE v.verdict IS NOT NULL AND CASE"
-    "   WHEN v.project IS NOT NULL AND v.revision IS NOT NULL AND v.label IS NOT NULL"
-    "   THEN EXISTS (SELECT 1 FROM retrigger_sets s WHERE s.project = v.project"
-    "    AND s.revision = v.revision AND s.label = v.label)"
-    "   ELSE EXISTS (SELECT 1 FROM retrigger_sets s WHERE s.task_group_id = v.task_group_id)"
-    "   END),"
-    " ins AS ("
-    "  INSERT INTO runs (task_id, run_id, state, reason_resolved, task_queue_id, task_group_id,"
-    "   project, revision, label, scheduled_at, started_at, resolved_at, verdict,"
-    "   verdict_reason, classified_at)"
-    "  SELECT task_id, run_id, state, reason_resolved, task_queue_id, task_group_id, project,"
-    "   revision, label, scheduled_at, started_at, resolved_at, verdict, verdict_reason,"
-    "   CASE WHEN verdict IS NOT NULL THEN now() END"
-    "  FROM v WHERE v.i NOT IN (SELECT i FROM member)"
-    "  ON CONFLICT (task_id, run_id) DO NOTHING)"
-    " SELECT i FROM member";
-#define FAST_COLUMNS 15
-enum { FB_I, FB_N };
-static const char *const FAST_BATCH_COLS[FB_N] = {"i"};
-
+/* One statement per batch (rt_runs_record_batch, common/store/runs.h): picks out the completed
+ * and exception runs that may be members of a retrigger set, for the full path to record, and
+ * inserts every other run with its verdict, and the failed runs without one (the full path
+ * classifies them, without recording them again). */
 enum { FULL_PATH, FAST_PATH, RECORD_ONLY };
 
 /* Parses a delivery for the batch. FAST_PATH: it needs nothing but a runs row with its verdict
@@ -1135,53 +1098,39 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
     rt_pulse_task *msgs = calloc(n, sizeof *msgs);
     int *kind = calloc(n, sizeof *kind);
     bool *recorded = calloc(n, sizeof *recorded);
-    char(*runs)[16] = calloc(n, sizeof *runs);
     rt_amqp_message **acks = calloc(n, sizeof *acks);
-    if (!msgs || !kind || !recorded || !runs || !acks) goto fallback;
+    if (!msgs || !kind || !recorded || !acks) goto fallback;
 
     for (size_t i = 0; i < n; i++) kind[i] = batch_candidate(w, &batch[i], &msgs[i]);
     size_t rows = 0;
     for (size_t i = 0; i < n; i++)
         if (kind[i] != FULL_PATH && msgs[i].event != RT_TASK_EVENT_OTHER) rows++;
     if (rows) {
-        rt_pg_array cols[FAST_COLUMNS] = {0};
-        bool ok = true;
-        for (size_t i = 0; i < n && ok; i++) {
+        rt_run_record *records = calloc(n, sizeof *records);
+        bool *member = calloc(n, sizeof *member);
+        for (size_t i = 0; records && i < n; i++) {
             if (kind[i] == FULL_PATH || msgs[i].event == RT_TASK_EVENT_OTHER) continue;
             rt_pulse_task *t = &msgs[i];
             bool failed = kind[i] == RECORD_ONLY;
             bool completed = t->event == RT_TASK_EVENT_COMPLETED;
-            char index[24];
-            snprintf(index, sizeof index, "%zu", i);
-            snprintf(runs[i], sizeof runs[i], "%d", t->run_id);
-            const char *row[FAST_COLUMNS] = {index,
-                                             t->task_id,
-                                             runs[i],
-                                             member_state(t),
-                                             t->reason_resolved,
-                                             t->task_queue_id,
-                                             t->task_group_id,
-                                             t->project,
-                                             t->revision,
-                                             t->tag_label,
-                                             t->scheduled,
-                                             t->started,
-                                             t->resolved,
-                                             failed ? NULL : "skip",
-                                             failed      ? NULL
-                                             : completed ? "not-failed"
-                                                         : "exception"};
-            for (size_t c = 0; c < FAST_COLUMNS && ok; c++)
-                ok = rt_pg_array_add(&cols[c], row[c]) == RT_OK;
+            records[i] = (rt_run_record){.task_id = t->task_id,
+                                         .run_id = t->run_id,
+                                         .state = member_state(t),
+                                         .reason_resolved = t->reason_resolved,
+                                         .task_queue_id = t->task_queue_id,
+                                         .task_group_id = t->task_group_id,
+                                         .project = t->project,
+                                         .revision = t->revision,
+                                         .label = t->tag_label,
+                                         .scheduled_at = t->scheduled,
+                                         .started_at = t->started,
+                                         .resolved_at = t->resolved,
+                                         .verdict = failed ? NULL : "skip",
+                                         .verdict_reason = failed      ? NULL
+                                                           : completed ? "not-failed"
+                                                                       : "exception"};
         }
-        const char *aparams[FAST_COLUMNS];
-        for (size_t c = 0; c < FAST_COLUMNS && ok; c++)
-            ok = (aparams[c] = rt_pg_array_text(&cols[c])) != NULL;
-        PGresult *res = NULL;
-        int rc = ok ? rt_pg_exec(w->pg, SQL_FAST_BATCH, FAST_COLUMNS, aparams, &res) : RT_ENOMEM;
-        for (size_t c = 0; c < FAST_COLUMNS; c++) rt_pg_array_free(&cols[c]);
-        int fb[FB_N];
-        if (rc == RT_OK) rc = rt_pg_result_columns(&res, FAST_BATCH_COLS, FB_N, fb);
+        int rc = records && member ? rt_runs_record_batch(w->pg, records, n, member) : RT_ENOMEM;
         if (rc != RT_OK) {
             /* A bad value in one row (or Postgres down): let the full path sort them out. */
             rt_log_debug("batch insert failed; handling one by one", "error", rt_pg_errstr(w->pg));
@@ -1189,12 +1138,12 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
                 if (msgs[i].event != RT_TASK_EVENT_OTHER) kind[i] = FULL_PATH;
         } else {
             for (size_t i = 0; i < n; i++) recorded[i] = kind[i] == RECORD_ONLY;
-            for (int row = 0; row < PQntuples(res); row++) {
-                size_t i = (size_t)atoll(PQgetvalue(res, row, fb[FB_I]));
-                if (i < n) kind[i] = FULL_PATH; /* may be a member of a set: the full path says */
-            }
+            /* May be a member of a set: the full path says. */
+            for (size_t i = 0; i < n; i++)
+                if (member[i]) kind[i] = FULL_PATH;
         }
-        PQclear(res);
+        free(records);
+        free(member);
     }
     goto slow;
 fallback:
@@ -1227,7 +1176,6 @@ slow:
     free(msgs);
     free(kind);
     free(recorded);
-    free(runs);
     free(acks);
 }
 
