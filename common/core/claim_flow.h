@@ -10,7 +10,7 @@
  * The set claimed by another task: join that set when Postgres has it (is-retrigger), look
  * again later when not (its owner is between Redis and Postgres). Claimed (or claimed
  * earlier by this very task): create the set in one Postgres call that runs the ledger
- * backstop (common/io/ledger.h); when the backstop keeps less than Redis granted, give the
+ * backstop (common/store/ledger.h); when the backstop keeps less than Redis granted, give the
  * rest back (a failed give-back is only logged once the set is committed; with nothing
  * written the message is requeued and the redelivery gives it back); a backstop that kept
  * nothing and no run on the push is skip/budget-exhausted. A set created is then published

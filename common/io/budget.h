@@ -16,7 +16,7 @@
  * between) is missing from a counter re-created meanwhile, so Redis alone can grant more
  * than the limit. The transaction writing a ledger row therefore serialises per (platform,
  * day) and checks that the ledger total plus its claim stays within the limit
- * (rt_ledger_backstop, common/io/ledger.h; retrig-classify and retrig-perf); it keeps what fits
+ * (rt_ledger_backstop, common/store/ledger.h; retrig-classify and retrig-perf); it keeps what fits
  * (at least `minimum`) or nothing, and rt_budget_settle (rt_budget_settle_keyed for a keyed
  * claim) gives the rest of the Redis claim back.
  * Limits come from glob patterns ("android*=100, *=600"), first match wins.

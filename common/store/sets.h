@@ -5,7 +5,7 @@
  * sets.c; no PGresult leaves it.
  *
  * The set's creation is one call of the SQL function classify_create_set (migration 0012):
- * the set, the budget backstop under the (platform, day) advisory lock (common/io/ledger.h),
+ * the set, the budget backstop under the (platform, day) advisory lock (common/store/ledger.h),
  * the ledger row and the run's verdict commit together, or nothing is written. Publishing a
  * set's request is guarded by the set's row lock (rt_sets_lock, then
  * rt_sets_mark_published_commit), so replicas racing publish it once.

@@ -47,7 +47,6 @@
 #include "common/io/hashkey.h"
 #include "common/io/history_store.h"
 #include "common/io/http.h"
-#include "common/io/ledger.h"
 #include "common/io/metrics.h"
 #include "common/io/pg.h"
 #include "common/io/redis.h"
@@ -55,9 +54,10 @@
 #include "common/io/stop.h"
 #include "common/io/upstream.h"
 #include "common/options.h"
+#include "common/policy.h"
+#include "common/store/ledger.h"
 #include "common/store/runs.h"
 #include "common/store/sets.h"
-#include "common/policy.h"
 #include "common/worker.h"
 
 #define MAX_DELAYS 16
