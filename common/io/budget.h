@@ -16,7 +16,7 @@
  * between) is missing from a counter re-created meanwhile, so Redis alone can grant more
  * than the limit. The transaction writing a ledger row therefore serialises per (platform,
  * day) and checks that the ledger total plus its claim stays within the limit
- * (rt_ledger_backstop, common/io/ledger.h; retrig-classify and retrig-perf); it keeps what fits
+ * (rt_ledger_backstop, common/store/ledger.h; retrig-classify and retrig-perf); it keeps what fits
  * (at least `minimum`) or nothing, and rt_budget_settle (rt_budget_settle_keyed for a keyed
  * claim) gives the rest of the Redis claim back.
  * Limits come from glob patterns ("android*=100, *=600"), first match wins.
@@ -30,6 +30,7 @@
 
 #include <stdbool.h>
 
+#include "common/core/claim_flow.h"
 #include "common/core/errors.h"
 #include "common/core/limits.h"
 #include "common/io/redis.h"
@@ -37,15 +38,7 @@
 #define RT_BUDGET_MAX_KEY                                                                          \
     4096 /* bytes of a Redis key retrig writes; platforms and labels are <= 512 */
 
-typedef enum { RT_CLAIM_CLAIMED, RT_CLAIM_EXISTS, RT_CLAIM_EXHAUSTED } rt_claim_status;
-
-typedef struct rt_claim {
-    rt_claim_status status;
-    int spent;              /* CLAIMED: spent now; EXISTS: what the claimant spent */
-    int left;               /* EXHAUSTED: what was left */
-    int total;              /* CLAIMED: the day's counter with this claim in it */
-    char owner_task_id[64]; /* EXISTS: the task that claimed the set */
-} rt_claim;
+/* rt_claim and rt_claim_status: common/core/claim_flow.h, whose step machine reads them. */
 
 typedef struct rt_claim_request {
     const char *key_prefix; /* "retrig:" */

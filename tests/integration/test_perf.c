@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/io/ledger.h"
+#include "common/store/ledger.h"
 #include "support/classify_harness.h"
 
 #define DECISION      "HkX-TbGXQaSX4ucqGMQNBA"

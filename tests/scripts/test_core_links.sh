@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MPL-2.0
 # The layering holds (docs/ARCHITECTURE.md): common/core links only jansson, libxml2 and
 # libcrypto, and its unit tests need none of librabbitmq, hiredis, libpq, libcurl or
-# libmicrohttpd; a core file that includes an I/O header does not compile; and every source
-# file of common/ is in the layer its folder names.
+# libmicrohttpd; a core file that includes an I/O or store header does not compile; the store
+# (common/store) uses the core and common/io, never the layer above, and common/io never uses
+# the store; and every source file of common/ is in the layer its folder names.
 # Env: RT_TEST_SOURCE_DIR, RT_TEST_BIN_DIR (build/bin; the unit tests are in ../tests).
 set -euo pipefail
 
@@ -42,7 +43,7 @@ fi
 cc=${CC:-cc}
 probe=$(mktemp --suffix=.c)
 trap 'rm -f "$probe"' EXIT
-for h in common/io/log.h common/io/pg.h common/config.h common/worker.h; do
+for h in common/io/log.h common/io/pg.h common/store/sets.h common/config.h common/worker.h; do
     printf '#include "%s"\nint rt_probe(void);\nint rt_probe(void) { return 0; }\n' "$h" >"$probe"
     check '! "$cc" -DRT_CORE_BUILD -D_GNU_SOURCE -I"$SOURCE" $(pkg-config --cflags jansson libpq hiredis librabbitmq 2>/dev/null) -fsyntax-only "$probe" 2>/dev/null' \
         "a core file including $h does not compile"
@@ -51,14 +52,23 @@ for h in common/io/log.h common/io/pg.h common/config.h common/worker.h; do
 done
 
 # Every core source includes only core headers (the compiler enforces it; this names the file).
-bad=$(grep -lE '#include "common/(io/|[a-z_]+\.h)' "$SOURCE"/common/core/*.[ch] || true)
+bad=$(grep -lE '#include "common/(io/|store/|[a-z_]+\.h)' "$SOURCE"/common/core/*.[ch] || true)
 check '[ -z "$bad" ]' "core sources include only common/core headers: $bad"
 # No file of common/io includes the layer above it (common/config.h, worker.h, options.h, ...):
 # the options structs are filled from the configuration in common/options.c.
 bad=$(grep -E '#include "common/[a-z_]+\.h"' "$SOURCE"/common/io/*.[ch] | grep -v '"common/not_core.h"' || true)
 check '[ -z "$bad" ]' "common/io includes nothing of the layer above it: $bad"
+# The store sits between io and the workers: it includes the core, common/io (pg.h) and
+# itself, nothing of the layer above (config.h, worker.h, options.h, ...); io never includes it.
+bad=$(grep -E '#include "common/' "$SOURCE"/common/store/*.[ch] |
+    grep -vE '"common/(core/|io/|store/|not_core\.h)' || true)
+check '[ -z "$bad" ]' "common/store includes only the core, common/io and itself: $bad"
+check 'grep -q "common/io/pg.h" "$SOURCE/common/store/sets.h"' "common/store/sets.h uses common/io/pg.h"
+bad=$(grep -lE '#include "common/store/' "$SOURCE"/common/io/*.[ch] || true)
+check '[ -z "$bad" ]' "common/io includes nothing of common/store: $bad"
 # Every library source is listed in common/CMakeLists.txt, in its folder's layer.
-for f in "$SOURCE"/common/core/*.c "$SOURCE"/common/io/*.c "$SOURCE"/common/*.c; do
+for f in "$SOURCE"/common/core/*.c "$SOURCE"/common/io/*.c "$SOURCE"/common/store/*.c \
+    "$SOURCE"/common/*.c; do
     rel=${f#"$SOURCE/common/"}
     check 'grep -qE "^  $rel\)?\$" "$SOURCE/common/CMakeLists.txt"' "common/$rel is listed in common/CMakeLists.txt"
 done

@@ -8,10 +8,13 @@
  * budget atomically in Redis, then in one Postgres call (classify_create_set, migration
  * 0012) creates the set (the unique constraint is the backstop when Redis was flushed), runs
  * the ledger backstop and writes the ledger row; then, under the set's row lock, publishes
- * the retrigger request with a confirm and marks it published. The Pulse message is acked
- * only after that. Transient upstream failures go through delay queues; after the last delay the
- * message is dead-lettered. With decide_policy = adaptive, the set's first round asks for the
- * verdict model's first batch (common/core/decide_rounds.h: from the history of the failing
+ * the retrigger request with a confirm and marks it published; the order of those steps and
+ * what each failure leads to is common/core/claim_flow.h's (rt_claim_flow_next), which
+ * request_retriggers performs. The statements on runs, sets, their members and ledger rows
+ * are common/store/runs.h's and sets.h's (moved there from this file, issue 33). The Pulse message
+ * is acked only after that. Transient upstream failures go through delay queues; after the last
+ * delay the message is dead-lettered. With decide_policy = adaptive, the set's first round asks for
+ * the verdict model's first batch (common/core/decide_rounds.h: from the history of the failing
  * tests, within budget_minimum and retriggers_per_failure) instead of
  * retriggers_per_failure; retrig-decide asks for the later rounds. classify_concurrency lanes
  * (threads) in one process each run this whole loop with their own connections, like replicas; run
@@ -28,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/core/claim_flow.h"
 #include "common/core/decide_rounds.h"
 #include "common/core/eligibility.h"
 #include "common/core/errorsummary.h"
@@ -43,7 +47,6 @@
 #include "common/io/hashkey.h"
 #include "common/io/history_store.h"
 #include "common/io/http.h"
-#include "common/io/ledger.h"
 #include "common/io/metrics.h"
 #include "common/io/pg.h"
 #include "common/io/redis.h"
@@ -52,6 +55,9 @@
 #include "common/io/upstream.h"
 #include "common/options.h"
 #include "common/policy.h"
+#include "common/store/ledger.h"
+#include "common/store/runs.h"
+#include "common/store/sets.h"
 #include "common/worker.h"
 
 #define MAX_DELAYS 16
@@ -138,86 +144,6 @@ typedef struct classify {
 } classify;
 
 /* What handling one message came to. */
-static const char SQL_RECORD_RUN[] =
-    "INSERT INTO runs (task_id, run_id, state, reason_resolved, task_queue_id, task_group_id,"
-    " project, revision, label, scheduled_at, started_at, resolved_at)"
-    " VALUES ($1, $2::integer, $3, $4, $5, $6, $7, $8, $9, $10::timestamptz, $11::timestamptz,"
-    " $12::timestamptz)"
-    " ON CONFLICT (task_id, run_id) DO NOTHING";
-/* Once the task definition is known, one statement: completes the run's row, looks up the
- * set of its (project, revision, label) and reads the ledger's total for its platform today
- * (the floor of the Redis counter when the run turns out eligible). */
-static const char SQL_RUN_FACTS[] =
-    "WITH details AS ("
-    "  UPDATE runs SET project = coalesce(project, $3), revision = coalesce(revision, $4),"
-    "   label = coalesce(label, $5), platform = coalesce(platform, $6)"
-    "  WHERE task_id = $1 AND run_id = $2::integer)"
-    " SELECT s.id, s.original_task_id, s.request_published_at IS NOT NULL AS published,"
-    "  coalesce((SELECT spent FROM budget_daily WHERE platform = $10 AND day = $11::date), 0)"
-    "  AS ledger_spent"
-    " FROM (SELECT 1) AS one LEFT JOIN retrigger_sets s"
-    "  ON s.project = $7 AND s.revision = $8 AND s.label = $9";
-enum { RF_ID, RF_ORIGINAL, RF_PUBLISHED, RF_LEDGER_SPENT, RF_N };
-static const char *const RUN_FACTS_COLS[RF_N] = {"id", "original_task_id", "published",
-                                                 "ledger_spent"};
-static const char SQL_RUN_VERDICT[] =
-    "UPDATE runs SET verdict = $3, verdict_reason = $4, classified_at = now()"
-    " WHERE task_id = $1 AND run_id = $2::integer AND verdict IS NULL";
-static const char SQL_FIND_SET[] =
-    "SELECT id, original_task_id, original_run_id, request_published_at IS NOT NULL AS published"
-    " FROM retrigger_sets WHERE project = $1 AND revision = $2 AND label = $3";
-enum { FS_ID, FS_ORIGINAL, FS_PUBLISHED, FS_N };
-static const char *const FIND_SET_COLS[FS_N] = {"id", "original_task_id", "published"};
-static const char SQL_ADD_MEMBER[] =
-    "INSERT INTO retrigger_set_members (set_id, task_id, run_id, role, state, resolved_at)"
-    " VALUES ($1::bigint, $2, $3::integer, $4, $5, $6::timestamptz)"
-    " ON CONFLICT (set_id, task_id, run_id) DO UPDATE SET state = EXCLUDED.state,"
-    " resolved_at = EXCLUDED.resolved_at";
-static const char SQL_CREATE_SET[] =
-    "SELECT set_id, kept, total, refused FROM classify_create_set($1, $2, $3, $4, $5,"
-    " $6::integer, $7::integer, $8::jsonb, $9::jsonb, $10, $11, $12, $13::integer, $14::integer,"
-    " $15::jsonb)";
-enum { CS_SET_ID, CS_KEPT, CS_TOTAL, CS_REFUSED, CS_N };
-static const char *const CREATE_SET_COLS[CS_N] = {"set_id", "kept", "total", "refused"};
-static const char SQL_LOCK_SET[] =
-    "SELECT id, original_task_id, original_run_id, request_published_at IS NOT NULL AS published,"
-    " retrigger_count, platform, task_group_id, task_queue_id,"
-    " failing_groups::text AS failing_groups, failures::text AS failures"
-    " FROM retrigger_sets WHERE project = $1 AND revision = $2 AND label = $3 FOR UPDATE";
-enum {
-    LS_ID,
-    LS_ORIGINAL_TASK_ID,
-    LS_ORIGINAL_RUN_ID,
-    LS_PUBLISHED,
-    LS_COUNT,
-    LS_PLATFORM,
-    LS_TASK_GROUP_ID,
-    LS_TASK_QUEUE_ID,
-    LS_FAILING_GROUPS,
-    LS_FAILURES,
-    LS_N
-};
-static const char *const LOCK_SET_COLS[LS_N] = {
-    "id",       "original_task_id", "original_run_id", "published",      "retrigger_count",
-    "platform", "task_group_id",    "task_queue_id",   "failing_groups", "failures"};
-static const char SQL_LOCK_SET_BY_ID[] =
-    "SELECT retrigger_count + later_retriggers AS wanted, status, project, found_count"
-    " FROM retrigger_sets WHERE id = $1::bigint FOR UPDATE";
-enum { LB_WANTED, LB_STATUS, LB_PROJECT, LB_FOUND, LB_N };
-static const char *const LOCK_SET_BY_ID_COLS[LB_N] = {"wanted", "status", "project", "found_count"};
-static const char SQL_RESOLVED_MEMBERS[] =
-    "SELECT count(*) AS resolved FROM retrigger_set_members WHERE set_id = $1::bigint"
-    " AND role IN ('retrigger', 'found') AND state IN ('completed', 'failed', 'exception')";
-enum { RM_RESOLVED, RM_N };
-static const char *const RESOLVED_MEMBERS_COLS[RM_N] = {"resolved"};
-static const char SQL_SET_COMPLETE[] =
-    "UPDATE retrigger_sets SET status = 'complete', updated_at = now() WHERE id = $1::bigint";
-/* A set that asks for no retrigger has nothing to wait for from retrig-retrigger. */
-static const char SQL_MARK_PUBLISHED[] =
-    "UPDATE retrigger_sets SET request_published_at = now(), updated_at = now(),"
-    " status = CASE WHEN retrigger_count = 0 AND status = 'pending' THEN 'requested'"
-    " ELSE status END WHERE id = $1::bigint";
-
 /* ---- the task definition cache (direct-mapped: definitions never change) ---- */
 
 static size_t cache_slot(const classify *w, const char *task_id)
@@ -252,10 +178,7 @@ static const rt_taskdef *cache_put(classify *w, const char *task_id, rt_taskdef 
 static int record_verdict(classify *w, const rt_pulse_task *msg, const char *verdict,
                           const char *reason)
 {
-    char run[16];
-    snprintf(run, sizeof run, "%d", msg->run_id);
-    const char *params[] = {msg->task_id, run, verdict, reason};
-    return rt_pg_exec(w->pg, SQL_RUN_VERDICT, 4, params, NULL);
+    return rt_runs_set_verdict(w->pg, msg->task_id, msg->run_id, verdict, reason);
 }
 
 static const char *member_state(const rt_pulse_task *msg)
@@ -263,7 +186,7 @@ static const char *member_state(const rt_pulse_task *msg)
     return rt_member_state_name(rt_member_state_of_event(msg->event));
 }
 
-/* What SQL_RUN_FACTS read along with the run's details. */
+/* What rt_sets_run_facts read along with the run's details (common/store/sets.h). */
 typedef struct run_facts {
     bool known;
     long long set_id; /* 0: no set */
@@ -276,32 +199,25 @@ typedef struct run_facts {
 static int read_run_facts(classify *w, const rt_pulse_task *msg, const rt_taskdef *task,
                           run_facts *f)
 {
-    char run[16];
-    snprintf(run, sizeof run, "%d", msg->run_id);
     rt_worker_utc_day(f->day);
-    const char *params[] = {msg->task_id,
-                            run,
-                            task->project ? task->project : msg->project,
-                            task->revision ? task->revision : msg->revision,
-                            task->label,
-                            task->platform,
-                            task->project,
-                            task->revision,
-                            task->label,
-                            task->platform ? task->platform : "unknown",
-                            f->day};
-    PGresult *res = NULL;
-    int c[RF_N];
-    int rc = rt_pg_exec(w->pg, SQL_RUN_FACTS, 11, params, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, RUN_FACTS_COLS, RF_N, c);
+    rt_sets_run_facts_query q = {.task_id = msg->task_id,
+                                 .run_id = msg->run_id,
+                                 .project = task->project ? task->project : msg->project,
+                                 .revision = task->revision ? task->revision : msg->revision,
+                                 .label = task->label,
+                                 .platform = task->platform,
+                                 .set_project = task->project,
+                                 .set_revision = task->revision,
+                                 .set_label = task->label,
+                                 .ledger_platform = task->platform ? task->platform : "unknown",
+                                 .day = f->day};
+    rt_set_ref set;
+    int rc = rt_sets_run_facts(w->pg, &q, &set, &f->ledger_spent);
     if (rc != RT_OK) return rc;
-    f->set_id = PQgetisnull(res, 0, c[RF_ID]) ? 0 : atoll(PQgetvalue(res, 0, c[RF_ID]));
-    snprintf(f->original, sizeof f->original, "%s",
-             f->set_id ? PQgetvalue(res, 0, c[RF_ORIGINAL]) : "");
-    f->published = f->set_id && PQgetvalue(res, 0, c[RF_PUBLISHED])[0] == 't';
-    f->ledger_spent = atoi(PQgetvalue(res, 0, c[RF_LEDGER_SPENT]));
+    f->set_id = set.id;
+    snprintf(f->original, sizeof f->original, "%s", set.original_task_id);
+    f->published = set.published;
     f->known = true;
-    PQclear(res);
     return RT_OK;
 }
 
@@ -309,31 +225,24 @@ static int read_run_facts(classify *w, const rt_pulse_task *msg, const rt_taskde
 static int find_set(classify *w, const char *project, const char *revision, const char *label,
                     long long *set_id, char original[23], bool *published)
 {
-    const char *params[] = {project, revision, label};
-    PGresult *res = NULL;
-    int c[FS_N];
-    int rc = rt_pg_exec(w->pg, SQL_FIND_SET, 3, params, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, FIND_SET_COLS, FS_N, c);
+    rt_set_ref set;
+    int rc = rt_sets_find(w->pg, project, revision, label, &set);
     if (rc != RT_OK) return rc;
-    *set_id = 0;
-    original[0] = '\0';
-    *published = false;
-    if (PQntuples(res) == 1) {
-        *set_id = atoll(PQgetvalue(res, 0, c[FS_ID]));
-        snprintf(original, 23, "%s", PQgetvalue(res, 0, c[FS_ORIGINAL]));
-        *published = PQgetvalue(res, 0, c[FS_PUBLISHED])[0] == 't';
-    }
-    PQclear(res);
+    *set_id = set.id;
+    snprintf(original, 23, "%s", set.original_task_id);
+    *published = set.published;
     return RT_OK;
 }
 
 static int add_member(classify *w, long long set_id, const rt_pulse_task *msg)
 {
-    char set[32], run[16];
-    snprintf(set, sizeof set, "%lld", set_id);
-    snprintf(run, sizeof run, "%d", msg->run_id);
-    const char *params[] = {set, msg->task_id, run, "retrigger", member_state(msg), msg->resolved};
-    return rt_pg_exec(w->pg, SQL_ADD_MEMBER, 6, params, NULL);
+    rt_set_member member = {.set_id = set_id,
+                            .task_id = msg->task_id,
+                            .run_id = msg->run_id,
+                            .role = "retrigger",
+                            .state = member_state(msg),
+                            .resolved_at = msg->resolved};
+    return rt_sets_add_member(w->pg, &member);
 }
 
 /* A member of set_id resolved: ask retrig-decide to look (it decides as soon as the verdict
@@ -341,32 +250,21 @@ static int add_member(classify *w, long long set_id, const rt_pulse_task *msg)
  * The set row is locked so that concurrent replicas publish "set-complete" once. */
 static int request_decision(classify *w, long long set_id, const char *task_id)
 {
-    char id[32];
-    snprintf(id, sizeof id, "%lld", set_id);
-    const char *params[] = {id};
-    PGresult *res = NULL;
-    int c[LB_N], rm[RM_N];
+    rt_set_progress set;
+    bool found = false;
+    int resolved = 0;
     int rc = rt_pg_begin(w->pg);
     if (rc != RT_OK) return rc;
-    rc = rt_pg_exec(w->pg, SQL_LOCK_SET_BY_ID, 1, params, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, LOCK_SET_BY_ID_COLS, LB_N, c);
-    if (rc != RT_OK || PQntuples(res) != 1) goto out;
-    int wanted = atoi(PQgetvalue(res, 0, c[LB_WANTED])),
-        found = atoi(PQgetvalue(res, 0, c[LB_FOUND]));
-    const char *status = PQgetvalue(res, 0, c[LB_STATUS]);
-    bool open = !strcmp(status, "pending") || !strcmp(status, "requested");
+    rc = rt_sets_lock_progress(w->pg, set_id, &set, &found);
+    /* Not found, complete or decided already: nothing new to say. */
+    if (rc != RT_OK || !found || !set.open) goto out;
     rt_decide_request req = {.set_id = set_id, .attempt = 1}; /* the schema counts from 1 */
-    snprintf(req.project, sizeof req.project, "%s", PQgetvalue(res, 0, c[LB_PROJECT]));
-    PQclear(res);
-    res = NULL;
-    if (!open) goto out; /* complete or decided already: nothing new to say */
-    rc = rt_pg_exec(w->pg, SQL_RESOLVED_MEMBERS, 1, params, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, RESOLVED_MEMBERS_COLS, RM_N, rm);
-    if (rc != RT_OK) goto out;
-    bool complete = rt_set_complete(wanted, found, atoi(PQgetvalue(res, 0, rm[RM_RESOLVED])));
+    snprintf(req.project, sizeof req.project, "%s", set.project);
+    if ((rc = rt_sets_resolved_members(w->pg, set_id, &resolved)) != RT_OK) goto out;
+    bool complete = rt_set_complete(set.wanted, set.found, resolved);
     snprintf(req.reason, sizeof req.reason, complete ? "set-complete" : "member-resolved: %s",
              task_id);
-    if (complete && (rc = rt_pg_exec(w->pg, SQL_SET_COMPLETE, 1, params, NULL)) != RT_OK) goto out;
+    if (complete && (rc = rt_sets_mark_complete(w->pg, set_id)) != RT_OK) goto out;
     char *body = rt_decide_request_build(&req);
     if (!body) {
         rc = RT_ENOMEM;
@@ -379,7 +277,6 @@ static int request_decision(classify *w, long long set_id, const char *task_id)
     rc = rt_amqp_publish(w->ours, w->cfg->amqp_namespace, "decide", body, strlen(body), &opts);
     free(body);
 out:
-    PQclear(res);
     if (rc == RT_OK) return rt_pg_commit(w->pg);
     int ignored = rt_pg_rollback(w->pg);
     (void)ignored;
@@ -396,20 +293,10 @@ static int join_set(classify *w, long long set_id, const rt_pulse_task *msg)
 
 /* Whether the task group has a retrigger set: lets old-format messages without tags skip
  * the task definition. Postgres answers (an index on task_group_id); when it cannot, look. */
-static const char SQL_GROUP_HAS_SETS[] =
-    "SELECT EXISTS (SELECT 1 FROM retrigger_sets WHERE task_group_id = $1) AS has_sets";
-enum { GH_HAS_SETS, GH_N };
-static const char *const GROUP_HAS_SETS_COLS[GH_N] = {"has_sets"};
 static bool group_has_sets(classify *w, const char *task_group_id)
 {
-    const char *params[] = {task_group_id};
-    PGresult *res = NULL;
-    int c[GH_N];
-    if (rt_pg_exec(w->pg, SQL_GROUP_HAS_SETS, 1, params, &res) != RT_OK ||
-        rt_pg_result_columns(&res, GROUP_HAS_SETS_COLS, GH_N, c) != RT_OK)
-        return true;
-    bool exists = !strcmp(PQgetvalue(res, 0, c[GH_HAS_SETS]), "t");
-    PQclear(res);
+    bool exists = true;
+    if (rt_sets_group_has_sets(w->pg, task_group_id, &exists) != RT_OK) return true;
     return exists;
 }
 
@@ -446,63 +333,9 @@ static json_t *failures_json(const rt_errorsummary *es, json_t **groups_out)
     return failures;
 }
 
-typedef struct set_row {
-    long long id;
-    char original_task_id[23];
-    int original_run_id;
-    bool published;
-    int count;
-    char platform[600];
-    char task_group_id[23];
-    char task_queue_id[300];
-    char *failing_groups; /* JSON text */
-    char *failures;       /* JSON text */
-} set_row;
-
-static void set_row_free(set_row *s)
-{
-    free(s->failing_groups);
-    free(s->failures);
-    s->failing_groups = s->failures = NULL;
-}
-
-/* Opens a transaction that locks the set row and reads it, in one round trip. found false:
- * no set. On failure the caller rolls back (when rt_pg_in_transaction says it is open). */
-static int lock_set(classify *w, const char *project, const char *revision, const char *label,
-                    set_row *s, bool *found)
-{
-    const char *params[] = {project, revision, label};
-    PGresult *res = NULL;
-    memset(s, 0, sizeof *s);
-    *found = false;
-    int c[LS_N];
-    int rc = rt_pg_begin_exec(w->pg, SQL_LOCK_SET, 3, params, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, LOCK_SET_COLS, LS_N, c);
-    if (rc != RT_OK) return rc;
-    *found = PQntuples(res) == 1;
-    if (*found) {
-        s->id = atoll(PQgetvalue(res, 0, c[LS_ID]));
-        snprintf(s->original_task_id, sizeof s->original_task_id, "%s",
-                 PQgetvalue(res, 0, c[LS_ORIGINAL_TASK_ID]));
-        s->original_run_id = atoi(PQgetvalue(res, 0, c[LS_ORIGINAL_RUN_ID]));
-        s->published = PQgetvalue(res, 0, c[LS_PUBLISHED])[0] == 't';
-        s->count = atoi(PQgetvalue(res, 0, c[LS_COUNT]));
-        snprintf(s->platform, sizeof s->platform, "%s", PQgetvalue(res, 0, c[LS_PLATFORM]));
-        snprintf(s->task_group_id, sizeof s->task_group_id, "%s",
-                 PQgetvalue(res, 0, c[LS_TASK_GROUP_ID]));
-        snprintf(s->task_queue_id, sizeof s->task_queue_id, "%s",
-                 PQgetvalue(res, 0, c[LS_TASK_QUEUE_ID]));
-        s->failing_groups = strdup(PQgetvalue(res, 0, c[LS_FAILING_GROUPS]));
-        s->failures = strdup(PQgetvalue(res, 0, c[LS_FAILURES]));
-        if (!s->failing_groups || !s->failures) rc = RT_ENOMEM;
-    }
-    PQclear(res);
-    return rc;
-}
-
 /* A set that asks for no retrigger (the runs on the push are enough): its decide request in
  * place of a retrigger request, and the mark, committed together as publish_request does. */
-static int publish_found_only(classify *w, const char *project, const set_row *s)
+static int publish_found_only(classify *w, const char *project, const rt_set_row *s)
 {
     rt_decide_request req = {.set_id = s->id, .attempt = 1};
     snprintf(req.project, sizeof req.project, "%s", project);
@@ -515,17 +348,14 @@ static int publish_found_only(classify *w, const char *project, const set_row *s
     int rc = rt_amqp_publish(w->ours, w->cfg->amqp_namespace, "decide", body, strlen(body), &opts);
     free(body);
     if (rc != RT_OK) return rc;
-    char id[32];
-    snprintf(id, sizeof id, "%lld", s->id);
-    const char *params[] = {id};
-    return rt_pg_exec_commit(w->pg, SQL_MARK_PUBLISHED, 1, params, NULL);
+    return rt_sets_mark_published_commit(w->pg, s->id);
 }
 
 /* Publishes the retrigger request of a locked set and marks it published, committing the
  * caller's transaction with the mark (one round trip): a concurrent replica waits on the
  * row lock for the mark and never publishes twice. */
 static int publish_request(classify *w, const char *project, const char *revision,
-                           const char *label, const set_row *s)
+                           const char *label, const rt_set_row *s)
 {
     if (s->count == 0) return publish_found_only(w, project, s);
     char requested_at[32];
@@ -550,10 +380,7 @@ static int publish_request(classify *w, const char *project, const char *revisio
         rt_amqp_publish(w->ours, w->cfg->amqp_namespace, w->request_key, body, strlen(body), &opts);
     free(body);
     if (rc != RT_OK) return rc;
-    char id[32];
-    snprintf(id, sizeof id, "%lld", s->id);
-    const char *params[] = {id};
-    return rt_pg_exec_commit(w->pg, SQL_MARK_PUBLISHED, 1, params, NULL);
+    return rt_sets_mark_published_commit(w->pg, s->id);
 }
 
 /* Publishes the set's request unless somebody did: right after the set's transaction
@@ -562,12 +389,12 @@ static int publish_request(classify *w, const char *project, const char *revisio
 static int ensure_published(classify *w, const char *project, const char *revision,
                             const char *label)
 {
-    set_row s;
+    rt_set_row s;
     bool found = false;
-    int rc = lock_set(w, project, revision, label, &s, &found);
+    int rc = rt_sets_lock(w->pg, project, revision, label, &s, &found);
     bool publish = rc == RT_OK && found && !s.published;
     if (publish) rc = publish_request(w, project, revision, label, &s); /* commits */
-    set_row_free(&s);
+    rt_set_row_free(&s);
     if (rc == RT_OK && !publish) return rt_pg_commit(w->pg);
     if (rc != RT_OK && rt_pg_in_transaction(w->pg)) {
         int ignored = rt_pg_rollback(w->pg);
@@ -639,214 +466,237 @@ static int adaptive_first_round(classify *w, const rt_taskdef *task, const rt_er
     return RT_OK;
 }
 
-/* Claims budget and set, creates the set, publishes the request. */
-static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_taskdef *task,
-                               const rt_errorsummary *es, int wanted, const run_facts *facts,
-                               rt_outcome *h)
-{
-    const char *project = task->project, *revision = task->revision, *label = task->label;
-    const char *platform = task->platform ? task->platform : "unknown";
+/* What the set claim works on: the run, its task and the (platform, day) budget. */
+typedef struct set_claim {
+    classify *w;
+    const rt_pulse_task *msg;
+    const rt_taskdef *task;
+    const rt_errorsummary *es;
+    const char *platform;
     char day[11];
-    rt_worker_utc_day(day);
-    int limit = 0;
-    if (rt_budget_limit_for(&w->cfg->budget_limits, platform, 600, &limit) != RT_OK) limit = 0;
+    rt_claim_request req;
+    long long set_id; /* FIND_SET: the set found (0: none) */
+} set_claim;
 
-    /* What the durable ledger says was spent today: the floor of the Redis counter. Read
-     * with the run's facts, unless the day has turned since. */
-    int ledger = facts->ledger_spent;
-    int rc = RT_OK;
-    if ((!facts->known || strcmp(facts->day, day) != 0) &&
-        (rc = rt_ledger_spent(w->pg, platform, day, &ledger)) != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        return;
-    }
-
-    /* budget_minimum bounds what is worth spending, never more than is wanted; with runs of
-     * the label already on the push, an exhausted budget still makes the set, asking for
-     * nothing: those runs decide. */
-    int minimum = w->cfg->budget_minimum < wanted ? w->cfg->budget_minimum : wanted;
-    rt_claim_request req = {.key_prefix = w->cfg->redis_key_prefix,
-                            .project = project,
-                            .revision = revision,
-                            .label = label,
-                            .platform = platform,
-                            .task_id = msg->task_id,
-                            .day = day,
-                            .wanted = wanted,
-                            .minimum = minimum,
-                            .limit = limit,
-                            .ledger_spent = ledger};
-    rt_claim claim;
-    rc = rt_budget_claim(w->redis, &req, &claim);
-    if (rc == RT_OK && claim.status == RT_CLAIM_EXHAUSTED && w->nfound > 0) {
-        rt_log_info("budget exhausted: the runs already on the push decide", "task_id",
-                    msg->task_id, "platform", platform, "day", day);
-        req.wanted = req.minimum = 0;
-        rc = rt_budget_claim(w->redis, &req, &claim);
-    }
-    if (rc != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "redis: %s", rt_redis_errstr(w->redis));
-        return;
-    }
-
-    if (claim.status == RT_CLAIM_EXHAUSTED) {
-        rt_log_info("budget exhausted", "task_id", msg->task_id, "platform", platform, "day", day);
-        snprintf(h->reason, sizeof h->reason, "budget-exhausted");
-        rt_metric_set(rt_metrics_std()->budget_left, claim.left, platform);
-        rt_metric_set(rt_metrics_std()->budget_spent, limit - claim.left, platform);
-        if (record_verdict(w, msg, "skip", "budget-exhausted") != RT_OK)
-            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        return;
-    }
-    if (claim.status == RT_CLAIM_EXISTS && strcmp(claim.owner_task_id, msg->task_id) != 0) {
-        /* Another failing task of the same label on this push owns the set. */
-        long long set_id = 0;
-        char original[23];
-        bool published = false;
-        if (find_set(w, project, revision, label, &set_id, original, &published) != RT_OK) {
-            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-            return;
-        }
-        if (!set_id) {
-            /* Its owner is between Redis and Postgres: look again later. */
-            rt_outcome_set(h, RT_SETTLE_RETRY, "set-in-progress: owned by %s", claim.owner_task_id);
-            return;
-        }
-        snprintf(h->reason, sizeof h->reason, "is-retrigger");
-        if (join_set(w, set_id, msg) != RT_OK ||
-            record_verdict(w, msg, "skip", "is-retrigger") != RT_OK)
-            rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        return;
-    }
-    int spent = claim.spent; /* CLAIMED now, or EXISTS by this very task (earlier attempt) */
-    bool spent_now = claim.status == RT_CLAIM_CLAIMED;
-
+/* The set, the backstop under the (platform, day) lock, the ledger row and the run's
+ * verdict, in one call (migration 0012): committed together, or nothing is written (the
+ * set exists, or the backstop refused). The request is published after it, so it never
+ * names a set that a crash or a lost connection rolled back. */
+static int create_set(set_claim *c, int count, int minimum, rt_claim_flow_facts *f)
+{
+    classify *w = c->w;
+    const rt_pulse_task *msg = c->msg;
+    const rt_taskdef *task = c->task;
     json_t *groups = NULL;
-    json_t *failures = failures_json(es, &groups);
+    json_t *failures = failures_json(c->es, &groups);
     char *groups_text = groups ? json_dumps(groups, JSON_COMPACT) : NULL;
     char *failures_text = failures ? json_dumps(failures, JSON_COMPACT) : NULL;
     json_decref(groups);
     json_decref(failures);
-    char run[16], count[16];
-    snprintf(run, sizeof run, "%d", msg->run_id);
-    snprintf(count, sizeof count, "%d", spent);
-    const char *queue = msg->task_queue_id ? msg->task_queue_id : task->task_queue_id;
-
-    /* One call (migration 0012): the set, the backstop under the (platform, day) lock, the
-     * ledger row and the run's verdict commit together, or nothing is written (the set
-     * exists, or the backstop refused). The request is published after it (below), so it
-     * never names a set that a crash or a lost connection rolled back. */
-    bool created = false; /* this call inserted the set (refused included) */
-    int kept = spent, ledger_total = 0;
-    char limit_text[16], minimum_text[16];
-    snprintf(limit_text, sizeof limit_text, "%d", limit);
-    snprintf(minimum_text, sizeof minimum_text, "%d", req.minimum);
     char *found_text = found_json(w);
-    const char *params[] = {project, revision, label,       platform,      msg->task_id,
-                            run,     count,    groups_text, failures_text, msg->task_group_id,
-                            queue,   day,      limit_text,  minimum_text,  found_text};
-    PGresult *res = NULL;
+    rt_set_create in = {.project = task->project,
+                        .revision = task->revision,
+                        .label = task->label,
+                        .platform = c->platform,
+                        .task_id = msg->task_id,
+                        .run_id = msg->run_id,
+                        .count = count,
+                        .failing_groups = groups_text,
+                        .failures = failures_text,
+                        .task_group_id = msg->task_group_id,
+                        .task_queue_id =
+                            msg->task_queue_id ? msg->task_queue_id : task->task_queue_id,
+                        .day = c->day,
+                        .limit = c->req.limit,
+                        .minimum = minimum,
+                        .found = found_text};
+    rt_set_created out;
     /* A failure list that cannot be written is an error, never an empty list. */
-    rc = groups_text && failures_text && found_text
-             ? rt_pg_exec(w->pg, SQL_CREATE_SET, 15, params, &res)
-             : RT_ENOMEM;
+    int rc =
+        groups_text && failures_text && found_text ? rt_sets_create(w->pg, &in, &out) : RT_ENOMEM;
     free(found_text);
-    int cs[CS_N];
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, CREATE_SET_COLS, CS_N, cs);
-    bool refused = false; /* the backstop kept nothing and no run was found: no set */
-    if (rc == RT_OK) {
-        refused = PQgetvalue(res, 0, cs[CS_REFUSED])[0] == 't';
-        created = !PQgetisnull(res, 0, cs[CS_SET_ID]) || refused;
-        if (created) {
-            kept = atoi(PQgetvalue(res, 0, cs[CS_KEPT]));
-            ledger_total = atoi(PQgetvalue(res, 0, cs[CS_TOTAL]));
-        }
-    }
-    PQclear(res);
     free(groups_text);
     free(failures_text);
-    if (rc == RT_OK && created && kept < spent) {
-        /* The backstop kept less than Redis granted: give the rest of the claim back. */
-        char claimed_text[16], kept_text[16], total_text[16];
-        snprintf(claimed_text, sizeof claimed_text, "%d", spent);
-        snprintf(kept_text, sizeof kept_text, "%d", kept);
-        snprintf(total_text, sizeof total_text, "%d", ledger_total);
+    if (rc == RT_OK) {
+        f->created = out.created;
+        f->refused = out.refused;
+        f->kept = out.created ? out.kept : count;
+        f->ledger_total = out.ledger_total;
+    }
+    return rc;
+}
+
+/* The line a step's note asks for, before the step. */
+static void note(const set_claim *c, const rt_claim_flow_step *s, const rt_claim_flow_facts *f)
+{
+    const char *task_id = c->msg->task_id;
+    char claimed[16], kept[16], total[16];
+    switch (s->note) {
+    case RT_CLAIM_NOTE_NONE: break;
+    case RT_CLAIM_NOTE_EXHAUSTED_RUNS_DECIDE:
+        rt_log_info("budget exhausted: the runs already on the push decide", "task_id", task_id,
+                    "platform", c->platform, "day", c->day);
+        break;
+    case RT_CLAIM_NOTE_EXHAUSTED:
+        rt_log_info("budget exhausted", "task_id", task_id, "platform", c->platform, "day", c->day);
+        break;
+    case RT_CLAIM_NOTE_BACKSTOP_CUT:
+        snprintf(claimed, sizeof claimed, "%d", s->claimed);
+        snprintf(kept, sizeof kept, "%d", s->kept);
+        snprintf(total, sizeof total, "%d", f->ledger_total);
         rt_log_warn("budget backstop: the ledger leaves less than Redis granted", "task_id",
-                    msg->task_id, "platform", platform, "day", day, "claimed", claimed_text, "kept",
-                    kept_text, "ledger", total_text);
-        rc = rt_budget_settle(w->redis, &req, spent, kept, ledger_total + kept, NULL);
-        if (rc != RT_OK && kept > 0) {
-            /* The set is committed; the counter only stays high, which can only underspend. */
-            rt_log_warn("budget give-back failed", "task_id", msg->task_id, "error",
-                        rt_redis_errstr(w->redis));
-            rc = RT_OK;
-        } else if (rc != RT_OK) {
-            /* Nothing was written; the dedupe key still names this task, so the redelivery
-             * meets the backstop again and gives the claim back then. */
-            rt_outcome_set(h, RT_SETTLE_REQUEUE, "redis: %s", rt_redis_errstr(w->redis));
-            return;
-        }
-        if (refused) {
-            snprintf(h->reason, sizeof h->reason, "budget-exhausted");
-            rt_metric_set(rt_metrics_std()->budget_left, 0, platform);
-            rt_metric_set(rt_metrics_std()->budget_spent, ledger_total, platform);
-            if (record_verdict(w, msg, "skip", "budget-exhausted") != RT_OK)
-                rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-            return;
-        }
-        spent = kept;
+                    task_id, "platform", c->platform, "day", c->day, "claimed", claimed, "kept",
+                    kept, "ledger", total);
+        break;
+    case RT_CLAIM_NOTE_SETTLE_FAILED:
+        rt_log_warn("budget give-back failed", "task_id", task_id, "error",
+                    rt_redis_errstr(c->w->redis));
+        break;
+    case RT_CLAIM_NOTE_REFUND_FAILED:
+        rt_log_warn("budget refund failed", "task_id", task_id, "error",
+                    rt_redis_errstr(c->w->redis));
+        break;
     }
-    if (rc != RT_OK) {
-        /* Nothing durable happened in Postgres; the Redis claim names this task, so the
-         * redelivery continues with the budget already spent. */
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "creating the set: %s",
-                       rc == RT_ENOMEM ? "out of memory" : rt_pg_errstr(w->pg));
+    if (s->set_gauges) {
+        rt_metric_set(rt_metrics_std()->budget_left, s->gauge_left, c->platform);
+        rt_metric_set(rt_metrics_std()->budget_spent, s->gauge_spent, c->platform);
+    }
+}
+
+/* Performs one step of the claim (common/core/claim_flow.h) and records its result. */
+static void perform(set_claim *c, const rt_claim_flow_step *s, rt_claim_flow_facts *f)
+{
+    classify *w = c->w;
+    const rt_taskdef *task = c->task;
+    const char *task_id = c->msg->task_id;
+    int rc = RT_OK;
+    switch (s->action) {
+    case RT_CLAIM_READ_LEDGER:
+        rc = rt_ledger_spent(w->pg, c->platform, c->day, &f->ledger_spent);
+        c->req.ledger_spent = f->ledger_spent;
+        f->ledger = (rt_claim_call){true, rc};
+        break;
+    case RT_CLAIM_REDIS:
+        c->req.wanted = s->wanted;
+        c->req.minimum = s->minimum;
+        rc = rt_budget_claim(w->redis, &c->req, &f->claim_result);
+        f->claim = (rt_claim_call){true, rc};
+        f->claims++;
+        f->claim_owner_is_self = rc == RT_OK && f->claim_result.status == RT_CLAIM_EXISTS &&
+                                 !strcmp(f->claim_result.owner_task_id, task_id);
+        break;
+    case RT_CLAIM_FIND_SET: {
+        char original[23] = "";
+        bool published = false;
+        c->set_id = 0;
+        rc = find_set(w, task->project, task->revision, task->label, &c->set_id, original,
+                      &published);
+        f->find_set = (rt_claim_call){true, rc};
+        f->set_exists = rc == RT_OK && c->set_id != 0;
+        f->set_original_is_self = f->set_exists && !strcmp(original, task_id);
+        break;
+    }
+    case RT_CLAIM_JOIN_SET: f->join = (rt_claim_call){true, join_set(w, c->set_id, c->msg)}; break;
+    case RT_CLAIM_CREATE_SET:
+        f->create = (rt_claim_call){true, create_set(c, s->count, s->minimum, f)};
+        break;
+    case RT_CLAIM_SETTLE:
+        rc = rt_budget_settle(w->redis, &c->req, s->claimed, s->kept, s->ledger_total, NULL);
+        f->settle = (rt_claim_call){true, rc};
+        break;
+    case RT_CLAIM_REFUND:
+        rc = rt_budget_refund(w->redis, w->cfg->redis_key_prefix, c->platform, c->day, s->amount);
+        f->refund = (rt_claim_call){true, rc};
+        break;
+    case RT_CLAIM_PUBLISH:
+        rc = ensure_published(w, task->project, task->revision, task->label);
+        f->publish = (rt_claim_call){true, rc};
+        break;
+    case RT_CLAIM_RECORD_VERDICT:
+        f->verdict = (rt_claim_call){true, record_verdict(w, c->msg, "skip", s->verdict_reason)};
+        break;
+    case RT_CLAIM_DONE: break;
+    }
+}
+
+/* How the message settles, as the claim's last step says, with its log line. */
+static void conclude(const set_claim *c, const rt_claim_flow_step *s, const rt_claim_flow_facts *f,
+                     rt_outcome *h)
+{
+    classify *w = c->w;
+    const rt_taskdef *task = c->task;
+    if (s->reason) snprintf(h->reason, sizeof h->reason, "%s", s->reason);
+    rt_settle how = s->end == RT_CLAIM_END_RETRY ? RT_SETTLE_RETRY : RT_SETTLE_REQUEUE;
+    switch (s->end == RT_CLAIM_END_ACK ? RT_CLAIM_CAUSE_NONE : s->cause) {
+    case RT_CLAIM_CAUSE_NONE: break;
+    case RT_CLAIM_CAUSE_POSTGRES:
+        rt_outcome_set(h, how, "postgres: %s", rt_pg_errstr(w->pg));
+        return;
+    case RT_CLAIM_CAUSE_REDIS:
+        rt_outcome_set(h, how, "redis: %s", rt_redis_errstr(w->redis));
+        return;
+    case RT_CLAIM_CAUSE_CREATE_SET:
+        rt_outcome_set(h, how, "creating the set: %s",
+                       s->error == RT_ENOMEM ? "out of memory" : rt_pg_errstr(w->pg));
+        return;
+    case RT_CLAIM_CAUSE_PUBLISH:
+        rt_outcome_set(h, how, "publishing the retrigger request: %s / %s", rt_pg_errstr(w->pg),
+                       rt_amqp_errstr(w->ours));
+        return;
+    case RT_CLAIM_CAUSE_SET_IN_PROGRESS:
+        /* Its owner is between Redis and Postgres: look again later. */
+        rt_outcome_set(h, how, "set-in-progress: owned by %s", f->claim_result.owner_task_id);
         return;
     }
-    if (created && ensure_published(w, project, revision, label) != RT_OK) {
-        /* The set is committed; the redelivery finds it and publishes its request. */
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "publishing the retrigger request: %s / %s",
-                       rt_pg_errstr(w->pg), rt_amqp_errstr(w->ours));
-        return;
-    }
-    if (created && spent == 0) {
-        snprintf(h->reason, sizeof h->reason, "existing-runs");
+    if (s->reason && !strcmp(s->reason, "existing-runs")) {
         char found[16];
         snprintf(found, sizeof found, "%zu", w->nfound);
         rt_log_info("set made from the runs already on the push; no retrigger asked for", "task_id",
-                    msg->task_id, "project", project, "label", label, "runs", found);
-        return;
-    }
-    if (created) {
-        snprintf(h->reason, sizeof h->reason, "retriggers-requested");
-        report_budget(w, platform, day, limit, spent,
-                      spent_now && spent == claim.spent ? claim.total : -1);
+                    c->msg->task_id, "project", task->project, "label", task->label, "runs", found);
+    } else if (s->reason && !strcmp(s->reason, "retriggers-requested")) {
+        report_budget(w, c->platform, c->day, c->req.limit, s->spent, s->counter_total);
         char sp[16];
-        snprintf(sp, sizeof sp, "%d", spent);
-        rt_log_info("retriggers requested", "task_id", msg->task_id, "project", project, "label",
-                    label, "platform", platform, "times", sp);
-        return;
+        snprintf(sp, sizeof sp, "%d", s->spent);
+        rt_log_info("retriggers requested", "task_id", c->msg->task_id, "project", task->project,
+                    "label", task->label, "platform", c->platform, "times", sp);
     }
-    /* The set already existed (Redis had been flushed, or a replica won the race). When a
-     * replica handling a redelivery of this very task created it, it found this claim
-     * (EXISTS, owned by this task) and spent it: the budget is then not given back. */
-    long long existing = 0;
-    char existing_original[23] = "";
-    bool existing_published = false;
-    bool ours = spent_now &&
-                find_set(w, project, revision, label, &existing, existing_original,
-                         &existing_published) == RT_OK &&
-                existing && !strcmp(existing_original, msg->task_id);
-    if (spent_now && !ours) {
-        rc = rt_budget_refund(w->redis, w->cfg->redis_key_prefix, platform, day, spent);
-        if (rc != RT_OK)
-            rt_log_warn("budget refund failed", "task_id", msg->task_id, "error",
-                        rt_redis_errstr(w->redis));
+}
+
+/* Claims budget and set, creates the set, publishes the request: the steps of
+ * common/core/claim_flow.h, performed here. */
+static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_taskdef *task,
+                               const rt_errorsummary *es, int wanted, const run_facts *facts,
+                               rt_outcome *h)
+{
+    set_claim c = {.w = w, .msg = msg, .task = task, .es = es};
+    c.platform = task->platform ? task->platform : "unknown";
+    rt_worker_utc_day(c.day);
+    int limit = 0;
+    if (rt_budget_limit_for(&w->cfg->budget_limits, c.platform, 600, &limit) != RT_OK) limit = 0;
+    /* What the durable ledger says was spent today, the floor of the Redis counter: read
+     * with the run's facts, unless the day has turned since. */
+    bool ledger_known = facts->known && !strcmp(facts->day, c.day);
+    c.req = (rt_claim_request){.key_prefix = w->cfg->redis_key_prefix,
+                               .project = task->project,
+                               .revision = task->revision,
+                               .label = task->label,
+                               .platform = c.platform,
+                               .task_id = msg->task_id,
+                               .day = c.day,
+                               .limit = limit,
+                               .ledger_spent = facts->ledger_spent};
+    rt_claim_flow_facts f = {.wanted = wanted,
+                             .budget_minimum = w->cfg->budget_minimum,
+                             .limit = limit,
+                             .runs_found = w->nfound,
+                             .ledger_known = ledger_known,
+                             .ledger_spent = facts->ledger_spent};
+    rt_claim_flow_step s;
+    for (rt_claim_flow_next(&f, &s); s.action != RT_CLAIM_DONE; rt_claim_flow_next(&f, &s)) {
+        note(&c, &s, &f);
+        perform(&c, &s, &f);
     }
-    snprintf(h->reason, sizeof h->reason, "duplicate");
-    if (ensure_published(w, project, revision, label) != RT_OK ||
-        record_verdict(w, msg, "skip", "duplicate") != RT_OK)
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
+    conclude(&c, &s, &f, h);
 }
 
 /* ---- gathering the facts ---- */
@@ -1109,13 +959,19 @@ static void handle(classify *w, const rt_amqp_message *m, rt_pulse_task *pre, rt
         goto out;
     }
 
-    char run[16];
-    snprintf(run, sizeof run, "%d", msg.run_id);
-    const char *params[] = {
-        msg.task_id,       run,         member_state(&msg), msg.reason_resolved, msg.task_queue_id,
-        msg.task_group_id, msg.project, msg.revision,       msg.tag_label,       msg.scheduled,
-        msg.started,       msg.resolved};
-    if (rt_pg_exec(w->pg, SQL_RECORD_RUN, 12, params, NULL) != RT_OK) {
+    rt_run_record run = {.task_id = msg.task_id,
+                         .run_id = msg.run_id,
+                         .state = member_state(&msg),
+                         .reason_resolved = msg.reason_resolved,
+                         .task_queue_id = msg.task_queue_id,
+                         .task_group_id = msg.task_group_id,
+                         .project = msg.project,
+                         .revision = msg.revision,
+                         .label = msg.tag_label,
+                         .scheduled_at = msg.scheduled,
+                         .started_at = msg.started,
+                         .resolved_at = msg.resolved};
+    if (rt_runs_record(w->pg, &run) != RT_OK) {
         if (!strcmp(rt_pg_sqlstate(w->pg), "22007") || !strcmp(rt_pg_sqlstate(w->pg), "22008"))
             rt_outcome_set(h, RT_SETTLE_DEAD, "invalid-value:status.runs[] time");
         else
@@ -1209,42 +1065,10 @@ static void process(classify *w, rt_amqp *src, rt_amqp_message *m, rt_pulse_task
 /* ---- the fast path: completed and exception runs, many at a time ---- */
 
 #define BATCH_MAX 256
-/* One statement per batch (prepared by rt_pg_exec at its second use): picks out the completed and
- * exception runs that may be members of a retrigger set, for the full path to record, and inserts
- * every other run with its verdict, and the failed runs without one (the full path classifies
- * them, without recording them again). A run may be a member when its push and label have a set,
- * or, when it names no push or label (older messages), when its task group has a set. Postgres is
- * the source of truth for both, so a flushed Redis changes nothing. One array per column, so the
- * statement is short and the same for every batch. Returns the batch indexes of the runs left for
- * the full path. */
-static const char SQL_FAST_BATCH[] =
-    "WITH v AS ("
-    "  SELECT * FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[], $5::text[],"
-    "   $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::timestamptz[],"
-    "   $12::timestamptz[], $13::timestamptz[], $14::text[], $15::text[])"
-    "   AS v(i, task_id, run_id, state, reason_resolved, task_queue_id, task_group_id, project,"
-    "   revision, label, scheduled_at, started_at, resolved_at, verdict, verdict_reason)),"
-    " member AS ("
-    "  SELECT v.i FROM v WHERE v.verdict IS NOT NULL AND CASE"
-    "   WHEN v.project IS NOT NULL AND v.revision IS NOT NULL AND v.label IS NOT NULL"
-    "   THEN EXISTS (SELECT 1 FROM retrigger_sets s WHERE s.project = v.project"
-    "    AND s.revision = v.revision AND s.label = v.label)"
-    "   ELSE EXISTS (SELECT 1 FROM retrigger_sets s WHERE s.task_group_id = v.task_group_id)"
-    "   END),"
-    " ins AS ("
-    "  INSERT INTO runs (task_id, run_id, state, reason_resolved, task_queue_id, task_group_id,"
-    "   project, revision, label, scheduled_at, started_at, resolved_at, verdict,"
-    "   verdict_reason, classified_at)"
-    "  SELECT task_id, run_id, state, reason_resolved, task_queue_id, task_group_id, project,"
-    "   revision, label, scheduled_at, started_at, resolved_at, verdict, verdict_reason,"
-    "   CASE WHEN verdict IS NOT NULL THEN now() END"
-    "  FROM v WHERE v.i NOT IN (SELECT i FROM member)"
-    "  ON CONFLICT (task_id, run_id) DO NOTHING)"
-    " SELECT i FROM member";
-#define FAST_COLUMNS 15
-enum { FB_I, FB_N };
-static const char *const FAST_BATCH_COLS[FB_N] = {"i"};
-
+/* One statement per batch (rt_runs_record_batch, common/store/runs.h): picks out the completed
+ * and exception runs that may be members of a retrigger set, for the full path to record, and
+ * inserts every other run with its verdict, and the failed runs without one (the full path
+ * classifies them, without recording them again). */
 enum { FULL_PATH, FAST_PATH, RECORD_ONLY };
 
 /* Parses a delivery for the batch. FAST_PATH: it needs nothing but a runs row with its verdict
@@ -1274,53 +1098,39 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
     rt_pulse_task *msgs = calloc(n, sizeof *msgs);
     int *kind = calloc(n, sizeof *kind);
     bool *recorded = calloc(n, sizeof *recorded);
-    char(*runs)[16] = calloc(n, sizeof *runs);
     rt_amqp_message **acks = calloc(n, sizeof *acks);
-    if (!msgs || !kind || !recorded || !runs || !acks) goto fallback;
+    if (!msgs || !kind || !recorded || !acks) goto fallback;
 
     for (size_t i = 0; i < n; i++) kind[i] = batch_candidate(w, &batch[i], &msgs[i]);
     size_t rows = 0;
     for (size_t i = 0; i < n; i++)
         if (kind[i] != FULL_PATH && msgs[i].event != RT_TASK_EVENT_OTHER) rows++;
     if (rows) {
-        rt_pg_array cols[FAST_COLUMNS] = {0};
-        bool ok = true;
-        for (size_t i = 0; i < n && ok; i++) {
+        rt_run_record *records = calloc(n, sizeof *records);
+        bool *member = calloc(n, sizeof *member);
+        for (size_t i = 0; records && i < n; i++) {
             if (kind[i] == FULL_PATH || msgs[i].event == RT_TASK_EVENT_OTHER) continue;
             rt_pulse_task *t = &msgs[i];
             bool failed = kind[i] == RECORD_ONLY;
             bool completed = t->event == RT_TASK_EVENT_COMPLETED;
-            char index[24];
-            snprintf(index, sizeof index, "%zu", i);
-            snprintf(runs[i], sizeof runs[i], "%d", t->run_id);
-            const char *row[FAST_COLUMNS] = {index,
-                                             t->task_id,
-                                             runs[i],
-                                             member_state(t),
-                                             t->reason_resolved,
-                                             t->task_queue_id,
-                                             t->task_group_id,
-                                             t->project,
-                                             t->revision,
-                                             t->tag_label,
-                                             t->scheduled,
-                                             t->started,
-                                             t->resolved,
-                                             failed ? NULL : "skip",
-                                             failed      ? NULL
-                                             : completed ? "not-failed"
-                                                         : "exception"};
-            for (size_t c = 0; c < FAST_COLUMNS && ok; c++)
-                ok = rt_pg_array_add(&cols[c], row[c]) == RT_OK;
+            records[i] = (rt_run_record){.task_id = t->task_id,
+                                         .run_id = t->run_id,
+                                         .state = member_state(t),
+                                         .reason_resolved = t->reason_resolved,
+                                         .task_queue_id = t->task_queue_id,
+                                         .task_group_id = t->task_group_id,
+                                         .project = t->project,
+                                         .revision = t->revision,
+                                         .label = t->tag_label,
+                                         .scheduled_at = t->scheduled,
+                                         .started_at = t->started,
+                                         .resolved_at = t->resolved,
+                                         .verdict = failed ? NULL : "skip",
+                                         .verdict_reason = failed      ? NULL
+                                                           : completed ? "not-failed"
+                                                                       : "exception"};
         }
-        const char *aparams[FAST_COLUMNS];
-        for (size_t c = 0; c < FAST_COLUMNS && ok; c++)
-            ok = (aparams[c] = rt_pg_array_text(&cols[c])) != NULL;
-        PGresult *res = NULL;
-        int rc = ok ? rt_pg_exec(w->pg, SQL_FAST_BATCH, FAST_COLUMNS, aparams, &res) : RT_ENOMEM;
-        for (size_t c = 0; c < FAST_COLUMNS; c++) rt_pg_array_free(&cols[c]);
-        int fb[FB_N];
-        if (rc == RT_OK) rc = rt_pg_result_columns(&res, FAST_BATCH_COLS, FB_N, fb);
+        int rc = records && member ? rt_runs_record_batch(w->pg, records, n, member) : RT_ENOMEM;
         if (rc != RT_OK) {
             /* A bad value in one row (or Postgres down): let the full path sort them out. */
             rt_log_debug("batch insert failed; handling one by one", "error", rt_pg_errstr(w->pg));
@@ -1328,12 +1138,12 @@ static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, siz
                 if (msgs[i].event != RT_TASK_EVENT_OTHER) kind[i] = FULL_PATH;
         } else {
             for (size_t i = 0; i < n; i++) recorded[i] = kind[i] == RECORD_ONLY;
-            for (int row = 0; row < PQntuples(res); row++) {
-                size_t i = (size_t)atoll(PQgetvalue(res, row, fb[FB_I]));
-                if (i < n) kind[i] = FULL_PATH; /* may be a member of a set: the full path says */
-            }
+            /* May be a member of a set: the full path says. */
+            for (size_t i = 0; i < n; i++)
+                if (member[i]) kind[i] = FULL_PATH;
         }
-        PQclear(res);
+        free(records);
+        free(member);
     }
     goto slow;
 fallback:
@@ -1366,7 +1176,6 @@ slow:
     free(msgs);
     free(kind);
     free(recorded);
-    free(runs);
     free(acks);
 }
 

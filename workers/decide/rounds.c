@@ -11,9 +11,9 @@
 #include "common/core/utf8.h"
 #include "common/io/budget.h"
 #include "common/io/history_store.h"
-#include "common/io/ledger.h"
 #include "common/io/metrics.h"
 #include "common/policy.h"
+#include "common/store/ledger.h"
 #include "common/worker.h"
 
 /* The set's rounds, and what a later round's request repeats of round 1's. */

@@ -11,7 +11,7 @@
  * for a backfill of that task already there ("already-backfilled"), render the push's
  * `backfill` action, claim the family's budget in Redis (atomic, deduped by alert), and
  * write the intent, the ledger entry and the summary in one transaction, which first
- * checks the family's ledger total under the budget backstop's lock (common/io/ledger.h: a
+ * checks the family's ledger total under the budget backstop's lock (common/store/ledger.h: a
  * Redis counter re-created below the ledger cannot push it past the limit; a refused claim
  * goes back to Redis and the alert is left for a later run); only then call the hook
  * (Hawk). Alerts whose call was interrupted are resumed first: the action task is looked up
@@ -35,7 +35,6 @@
 #include "common/core/trust.h"
 #include "common/io/budget.h"
 #include "common/io/http.h"
-#include "common/io/ledger.h"
 #include "common/io/metrics.h"
 #include "common/io/pg.h"
 #include "common/io/redis.h"
@@ -43,6 +42,7 @@
 #include "common/io/upstream.h"
 #include "common/options.h"
 #include "common/policy.h"
+#include "common/store/ledger.h"
 #include "common/worker.h"
 #include "workers/perf/followup.h"
 
@@ -769,7 +769,7 @@ typedef struct intent {
 } intent;
 
 /* The alert's row, its ledger entry (when it cost budget) and its summary, together. When it
- * costs budget, the backstop (common/io/ledger.h) comes first: if the family's ledger total
+ * costs budget, the backstop (common/store/ledger.h) comes first: if the family's ledger total
  * (*ledger_total) leaves less than the cost, nothing is written and *refused is set. */
 static int record_alert(perf *w, const rt_perf_pick *p, const intent *in, bool close, bool *refused,
                         int *ledger_total)

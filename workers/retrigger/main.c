@@ -43,7 +43,6 @@
 #include "common/core/utf8.h"
 #include "common/io/amqp.h"
 #include "common/io/budget.h"
-#include "common/io/ledger.h"
 #include "common/io/http.h"
 #include "common/io/metrics.h"
 #include "common/io/pg.h"
@@ -51,6 +50,7 @@
 #include "common/io/upstream.h"
 #include "common/options.h"
 #include "common/policy.h"
+#include "common/store/ledger.h"
 #include "common/worker.h"
 
 #define MAX_DELAYS    16

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* ledger.c - the budget ledger's daily total and the per-(platform, day) budget backstop. */
-#include "common/io/ledger.h"
+#include "common/store/ledger.h"
 
 #include <stdio.h>
 #include <stdlib.h>

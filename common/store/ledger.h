@@ -12,9 +12,10 @@
  * after the lock (under READ COMMITTED its snapshot holds every row committed before the
  * lock was granted). Both are the SQL function budget_backstop (migration 0012): one round
  * trip. Used by retrig-classify (platform: the task's platform) and retrig-perf
- * ("perf:<family>"). Thread-safety: per rt_pg handle. */
-#ifndef RETRIG_COMMON_LEDGER_H
-#define RETRIG_COMMON_LEDGER_H
+ * ("perf:<family>"). Thread-safety: per rt_pg handle. Layer: common/store (moved from
+ * common/io, issue 33). */
+#ifndef RETRIG_COMMON_STORE_LEDGER_H
+#define RETRIG_COMMON_STORE_LEDGER_H
 
 #include "common/not_core.h"
 
