@@ -27,7 +27,8 @@ static const struct {
     const char *help;
 } commands[] = {
     {"migrate", rt_cli_migrate,
-     "  migrate [--status]   apply pending SQL migrations (migrations_dir) to database_url\n"},
+     "  migrate [--status]   apply pending SQL migrations (migrations_dir), then the SQL\n"
+     "                       function files that changed, to database_url\n"},
     {"eligibility", rt_cli_eligibility,
      "  eligibility --message F --task F [--errorsummary F]... [--classification ID]\n"
      "                       replay retrig-classify's decision for one task run\n"},

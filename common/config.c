@@ -177,7 +177,8 @@ const rt_config_key rt_config_keys[] = {
     {"migrations_dir", RT_CFG_STRING, OFF(migrations_dir), RETRIG_DEFAULT_MIGRATIONS_DIR, 0, 0,
      false,
      "folder of numbered SQL migrations applied by 'retrig migrate'; by default the installed "
-     "<prefix>/share/retrig/migrations beside the binary's bin/, else the source tree's"},
+     "<prefix>/share/retrig/migrations beside the binary's bin/, else the source tree's; the SQL "
+     "function files are read from <migrations_dir>/../sql/functions"},
     {"perf_backfill_depth", RT_CFG_INT, OFF(perf_backfill_depth), "9", 1, 25, false,
      "pushes before the alert's push that retrig-perf's backfill runs the job on (input depth)"},
     {"perf_backfill_times", RT_CFG_INT, OFF(perf_backfill_times), "1", 1, 10, false,

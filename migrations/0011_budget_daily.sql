@@ -20,27 +20,9 @@ COMMENT ON TABLE budget_daily IS
 INSERT INTO budget_daily (platform, day, spent)
 SELECT platform, day, sum(amount) FROM budget_ledger GROUP BY platform, day;
 
-CREATE FUNCTION budget_daily_follow() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'TRUNCATE' THEN
-        DELETE FROM budget_daily;
-        RETURN NULL;
-    END IF;
-    IF TG_OP IN ('UPDATE', 'DELETE') THEN
-        UPDATE budget_daily SET spent = spent - OLD.amount
-         WHERE platform = OLD.platform AND day = OLD.day;
-    END IF;
-    IF TG_OP IN ('INSERT', 'UPDATE') THEN
-        INSERT INTO budget_daily (platform, day, spent) VALUES (NEW.platform, NEW.day, NEW.amount)
-        ON CONFLICT (platform, day) DO UPDATE SET spent = budget_daily.spent + EXCLUDED.spent;
-    END IF;
-    RETURN NULL;
-END;
-$$;
+-- budget_daily_follow: moved to sql/functions/10_budget_daily_follow.sql
 
-CREATE TRIGGER budget_ledger_daily AFTER INSERT OR UPDATE OR DELETE ON budget_ledger
-    FOR EACH ROW EXECUTE FUNCTION budget_daily_follow();
-CREATE TRIGGER budget_ledger_daily_truncate AFTER TRUNCATE ON budget_ledger
-    FOR EACH STATEMENT EXECUTE FUNCTION budget_daily_follow();
+-- trigger budget_ledger_daily: see sql/functions/10_budget_daily_follow.sql
+
+-- trigger budget_ledger_daily_truncate: see sql/functions/10_budget_daily_follow.sql
 GRANT SELECT ON budget_daily TO retrig_sheriff;

@@ -38,9 +38,7 @@ CREATE SCHEMA IF NOT EXISTS partman;
 CREATE EXTENSION IF NOT EXISTS pg_partman SCHEMA partman;
 
 -- The views over the old tables (recreated below, unchanged).
-DROP VIEW history_flakes_7d;
-DROP VIEW history_flakes_main_7d;
-DROP VIEW history_groups_7d;
+
 DROP VIEW history_test_daily;
 DROP VIEW history_test_runs;
 DROP VIEW github_rerun_flips;
@@ -195,31 +193,11 @@ SELECT r.id, r.repository, r.project, r.branch, r.branch_class, r.branch_key, r.
 COMMENT ON VIEW history_test_runs IS
     'One row per run of a test, passes included: recorded results, and for errorsummary runs the runs of the test''s group in which it did not fail.';
 
-CREATE VIEW history_flakes_7d AS
-SELECT r.repository, f.*
-  FROM (SELECT DISTINCT repository FROM history_runs
-         WHERE run_at >= now() - interval '14 days') r,
-       LATERAL history_flakes(r.repository, now() - interval '7 days', now() + interval '1 minute',
-                              false, 3, interval '7 days') f;
-COMMENT ON VIEW history_flakes_7d IS
-    'history_flakes over the last 7 days for every repository, all branches, flaky = failed on more than 3 branches or PRs within 7 days.';
+-- history_flakes_7d: moved to sql/functions/40_history_flakes_7d.sql
 
-CREATE VIEW history_flakes_main_7d AS
-SELECT r.repository, f.*
-  FROM (SELECT DISTINCT repository FROM history_runs
-         WHERE run_at >= now() - interval '14 days') r,
-       LATERAL history_flakes(r.repository, now() - interval '7 days', now() + interval '1 minute',
-                              true, 3, interval '7 days') f;
-COMMENT ON VIEW history_flakes_main_7d IS
-    'history_flakes over the last 7 days for every repository, counting runs on main branches only; the flaky flag looks at every branch.';
+-- history_flakes_main_7d: moved to sql/functions/40_history_flakes_main_7d.sql
 
-CREATE VIEW history_groups_7d AS
-SELECT r.repository, g.*
-  FROM (SELECT DISTINCT repository FROM history_runs
-         WHERE run_at >= now() - interval '14 days') r,
-       LATERAL history_group_stats(r.repository, now() - interval '7 days',
-                                   now() + interval '1 minute', false) g;
-COMMENT ON VIEW history_groups_7d IS 'history_group_stats over the last 7 days for every repository, all branches.';
+-- history_groups_7d: moved to sql/functions/20_history_groups_7d.sql
 
 CREATE VIEW history_test_daily AS
 SELECT v.repository, v.test, date_trunc('day', v.run_at) AS day, v.branch_class,
@@ -249,28 +227,5 @@ COMMENT ON COLUMN github_run_files.history_run_id IS
 -- `retrig history-maintain`. Sets the retention of the three tables to p_retention_days
 -- (0: keep every day) and lets pg_partman create the partitions of the week ahead and drop
 -- the days past retention, whole tables at a time. Returns the partitions after it ran.
-CREATE FUNCTION history_maintain(p_retention_days integer) RETURNS integer
-LANGUAGE plpgsql AS $$
-DECLARE
-    t text;
-    n integer;
-BEGIN
-    -- one maintainer at a time; another replica's call returns at once
-    IF NOT pg_try_advisory_xact_lock(7274, hashtext('history_maintain')) THEN
-        RETURN -1;
-    END IF;
-    UPDATE partman.part_config
-       SET retention = CASE WHEN p_retention_days > 0 THEN p_retention_days || ' days' END
-     WHERE parent_table IN ('public.history_runs', 'public.history_groups', 'public.history_tests')
-       AND retention IS DISTINCT FROM CASE WHEN p_retention_days > 0 THEN p_retention_days || ' days' END;
-    FOREACH t IN ARRAY ARRAY['public.history_runs', 'public.history_groups', 'public.history_tests']
-    LOOP
-        PERFORM partman.run_maintenance(t, p_jobmon := false);
-    END LOOP;
-    SELECT count(*) INTO n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhparent
-     WHERE c.relname IN ('history_runs', 'history_groups', 'history_tests');
-    RETURN n;
-END
-$$;
-COMMENT ON FUNCTION history_maintain(integer) IS
-    'Test history partitions: sets retention to the given days (0 keeps everything), creates the week ahead and drops the days past retention (pg_partman run_maintenance). Returns the number of partitions, -1 when another session is maintaining.';
+-- history_maintain: see sql/functions/10_history_maintain.sql
+

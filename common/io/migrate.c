@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MPL-2.0 */
-/* migrate.c - numbered SQL migrations: read the directory, compare with schema_migrations,
- * apply what is pending under an advisory lock. See migrate.h for the rules. */
+/* migrate.c - numbered SQL migrations and SQL function files: read the directories, compare
+ * with schema_migrations and schema_functions, apply what is pending under an advisory lock.
+ * See migrate.h for the rules. */
 #include "common/io/file.h"
 #include "common/io/migrate.h"
 
@@ -27,6 +28,33 @@ static const char SQL_CREATE_TABLE[] =
     "COMMENT ON TABLE schema_migrations IS\n"
     "    'Migration files applied by retrig migrate: version, file name, SHA-256 of the file.';\n";
 
+static const char SQL_FUNCTIONS_TABLE_EXISTS[] =
+    "SELECT to_regclass('schema_functions') IS NOT NULL";
+
+static const char SQL_CREATE_FUNCTIONS_TABLE[] =
+    "CREATE TABLE schema_functions (\n"
+    "    name       text        PRIMARY KEY,\n"
+    "    file       text        NOT NULL,\n"
+    "    sha256     text        NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),\n"
+    "    applied_at timestamptz NOT NULL DEFAULT now()\n"
+    ");\n"
+    "COMMENT ON TABLE schema_functions IS\n"
+    "    'SQL function files (sql/functions/NN_name.sql) applied by retrig migrate: name, file,"
+    " SHA-256 of the file when last applied.';\n";
+
+static const char SQL_SELECT_FUNCTIONS[] =
+    "SELECT name, sha256,"
+    " to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') AS applied_at"
+    " FROM schema_functions ORDER BY name";
+enum { F_NAME, F_SHA256, F_APPLIED_AT, F_N };
+static const char *const FUNCTION_COLS[F_N] = {"name", "sha256", "applied_at"};
+
+static const char SQL_RECORD_FUNCTION[] =
+    "INSERT INTO schema_functions (name, file, sha256) VALUES ($1, $2, $3)"
+    " ON CONFLICT (name) DO UPDATE SET file = EXCLUDED.file, sha256 = EXCLUDED.sha256,"
+    " applied_at = now()"
+    " RETURNING to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')";
+
 static const char SQL_SELECT_APPLIED[] =
     "SELECT version, name, sha256,"
     " to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') AS applied_at"
@@ -49,6 +77,11 @@ void rt_migration_list_free(rt_migration_list *list)
         free(list->items[i].sql);
     }
     free(list->items);
+    for (size_t i = 0; i < list->function_count; i++) {
+        free(list->functions[i].file);
+        free(list->functions[i].sql);
+    }
+    free(list->functions);
     memset(list, 0, sizeof *list);
 }
 
@@ -84,17 +117,19 @@ static void sha256_hex(const char *data, size_t len, char hex_out[65])
     hex_out[64] = '\0';
 }
 
-/* Reads a migration file whole; it must be text (no NUL byte) of a sane size. */
-static int read_sql_file(const char *path, const char *name, char **text, size_t *len, char *errstr)
+/* Reads a migration or function file whole; it must be text (no NUL byte) of a sane size.
+ * what ("migration", "SQL function file") names it in errstr. */
+static int read_sql_file(const char *path, const char *what, const char *name, char **text,
+                         size_t *len, char *errstr)
 {
     char *buf = NULL, why[RT_ERRSTR_SIZE] = "";
     int rc = rt_file_read(path, (size_t)RT_MIGRATE_MAX_BYTES, &buf, len, why);
     if (rc != RT_OK) {
-        rt_set_errstr(errstr, "cannot read migration %s: %s", name, why);
+        rt_set_errstr(errstr, "cannot read %s %s: %s", what, name, why);
         return rc;
     }
     if (memchr(buf, '\0', *len)) {
-        rt_set_errstr(errstr, "migration %s contains a NUL byte; it must be SQL text", name);
+        rt_set_errstr(errstr, "%s %s contains a NUL byte; it must be SQL text", what, name);
         free(buf);
         return RT_EINVAL;
     }
@@ -164,7 +199,7 @@ static int read_directory(const char *dir, rt_migration_list *list, size_t *cap,
             goto oom;
         }
         size_t sql_len = 0;
-        rc = read_sql_file(path, name, &m->sql, &sql_len, errstr);
+        rc = read_sql_file(path, "migration", name, &m->sql, &sql_len, errstr);
         if (rc != RT_OK) goto out;
         sha256_hex(m->sql, sql_len, m->sha256);
         free(path);
@@ -266,7 +301,150 @@ static int check_consistent(const rt_migration_list *list, const char *dir, char
     return RT_OK;
 }
 
-int rt_migrate_status(rt_pg *pg, const char *dir, rt_migration_list *list, char *errstr)
+/* NN_name.sql with two digits and a name of [a-z0-9_]+ (the function's); returns NN or -1. */
+static int parse_function_file_name(const char *file)
+{
+    size_t len = strlen(file);
+    if (len < 8 || strcmp(file + len - 4, ".sql") != 0 || file[2] != '_') return -1;
+    if (file[0] < '0' || file[0] > '9' || file[1] < '0' || file[1] > '9') return -1;
+    for (size_t i = 3; i < len - 4; i++) {
+        char c = file[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return -1;
+    }
+    return (file[0] - '0') * 10 + (file[1] - '0');
+}
+
+/* The name a function file is recorded under: "history_flakes" for 30_history_flakes.sql. */
+static void function_name(const char *file, char *out, size_t size)
+{
+    snprintf(out, size, "%.*s", (int)(strlen(file) - 7), file + 3);
+}
+
+static int compare_files(const void *a, const void *b)
+{
+    return strcmp(((const rt_migration *)a)->file, ((const rt_migration *)b)->file);
+}
+
+/* Adds one function file of dir to list->functions. */
+static int read_function_file(const char *dir, const char *file, rt_migration_list *list,
+                              size_t *cap, char *errstr)
+{
+    char *path = NULL;
+    size_t sql_len = 0;
+    int rc;
+    if (list->function_count == *cap) {
+        size_t new_cap = *cap ? *cap * 2 : 32;
+        rt_migration *grown = realloc(list->functions, new_cap * sizeof *grown);
+        if (!grown) goto oom;
+        list->functions = grown;
+        *cap = new_cap;
+    }
+    rt_migration *f = &list->functions[list->function_count];
+    memset(f, 0, sizeof *f);
+    f->version = parse_function_file_name(file);
+    f->is_function = true;
+    f->file = strdup(file);
+    if (!f->file) goto oom;
+    list->function_count++;
+    if (asprintf(&path, "%s/%s", dir, file) < 0) {
+        path = NULL;
+        goto oom;
+    }
+    rc = read_sql_file(path, "SQL function file", file, &f->sql, &sql_len, errstr);
+    if (rc == RT_OK) sha256_hex(f->sql, sql_len, f->sha256);
+    free(path);
+    return rc;
+oom:
+    rt_set_errstr(errstr, "out of memory reading %s", dir);
+    return RT_ENOMEM;
+}
+
+/* Every NN_name.sql of dir into list->functions, by file name; two files of one name refused. */
+static int read_functions_directory(const char *dir, rt_migration_list *list, char *errstr)
+{
+    DIR *d = opendir(dir);
+    struct dirent *entry;
+    size_t cap = 0;
+    int rc = RT_OK;
+
+    if (!d) {
+        rt_set_errstr(errstr, "cannot open the SQL functions directory %s: %s", dir,
+                      strerror(errno));
+        return RT_EIO;
+    }
+    while ((entry = readdir(d)) != NULL) {
+        const char *file = entry->d_name;
+        size_t len = strlen(file);
+        if (file[0] == '.' || len < 4 || strcmp(file + len - 4, ".sql") != 0) continue;
+        if (parse_function_file_name(file) < 0) {
+            rt_set_errstr(errstr,
+                          "bad SQL function file name %s in %s: expected NN_name.sql (two "
+                          "digits, then the function's name in a-z, 0-9 and _)",
+                          file, dir);
+            rc = RT_EINVAL;
+            goto out;
+        }
+        if (list->function_count >= RT_MIGRATE_MAX_FILES) {
+            rt_set_errstr(errstr, "more than %d SQL function files in %s", RT_MIGRATE_MAX_FILES,
+                          dir);
+            rc = RT_ETOOBIG;
+            goto out;
+        }
+        rc = read_function_file(dir, file, list, &cap, errstr);
+        if (rc != RT_OK) goto out;
+    }
+    if (list->function_count)
+        qsort(list->functions, list->function_count, sizeof *list->functions, compare_files);
+    for (size_t i = 0; i < list->function_count; i++) {
+        for (size_t j = i + 1; j < list->function_count; j++) {
+            if (!strcmp(list->functions[i].file + 3, list->functions[j].file + 3)) {
+                rt_set_errstr(errstr, "SQL function files %s and %s define the same name",
+                              list->functions[i].file, list->functions[j].file);
+                rc = RT_EINVAL;
+                goto out;
+            }
+        }
+    }
+out:
+    closedir(d);
+    return rc;
+}
+
+/* Marks each function file recorded in schema_functions with the SHA-256 it was applied with. */
+static int read_applied_functions(rt_pg *pg, rt_migration_list *list, char *errstr)
+{
+    PGresult *res = NULL;
+    char name[256];
+    int rc = rt_pg_exec(pg, SQL_FUNCTIONS_TABLE_EXISTS, 0, NULL, &res);
+    if (rc != RT_OK) return pg_failure(pg, rc, "reading schema_functions", errstr);
+    bool exists = !strcmp(PQgetvalue(res, 0, 0), "t");
+    PQclear(res);
+    res = NULL;
+    if (!exists) return RT_OK;
+
+    rc = rt_pg_exec(pg, SQL_SELECT_FUNCTIONS, 0, NULL, &res);
+    if (rc != RT_OK) return pg_failure(pg, rc, "reading schema_functions", errstr);
+    int c[F_N];
+    if ((rc = rt_pg_columns(res, FUNCTION_COLS, F_N, c, errstr)) != RT_OK) goto out;
+    for (int row = 0; row < PQntuples(res); row++) {
+        for (size_t i = 0; i < list->function_count; i++) {
+            rt_migration *f = &list->functions[i];
+            function_name(f->file, name, sizeof name);
+            if (strcmp(name, PQgetvalue(res, row, c[F_NAME])) != 0) continue;
+            snprintf(f->recorded_sha256, sizeof f->recorded_sha256, "%s",
+                     PQgetvalue(res, row, c[F_SHA256]));
+            snprintf(f->applied_at, sizeof f->applied_at, "%s",
+                     PQgetvalue(res, row, c[F_APPLIED_AT]));
+            f->applied = !strcmp(f->recorded_sha256, f->sha256);
+        }
+    }
+out:
+    PQclear(res);
+    return rc;
+}
+
+int rt_migrate_status(rt_pg *pg, const char *dir, const char *functions_dir,
+                      rt_migration_list *list, char *errstr)
 {
     size_t cap = 0;
     int rc;
@@ -279,7 +457,15 @@ int rt_migrate_status(rt_pg *pg, const char *dir, rt_migration_list *list, char 
     for (size_t i = 0; i < list->count; i++) {
         if (!list->items[i].applied) list->pending++;
     }
-    return check_consistent(list, dir, errstr);
+    rc = check_consistent(list, dir, errstr);
+    if (rc != RT_OK || !functions_dir) return rc;
+    rc = read_functions_directory(functions_dir, list, errstr);
+    if (rc != RT_OK) return rc;
+    rc = read_applied_functions(pg, list, errstr);
+    for (size_t i = 0; i < list->function_count; i++) {
+        if (!list->functions[i].applied) list->functions_pending++;
+    }
+    return rc;
 }
 
 /* One file and its schema_migrations row, in one transaction. */
@@ -322,18 +508,96 @@ out:
     return rc;
 }
 
-int rt_migrate_apply(rt_pg *pg, const char *dir, rt_migrate_applied_fn *on_applied, void *arg,
-                     size_t *applied_now, size_t *already_applied, char *errstr)
+/* The function files that changed (all of them when every is true) and their schema_functions
+ * rows, in one transaction: one that fails rolls them all back. *count: the files applied. */
+static int apply_functions(rt_pg *pg, rt_migration_list *list, bool every,
+                           rt_migrate_applied_fn *on_applied, void *arg, size_t *count,
+                           char *errstr)
+{
+    PGresult *res = NULL;
+    const char *failed = NULL;
+    char name[256];
+    size_t done = 0;
+    int rc = rt_pg_begin(pg);
+    if (rc != RT_OK) goto fail;
+    for (size_t i = 0; i < list->function_count; i++) {
+        rt_migration *f = &list->functions[i];
+        if (f->applied && !every) continue;
+        failed = f->file;
+        rc = rt_pg_exec_script(pg, f->sql);
+        if (rc != RT_OK) goto fail;
+        if (PQtransactionStatus(rt_pg_conn(pg)) != PQTRANS_INTRANS) {
+            rt_set_errstr(errstr,
+                          "SQL function file %s ended the transaction it runs in; remove its "
+                          "own BEGIN/COMMIT",
+                          f->file);
+            rc = RT_EINVAL;
+            goto out;
+        }
+        function_name(f->file, name, sizeof name);
+        const char *params[3] = {name, f->file, f->sha256};
+        rc = rt_pg_exec(pg, SQL_RECORD_FUNCTION, 3, params, &res);
+        if (rc != RT_OK) goto fail;
+        snprintf(f->applied_at, sizeof f->applied_at, "%s", PQgetvalue(res, 0, 0));
+        PQclear(res);
+        res = NULL;
+    }
+    failed = NULL;
+    rc = rt_pg_commit(pg);
+    if (rc != RT_OK) goto fail;
+    for (size_t i = 0; i < list->function_count; i++) {
+        rt_migration *f = &list->functions[i];
+        if (f->applied && !every) continue;
+        f->applied = true;
+        memcpy(f->recorded_sha256, f->sha256, sizeof f->recorded_sha256);
+        done++;
+        if (on_applied) on_applied(f, arg);
+    }
+    list->functions_pending = 0;
+    *count = done;
+    goto out;
+fail:
+    if (failed)
+        rt_set_errstr(errstr, "SQL function file %s failed (no function file applied): %s", failed,
+                      rt_pg_errstr(pg));
+    else
+        rt_set_errstr(errstr, "applying the SQL function files failed: %s", rt_pg_errstr(pg));
+out:
+    PQclear(res);
+    if (rc != RT_OK && rt_pg_rollback(pg) != RT_OK) {
+        /* The connection is gone; so is the transaction. errstr already says what failed. */
+    }
+    return rc;
+}
+
+/* Creates the bookkeeping table named by exists_sql with create_sql when it is missing. */
+static int ensure_table(rt_pg *pg, const char *exists_sql, const char *create_sql, const char *what,
+                        char *errstr)
+{
+    PGresult *res = NULL;
+    int rc = rt_pg_exec(pg, exists_sql, 0, NULL, &res);
+    if (rc != RT_OK) return pg_failure(pg, rc, what, errstr);
+    bool exists = !strcmp(PQgetvalue(res, 0, 0), "t");
+    PQclear(res);
+    if (exists) return RT_OK;
+    rc = rt_pg_exec_script(pg, create_sql);
+    if (rc != RT_OK) return pg_failure(pg, rc, what, errstr);
+    return RT_OK;
+}
+
+int rt_migrate_apply(rt_pg *pg, const char *dir, const char *functions_dir,
+                     rt_migrate_applied_fn *on_applied, void *arg, size_t *applied_now,
+                     size_t *already_applied, size_t *functions_applied, char *errstr)
 {
     const char *lock_key[1] = {RT_MIGRATE_LOCK_KEY};
     rt_migration_list list = {0};
-    PGresult *res = NULL;
     bool locked = false;
-    size_t done = 0;
+    size_t done = 0, functions_done = 0;
     int rc;
 
     if (applied_now) *applied_now = 0;
     if (already_applied) *already_applied = 0;
+    if (functions_applied) *functions_applied = 0;
 
     rc = rt_pg_exec(pg, SQL_LOCK, 1, lock_key, NULL);
     if (rc != RT_OK) {
@@ -341,19 +605,14 @@ int rt_migrate_apply(rt_pg *pg, const char *dir, rt_migrate_applied_fn *on_appli
         goto out;
     }
     locked = true;
-    rc = rt_pg_exec(pg, SQL_TABLE_EXISTS, 0, NULL, &res);
-    if (rc != RT_OK) {
-        pg_failure(pg, rc, "looking for schema_migrations", errstr);
-        goto out;
+    rc = ensure_table(pg, SQL_TABLE_EXISTS, SQL_CREATE_TABLE, "creating schema_migrations", errstr);
+    if (rc != RT_OK) goto out;
+    if (functions_dir) {
+        rc = ensure_table(pg, SQL_FUNCTIONS_TABLE_EXISTS, SQL_CREATE_FUNCTIONS_TABLE,
+                          "creating schema_functions", errstr);
+        if (rc != RT_OK) goto out;
     }
-    if (strcmp(PQgetvalue(res, 0, 0), "t") != 0) {
-        rc = rt_pg_exec_script(pg, SQL_CREATE_TABLE);
-        if (rc != RT_OK) {
-            pg_failure(pg, rc, "creating schema_migrations", errstr);
-            goto out;
-        }
-    }
-    rc = rt_migrate_status(pg, dir, &list, errstr);
+    rc = rt_migrate_status(pg, dir, functions_dir, &list, errstr);
     if (rc != RT_OK) goto out;
     if (already_applied) *already_applied = list.applied;
 
@@ -366,8 +625,12 @@ int rt_migrate_apply(rt_pg *pg, const char *dir, rt_migrate_applied_fn *on_appli
         if (applied_now) *applied_now = done;
         if (on_applied) on_applied(m, arg);
     }
+    if (list.functions_pending || (done && list.function_count)) {
+        rc = apply_functions(pg, &list, done > 0, on_applied, arg, &functions_done, errstr);
+        if (rc != RT_OK) goto out;
+        if (functions_applied) *functions_applied = functions_done;
+    }
 out:
-    PQclear(res);
     if (locked && rt_pg_exec(pg, SQL_UNLOCK, 1, lock_key, NULL) != RT_OK) {
         /* A lost connection released the lock with the session. */
     }

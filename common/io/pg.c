@@ -400,7 +400,12 @@ int rt_pg_exec_script(rt_pg *h, const char *sql)
 {
     int rc = prepare(h);
     if (rc != RT_OK) return rc;
-    return finish(h, PQexec(h->conn, sql), NULL);
+    PGresult *res = PQexec(h->conn, sql);
+    if (res && PQresultStatus(res) == PGRES_EMPTY_QUERY) { /* comments only: nothing to run */
+        PQclear(res);
+        return RT_OK;
+    }
+    return finish(h, res, NULL);
 }
 
 int rt_pg_begin(rt_pg *h)

@@ -99,7 +99,8 @@ bool rt_pg_bool(const PGresult *res, int row, int col);
  * the caller to PQclear; on failure *out is NULL. */
 RT_MUSTCHECK int rt_pg_exec(rt_pg *h, const char *sql, int nparams, const char *const *params,
                             PGresult **out);
-/* Runs a whole SQL script (several statements, no parameters). Only for migration files. */
+/* Runs a whole SQL script (several statements, no parameters; comments only is fine). Only for
+ * migration and SQL function files. */
 RT_MUSTCHECK int rt_pg_exec_script(rt_pg *h, const char *sql);
 
 /* A one-dimensional array parameter in Postgres's text form ({"a",NULL,"b\\"c"}), built

@@ -18,8 +18,9 @@ typedef struct test_db {
     rt_config cfg;
     rt_pg *admin; /* connected to the shared database, to create and drop ours */
     char name[96];
-    rt_pg *pg; /* connected to ours */
-    char *tmp; /* a scratch migrations directory, or NULL */
+    rt_pg *pg;           /* connected to ours */
+    char *tmp;           /* a scratch migrations directory, or NULL */
+    char *tmp_functions; /* a scratch SQL functions directory, or NULL */
 } test_db;
 
 static void exec_ok(rt_pg *pg, const char *sql)
@@ -79,33 +80,46 @@ static int teardown_db(void **state)
     rt_config_free(&t->cfg);
     if (t->tmp) remove_tree(t->tmp);
     free(t->tmp);
+    if (t->tmp_functions) remove_tree(t->tmp_functions);
+    free(t->tmp_functions);
     free(t);
     return 0;
 }
 
 static const char *migrations_dir(void) { return rt_test_source("migrations"); }
+/* Its own buffer: rt_test_source's is shared with migrations_dir(). */
+static const char *functions_dir(void) { return RT_TEST_SOURCE_DIR "/sql/functions"; }
 
-/* Copies every *.sql file of migrations/ into a new scratch directory. */
-static const char *copy_migrations(test_db *t)
+/* Copies every *.sql file of src into a new scratch directory, *tmp. */
+static const char *copy_sql_files(const char *src_path, char **tmp)
 {
     char src_dir[4096], src[8192], dst[8192];
     DIR *d;
     struct dirent *e;
-    snprintf(src_dir, sizeof src_dir, "%s", migrations_dir());
-    t->tmp = rt_test_tempdir();
+    snprintf(src_dir, sizeof src_dir, "%s", src_path);
+    *tmp = rt_test_tempdir();
     d = opendir(src_dir);
     assert_non_null(d);
     while ((e = readdir(d)) != NULL) {
         size_t len = strlen(e->d_name);
         if (len < 4 || strcmp(e->d_name + len - 4, ".sql") != 0) continue;
         snprintf(src, sizeof src, "%s/%s", src_dir, e->d_name);
-        snprintf(dst, sizeof dst, "%s/%s", t->tmp, e->d_name);
+        snprintf(dst, sizeof dst, "%s/%s", *tmp, e->d_name);
         char *text = rt_test_read_file(src, NULL);
         rt_test_write_file(dst, text);
         free(text);
     }
     closedir(d);
-    return t->tmp;
+    return *tmp;
+}
+
+/* Copies every *.sql file of migrations/ into a new scratch directory. */
+static const char *copy_migrations(test_db *t) { return copy_sql_files(migrations_dir(), &t->tmp); }
+
+/* Copies every *.sql file of sql/functions/ into a new scratch directory. */
+static const char *copy_functions(test_db *t)
+{
+    return copy_sql_files(functions_dir(), &t->tmp_functions);
 }
 
 static void write_in(const char *dir, const char *name, const char *text)
@@ -133,16 +147,17 @@ static void assert_query(rt_pg *pg, const char *sql, const char *expected)
     free(value);
 }
 
+/* Counts the migrations applied (not the function files). */
 static void count_applied(const rt_migration *m, void *arg)
 {
-    (void)m;
-    (*(size_t *)arg)++;
+    if (!m->is_function) (*(size_t *)arg)++;
 }
 
 static void migrate_ok(test_db *t, const char *dir, size_t *applied_now)
 {
     char errstr[RT_ERRSTR_SIZE] = "";
-    int rc = rt_migrate_apply(t->pg, dir, NULL, NULL, applied_now, NULL, errstr);
+    int rc =
+        rt_migrate_apply(t->pg, dir, functions_dir(), NULL, NULL, applied_now, NULL, NULL, errstr);
     if (rc != RT_OK) fail_msg("migrate: %s: %s", rt_strerror(rc), errstr);
 }
 
@@ -152,8 +167,8 @@ static void test_migrate_applies_all_then_second_run_is_noop(void **state)
     char errstr[RT_ERRSTR_SIZE] = "";
     size_t applied = 0, already = 0, callbacks = 0;
 
-    assert_int_equal(rt_migrate_apply(t->pg, migrations_dir(), count_applied, &callbacks, &applied,
-                                      &already, errstr),
+    assert_int_equal(rt_migrate_apply(t->pg, migrations_dir(), functions_dir(), count_applied,
+                                      &callbacks, &applied, &already, NULL, errstr),
                      RT_OK);
     assert_true(applied >= 1);
     assert_int_equal(callbacks, applied);
@@ -167,15 +182,16 @@ static void test_migrate_applies_all_then_second_run_is_noop(void **state)
 
     size_t first_run = applied;
     callbacks = 0;
-    assert_int_equal(rt_migrate_apply(t->pg, migrations_dir(), count_applied, &callbacks, &applied,
-                                      &already, errstr),
+    assert_int_equal(rt_migrate_apply(t->pg, migrations_dir(), functions_dir(), count_applied,
+                                      &callbacks, &applied, &already, NULL, errstr),
                      RT_OK);
     assert_int_equal(applied, 0);
     assert_int_equal(callbacks, 0);
     assert_int_equal(already, first_run);
 
     rt_migration_list list;
-    assert_int_equal(rt_migrate_status(t->pg, migrations_dir(), &list, errstr), RT_OK);
+    assert_int_equal(rt_migrate_status(t->pg, migrations_dir(), functions_dir(), &list, errstr),
+                     RT_OK);
     assert_int_equal(list.applied, first_run);
     assert_int_equal(list.pending, 0);
     assert_string_equal(list.items[0].sha256, list.items[0].recorded_sha256);
@@ -187,14 +203,19 @@ static void test_status_of_new_database_lists_everything_pending(void **state)
     test_db *t = *state;
     char errstr[RT_ERRSTR_SIZE] = "";
     rt_migration_list list;
-    assert_int_equal(rt_migrate_status(t->pg, migrations_dir(), &list, errstr), RT_OK);
+    assert_int_equal(rt_migrate_status(t->pg, migrations_dir(), functions_dir(), &list, errstr),
+                     RT_OK);
     assert_true(list.count >= 1);
     assert_int_equal(list.pending, list.count);
     assert_int_equal(list.applied, 0);
     assert_int_equal(strlen(list.items[0].sha256), 64);
+    assert_true(list.function_count >= 1);
+    assert_int_equal(list.functions_pending, list.function_count);
+    assert_true(list.functions[0].is_function);
     rt_migration_list_free(&list);
     /* status changes nothing: not even schema_migrations is created */
     assert_query(t->pg, "SELECT to_regclass('schema_migrations') IS NULL", "t");
+    assert_query(t->pg, "SELECT to_regclass('schema_functions') IS NULL", "t");
 }
 
 static void test_changed_applied_migration_is_refused(void **state)
@@ -214,8 +235,9 @@ static void test_changed_applied_migration_is_refused(void **state)
     rt_test_write_file(path, edited);
     write_in(dir, "9999_later.sql", "CREATE TABLE later_table (id integer);\n");
 
-    assert_int_equal(rt_migrate_apply(t->pg, dir, NULL, NULL, &applied, NULL, errstr),
-                     RT_ECONFLICT);
+    assert_int_equal(
+        rt_migrate_apply(t->pg, dir, functions_dir(), NULL, NULL, &applied, NULL, NULL, errstr),
+        RT_ECONFLICT);
     assert_int_equal(applied, 0);
     assert_non_null(strstr(errstr, "0001_initial.sql"));
     assert_non_null(strstr(errstr, "sha256"));
@@ -238,7 +260,9 @@ static void test_applied_migration_missing_from_disk_is_refused(void **state)
     snprintf(path, sizeof path, "%s/9998_extra.sql", dir);
     assert_int_equal(unlink(path), 0);
 
-    assert_int_equal(rt_migrate_apply(t->pg, dir, NULL, NULL, NULL, NULL, errstr), RT_ENOTFOUND);
+    assert_int_equal(
+        rt_migrate_apply(t->pg, dir, functions_dir(), NULL, NULL, NULL, NULL, NULL, errstr),
+        RT_ENOTFOUND);
     assert_non_null(strstr(errstr, "9998_extra.sql"));
 }
 
@@ -250,7 +274,9 @@ static void test_bad_file_name_is_refused_before_anything_is_applied(void **stat
     write_in(dir, "12_too_short.sql", "CREATE TABLE never (id integer);\n");
     write_in(dir, "README.md", "not a migration, ignored\n");
 
-    assert_int_equal(rt_migrate_apply(t->pg, dir, NULL, NULL, NULL, NULL, errstr), RT_EINVAL);
+    assert_int_equal(
+        rt_migrate_apply(t->pg, dir, functions_dir(), NULL, NULL, NULL, NULL, NULL, errstr),
+        RT_EINVAL);
     assert_non_null(strstr(errstr, "12_too_short.sql"));
     assert_query(t->pg, "SELECT count(*) FROM schema_migrations", "0");
 }
@@ -266,7 +292,9 @@ static void test_failing_migration_is_rolled_back_and_earlier_ones_stay(void **s
              "CREATE TABLE half_done (id integer);\nINSERT INTO no_such_table VALUES (1);\n");
     char *before = NULL;
 
-    assert_int_equal(rt_migrate_apply(t->pg, dir, NULL, NULL, &applied, NULL, errstr), RT_EDB);
+    assert_int_equal(
+        rt_migrate_apply(t->pg, dir, functions_dir(), NULL, NULL, &applied, NULL, NULL, errstr),
+        RT_EDB);
     assert_non_null(strstr(errstr, "9991_broken.sql"));
     assert_non_null(strstr(errstr, "no_such_table"));
     assert_true(applied >= 2); /* the real ones and 9990_good.sql */
@@ -442,6 +470,7 @@ typedef struct migrator {
     const char *url;
     const char *dbname;
     const char *dir;
+    const char *functions_dir;
     size_t applied;
     int rc;
     char errstr[RT_ERRSTR_SIZE];
@@ -482,7 +511,11 @@ static void test_budget_daily_is_the_ledger_total_per_platform_and_day(void **st
         later[i] = rt_test_read_file(path, NULL);
         assert_int_equal(unlink(path), 0);
     }
-    migrate_ok(t, dir, NULL);
+    /* The function files go with the whole tree (budget_daily_follow's trigger writes 0011's
+     * budget_daily): none until then. */
+    char errstr[RT_ERRSTR_SIZE] = "";
+    if (rt_migrate_apply(t->pg, dir, NULL, NULL, NULL, NULL, NULL, NULL, errstr) != RT_OK)
+        fail_msg("migrate up to 0010: %s", errstr);
     ledger_row(t->pg, "a", "linux64", "2026-11-30", 5);
     ledger_row(t->pg, "b", "linux64", "2026-11-30", 3);
     for (size_t i = 0; i < nlater; i++) {
@@ -516,13 +549,186 @@ static void test_budget_daily_is_the_ledger_total_per_platform_and_day(void **st
     assert_query(t->pg, "SELECT count(*) FROM budget_daily", "0");
 }
 
+/* The function files a migrate applied, by file name, in order. */
+typedef struct applied_functions {
+    size_t count;
+    char files[64][128];
+} applied_functions;
+
+static void note_function(const rt_migration *m, void *arg)
+{
+    applied_functions *seen = arg;
+    if (!m->is_function || seen->count >= 64) return;
+    snprintf(seen->files[seen->count++], sizeof seen->files[0], "%s", m->file);
+}
+
+static size_t migrate_functions(test_db *t, const char *functions, applied_functions *seen)
+{
+    char errstr[RT_ERRSTR_SIZE] = "";
+    size_t applied = 0;
+    memset(seen, 0, sizeof *seen);
+    if (rt_migrate_apply(t->pg, migrations_dir(), functions, note_function, seen, NULL, NULL,
+                         &applied, errstr) != RT_OK)
+        fail_msg("migrate: %s", errstr);
+    assert_int_equal(applied, seen->count);
+    return applied;
+}
+
+static void test_new_database_gets_every_function_file(void **state)
+{
+    test_db *t = *state;
+    applied_functions seen;
+    char sql[512];
+    size_t files = 0;
+    DIR *d = opendir(functions_dir());
+    struct dirent *e;
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL)
+        if (strstr(e->d_name, ".sql")) files++;
+    closedir(d);
+
+    assert_true(files >= 20);
+    assert_int_equal(migrate_functions(t, functions_dir(), &seen), files);
+    for (size_t i = 1; i < seen.count; i++) /* in file name order: NN before name */
+        assert_true(strcmp(seen.files[i - 1], seen.files[i]) < 0);
+    for (size_t i = 0; i < seen.count; i++) {
+        /* 30_history_flakes.sql made history_flakes (a function, an aggregate or a view) */
+        const char *file = seen.files[i];
+        snprintf(sql, sizeof sql,
+                 "SELECT (SELECT count(*) FROM pg_proc WHERE proname = '%.*s')"
+                 " + (SELECT count(*) FROM pg_views WHERE viewname = '%.*s')",
+                 (int)(strlen(file) - 7), file + 3, (int)(strlen(file) - 7), file + 3);
+        assert_query(t->pg, sql, "1");
+    }
+    char count[32];
+    snprintf(count, sizeof count, "%zu", files);
+    assert_query(t->pg, "SELECT count(*) FROM schema_functions", count);
+    assert_query(t->pg, "SELECT count(*) FROM pg_trigger WHERE tgname = 'budget_ledger_daily'",
+                 "1");
+    assert_query(t->pg,
+                 "SELECT count(*) FROM pg_trigger WHERE tgname = 'history_runs_rollup_enqueue'"
+                 " AND tgparentid = 0",
+                 "1");
+
+    rt_migration_list list;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_migrate_status(t->pg, migrations_dir(), functions_dir(), &list, errstr),
+                     RT_OK);
+    assert_int_equal(list.function_count, files);
+    assert_int_equal(list.functions_pending, 0);
+    assert_string_equal(list.functions[0].sha256, list.functions[0].recorded_sha256);
+    rt_migration_list_free(&list);
+}
+
+static void test_unchanged_function_files_are_not_applied_again(void **state)
+{
+    test_db *t = *state;
+    applied_functions seen;
+    assert_true(migrate_functions(t, functions_dir(), &seen) >= 1);
+    char *before = query_value(t->pg, "SELECT string_agg(name || ' ' || sha256 || ' ' ||"
+                                      " applied_at, ',' ORDER BY name) FROM schema_functions");
+    assert_int_equal(migrate_functions(t, functions_dir(), &seen), 0);
+    char *after = query_value(t->pg, "SELECT string_agg(name || ' ' || sha256 || ' ' ||"
+                                     " applied_at, ',' ORDER BY name) FROM schema_functions");
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+}
+
+static const char BACKSTOP_COMMENT[] =
+    "SELECT obj_description('budget_backstop(text, text, integer, integer, integer)'::regprocedure,"
+    " 'pg_proc') = 'changed by test_migrate'";
+
+/* Appends a statement to 10_budget_backstop.sql of the scratch copy: a changed file. */
+static void change_budget_backstop(const char *functions)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/10_budget_backstop.sql", functions);
+    char *text = rt_test_read_file(path, NULL);
+    char *changed = NULL;
+    assert_true(asprintf(&changed,
+                         "%sCOMMENT ON FUNCTION budget_backstop(text, text, integer, integer,"
+                         " integer) IS 'changed by test_migrate';\n",
+                         text) > 0);
+    rt_test_write_file(path, changed);
+    free(changed);
+    free(text);
+}
+
+static void test_changed_function_file_is_applied_again_alone(void **state)
+{
+    test_db *t = *state;
+    applied_functions seen;
+    const char *functions = copy_functions(t);
+    assert_true(migrate_functions(t, functions, &seen) >= 1);
+    char *sha = query_value(t->pg, "SELECT sha256 FROM schema_functions"
+                                   " WHERE name = 'budget_backstop'");
+    assert_query(t->pg, BACKSTOP_COMMENT, "f");
+
+    change_budget_backstop(functions);
+    rt_migration_list list;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_migrate_status(t->pg, migrations_dir(), functions, &list, errstr), RT_OK);
+    assert_int_equal(list.functions_pending, 1);
+    rt_migration_list_free(&list);
+
+    assert_int_equal(migrate_functions(t, functions, &seen), 1);
+    assert_string_equal(seen.files[0], "10_budget_backstop.sql");
+    assert_query(t->pg, BACKSTOP_COMMENT, "t");
+    char *new_sha = query_value(t->pg, "SELECT sha256 FROM schema_functions"
+                                       " WHERE name = 'budget_backstop'");
+    assert_string_not_equal(sha, new_sha);
+    free(sha);
+    free(new_sha);
+}
+
+static void test_broken_function_file_rolls_back_every_function_file(void **state)
+{
+    test_db *t = *state;
+    applied_functions seen;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    size_t applied = 99;
+    const char *functions = copy_functions(t);
+    assert_true(migrate_functions(t, functions, &seen) >= 1);
+    char *before = query_value(t->pg, "SELECT string_agg(name || ' ' || sha256, ','"
+                                      " ORDER BY name) FROM schema_functions");
+
+    /* a changed file that applies, then a broken one after it */
+    change_budget_backstop(functions);
+    write_in(functions, "15_broken_function.sql",
+             "CREATE OR REPLACE FUNCTION broken_function() RETURNS bigint\n"
+             "LANGUAGE sql STABLE AS $$ SELECT count(*) FROM no_such_table $$;\n");
+    assert_int_equal(rt_migrate_apply(t->pg, migrations_dir(), functions, NULL, NULL, NULL, NULL,
+                                      &applied, errstr),
+                     RT_EDB);
+    assert_non_null(strstr(errstr, "15_broken_function.sql"));
+    assert_non_null(strstr(errstr, "no_such_table"));
+    assert_int_equal(applied, 0);
+    assert_false(rt_pg_in_transaction(t->pg));
+    assert_query(t->pg, BACKSTOP_COMMENT, "f");
+    assert_query(t->pg, "SELECT to_regproc('broken_function') IS NULL", "t");
+    char *after = query_value(t->pg, "SELECT string_agg(name || ' ' || sha256, ','"
+                                     " ORDER BY name) FROM schema_functions");
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+
+    /* once it is gone, the changed file is applied */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/15_broken_function.sql", functions);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(migrate_functions(t, functions, &seen), 1);
+    assert_query(t->pg, BACKSTOP_COMMENT, "t");
+}
+
 static void *run_migrator(void *arg)
 {
     migrator *m = arg;
     rt_pg *pg = NULL;
     m->rc = rt_pg_connect_dbname(&pg, m->url, m->dbname, "test", m->errstr);
     if (m->rc == RT_OK)
-        m->rc = rt_migrate_apply(pg, m->dir, NULL, NULL, &m->applied, NULL, m->errstr);
+        m->rc = rt_migrate_apply(pg, m->dir, m->functions_dir, NULL, NULL, &m->applied, NULL, NULL,
+                                 m->errstr);
     rt_pg_free(pg);
     return NULL;
 }
@@ -531,8 +737,11 @@ static void test_concurrent_migrators_apply_each_file_once(void **state)
 {
     test_db *t = *state;
     char dir[4096];
+    char functions[4096];
     snprintf(dir, sizeof dir, "%s", migrations_dir()); /* rt_test_source is not thread-safe */
-    migrator a = {.url = t->cfg.database_url, .dbname = t->name, .dir = dir};
+    snprintf(functions, sizeof functions, "%s", functions_dir());
+    migrator a = {
+        .url = t->cfg.database_url, .dbname = t->name, .dir = dir, .functions_dir = functions};
     migrator b = a;
     pthread_t ta, tb;
     char errstr[RT_ERRSTR_SIZE] = "";
@@ -545,7 +754,8 @@ static void test_concurrent_migrators_apply_each_file_once(void **state)
     if (a.rc != RT_OK) fail_msg("first migrator: %s", a.errstr);
     if (b.rc != RT_OK) fail_msg("second migrator: %s", b.errstr);
 
-    assert_int_equal(rt_migrate_status(t->pg, migrations_dir(), &list, errstr), RT_OK);
+    assert_int_equal(rt_migrate_status(t->pg, migrations_dir(), functions_dir(), &list, errstr),
+                     RT_OK);
     assert_int_equal(a.applied + b.applied, list.count);
     assert_int_equal(list.pending, 0);
     rt_migration_list_free(&list);
@@ -566,6 +776,10 @@ int main(void)
         DB_TEST(test_retrigger_set_unique_per_project_revision_label),
         DB_TEST(test_culprit_search_state_is_kept_on_a_regression_decision),
         DB_TEST(test_concurrent_migrators_apply_each_file_once),
+        DB_TEST(test_new_database_gets_every_function_file),
+        DB_TEST(test_unchanged_function_files_are_not_applied_again),
+        DB_TEST(test_changed_function_file_is_applied_again_alone),
+        DB_TEST(test_broken_function_file_rolls_back_every_function_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

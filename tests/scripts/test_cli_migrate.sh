@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MPL-2.0
 # test_cli_migrate.sh - `retrig migrate` against a fresh database on the local Postgres:
-# applies everything, is a no-op the second time, --status lists what is applied, a changed
-# migration is refused, and a wrong database password fails without being printed.
+# applies everything, is a no-op the second time, --status lists what is applied (the SQL
+# function files too), a changed migration is refused, and a wrong database password fails without being printed.
 # Creates its own database and drops it on exit.
 set -u
 BIN=${RT_TEST_BIN_DIR:?}
@@ -45,7 +45,14 @@ expect "migrate --help" 0 "usage: retrig migrate" -- migrate --help
 expect "unknown option is a usage error" 2 "usage: retrig migrate" -- migrate --frobnicate
 expect "status of a new database lists 0001 as pending" 0 "^pending  0001_initial\.sql" -- \
     migrate --status
+expect "status of a new database lists the SQL function files as pending" 0 \
+    "^pending  function 30_history_flakes\.sql" -- migrate --status
 expect "first run applies 0001_initial.sql" 0 "^applied 0001_initial\.sql" -- migrate
+if grep -q "^applied function 30_history_flakes\.sql" "$work/out"; then
+    ok "first run applies the SQL function files"
+else
+    bad "first run applied no function file: $(tail -n 3 "$work/out")"
+fi
 if grep -Eq "^done: [1-9][0-9]* applied, 0 already applied" "$work/out"; then
     ok "first run summary counts the applied files"
 else
@@ -54,6 +61,8 @@ fi
 expect "second run applies nothing" 0 "^done: 0 applied, [1-9][0-9]* already applied" -- migrate
 if grep -q "^applied " "$work/out"; then bad "second run printed an applied line"; else ok "second run printed no applied line"; fi
 expect "status after migrating" 0 "^status: [1-9][0-9]* applied, 0 pending" -- migrate --status
+expect "status after migrating: no function file pending" 0 \
+    "^functions: [1-9][0-9]* applied, 0 pending" -- migrate --status
 expect "status shows when 0001 was applied" 0 \
     "^applied  0001_initial\.sql  [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z  sha256 [0-9a-f]{12}" -- \
     migrate --status

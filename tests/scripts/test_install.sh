@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MPL-2.0
 # test_install.sh - `cmake --install` lays retrig out as a package would: the six binaries in
 # bin/, the migrations in share/retrig/migrations (where an installed retrig finds them with no
-# configuration), the systemd units pointing at the installed binaries, the example config.
+# configuration) and the SQL function files beside them in share/retrig/sql/functions, the systemd units pointing at the installed binaries, the example config.
 set -euo pipefail
 src=${RT_TEST_SOURCE_DIR:?}
 build=$(dirname "${RT_TEST_BIN_DIR:?}")
@@ -21,6 +21,20 @@ done
 expected=$(cd "$src/migrations" && ls ./*.sql | wc -l)
 installed=$(cd "$prefix/share/retrig/migrations" && ls ./*.sql | wc -l)
 [ "$expected" = "$installed" ] || fail "$installed migrations installed, $expected in the tree"
+expected=$(cd "$src/sql/functions" && ls ./*.sql | wc -l)
+functions=$(cd "$prefix/share/retrig/sql/functions" && ls ./*.sql | wc -l)
+[ "$expected" = "$functions" ] || fail "$functions SQL function files installed, $expected in the tree"
+# ... where the installed `retrig migrate` finds them (<migrations_dir>/../sql/functions): a new
+# database of its own lists them all as pending.
+db="rt_test_install_$$_${RANDOM}"
+admin() { PGPASSWORD=retrig psql -X -q -h 127.0.0.1 -p 5433 -U retrig -d retrig "$@"; }
+admin -c "CREATE DATABASE \"$db\"" || fail "cannot create database $db"
+trap 'admin -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1; rm -rf "$prefix"' EXIT
+status=$(env -u RETRIG_MIGRATIONS_DIR -u RETRIG_CONFIG \
+    RETRIG_DATABASE_URL="postgresql://retrig:retrig@127.0.0.1:5433/$db" \
+    "$prefix/bin/retrig" migrate --status) || fail "installed retrig migrate --status failed"
+echo "$status" | grep -q "^functions: 0 applied, $functions pending" ||
+    fail "installed retrig migrate does not find the installed SQL functions: $status"
 [ -f "$prefix/share/doc/retrig/retrig.conf.example" ] || fail "no example configuration"
 [ -f "$prefix/share/doc/retrig/docs/operations.md" ] || fail "no documentation"
 
@@ -42,4 +56,4 @@ fi
 for doc in $(grep -h '^Documentation=' "${units[@]}" | sed 's/^Documentation=//' | tr ' ' '\n' | sort -u); do
     [ -f "${doc#file://}" ] || fail "a unit's documentation $doc is not installed"
 done
-echo "install: binaries, ${installed} migrations, ${#units[@]} units under one prefix"
+echo "install: binaries, ${installed} migrations, ${functions} SQL function files, ${#units[@]} units under one prefix"

@@ -82,8 +82,9 @@ rt_ch *rt_ch_new(void)
     url_with_database(h->database_url, sizeof h->database_url, h->cfg.database_url, h->dbname);
     if (rt_pg_connect(&h->pg, h->database_url, "test", err) != RT_OK)
         fail_msg("postgres %s: %s", h->dbname, err);
-    if (rt_migrate_apply(h->pg, RT_TEST_SOURCE_DIR "/migrations", NULL, NULL, NULL, NULL, err) !=
-        RT_OK)
+    if (rt_migrate_apply(h->pg, RT_TEST_SOURCE_DIR "/migrations",
+                         RT_TEST_SOURCE_DIR "/sql/functions", NULL, NULL, NULL, NULL, NULL,
+                         err) != RT_OK)
         fail_msg("migrate: %s", err);
 
     if (rt_redis_connect(&h->redis, h->cfg.redis_url, NULL, err) != RT_OK)
