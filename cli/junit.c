@@ -28,13 +28,9 @@ static void usage(FILE *out)
             "Exit: 0 every file read, 1 a file refused or unreadable, 2 usage.\n");
 }
 
-/* A name or message for the terminal: control bytes (escapes, line breaks) become '?'. */
-static void print_safe(const char *s, int width)
-{
-    int n = 0;
-    for (; s && *s; s++, n++) putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
-    for (; n < width; n++) putchar(' ');
-}
+/* Text of a report for the terminal: control characters, ESC, C1 and bidi overrides escaped
+ * (rt_cli_text, cli/text.c). */
+static void print_safe(const char *s, int width) { printf("%-*s", width, rt_cli_text(s)); }
 
 static void print_table(json_t *files, const rt_history_rows *rows)
 {
