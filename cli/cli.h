@@ -9,6 +9,7 @@
 
 int rt_cli_migrate(int argc, char **argv, rt_config *cfg);
 int rt_cli_errorsummary(int argc, char **argv, rt_config *cfg);
+int rt_cli_junit(int argc, char **argv, rt_config *cfg);
 int rt_cli_eligibility(int argc, char **argv, rt_config *cfg);
 int rt_cli_publish(int argc, char **argv, rt_config *cfg);
 int rt_cli_render_action(int argc, char **argv, rt_config *cfg);

@@ -206,6 +206,16 @@ static int on_zip_file(void *ctx, const char *name, const char *data, size_t len
         rt_history_rows_free(&rows);
         return add_gap(d, rc == RT_ETOOBIG ? "too-big" : "unparsable-file", artifact, name, errstr);
     }
+    if (stats.set_aside > 0) { /* malformed testcases: a gap of this file, its other tests kept */
+        char detail[300];
+        snprintf(detail, sizeof detail, "%zu of %zu testcases set aside, the rest stored: %s",
+                 stats.set_aside, stats.testcases, stats.aside[0]);
+        rc = add_gap(d, "unparsable-file", artifact, name, detail);
+        if (rc != RT_OK) {
+            rt_history_rows_free(&rows);
+            return rc;
+        }
+    }
     if (d->nfiles == d->cap_files) {
         size_t cap = d->cap_files ? d->cap_files * 2 : 8;
         junit_file *grown = realloc(d->files, cap * sizeof *grown);

@@ -190,6 +190,9 @@ int rt_cli_ingest_junit(int argc, char **argv, rt_config *cfg)
     printf("%s run %s: %zu tests (%zu testcases read), %zu failing, %zu groups%s\n", project,
            run_id, rows.ntests, stats.testcases, failing, rows.ngroups,
            inserted ? "" : " (run already known; merged)");
+    if (stats.set_aside > 0) /* the first reasons; retrig junit lists them */
+        printf("%zu testcases set aside (malformed), the first: %s\n", stats.set_aside,
+               stats.aside[0]);
     status = 0;
 out:
     rt_history_rows_free(&rows);

@@ -34,6 +34,9 @@ static const struct {
      "                       replay retrig-classify's decision for one task run\n"},
     {"errorsummary", rt_cli_errorsummary,
      "  errorsummary FILE... classify errorsummary artifacts (test-failure, infra, pass)\n"},
+    {"junit", rt_cli_junit,
+     "  junit FILE... [--format table|json]\n"
+     "                       what would be stored of JUnit XML reports, and what set aside\n"},
     {"decide", rt_cli_decide,
      "  decide --original F [--retrigger F]... [--passed N] [--threshold N]\n"
      "                       replay retrig-decide's verdict from bug_suggestions files\n"},

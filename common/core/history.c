@@ -216,9 +216,29 @@ static int fill_failure(rt_history_test *t, const char *status, const char *expe
     t->signature = NULL;
     t->signature_hash[0] = '\0';
     t->failed = true;
-    int rc = rt_history_failure_signature(status, t->test, subtest, message, &t->signature,
-                                          t->signature_hash);
+    /* a flaky result's failure reads as the failure it was */
+    int rc = rt_history_failure_signature(strcmp(status, "FLAKY") ? status : "FAIL", t->test,
+                                          subtest, message, &t->signature, t->signature_hash);
     return rc == RT_ENOTFOUND ? RT_OK : rc;
+}
+
+/* The order in which results of one test win a merge: failures, errors, passes, skips, the
+ * rest. FLAKY ranks as the failure it holds. */
+static int rank(const char *status, bool failed)
+{
+    if (failed) return !strcmp(status, "ERROR") ? 4 : 5;
+    if (!strcmp(status, "PASS")) return 3;
+    if (!strcmp(status, "SKIP")) return 2;
+    return 1;
+}
+
+int rt_history_rows_add_attempts(rt_history_rows *rows, const char *test, int n)
+{
+    if (!rows->rt__test_index) return RT_ENOTFOUND;
+    size_t *slot = index_slot(rows->rt__test_index, rows->rt__index_size, test, test_name_of, rows);
+    if (*slot == NO_SLOT) return RT_ENOTFOUND;
+    rows->tests[*slot].attempts += n;
+    return RT_OK;
 }
 
 int rt_history_rows_add_test(rt_history_rows *rows, const char *test, const char *group,
@@ -233,8 +253,18 @@ int rt_history_rows_add_test(rt_history_rows *rows, const char *test, const char
     size_t *slot = index_slot(rows->rt__test_index, rows->rt__index_size, test, test_name_of, rows);
     if (*slot != NO_SLOT) {
         rt_history_test *t = &rows->tests[*slot];
-        if (failed && !t->failed) return fill_failure(t, status, expected, subtest, message);
-        return RT_OK; /* the first failure stays; a pass never overrides */
+        int was = rank(t->status, t->failed), is = rank(status, failed);
+        /* a failure (not an error: pytest's teardown errors) and a pass: flaky */
+        bool flaky = !strcmp(t->status, "FLAKY") || !strcmp(status, "FLAKY") ||
+                     (was == 5 && !strcmp(status, "PASS")) ||
+                     (is == 5 && !strcmp(t->status, "PASS"));
+        if (is > was) {
+            rc = failed ? fill_failure(t, status, expected, subtest, message)
+                        : replace(&t->status, status);
+            if (rc != RT_OK) return rc;
+        }
+        if (flaky && rank(t->status, t->failed) == 5) return replace(&t->status, "FLAKY");
+        return RT_OK;
     }
     if (rows->ntests == rows->rt__cap_tests) {
         size_t cap = rows->rt__cap_tests ? rows->rt__cap_tests * 2 : 16;
@@ -254,6 +284,8 @@ int rt_history_rows_add_test(rt_history_rows *rows, const char *test, const char
     }
     *slot = rows->ntests++;
     if (failed) return fill_failure(t, status, expected, subtest, message);
+    /* what a result that is no failure says (a collection or build error's cause) */
+    if (message && *message && !(t->message = strdup(message))) return RT_ENOMEM;
     return replace(&t->status, status);
 }
 

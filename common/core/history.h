@@ -42,6 +42,8 @@ typedef struct rt_history_test {
     char *message;   /* may be NULL */
     char *signature; /* normalised failure line, NULL for passes */
     char signature_hash[17];
+    int attempts; /* runs of the test within the run (JUnit reruns and duplicates), 0: not counted
+                   */
 } rt_history_test;
 
 typedef struct rt_history_rows {
@@ -101,8 +103,11 @@ RT_MUSTCHECK int rt_history_rows_from_errorsummary(const rt_errorsummary *es, rt
  * or'ed). The strings are copied. */
 RT_MUSTCHECK int rt_history_rows_add_group(rt_history_rows *rows, const char *name,
                                            const char *status, long duration_ms, bool failed);
-/* Adds one test result, merged with an earlier row of the same test: a failure wins and
- * the first failure keeps its message and signature. The message stored is
+/* Adds one test result, merged with an earlier row of the same test whatever their order:
+ * FAIL (and any other failing status) > ERROR > PASS > SKIP > anything else (DISABLED,
+ * COLLECTION_ERROR, BUILD_FAILED); a failure and a pass of one test (or a FLAKY result) make
+ * FLAKY, still failed; among failures of one rank the first keeps its message and signature. The
+ * message stored is
  * "<subtest> - <message>" when there is a subtest. The strings are copied. A test of a
  * group not added yet adds it (derived: status OK or FAIL); a failing test fails its group
  * ("" names no group). */
@@ -110,6 +115,8 @@ RT_MUSTCHECK int rt_history_rows_add_test(rt_history_rows *rows, const char *tes
                                           const char *group, const char *status,
                                           const char *expected, bool failed, const char *subtest,
                                           const char *message);
+/* Adds n to the attempts of the test (added before). RT_OK, RT_ENOTFOUND. */
+RT_MUSTCHECK int rt_history_rows_add_attempts(rt_history_rows *rows, const char *test, int n);
 void rt_history_rows_free(rt_history_rows *rows);
 
 #endif

@@ -403,6 +403,70 @@ static void test_rerun_attempt_is_a_second_outcome_and_a_flip(void **state)
     free(out);
 }
 
+/* A Surefire report with a rerun that passed and a nameless testcase (issue 31): the test is
+ * stored FLAKY (a failure) and counted as a flip within its attempt; the nameless testcase is
+ * a gap of its file while the file's other tests are stored. */
+static void test_a_flaky_rerun_within_an_attempt_is_a_flip_and_a_bad_testcase_a_gap(void **state)
+{
+    gh_test *t = *state;
+    static const char xml[] =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+        "<testsuite name=\"org.example.RetryTest\" tests=\"3\" timestamp=\"2024-05-01T10:00:00\">"
+        "<testcase name=\"failsOnce\" classname=\"org.example.RetryTest\" time=\"0.009\">"
+        "<flakyFailure message=\"expected: &lt;true&gt; but was: &lt;false&gt;\""
+        " type=\"org.opentest4j.AssertionFailedError\"><stackTrace>at x</stackTrace>"
+        "</flakyFailure></testcase>"
+        "<testcase name=\"\" classname=\"org.example.RetryTest\"/>"
+        "<testcase name=\"passes\" classname=\"org.example.RetryTest\"/>"
+        "</testsuite>";
+    load(t,
+         json_pack(
+             "[o]",
+             run(8700, "fix-retry", 11, NULL, 9000,
+                 json_pack("[o]", attempt("success", 9000,
+                                          json_pack("[o]", artifact("surefire", xml, false)))))),
+         NULL);
+    char *out = NULL;
+    assert_int_equal(collect(t, &out, NULL, NULL, NULL), 0);
+    free(out);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests WHERE test ="
+                                " 'org.example.RetryTest::failsOnce' AND status = 'FLAKY'"
+                                " AND failed"),
+                     1);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests WHERE test ="
+                                " 'org.example.RetryTest::passes' AND status = 'PASS'"),
+                     1);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM github_rerun_flips WHERE run_id = 8700"
+                                " AND failed_attempt = 1 AND passed_attempt = 1"
+                                " AND test = 'org.example.RetryTest::failsOnce'"),
+                     1);
+    char *detail = rt_ch_sql_text(t->h,
+                                  "SELECT detail FROM github_run_gaps WHERE run_id = 8700"
+                                  " AND kind = 'unparsable-file' AND artifact = 'surefire'",
+                                  0, NULL);
+    assert_non_null(detail);
+    assert_non_null(strstr(detail, "1 of 3 testcases set aside, the rest stored"));
+    free(detail);
+    const char *argv[] = {"retrig", "flakes", "--project", REPO, "--format", "json", NULL};
+    assert_int_equal(rt_test_run(t->env, argv, &out, NULL), 0);
+    json_t *doc = json_loads(out, 0, NULL);
+    assert_non_null(doc);
+    size_t i;
+    json_t *row;
+    bool seen = false;
+    json_array_foreach(json_object_get(doc, "tests"), i, row)
+    {
+        if (strcmp(json_string_value(json_object_get(row, "test")),
+                   "org.example.RetryTest::failsOnce"))
+            continue;
+        seen = true;
+        assert_int_equal(json_integer_value(json_object_get(row, "rerun_flips")), 1);
+    }
+    assert_true(seen);
+    json_decref(doc);
+    free(out);
+}
+
 static void test_unusable_runs_are_gaps_and_an_unchanged_listing_is_a_304(void **state)
 {
     gh_test *t = *state;
@@ -487,6 +551,9 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_unusable_runs_are_gaps_and_an_unchanged_listing_is_a_304, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_flaky_rerun_within_an_attempt_is_a_flip_and_a_bad_testcase_a_gap, setup,
+            teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
