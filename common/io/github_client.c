@@ -27,6 +27,8 @@ struct rt_gh_client {
     char curl_error[CURL_ERROR_SIZE];
 };
 
+#define MAX_REDIRECTS 5
+
 typedef struct xfer {
     rt_gh_response *resp;
     size_t cap;
@@ -265,6 +267,22 @@ static const char *path_shown(rt_gh_client *c, const char *url)
     return !strncmp(url, c->api_url, n) ? url + n : url;
 }
 
+/* Location resolved against the URL it answered (absolute http(s) only, or a path). */
+static char *resolve_location(const char *base, const char *location)
+{
+    CURLU *u = curl_url();
+    char *out = NULL, *tmp = NULL;
+    if (!u) return NULL;
+    if (curl_url_set(u, CURLUPART_URL, base, 0) == CURLUE_OK &&
+        curl_url_set(u, CURLUPART_URL, location, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_URL, &tmp, 0) == CURLUE_OK &&
+        (!strncmp(tmp, "http://", 7) || !strncmp(tmp, "https://", 8)))
+        out = strdup(tmp);
+    curl_free(tmp);
+    curl_url_cleanup(u);
+    return out;
+}
+
 /* Stops or waits before a request; RT_OK to go on. */
 static int before_request(rt_gh_client *c, const char *shown)
 {
@@ -316,7 +334,7 @@ static int request(rt_gh_client *c, const char *method, const char *path, const 
         return RT_EINVAL;
     }
     const char *shown = path_shown(c, url);
-    int rc = RT_ERETRY;
+    int rc = RT_ERETRY, redirects = 0;
     for (int attempt = 1;; attempt++) {
         if ((rc = before_request(c, shown)) != RT_OK) break;
         xfer x;
@@ -344,10 +362,46 @@ static int request(rt_gh_client *c, const char *method, const char *path, const 
             rc = e == CURLE_OPERATION_TIMEDOUT ? RT_ETIMEDOUT : RT_ECONN;
             delay = 1L << (attempt - 1 < 4 ? attempt - 1 : 4);
         } else if ((resp->status >= 200 && resp->status < 300) ||
-                   (resp->status == 304 && if_none_match) ||
-                   (redirect_ok && resp->status >= 300 && resp->status < 400 && resp->location)) {
+                   (resp->status == 304 && if_none_match)) {
             rc = RT_OK;
             break;
+        } else if (resp->status == 301 || resp->status == 302 || resp->status == 303 ||
+                   resp->status == 307 || resp->status == 308) {
+            /* GitHub moves renamed repositories (301) and asks clients to follow 301, 302
+             * and 307, repeating the request. Only within github_api_url (same scheme, host
+             * and port, under its path), so the token never leaves for another host or an
+             * http:// URL; a redirect elsewhere is refused, not followed without it. */
+            char *next = resp->location ? resolve_location(url, resp->location) : NULL;
+            size_t n = strlen(c->api_url);
+            bool inside = next && !strncmp(next, c->api_url, n) &&
+                          (next[n] == '/' || next[n] == '?' || next[n] == '\0');
+            /* an artifact's /zip: the storage URL, unless GitHub moved the API path itself */
+            if (redirect_ok && next &&
+                !(inside &&
+                  (!strncmp(next + n, "/repos/", 7) || !strncmp(next + n, "/repositories/", 14)))) {
+                free(next);
+                rc = RT_OK;
+                break;
+            }
+            if (!inside || ++redirects > MAX_REDIRECTS) {
+                rt_set_errstr(c->errstr, "%s %s: HTTP %ld redirect %s", method, shown, resp->status,
+                              !next     ? "without a usable Location"
+                              : !inside ? "outside github_api_url refused (the token goes "
+                                          "nowhere else)"
+                                        : "loop");
+                free(next);
+                rc = RT_EUPSTREAM;
+                break;
+            }
+            char status[24];
+            snprintf(status, sizeof status, "%ld", resp->status);
+            free(url);
+            url = next;
+            shown = path_shown(c, url);
+            rt_log_info("GitHub redirected the request; following it", "status", status, "to",
+                        shown);
+            attempt--; /* a redirect is no failed attempt */
+            continue;
         } else if (resp->status == 403 || resp->status == 429) {
             bool primary = x.remaining == 0;
             bool secondary = x.retry_after >= 0 || resp->status == 429 ||
@@ -410,22 +464,6 @@ int rt_gh_request(rt_gh_client *c, const char *method, const char *path, const c
                   const char *json_body, rt_gh_response *resp)
 {
     return request(c, method, path, if_none_match, json_body, false, resp);
-}
-
-/* Location resolved against the URL it answered (absolute http(s) only, or a path). */
-static char *resolve_location(const char *base, const char *location)
-{
-    CURLU *u = curl_url();
-    char *out = NULL, *tmp = NULL;
-    if (!u) return NULL;
-    if (curl_url_set(u, CURLUPART_URL, base, 0) == CURLUE_OK &&
-        curl_url_set(u, CURLUPART_URL, location, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_URL, &tmp, 0) == CURLUE_OK &&
-        (!strncmp(tmp, "http://", 7) || !strncmp(tmp, "https://", 8)))
-        out = strdup(tmp);
-    curl_free(tmp);
-    curl_url_cleanup(u);
-    return out;
 }
 
 int rt_gh_download(rt_gh_client *c, const char *path, long max_bytes, rt_gh_response *resp)

@@ -13,9 +13,17 @@
  * max_attempts and max_retry_after_s; 5xx and connection failures back off 1, 2, 4 s.
  * A conditional GET (if_none_match) answered 304 is RT_OK with status 304.
  *
+ * Redirects of API calls (301, 302, 307, 308: a renamed repository answers 301 to
+ * /repositories/{id}/...) are followed, the same method and body repeated, at most 5 in a
+ * row, only to URLs under api_url (same scheme, host and port), where the token may go; a
+ * redirect anywhere else (another host, https to http) is refused (RT_EUPSTREAM), never
+ * followed with or without the token. Each redirect is a request.
+ *
  * rt_gh_download follows an artifact's redirect by hand: the storage URL (Location) is
  * fetched with no Authorization header and no GitHub headers, as the storage host refuses
- * them; it does not count against the API budget. Not thread-safe: one client per thread. */
+ * them; it does not count against the API budget. A redirect of the API call to a URL under
+ * api_url (a renamed repository) is followed as above first. Not thread-safe: one client per
+ * thread. */
 #ifndef RETRIG_COMMON_GITHUB_CLIENT_H
 #define RETRIG_COMMON_GITHUB_CLIENT_H
 

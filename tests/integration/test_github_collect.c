@@ -476,6 +476,82 @@ static void test_unusable_runs_are_gaps_and_an_unchanged_listing_is_a_304(void *
     json_decref(calls);
 }
 
+/* Runs the CLI with the test's environment plus more_env; argv ends with NULL. */
+static int run_cli(gh_test *t, const char *const *more_env, const char *const *argv, char **out,
+                   char **err)
+{
+    const char *env[16];
+    size_t n = 0;
+    for (size_t i = 0; t->env[i]; i++) env[n++] = t->env[i];
+    for (size_t i = 0; more_env && more_env[i]; i++) env[n++] = more_env[i];
+    env[n] = NULL;
+    return rt_test_run(env, argv, out, err);
+}
+
+/* GitHub answers a renamed repository's old path 301 to /repositories/{id}/..., whose pages
+ * link on under /repositories/{id}/: each redirect is followed with the token (same host);
+ * a redirect to another host is refused, and that host never hears of the token. */
+static void test_api_redirects_are_followed_on_the_same_host_only(void **state)
+{
+    gh_test *t = *state;
+    json_t *runs = json_array();
+    for (int i = 0; i < 3; i++) {
+        char *xml = junit(i == 1 ? ",2," : NULL, false);
+        json_array_append_new(
+            runs, run(8600 + i, "fix", 40 + i, NULL, 3600 + i * 60,
+                      json_pack("[o]", attempt("success", 3600 + i * 60,
+                                               json_pack("[o]", artifact("junit", xml, false))))));
+        free(xml);
+    }
+    load(t, runs, json_pack("{s:{s:s}, s:i}", "renamed", "acme/old-widgets", REPO, "page_size", 2));
+    const char *argv[] = {"retrig", "collect-github", "--repo", "acme/old-widgets", NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(run_cli(t, NULL, argv, &out, &err), 0);
+    assert_non_null(strstr(out, "3 attempts stored"));
+    free(out);
+    free(err);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM github_runs"), 3);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests"), 3 * NTEST);
+    json_t *calls = rt_fake_calls(&t->h->fake, NULL);
+    size_t i, moved = 0, by_id = 0;
+    json_t *call;
+    json_array_foreach(calls, i, call)
+    {
+        const char *path = json_string_value(json_object_get(call, "path"));
+        long status = (long)json_integer_value(json_object_get(call, "status"));
+        if (!strncmp(path, "/repos/acme/old-widgets", 23)) {
+            assert_int_equal(status, 301);
+            moved++;
+        } else if (!strncmp(path, "/repositories/", 14)) {
+            assert_true(has_header(call, "Authorization"));
+            assert_int_equal(status, strstr(path, "/zip") ? 302 : 200); /* 302: to storage */
+            by_id++;
+        }
+    }
+    json_decref(calls);
+    assert_true(moved >= 3); /* the repository, the listing, each run's calls */
+    assert_true(by_id >= 4); /* and the listing's second page, linked by id */
+
+    /* a redirect to another host (localhost is not 127.0.0.1): refused, never sent */
+    rt_fake_reset(&t->h->fake);
+    char fault[512];
+    snprintf(fault, sizeof fault,
+             "{\"path_prefix\": \"/repos/acme/widgets/actions/runs\", \"kind\": \"status\","
+             " \"status\": 307, \"headers\": {\"Location\": \"http://localhost:%d/repos/acme/"
+             "widgets/actions/runs\"}, \"body\": {\"message\": \"Temporary Redirect\"}}",
+             t->h->fake.port);
+    assert_int_equal(rt_fake_add_fault(&t->h->fake, fault), 200);
+    const char *argv2[] = {"retrig", "collect-github", "--repo", REPO, "--since=30d", NULL};
+    out = err = NULL;
+    assert_int_not_equal(run_cli(t, NULL, argv2, &out, &err), 0);
+    assert_non_null(strstr(err, "redirect outside github_api_url refused"));
+    free(out);
+    free(err);
+    calls = rt_fake_calls(&t->h->fake, "/repos/acme/widgets/actions/runs");
+    assert_int_equal(json_array_size(calls), 1);
+    json_decref(calls);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -487,6 +563,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_unusable_runs_are_gaps_and_an_unchanged_listing_is_a_304, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_api_redirects_are_followed_on_the_same_host_only,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
