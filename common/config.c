@@ -119,6 +119,9 @@ const rt_config_key rt_config_keys[] = {
      "where retrig flaky-issues files issues: github (the project's GitHub Issues) or bugzilla"},
     {"github_api_url", RT_CFG_STRING, OFF(github_api_url), "https://api.github.com", 0, 0, false,
      "GitHub REST API root URL (collect-github, flaky-issues)"},
+    {"github_listing_cap", RT_CFG_INT, OFF(github_listing_cap), "1000", 2, 1000, false,
+     "runs GitHub serves at most of a listing filtered by creation time (documented: 1,000); "
+     "collect-github splits a window reaching it. Lower only against a test double"},
     {"github_rate_limit_reserve", RT_CFG_INT, OFF(github_rate_limit_reserve), "50", 0, 100000,
      false, "GitHub API requests left untouched: collect-github stops (or waits) at this many"},
     {"github_token", RT_CFG_STRING, OFF(github_token), NULL, 0, 0, true,

@@ -64,6 +64,7 @@ typedef struct rt_config {
     int flaky_issue_quiet_days;
     char *flaky_issue_tracker;
     char *github_api_url;
+    int github_listing_cap;
     int github_rate_limit_reserve;
     char *github_token;
     char *github_token_file;

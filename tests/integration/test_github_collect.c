@@ -552,6 +552,49 @@ static void test_api_redirects_are_followed_on_the_same_host_only(void **state)
     json_decref(calls);
 }
 
+/* GitHub serves at most 1,000 runs of a listing filtered by creation time (the fake: its
+ * listing_cap, 4 here, and github_listing_cap with it), and says so only in total_count:
+ * the window is halved until none reaches the cap, and every run is collected. */
+static void test_capped_listing_is_split_into_created_windows(void **state)
+{
+    gh_test *t = *state;
+    json_t *runs = json_array();
+    for (int i = 0; i < 11; i++) {
+        char *xml = junit(NULL, false);
+        long ago = 3600 + i * 5400L; /* every 90 minutes over 16 hours */
+        json_array_append_new(
+            runs, run(8700 + i, "fix", 60 + i, NULL, ago,
+                      json_pack("[o]", attempt("success", ago,
+                                               json_pack("[o]", artifact("junit", xml, false))))));
+        free(xml);
+    }
+    load(t, runs, json_pack("{s:i}", "listing_cap", 4));
+    const char *cap[] = {"RETRIG_GITHUB_LISTING_CAP=4", NULL};
+    const char *argv[] = {"retrig", "collect-github", "--repo", REPO, "--since=2d", NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(run_cli(t, cap, argv, &out, &err), 0);
+    assert_non_null(strstr(out, "11 attempts stored"));
+    assert_non_null(strstr(err, "run listing reaches GitHub's cap: split into created windows"));
+    free(out);
+    free(err);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM github_runs"), 11);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests"), 11 * NTEST);
+    /* every window asked for was answered below the cap, and each run was listed once */
+    json_t *calls = rt_fake_calls(&t->h->fake, "/repos/acme/widgets/actions/runs");
+    size_t i, windows = 0;
+    json_t *call;
+    json_array_foreach(calls, i, call)
+    {
+        const char *query = json_string_value(json_object_get(call, "query"));
+        const char *path = json_string_value(json_object_get(call, "path"));
+        if (strcmp(path, "/repos/acme/widgets/actions/runs") || !strstr(query, "..")) continue;
+        windows++;
+    }
+    json_decref(calls);
+    assert_true(windows >= 4);
+    assert_int_equal(sql_int(t, "SELECT runs_stored FROM github_collect_state"), 11);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -565,6 +608,8 @@ int main(void)
             test_unusable_runs_are_gaps_and_an_unchanged_listing_is_a_304, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api_redirects_are_followed_on_the_same_host_only,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_capped_listing_is_split_into_created_windows, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
