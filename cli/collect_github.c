@@ -858,6 +858,7 @@ int rt_cli_collect_github(int argc, char **argv, rt_config *cfg)
                                .wait_for_reset = interval != NULL,
                                .connect_timeout_ms = cfg->http_connect_timeout_ms,
                                .timeout_ms = cfg->http_timeout_ms,
+                               .secondary_wait_s = cfg->github_secondary_wait_s,
                                .ca_file = cfg->http_ca_file,
                                .cancel = NULL};
     if (rt_gh_client_new(&c.gh, &go, errstr) != RT_OK) {

@@ -66,6 +66,7 @@ typedef struct rt_config {
     char *github_api_url;
     int github_listing_cap;
     int github_rate_limit_reserve;
+    int github_secondary_wait_s;
     char *github_token;
     char *github_token_file;
     int history_batch_size;

@@ -20,6 +20,8 @@ struct rt_gh_client {
     rt_gh_client_options opts;
     char *api_url, *token, *ca_file, *auth_header;
     long requests;
+    struct timespec last_mutation; /* CLOCK_MONOTONIC; zero: none yet */
+    unsigned int jitter_seed;
     long remaining;
     time_t reset;
     rt_gh_stop stopped;
@@ -55,7 +57,10 @@ int rt_gh_client_new(rt_gh_client **out, const rt_gh_client_options *opts, char 
     if (!c) return RT_ENOMEM;
     c->opts = *opts;
     if (c->opts.max_wait_s <= 0) c->opts.max_wait_s = 3900;
-    if (c->opts.max_retry_after_s <= 0) c->opts.max_retry_after_s = 120;
+    if (c->opts.max_retry_after_s <= 0) c->opts.max_retry_after_s = 900;
+    if (c->opts.secondary_wait_s <= 0) c->opts.secondary_wait_s = 60;
+    if (c->opts.mutation_gap_ms <= 0) c->opts.mutation_gap_ms = 1000;
+    c->jitter_seed = (unsigned int)time(NULL) ^ (unsigned int)getpid();
     if (c->opts.max_attempts <= 0) c->opts.max_attempts = 4;
     if (c->opts.connect_timeout_ms <= 0) c->opts.connect_timeout_ms = 5000;
     if (c->opts.timeout_ms <= 0) c->opts.timeout_ms = 60000;
@@ -322,6 +327,31 @@ static int before_request(rt_gh_client *c, const char *shown)
     return RT_ERETRY;
 }
 
+static bool is_mutation(const char *method)
+{
+    return !strcmp(method, "POST") || !strcmp(method, "PATCH") || !strcmp(method, "PUT") ||
+           !strcmp(method, "DELETE");
+}
+
+/* Waits until mutation_gap_ms have passed since the last mutation was sent; false when a
+ * stop or cancel came meanwhile. */
+static bool space_mutation(rt_gh_client *c)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (c->last_mutation.tv_sec || c->last_mutation.tv_nsec) {
+        long since_ms = (long)(now.tv_sec - c->last_mutation.tv_sec) * 1000 +
+                        (now.tv_nsec - c->last_mutation.tv_nsec) / 1000000;
+        if (since_ms < c->opts.mutation_gap_ms) {
+            if (!rt_stop_sleep_ms(c->opts.mutation_gap_ms - since_ms)) return false;
+            if (c->opts.cancel && *c->opts.cancel) return false;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+        }
+    }
+    c->last_mutation = now;
+    return true;
+}
+
 static int request(rt_gh_client *c, const char *method, const char *path, const char *if_none_match,
                    const char *json_body, bool redirect_ok, rt_gh_response *resp)
 {
@@ -334,9 +364,15 @@ static int request(rt_gh_client *c, const char *method, const char *path, const 
         return RT_EINVAL;
     }
     const char *shown = path_shown(c, url);
-    int rc = RT_ERETRY, redirects = 0;
+    int rc = RT_ERETRY, redirects = 0, secondary_limits = 0;
     for (int attempt = 1;; attempt++) {
         if ((rc = before_request(c, shown)) != RT_OK) break;
+        if (is_mutation(method) && !space_mutation(c)) {
+            c->stopped = RT_GH_STOP_RATE_LIMIT;
+            rt_set_errstr(c->errstr, "%s %s: stopped before sending", method, shown);
+            rc = RT_ERETRY;
+            break;
+        }
         xfer x;
         CURLcode e = perform(c, method, url, true, json_body, c->opts.max_body_bytes, resp, &x,
                              if_none_match);
@@ -420,7 +456,14 @@ static int request(rt_gh_client *c, const char *method, const char *path, const 
                 rc = RT_EAUTH;
                 break;
             }
-            delay = x.retry_after >= 0 ? x.retry_after : 60;
+            secondary_limits++;
+            if (x.retry_after >= 0) {
+                delay = x.retry_after;
+            } else { /* at least a minute, doubled each time, a random quarter more */
+                long base = c->opts.secondary_wait_s
+                            << (secondary_limits - 1 < 6 ? secondary_limits - 1 : 6);
+                delay = base + (long)(rand_r(&c->jitter_seed) % (unsigned)(base / 4 + 1));
+            }
             rt_set_errstr(c->errstr, "%s %s: HTTP %ld, secondary rate limit (retry after %ld s)",
                           method, shown, resp->status, delay);
             rc = RT_ERETRY;

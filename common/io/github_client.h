@@ -10,7 +10,11 @@
  * client waits for the reset (wait_for_reset, periodic mode) or stops (RT_ERETRY, stopped
  * RATE_LIMIT, errstr naming the reset time) so that a later run resumes. Secondary limits
  * (403 or 429 with retry-after, or 403 naming a rate limit) back off and try again, up to
- * max_attempts and max_retry_after_s; 5xx and connection failures back off 1, 2, 4 s.
+ * max_attempts: retry-after's seconds when sent, else, as GitHub asks, at least a minute
+ * (secondary_wait_s) doubled on each further limit of the same request, plus up to a
+ * quarter of it at random; a wait over max_retry_after_s stops the client (RATE_LIMIT).
+ * Mutations (POST, PATCH, PUT, DELETE) are sent at least mutation_gap_ms (a second) apart.
+ * 5xx and connection failures back off 1, 2, 4 s.
  * A conditional GET (if_none_match) answered 304 is RT_OK with status 304.
  *
  * Redirects of API calls (301, 302, 307, 308: a renamed repository answers 301 to
@@ -45,7 +49,9 @@ typedef struct rt_gh_client_options {
     long reserve;            /* stop (or wait) at this many requests left */
     bool wait_for_reset;     /* wait for the rate limit's reset instead of stopping */
     long max_wait_s;         /* longest wait for a reset; <= 0: 3900 */
-    long max_retry_after_s;  /* longest secondary-limit wait; <= 0: 120 */
+    long max_retry_after_s;  /* longest secondary-limit wait; <= 0: 900 */
+    long secondary_wait_s;   /* first secondary-limit wait without retry-after; <= 0: 60 */
+    long mutation_gap_ms;    /* least time between POST/PATCH/PUT/DELETE; <= 0: 1000 */
     int max_attempts;        /* per request; <= 0: 4 */
     long connect_timeout_ms; /* <= 0: 5000 */
     long timeout_ms;         /* <= 0: 60000 */

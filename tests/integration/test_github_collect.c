@@ -595,6 +595,49 @@ static void test_capped_listing_is_split_into_created_windows(void **state)
     assert_int_equal(sql_int(t, "SELECT runs_stored FROM github_collect_state"), 11);
 }
 
+/* A secondary rate limit without retry-after: GitHub asks for at least a minute, longer
+ * on each further one. github_secondary_wait_s shrinks the minute to a second here: the
+ * waits are that base, then at least twice it (exponential, with jitter on top). */
+static void test_secondary_limit_without_retry_after_backs_off_exponentially(void **state)
+{
+    gh_test *t = *state;
+    char *xml = junit(NULL, false);
+    json_t *runs = json_pack(
+        "[o]", run(8800, "fix", 80, NULL, 3600,
+                   json_pack("[o]", attempt("success", 3600,
+                                            json_pack("[o]", artifact("junit", xml, false))))));
+    free(xml);
+    load(t, runs, NULL);
+    assert_int_equal(
+        rt_fake_add_fault(&t->h->fake,
+                          "{\"path_prefix\": \"/repos/acme/widgets/actions/runs\","
+                          " \"method\": \"GET\", \"kind\": \"status\", \"status\": 403,"
+                          " \"times\": 2, \"body\": {\"message\": \"You have exceeded a"
+                          " secondary rate limit. Please wait a few minutes before you try"
+                          " again.\"}}"),
+        200);
+    const char *fast[] = {"RETRIG_GITHUB_SECONDARY_WAIT_S=1", NULL};
+    const char *argv[] = {"retrig", "collect-github", "--repo", REPO, NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(run_cli(t, fast, argv, &out, &err), 0);
+    assert_non_null(strstr(out, "1 attempts stored"));
+    free(out);
+    free(err);
+    json_t *calls = rt_fake_calls(&t->h->fake, "/repos/acme/widgets/actions/runs");
+    double at[3];
+    for (size_t i = 0; i < 3; i++) {
+        json_t *call = json_array_get(calls, i);
+        assert_string_equal(json_string_value(json_object_get(call, "path")),
+                            "/repos/acme/widgets/actions/runs");
+        assert_int_equal(json_integer_value(json_object_get(call, "status")), i < 2 ? 403 : 200);
+        at[i] = json_number_value(json_object_get(call, "time"));
+    }
+    json_decref(calls);
+    double first = at[1] - at[0], second = at[2] - at[1];
+    assert_true(first >= 0.95 && first < 1.5);   /* the base, with at most a quarter more */
+    assert_true(second >= 1.95 && second < 3.0); /* doubled */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -610,6 +653,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_capped_listing_is_split_into_created_windows, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_secondary_limit_without_retry_after_backs_off_exponentially, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
