@@ -376,7 +376,7 @@ static int request(rt_gh_client *c, const char *method, const char *path, const 
         xfer x;
         CURLcode e = perform(c, method, url, true, json_body, c->opts.max_body_bytes, resp, &x,
                              if_none_match);
-        c->requests++;
+        if (resp->status != 304) c->requests++; /* GitHub does not charge a 304 */
         if (x.oom || e == CURLE_OUT_OF_MEMORY) {
             rc = RT_ENOMEM;
             break;

@@ -15,7 +15,8 @@
  * quarter of it at random; a wait over max_retry_after_s stops the client (RATE_LIMIT).
  * Mutations (POST, PATCH, PUT, DELETE) are sent at least mutation_gap_ms (a second) apart.
  * 5xx and connection failures back off 1, 2, 4 s.
- * A conditional GET (if_none_match) answered 304 is RT_OK with status 304.
+ * A conditional GET (if_none_match) answered 304 is RT_OK with status 304; it counts
+ * against neither max_requests nor rt_gh_client_requests, as GitHub does not charge it.
  *
  * Redirects of API calls (301, 302, 307, 308: a renamed repository answers 301 to
  * /repositories/{id}/...) are followed, the same method and body repeated, at most 5 in a

@@ -638,6 +638,47 @@ static void test_secondary_limit_without_retry_after_backs_off_exponentially(voi
     assert_true(second >= 1.95 && second < 3.0); /* doubled */
 }
 
+/* GitHub does not charge a conditional request answered 304, nor does --max-requests: two
+ * unchanged workflow listings fit a budget of 2 after the repository's own request. */
+static void test_not_modified_answers_cost_no_budget(void **state)
+{
+    gh_test *t = *state;
+    char *xml = junit(NULL, false);
+    json_t *runs = json_pack(
+        "[o]", run(8900, "fix", 90, NULL, 3600,
+                   json_pack("[o]", attempt("success", 3600,
+                                            json_pack("[o]", artifact("junit", xml, false))))));
+    free(xml);
+    load(t, runs, NULL);
+    const char *argv[] = {"retrig",     "collect-github", "--repo",     REPO,        "--since=7d",
+                          "--workflow", "tests.yaml",     "--workflow", "lint.yaml", NULL,
+                          NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(run_cli(t, NULL, argv, &out, &err), 0);
+    assert_non_null(strstr(out, "1 attempts stored"));
+    free(out);
+    free(err);
+    rt_fake_reset(&t->h->fake);
+    argv[9] = "--max-requests=2";
+    assert_int_equal(run_cli(t, NULL, argv, &out, &err), 0);
+    assert_null(strstr(out, "stopped:"));
+    assert_non_null(strstr(out, "1 requests"));
+    free(out);
+    free(err);
+    json_t *calls = rt_fake_calls(&t->h->fake, "/repos/acme/widgets/actions/workflows/");
+    assert_int_equal(json_array_size(calls), 2);
+    for (size_t i = 0; i < 2; i++)
+        assert_int_equal(json_integer_value(json_object_get(json_array_get(calls, i), "status")),
+                         304);
+    json_decref(calls);
+    char *reason = rt_ch_sql_text(
+        t->h,
+        "SELECT string_agg(coalesce(last_stop_reason, 'none'), ',') FROM github_collect_state", 0,
+        NULL);
+    assert_string_equal(reason, "none,none");
+    free(reason);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -655,6 +696,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_secondary_limit_without_retry_after_backs_off_exponentially, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_modified_answers_cost_no_budget, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
