@@ -34,9 +34,9 @@ typedef struct rt_gh_run {
     char *workflow_path; /* may be NULL */
     char *name;          /* may be NULL */
     char *event;
-    char *status;     /* queued, in_progress, completed, ... */
-    char *conclusion; /* may be NULL (not completed) */
-    char *head_branch;
+    char *status;      /* queued, in_progress, completed, ... */
+    char *conclusion;  /* may be NULL (not completed) */
+    char *head_branch; /* "" when GitHub sent null (see rt_gh_branch_key) */
     char *head_sha;
     char *repository;      /* OWNER/NAME of the run's repository */
     char *head_repository; /* OWNER/NAME of the head branch's repository; may be NULL */
@@ -140,8 +140,10 @@ bool rt_gh_valid_branch(const char *s);
 /* A commit id: 7 to 64 hexadecimal digits. */
 bool rt_gh_valid_sha(const char *s);
 
-/* What counts as one branch: "pr:<N>", "fork:<OWNER/NAME>:<branch>" for a run of a fork's
- * branch without a pull request number (GitHub lists none for forks), else the branch. */
+/* What counts as one branch: "pr:<N>", "commit:<sha>" for a run whose head_branch GitHub
+ * sent as null (it counts as its own commit, never as another run's branch nor main),
+ * "fork:<OWNER/NAME>:<branch>" for a run of a fork's branch without a pull request number
+ * (GitHub lists none for forks), else the branch. */
 void rt_gh_branch_key(const rt_gh_run *run, char *out, size_t size);
 /* True for a run of the repository's own default branch that is not a pull request. */
 bool rt_gh_is_main(const rt_gh_run *run, const char *default_branch);

@@ -114,6 +114,39 @@ static void test_runs_with_and_without_pull_requests_forks_and_attempts(void **s
     rt_gh_runs_free(&runs);
 }
 
+/* GitHub sends "head_branch": null for some runs (a deleted branch, a tag's run): such a run
+ * is kept, keyed by its pull request or else by its commit, and is never the main branch. */
+static void test_runs_with_a_null_head_branch_are_kept(void **state)
+{
+    (void)state;
+    const char *page =
+        "{\"total_count\": 3, \"workflow_runs\": ["
+        "{\"id\": 21, \"head_branch\": null, \"head_sha\": \"abcdef12\", \"event\": \"push\","
+        " \"status\": \"completed\", \"conclusion\": \"failure\","
+        " \"created_at\": \"2024-05-01T10:00:00Z\", \"repository\": {\"full_name\": \"o/r\"}},"
+        "{\"id\": 22, \"head_sha\": \"abcdef13\", \"event\": \"pull_request\","
+        " \"status\": \"completed\", \"conclusion\": \"failure\","
+        " \"pull_requests\": [{\"number\": 77}], \"head_branch\": null,"
+        " \"created_at\": \"2024-05-01T10:00:00Z\", \"repository\": {\"full_name\": \"o/r\"}},"
+        "{\"id\": 23, \"head_branch\": 5, \"head_sha\": \"abcdef14\", \"event\": \"push\","
+        " \"status\": \"completed\", \"conclusion\": \"failure\","
+        " \"created_at\": \"2024-05-01T10:00:00Z\", \"repository\": {\"full_name\": \"o/r\"}}"
+        "]}";
+    rt_gh_runs runs;
+    char err[RT_ERRSTR_SIZE] = "", key[300];
+    assert_int_equal(rt_gh_parse_runs(page, strlen(page), &runs, err), RT_OK);
+    assert_int_equal(runs.count, 2);
+    assert_int_equal(runs.skipped, 1); /* a branch that is no string is still refused */
+    assert_string_equal(runs.items[0].head_branch, "");
+    rt_gh_branch_key(&runs.items[0], key, sizeof key);
+    assert_string_equal(key, "commit:abcdef12");
+    assert_false(rt_gh_is_main(&runs.items[0], "main"));
+    assert_false(rt_gh_is_main(&runs.items[0], ""));
+    rt_gh_branch_key(&runs.items[1], key, sizeof key);
+    assert_string_equal(key, "pr:77");
+    rt_gh_runs_free(&runs);
+}
+
 static void test_hostile_runs_are_skipped_or_refused(void **state)
 {
     (void)state;
@@ -350,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_link_header_gives_the_next_page),
         cmocka_unit_test(test_times_parse_in_utc_and_offsets),
         cmocka_unit_test(test_runs_with_and_without_pull_requests_forks_and_attempts),
+        cmocka_unit_test(test_runs_with_a_null_head_branch_are_kept),
         cmocka_unit_test(test_hostile_runs_are_skipped_or_refused),
         cmocka_unit_test(test_artifacts_and_their_attempts),
         cmocka_unit_test(test_issues_keep_their_first_body_line_and_flag_pull_requests),
