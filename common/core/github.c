@@ -491,6 +491,14 @@ char *rt_gh_link_next(const char *link)
     return NULL;
 }
 
+bool rt_gh_redirect_allowed(const char *from, const char *to)
+{
+    bool from_https = !strncasecmp(from, "https://", 8), to_https = !strncasecmp(to, "https://", 8);
+    if (!from_https && strncasecmp(from, "http://", 7)) return false;
+    if (!to_https && strncasecmp(to, "http://", 7)) return false;
+    return to_https || !from_https;
+}
+
 void rt_gh_branch_key(const rt_gh_run *run, char *out, size_t size)
 {
     bool fork = run->head_repository && run->repository &&

@@ -140,6 +140,11 @@ bool rt_gh_valid_branch(const char *s);
 /* A commit id: 7 to 64 hexadecimal digits. */
 bool rt_gh_valid_sha(const char *s);
 
+/* Whether a redirect from URL `from` may be followed to `to`: both http(s), and never from
+ * https:// down to http:// (an artifact's storage URL included: a downgrade would hand the
+ * signed URL and the artifact to anyone on the path). */
+bool rt_gh_redirect_allowed(const char *from, const char *to);
+
 /* What counts as one branch: "pr:<N>", "commit:<sha>" for a run whose head_branch GitHub
  * sent as null (it counts as its own commit, never as another run's branch nor main),
  * "fork:<OWNER/NAME>:<branch>" for a run of a fork's branch without a pull request number

@@ -526,9 +526,12 @@ int rt_gh_download(rt_gh_client *c, const char *path, long max_bytes, rt_gh_resp
     }
     char *base = api_url_of(c, path);
     char *storage = base ? resolve_location(base, resp->location) : NULL;
+    bool allowed = storage && rt_gh_redirect_allowed(base, storage);
     free(base);
-    if (!storage) {
-        rt_set_errstr(c->errstr, "GET %s: unusable Location", path);
+    if (!allowed) {
+        rt_set_errstr(c->errstr, "GET %s: %s", path,
+                      storage ? "redirect from https to http refused" : "unusable Location");
+        free(storage);
         return RT_EUPSTREAM;
     }
     rc = RT_ECONN;
