@@ -131,13 +131,16 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: retrig collect-github --repo OWNER/NAME [--workflow FILE]... [--since 7d]\n"
-            "                             [--artifact-pattern GLOB] [--token-file F]\n"
+            "                             [--artifact-pattern GLOBS] [--token-file F]\n"
             "                             [--max-requests N] [--interval 1h]\n"
             "Stores the JUnit results of the completed GitHub Actions runs of OWNER/NAME, on\n"
             "every branch and pull request and every re-run attempt, in the test history\n"
             "(retrig flakes --project OWNER/NAME). Runs are listed from --since ago (default: a\n"
             "few days before the newest run stored, else 7 days); artifacts whose name matches\n"
-            "--artifact-pattern (default *) are downloaded and their *.xml files read.\n"
+            "--artifact-pattern are downloaded and their *.xml files read: comma-separated\n"
+            "globs, case-insensitive, '!' excluding (default\n"
+            "  " RT_GH_ARTIFACT_PATTERN_DEFAULT ";\n"
+            "dask: '*,!*_cluster_dumps,!Event File').\n"
             "The token (actions: read) comes from --token-file, else github_token or\n"
             "github_token_file. It stops before the rate limit (github_rate_limit_reserve\n"
             "requests left) or after --max-requests API requests, saying when to run again;\n"
@@ -378,7 +381,7 @@ static int collect_attempt(collector *c, const rt_gh_run *run, const rt_gh_artif
     for (size_t i = 0; rc == RT_OK && !cancelled && i < artifacts->count; i++) {
         const rt_gh_artifact *a = &artifacts->items[i];
         if (rt_gh_artifact_attempt(a->created_at, starts, nstarts) != run->attempt) continue;
-        if (fnmatch(c->artifact_pattern, a->name, 0) != 0) continue;
+        if (!rt_gh_artifact_wanted(c->artifact_pattern, a->name)) continue;
         d.artifacts++;
         c->artifacts++;
         if (a->expired) {
@@ -781,7 +784,8 @@ int rt_cli_collect_github(int argc, char **argv, rt_config *cfg)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *repo = NULL, *since = NULL, *pattern = "*", *token_file = NULL, *interval = NULL;
+    const char *repo = NULL, *since = NULL, *pattern = RT_GH_ARTIFACT_PATTERN_DEFAULT,
+               *token_file = NULL, *interval = NULL;
     const char *workflows[MAX_WORKFLOWS];
     size_t nworkflows = 0;
     long max_requests = 0;

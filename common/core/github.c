@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fnmatch.h>
 #include <strings.h>
 
 /* A string member of at most RT_GH_MAX_TEXT bytes without NUL; NULL when absent, null or
@@ -489,6 +490,26 @@ char *rt_gh_link_next(const char *link)
         }
     }
     return NULL;
+}
+
+bool rt_gh_artifact_wanted(const char *pattern, const char *name)
+{
+    bool wanted = false;
+    for (const char *p = pattern; *p;) {
+        size_t n = strcspn(p, ",");
+        char glob[256];
+        if (n < sizeof glob) {
+            memcpy(glob, p, n);
+            glob[n] = '\0';
+            bool exclude = glob[0] == '!';
+            if (fnmatch(glob + exclude, name, FNM_CASEFOLD) == 0) {
+                if (exclude) return false;
+                wanted = true;
+            }
+        }
+        p += n + (p[n] == ',');
+    }
+    return wanted;
 }
 
 bool rt_gh_redirect_allowed(const char *from, const char *to)

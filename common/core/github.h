@@ -140,6 +140,14 @@ bool rt_gh_valid_branch(const char *s);
 /* A commit id: 7 to 64 hexadecimal digits. */
 bool rt_gh_valid_sha(const char *s);
 
+/* The artifacts collect-github downloads by default: test reports by their usual names. */
+#define RT_GH_ARTIFACT_PATTERN_DEFAULT "*junit*,*test-result*,*test-report*,*pytest*,*.xml"
+
+/* Whether an artifact named `name` is wanted by `pattern`: comma-separated globs (fnmatch,
+ * case-insensitive); the name must match one that does not start with '!' and none that
+ * does ("*,!*_cluster_dumps,!Event File" takes every artifact but those). */
+bool rt_gh_artifact_wanted(const char *pattern, const char *name);
+
 /* Whether a redirect from URL `from` may be followed to `to`: both http(s), and never from
  * https:// down to http:// (an artifact's storage URL included: a downgrade would hand the
  * signed URL and the artifact to anyone on the path). */

@@ -679,6 +679,32 @@ static void test_not_modified_answers_cost_no_budget(void **state)
     free(reason);
 }
 
+/* By default only reports are downloaded: dask's cluster dumps and event file are not. */
+static void test_default_pattern_downloads_reports_only(void **state)
+{
+    gh_test *t = *state;
+    char *xml = junit(NULL, false);
+    json_t *dumps =
+        json_pack("{s:s, s:{s:s}}", "name", "ubuntu-latest-3.12-default-ci1_cluster_dumps", "files",
+                  "test_cluster_dump/test_x.yaml", "workers: {}");
+    json_t *event = json_pack("{s:s, s:{s:s}}", "name", "Event File", "files", "event.json", "{}");
+    json_t *runs = json_pack(
+        "[o]", run(8950, "fix", 95, NULL, 3600,
+                   json_pack("[o]", attempt("success", 3600,
+                                            json_pack("[o, o, o]", artifact("junit", xml, false),
+                                                      dumps, event)))));
+    free(xml);
+    load(t, runs, NULL);
+    char *out = NULL;
+    assert_int_equal(collect(t, &out, NULL, NULL, NULL), 0);
+    assert_non_null(strstr(out, "1 attempts stored"));
+    free(out);
+    json_t *downloads = rt_fake_calls(&t->h->fake, "/storage/");
+    assert_int_equal(json_array_size(downloads), 1);
+    json_decref(downloads);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests"), NTEST);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -697,6 +723,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_secondary_limit_without_retry_after_backs_off_exponentially, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_modified_answers_cost_no_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_default_pattern_downloads_reports_only, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -422,6 +422,29 @@ static void test_zip_entries_failing_their_crc_are_capped(void **state)
     free(big);
 }
 
+/* The default artifact pattern takes reports by their usual names and leaves the rest;
+ * dask names its reports by matrix job, so it lists everything but its dumps. */
+static void test_artifact_patterns_take_reports_only(void **state)
+{
+    (void)state;
+    const char *def = RT_GH_ARTIFACT_PATTERN_DEFAULT;
+    assert_true(rt_gh_artifact_wanted(def, "junit"));
+    assert_true(rt_gh_artifact_wanted(def, "JUnit-results-windows"));
+    assert_true(rt_gh_artifact_wanted(def, "test-results-ubuntu-3.12"));
+    assert_true(rt_gh_artifact_wanted(def, "surefire-test-reports"));
+    assert_false(rt_gh_artifact_wanted(def, "ubuntu-latest-3.12-default-ci1_cluster_dumps"));
+    assert_false(rt_gh_artifact_wanted(def, "Event File"));
+    assert_false(rt_gh_artifact_wanted(def, "coverage-report"));
+    const char *dask = "*,!*_cluster_dumps,!Event File";
+    assert_true(rt_gh_artifact_wanted(dask, "ubuntu-latest-3.12-default-ci1"));
+    assert_true(rt_gh_artifact_wanted(dask, "windows-latest-3.11-default-notci1"));
+    assert_false(rt_gh_artifact_wanted(dask, "ubuntu-latest-3.12-default-ci1_cluster_dumps"));
+    assert_false(rt_gh_artifact_wanted(dask, "Event File"));
+    assert_true(rt_gh_artifact_wanted("*", "anything"));
+    assert_false(rt_gh_artifact_wanted("", "anything"));
+    assert_false(rt_gh_artifact_wanted("!*", "anything"));
+}
+
 /* An artifact's redirect to its storage: never down from https to http. */
 static void test_redirects_never_go_from_https_to_http(void **state)
 {
@@ -453,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_zip_reads_matching_files_within_caps),
         cmocka_unit_test(test_zip_entries_failing_their_crc_are_capped),
         cmocka_unit_test(test_redirects_never_go_from_https_to_http),
+        cmocka_unit_test(test_artifact_patterns_take_reports_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
