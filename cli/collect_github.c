@@ -131,13 +131,16 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: retrig collect-github --repo OWNER/NAME [--workflow FILE]... [--since 7d]\n"
-            "                             [--artifact-pattern GLOB] [--token-file F]\n"
+            "                             [--artifact-pattern GLOBS] [--token-file F]\n"
             "                             [--max-requests N] [--interval 1h]\n"
             "Stores the JUnit results of the completed GitHub Actions runs of OWNER/NAME, on\n"
             "every branch and pull request and every re-run attempt, in the test history\n"
             "(retrig flakes --project OWNER/NAME). Runs are listed from --since ago (default: a\n"
             "few days before the newest run stored, else 7 days); artifacts whose name matches\n"
-            "--artifact-pattern (default *) are downloaded and their *.xml files read.\n"
+            "--artifact-pattern are downloaded and their *.xml files read: comma-separated\n"
+            "globs, case-insensitive, '!' excluding (default\n"
+            "  " RT_GH_ARTIFACT_PATTERN_DEFAULT ";\n"
+            "dask: '*,!*_cluster_dumps,!Event File').\n"
             "The token (actions: read) comes from --token-file, else github_token or\n"
             "github_token_file. It stops before the rate limit (github_rate_limit_reserve\n"
             "requests left) or after --max-requests API requests, saying when to run again;\n"
@@ -388,7 +391,7 @@ static int collect_attempt(collector *c, const rt_gh_run *run, const rt_gh_artif
     for (size_t i = 0; rc == RT_OK && !cancelled && i < artifacts->count; i++) {
         const rt_gh_artifact *a = &artifacts->items[i];
         if (rt_gh_artifact_attempt(a->created_at, starts, nstarts) != run->attempt) continue;
-        if (fnmatch(c->artifact_pattern, a->name, 0) != 0) continue;
+        if (!rt_gh_artifact_wanted(c->artifact_pattern, a->name)) continue;
         d.artifacts++;
         c->artifacts++;
         if (a->expired) {
@@ -573,6 +576,70 @@ static char *etag_of(collector *c, const char *url)
     return etag;
 }
 
+static const char *cap_text(const collector *c)
+{
+    static char text[16];
+    snprintf(text, sizeof text, "%d", c->cfg->github_listing_cap);
+    return text;
+}
+
+/* Lists the runs of one listing URL page by page and collects each. When splittable and
+ * its first page says it holds github_listing_cap runs or more (GitHub serves no more),
+ * nothing is collected and *capped is set. *complete: every page was read; *first_etag
+ * (may be NULL) receives the first page's ETag. */
+static int list_window(collector *c, const char *first, const char *etag, bool splittable,
+                       bool *capped, bool *complete, char **first_etag)
+{
+    char *url = strdup(first);
+    int rc = url ? RT_OK : RT_ENOMEM;
+    for (int page = 0; rc == RT_OK && url && !rt_stop_requested(); page++) {
+        rt_gh_response resp;
+        rc = rt_gh_request(c->gh, "GET", url, page == 0 ? etag : NULL, NULL, &resp);
+        free(url);
+        url = NULL;
+        if (rc == RT_OK && resp.status == 304) {
+            c->pages_unchanged++;
+            *complete = true;
+            rt_gh_response_free(&resp);
+            break;
+        }
+        rt_gh_runs runs;
+        char errstr[RT_ERRSTR_SIZE] = "";
+        if (rc == RT_OK) rc = rt_gh_parse_runs(resp.body, resp.len, &runs, errstr);
+        if (rc == RT_EPROTO) rt_log_error("bad workflow run list", "error", errstr);
+        if (rc == RT_OK && page == 0 && runs.total_count >= c->cfg->github_listing_cap) {
+            if (splittable) {
+                *capped = true;
+                rt_gh_runs_free(&runs);
+                rt_gh_response_free(&resp);
+                break;
+            }
+            char total[24];
+            snprintf(total, sizeof total, "%lld", runs.total_count);
+            rt_log_warn("a one-second run listing window reaches GitHub's cap: runs past it are"
+                        " not listed",
+                        "total_count", total, "cap", cap_text(c));
+        }
+        if (rc == RT_OK) {
+            if (page == 0 && resp.etag && first_etag) *first_etag = strdup(resp.etag);
+            if (runs.skipped) {
+                char n[24];
+                snprintf(n, sizeof n, "%zu", runs.skipped);
+                rt_log_warn("workflow runs skipped: they fail a check", "count", n);
+            }
+            c->runs_listed += (long)runs.count;
+            for (size_t i = 0; rc == RT_OK && i < runs.count && !rt_stop_requested(); i++)
+                rc = collect_run(c, &runs.items[i]);
+            url = rt_gh_link_next(resp.link);
+            if (rc == RT_OK && !url && !rt_stop_requested()) *complete = true;
+            rt_gh_runs_free(&runs);
+        }
+        rt_gh_response_free(&resp);
+    }
+    free(url);
+    return rc;
+}
+
 /* One pass over the run listing of a workflow ("*": all). */
 static int collect_pass(collector *c, const char *since_arg)
 {
@@ -621,45 +688,51 @@ static int collect_pass(collector *c, const char *since_arg)
         snprintf(full_first, size, "%.*s%s", (int)n, c->cfg->github_api_url, first);
     }
     char *etag = etag_of(c, full_first), *first_etag = NULL;
-    char *url = strdup(first);
-    bool complete = false;
-    rc = url ? RT_OK : RT_ENOMEM;
-    for (int page = 0; rc == RT_OK && url && !rt_stop_requested(); page++) {
-        rt_gh_response resp;
-        rc = rt_gh_request(c->gh, "GET", url, page == 0 ? etag : NULL, NULL, &resp);
-        free(url);
-        url = NULL;
-        if (rc == RT_OK && resp.status == 304) {
-            c->pages_unchanged++;
-            complete = true;
-            rt_gh_response_free(&resp);
-            break;
-        }
-        rt_gh_runs runs;
-        char errstr[RT_ERRSTR_SIZE] = "";
-        if (rc == RT_OK) rc = rt_gh_parse_runs(resp.body, resp.len, &runs, errstr);
-        if (rc == RT_EPROTO) rt_log_error("bad workflow run list", "error", errstr);
-        if (rc == RT_OK) {
-            if (page == 0 && resp.etag) first_etag = strdup(resp.etag);
-            if (runs.skipped) {
-                char n[24];
-                snprintf(n, sizeof n, "%zu", runs.skipped);
-                rt_log_warn("workflow runs skipped: they fail a check", "count", n);
+    bool complete = false, capped = false;
+    rc = list_window(c, first, etag, true, &capped, &complete, &first_etag);
+    if (rc == RT_OK && capped) {
+        /* GitHub serves at most github_listing_cap (1,000) runs of a listing filtered by
+         * creation time, silently: halve the window [since's day, now] until none reaches
+         * it, the older half first; each window is paginated as the first one was. */
+        char *base = strndup(first, (size_t)(strstr(first, "created=") - first));
+        time_t stack_from[64], stack_to[64];
+        int depth = 0;
+        stack_from[depth] = since - since % 86400;
+        stack_to[depth++] = now + 3600;
+        complete = true;
+        rt_log_warn("run listing reaches GitHub's cap: split into created windows", "cap",
+                    cap_text(c), "since", day);
+        rc = base ? RT_OK : RT_ENOMEM;
+        while (rc == RT_OK && depth > 0 && !rt_stop_requested()) {
+            time_t from = stack_from[--depth], to = stack_to[depth];
+            char a[32], b[32], url[1200];
+            gmtime_r(&from, &tm);
+            strftime(a, sizeof a, "%Y-%m-%dT%H%%3A%M%%3A%SZ", &tm);
+            gmtime_r(&to, &tm);
+            strftime(b, sizeof b, "%Y-%m-%dT%H%%3A%M%%3A%SZ", &tm);
+            snprintf(url, sizeof url, "%screated=%s..%s", base, a, b);
+            bool window_capped = false, window_complete = false;
+            rc = list_window(c, url, NULL, to - from >= 2 && depth < 62, &window_capped,
+                             &window_complete, NULL);
+            if (rc == RT_OK && window_capped) {
+                time_t mid = from + (to - from) / 2;
+                rt_log_info("run listing window reaches GitHub's cap: split in two", "cap",
+                            cap_text(c), "window", url + strlen(base));
+                stack_from[depth] = mid + 1; /* newer half after the older one */
+                stack_to[depth++] = to;
+                stack_from[depth] = from;
+                stack_to[depth++] = mid;
+                continue;
             }
-            c->runs_listed += (long)runs.count;
-            for (size_t i = 0; rc == RT_OK && i < runs.count && !rt_stop_requested(); i++)
-                rc = collect_run(c, &runs.items[i]);
-            url = rt_gh_link_next(resp.link);
-            if (rc == RT_OK && !url && !rt_stop_requested()) complete = true;
-            rt_gh_runs_free(&runs);
+            complete = complete && window_complete;
         }
-        rt_gh_response_free(&resp);
+        if (depth > 0) complete = false;
+        free(base);
     }
-    free(url);
     const char *reason = rt_stop_requested() ? "signal" : NULL;
     if (!reason && rc == RT_ERETRY && rt_gh_client_stopped(c->gh))
         reason = rt_gh_client_stopped(c->gh) == RT_GH_STOP_BUDGET ? "budget" : "rate-limit";
-    if (complete && first_etag) {
+    if (complete && first_etag && !capped) {
         const char *ep[] = {full_first, first_etag};
         if (rt_pg_exec(c->pg, SQL_ETAG_PUT, 2, ep, NULL) != RT_OK)
             rt_log_warn("cannot store an ETag", "error", rt_pg_errstr(c->pg));
@@ -721,7 +794,8 @@ int rt_cli_collect_github(int argc, char **argv, rt_config *cfg)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *repo = NULL, *since = NULL, *pattern = "*", *token_file = NULL, *interval = NULL;
+    const char *repo = NULL, *since = NULL, *pattern = RT_GH_ARTIFACT_PATTERN_DEFAULT,
+               *token_file = NULL, *interval = NULL;
     const char *workflows[MAX_WORKFLOWS];
     size_t nworkflows = 0;
     long max_requests = 0;
@@ -798,6 +872,7 @@ int rt_cli_collect_github(int argc, char **argv, rt_config *cfg)
                                .wait_for_reset = interval != NULL,
                                .connect_timeout_ms = cfg->http_connect_timeout_ms,
                                .timeout_ms = cfg->http_timeout_ms,
+                               .secondary_wait_s = cfg->github_secondary_wait_s,
                                .ca_file = cfg->http_ca_file,
                                .cancel = NULL};
     if (rt_gh_client_new(&c.gh, &go, errstr) != RT_OK) {

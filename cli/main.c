@@ -66,7 +66,7 @@ static const struct {
      "                       the failing and flaky tests of the test history\n"},
     {"collect-github", rt_cli_collect_github,
      "  collect-github --repo OWNER/NAME [--workflow FILE]... [--since 7d]\n"
-     "         [--artifact-pattern GLOB] [--token-file F] [--max-requests N] [--interval 1h]\n"
+     "         [--artifact-pattern GLOBS] [--token-file F] [--max-requests N] [--interval 1h]\n"
      "                       store the JUnit results of a GitHub project's Actions runs\n"},
     {"flaky-issues", rt_cli_flaky_issues,
      "  flaky-issues --project OWNER/NAME [--dry-run | --apply] [--format table|json]\n"

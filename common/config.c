@@ -119,8 +119,14 @@ const rt_config_key rt_config_keys[] = {
      "where retrig flaky-issues files issues: github (the project's GitHub Issues) or bugzilla"},
     {"github_api_url", RT_CFG_STRING, OFF(github_api_url), "https://api.github.com", 0, 0, false,
      "GitHub REST API root URL (collect-github, flaky-issues)"},
+    {"github_listing_cap", RT_CFG_INT, OFF(github_listing_cap), "1000", 2, 1000, false,
+     "runs GitHub serves at most of a listing filtered by creation time (documented: 1,000); "
+     "collect-github splits a window reaching it. Lower only against a test double"},
     {"github_rate_limit_reserve", RT_CFG_INT, OFF(github_rate_limit_reserve), "50", 0, 100000,
      false, "GitHub API requests left untouched: collect-github stops (or waits) at this many"},
+    {"github_secondary_wait_s", RT_CFG_INT, OFF(github_secondary_wait_s), "60", 1, 3600, false,
+     "first wait after a GitHub secondary rate limit without retry-after, doubled on each "
+     "further one (GitHub asks for at least 60); lower only against a test double"},
     {"github_token", RT_CFG_STRING, OFF(github_token), NULL, 0, 0, true,
      "GitHub token (actions: read, issues: write); prefer github_token_file or the environment"},
     {"github_token_file", RT_CFG_STRING, OFF(github_token_file), NULL, 0, 0, false,

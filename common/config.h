@@ -64,7 +64,9 @@ typedef struct rt_config {
     int flaky_issue_quiet_days;
     char *flaky_issue_tracker;
     char *github_api_url;
+    int github_listing_cap;
     int github_rate_limit_reserve;
+    int github_secondary_wait_s;
     char *github_token;
     char *github_token_file;
     int history_batch_size;

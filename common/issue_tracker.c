@@ -255,6 +255,7 @@ int rt_tracker_github_new(rt_tracker **out, const rt_config *cfg, const char *re
                                .reserve = 0,
                                .connect_timeout_ms = cfg->http_connect_timeout_ms,
                                .timeout_ms = cfg->http_timeout_ms,
+                               .secondary_wait_s = cfg->github_secondary_wait_s,
                                .ca_file = cfg->http_ca_file};
     int rc = t->label ? rt_gh_client_new(&t->gh, &go, errstr) : RT_ENOMEM;
     if (rc != RT_OK) {

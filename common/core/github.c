@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fnmatch.h>
 #include <strings.h>
 
 /* A string member of at most RT_GH_MAX_TEXT bytes without NUL; NULL when absent, null or
@@ -168,7 +169,12 @@ static int run_from(json_t *o, rt_gh_run *run)
     run->event = dup_text(o, "event", &bad);
     run->status = dup_text(o, "status", &bad);
     run->conclusion = dup_text(o, "conclusion", &bad);
-    run->head_branch = dup_text(o, "head_branch", &bad);
+    json_t *branch = json_object_get(o, "head_branch");
+    if (!branch || json_is_null(branch)) { /* GitHub sends null for some runs: "" then */
+        if (!(run->head_branch = strdup(""))) bad = true;
+    } else {
+        run->head_branch = dup_text(o, "head_branch", &bad);
+    }
     run->head_sha = dup_text(o, "head_sha", &bad);
     run->html_url = dup_text(o, "html_url", &bad);
     json_t *repo = json_object_get(o, "repository"), *head = json_object_get(o, "head_repository");
@@ -186,9 +192,9 @@ static int run_from(json_t *o, rt_gh_run *run)
     if (!started || rt_gh_parse_time(started, &run->run_started_at) != RT_OK)
         run->run_started_at = run->created_at;
     if (!run->id || run->attempt < 1 || !valid_word(run->event) || !valid_word(run->status) ||
-        (run->conclusion && !valid_word(run->conclusion)) ||
-        !rt_gh_valid_branch(run->head_branch) || !rt_gh_valid_sha(run->head_sha) ||
-        !rt_gh_valid_repo(run->repository) ||
+        (run->conclusion && !valid_word(run->conclusion)) || !run->head_branch ||
+        (run->head_branch[0] && !rt_gh_valid_branch(run->head_branch)) ||
+        !rt_gh_valid_sha(run->head_sha) || !rt_gh_valid_repo(run->repository) ||
         (run->head_repository && !rt_gh_valid_repo(run->head_repository)))
         bad = true;
     if (bad) {
@@ -486,12 +492,42 @@ char *rt_gh_link_next(const char *link)
     return NULL;
 }
 
+bool rt_gh_artifact_wanted(const char *pattern, const char *name)
+{
+    bool wanted = false;
+    for (const char *p = pattern; *p;) {
+        size_t n = strcspn(p, ",");
+        char glob[256];
+        if (n < sizeof glob) {
+            memcpy(glob, p, n);
+            glob[n] = '\0';
+            bool exclude = glob[0] == '!';
+            if (fnmatch(glob + exclude, name, FNM_CASEFOLD) == 0) {
+                if (exclude) return false;
+                wanted = true;
+            }
+        }
+        p += n + (p[n] == ',');
+    }
+    return wanted;
+}
+
+bool rt_gh_redirect_allowed(const char *from, const char *to)
+{
+    bool from_https = !strncasecmp(from, "https://", 8), to_https = !strncasecmp(to, "https://", 8);
+    if (!from_https && strncasecmp(from, "http://", 7)) return false;
+    if (!to_https && strncasecmp(to, "http://", 7)) return false;
+    return to_https || !from_https;
+}
+
 void rt_gh_branch_key(const rt_gh_run *run, char *out, size_t size)
 {
     bool fork = run->head_repository && run->repository &&
                 strcasecmp(run->head_repository, run->repository) != 0;
     if (run->pr > 0)
         snprintf(out, size, "pr:%d", run->pr);
+    else if (!run->head_branch[0]) /* no branch: the commit alone, never another's branch */
+        snprintf(out, size, "commit:%s", run->head_sha);
     else if (fork)
         snprintf(out, size, "fork:%s:%s", run->head_repository, run->head_branch);
     else
@@ -502,8 +538,8 @@ bool rt_gh_is_main(const rt_gh_run *run, const char *default_branch)
 {
     bool fork = run->head_repository && run->repository &&
                 strcasecmp(run->head_repository, run->repository) != 0;
-    return !fork && default_branch && !strcmp(run->head_branch, default_branch) &&
-           strcmp(run->event, "pull_request") != 0 &&
+    return !fork && run->head_branch[0] && default_branch &&
+           !strcmp(run->head_branch, default_branch) && strcmp(run->event, "pull_request") != 0 &&
            strcmp(run->event, "pull_request_target") != 0;
 }
 

@@ -34,9 +34,9 @@ typedef struct rt_gh_run {
     char *workflow_path; /* may be NULL */
     char *name;          /* may be NULL */
     char *event;
-    char *status;     /* queued, in_progress, completed, ... */
-    char *conclusion; /* may be NULL (not completed) */
-    char *head_branch;
+    char *status;      /* queued, in_progress, completed, ... */
+    char *conclusion;  /* may be NULL (not completed) */
+    char *head_branch; /* "" when GitHub sent null (see rt_gh_branch_key) */
     char *head_sha;
     char *repository;      /* OWNER/NAME of the run's repository */
     char *head_repository; /* OWNER/NAME of the head branch's repository; may be NULL */
@@ -140,8 +140,23 @@ bool rt_gh_valid_branch(const char *s);
 /* A commit id: 7 to 64 hexadecimal digits. */
 bool rt_gh_valid_sha(const char *s);
 
-/* What counts as one branch: "pr:<N>", "fork:<OWNER/NAME>:<branch>" for a run of a fork's
- * branch without a pull request number (GitHub lists none for forks), else the branch. */
+/* The artifacts collect-github downloads by default: test reports by their usual names. */
+#define RT_GH_ARTIFACT_PATTERN_DEFAULT "*junit*,*test-result*,*test-report*,*pytest*,*.xml"
+
+/* Whether an artifact named `name` is wanted by `pattern`: comma-separated globs (fnmatch,
+ * case-insensitive); the name must match one that does not start with '!' and none that
+ * does ("*,!*_cluster_dumps,!Event File" takes every artifact but those). */
+bool rt_gh_artifact_wanted(const char *pattern, const char *name);
+
+/* Whether a redirect from URL `from` may be followed to `to`: both http(s), and never from
+ * https:// down to http:// (an artifact's storage URL included: a downgrade would hand the
+ * signed URL and the artifact to anyone on the path). */
+bool rt_gh_redirect_allowed(const char *from, const char *to);
+
+/* What counts as one branch: "pr:<N>", "commit:<sha>" for a run whose head_branch GitHub
+ * sent as null (it counts as its own commit, never as another run's branch nor main),
+ * "fork:<OWNER/NAME>:<branch>" for a run of a fork's branch without a pull request number
+ * (GitHub lists none for forks), else the branch. */
 void rt_gh_branch_key(const rt_gh_run *run, char *out, size_t size);
 /* True for a run of the repository's own default branch that is not a pull request. */
 bool rt_gh_is_main(const rt_gh_run *run, const char *default_branch);

@@ -9,6 +9,7 @@
 #include <zip.h>
 
 #define READ_CHUNK 65536
+#define MAX_FAILED 3 /* damaged entries (CRC, inflate errors) that stop the artifact */
 
 int rt_zip_each(const void *data, size_t len, const rt_zip_limits *limits, const char *glob,
                 rt_zip_file_fn *fn, void *ctx, rt_zip_stats *stats, char *errstr)
@@ -92,7 +93,22 @@ int rt_zip_each(const void *data, size_t len, const rt_zip_limits *limits, const
             continue;
         }
         if (file_rc != RT_OK) {
+            /* what was inflated before the failure (a CRC is checked only at the end) was
+             * work done: it counts toward the cap, and a few such entries end the walk */
+            stats->total_bytes += got;
+            stats->failed++;
+            if (got > room) {
+                rt_set_errstr(errstr, "more than %zu bytes uncompressed in all",
+                              limits->max_total_bytes);
+                rc = RT_ETOOBIG;
+                break;
+            }
             rc = fn(ctx, name, NULL, 0, file_rc);
+            if (rc == RT_OK && stats->failed >= MAX_FAILED) {
+                rt_set_errstr(errstr, "%zu damaged entries (CRC or inflate errors): refused",
+                              stats->failed);
+                rc = RT_EPROTO;
+            }
             continue;
         }
         stats->total_bytes += got;

@@ -2,7 +2,9 @@
 /* artifact_zip.h - reads the files of a CI artifact (a zip archive held in memory, as
  * GitHub serves artifacts) with libzip, bounded against zip bombs: at most max_entries
  * entries, at most max_file_bytes read from any file and max_total_bytes from all of them.
- * Sizes are counted while decompressing (a header's declared size is not trusted). Only
+ * Sizes are counted while decompressing (a header's declared size is not trusted), those of
+ * entries that then fail (a CRC is checked only at their end) included; the third entry
+ * that fails to decompress stops the walk (RT_EPROTO). Only
  * regular files whose path matches the glob are read; directories and others are skipped.
  *
  * Pure (memory in, callbacks out; no file or network access). Untrusted input: a damaged
@@ -26,6 +28,7 @@ typedef struct rt_zip_stats {
     size_t entries; /* in the archive */
     size_t matched; /* files whose name matched */
     size_t too_big; /* matched files over max_file_bytes (passed to the callback with RT_ETOOBIG) */
+    size_t failed;  /* matched files that could not be decompressed (CRC, inflate errors) */
     size_t total_bytes;
 } rt_zip_stats;
 
@@ -35,7 +38,8 @@ typedef struct rt_zip_stats {
  * the walk and is returned. */
 typedef int rt_zip_file_fn(void *ctx, const char *name, const char *data, size_t len, int rc);
 
-/* Walks the archive. RT_OK; RT_EPROTO (not a zip archive, damaged); RT_ETOOBIG (more than
+/* Walks the archive. RT_OK; RT_EPROTO (not a zip archive, damaged, or 3 entries that fail to
+ * decompress: the walk stops at the third); RT_ETOOBIG (more than
  * max_entries entries, or max_total_bytes passed: the walk stops there, files before it
  * were given); RT_ENOMEM; or the callback's own non-zero return. */
 RT_MUSTCHECK int rt_zip_each(const void *data, size_t len, const rt_zip_limits *limits,

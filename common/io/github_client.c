@@ -20,12 +20,16 @@ struct rt_gh_client {
     rt_gh_client_options opts;
     char *api_url, *token, *ca_file, *auth_header;
     long requests;
+    struct timespec last_mutation; /* CLOCK_MONOTONIC; zero: none yet */
+    unsigned int jitter_seed;
     long remaining;
     time_t reset;
     rt_gh_stop stopped;
     char errstr[RT_ERRSTR_SIZE];
     char curl_error[CURL_ERROR_SIZE];
 };
+
+#define MAX_REDIRECTS 5
 
 typedef struct xfer {
     rt_gh_response *resp;
@@ -53,7 +57,10 @@ int rt_gh_client_new(rt_gh_client **out, const rt_gh_client_options *opts, char 
     if (!c) return RT_ENOMEM;
     c->opts = *opts;
     if (c->opts.max_wait_s <= 0) c->opts.max_wait_s = 3900;
-    if (c->opts.max_retry_after_s <= 0) c->opts.max_retry_after_s = 120;
+    if (c->opts.max_retry_after_s <= 0) c->opts.max_retry_after_s = 900;
+    if (c->opts.secondary_wait_s <= 0) c->opts.secondary_wait_s = 60;
+    if (c->opts.mutation_gap_ms <= 0) c->opts.mutation_gap_ms = 1000;
+    c->jitter_seed = (unsigned int)time(NULL) ^ (unsigned int)getpid();
     if (c->opts.max_attempts <= 0) c->opts.max_attempts = 4;
     if (c->opts.connect_timeout_ms <= 0) c->opts.connect_timeout_ms = 5000;
     if (c->opts.timeout_ms <= 0) c->opts.timeout_ms = 60000;
@@ -265,6 +272,22 @@ static const char *path_shown(rt_gh_client *c, const char *url)
     return !strncmp(url, c->api_url, n) ? url + n : url;
 }
 
+/* Location resolved against the URL it answered (absolute http(s) only, or a path). */
+static char *resolve_location(const char *base, const char *location)
+{
+    CURLU *u = curl_url();
+    char *out = NULL, *tmp = NULL;
+    if (!u) return NULL;
+    if (curl_url_set(u, CURLUPART_URL, base, 0) == CURLUE_OK &&
+        curl_url_set(u, CURLUPART_URL, location, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_URL, &tmp, 0) == CURLUE_OK &&
+        (!strncmp(tmp, "http://", 7) || !strncmp(tmp, "https://", 8)))
+        out = strdup(tmp);
+    curl_free(tmp);
+    curl_url_cleanup(u);
+    return out;
+}
+
 /* Stops or waits before a request; RT_OK to go on. */
 static int before_request(rt_gh_client *c, const char *shown)
 {
@@ -304,6 +327,31 @@ static int before_request(rt_gh_client *c, const char *shown)
     return RT_ERETRY;
 }
 
+static bool is_mutation(const char *method)
+{
+    return !strcmp(method, "POST") || !strcmp(method, "PATCH") || !strcmp(method, "PUT") ||
+           !strcmp(method, "DELETE");
+}
+
+/* Waits until mutation_gap_ms have passed since the last mutation was sent; false when a
+ * stop or cancel came meanwhile. */
+static bool space_mutation(rt_gh_client *c)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (c->last_mutation.tv_sec || c->last_mutation.tv_nsec) {
+        long since_ms = (long)(now.tv_sec - c->last_mutation.tv_sec) * 1000 +
+                        (now.tv_nsec - c->last_mutation.tv_nsec) / 1000000;
+        if (since_ms < c->opts.mutation_gap_ms) {
+            if (!rt_stop_sleep_ms(c->opts.mutation_gap_ms - since_ms)) return false;
+            if (c->opts.cancel && *c->opts.cancel) return false;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+        }
+    }
+    c->last_mutation = now;
+    return true;
+}
+
 static int request(rt_gh_client *c, const char *method, const char *path, const char *if_none_match,
                    const char *json_body, bool redirect_ok, rt_gh_response *resp)
 {
@@ -316,13 +364,19 @@ static int request(rt_gh_client *c, const char *method, const char *path, const 
         return RT_EINVAL;
     }
     const char *shown = path_shown(c, url);
-    int rc = RT_ERETRY;
+    int rc = RT_ERETRY, redirects = 0, secondary_limits = 0;
     for (int attempt = 1;; attempt++) {
         if ((rc = before_request(c, shown)) != RT_OK) break;
+        if (is_mutation(method) && !space_mutation(c)) {
+            c->stopped = RT_GH_STOP_RATE_LIMIT;
+            rt_set_errstr(c->errstr, "%s %s: stopped before sending", method, shown);
+            rc = RT_ERETRY;
+            break;
+        }
         xfer x;
         CURLcode e = perform(c, method, url, true, json_body, c->opts.max_body_bytes, resp, &x,
                              if_none_match);
-        c->requests++;
+        if (resp->status != 304) c->requests++; /* GitHub does not charge a 304 */
         if (x.oom || e == CURLE_OUT_OF_MEMORY) {
             rc = RT_ENOMEM;
             break;
@@ -344,10 +398,46 @@ static int request(rt_gh_client *c, const char *method, const char *path, const 
             rc = e == CURLE_OPERATION_TIMEDOUT ? RT_ETIMEDOUT : RT_ECONN;
             delay = 1L << (attempt - 1 < 4 ? attempt - 1 : 4);
         } else if ((resp->status >= 200 && resp->status < 300) ||
-                   (resp->status == 304 && if_none_match) ||
-                   (redirect_ok && resp->status >= 300 && resp->status < 400 && resp->location)) {
+                   (resp->status == 304 && if_none_match)) {
             rc = RT_OK;
             break;
+        } else if (resp->status == 301 || resp->status == 302 || resp->status == 303 ||
+                   resp->status == 307 || resp->status == 308) {
+            /* GitHub moves renamed repositories (301) and asks clients to follow 301, 302
+             * and 307, repeating the request. Only within github_api_url (same scheme, host
+             * and port, under its path), so the token never leaves for another host or an
+             * http:// URL; a redirect elsewhere is refused, not followed without it. */
+            char *next = resp->location ? resolve_location(url, resp->location) : NULL;
+            size_t n = strlen(c->api_url);
+            bool inside = next && !strncmp(next, c->api_url, n) &&
+                          (next[n] == '/' || next[n] == '?' || next[n] == '\0');
+            /* an artifact's /zip: the storage URL, unless GitHub moved the API path itself */
+            if (redirect_ok && next &&
+                !(inside &&
+                  (!strncmp(next + n, "/repos/", 7) || !strncmp(next + n, "/repositories/", 14)))) {
+                free(next);
+                rc = RT_OK;
+                break;
+            }
+            if (!inside || ++redirects > MAX_REDIRECTS) {
+                rt_set_errstr(c->errstr, "%s %s: HTTP %ld redirect %s", method, shown, resp->status,
+                              !next     ? "without a usable Location"
+                              : !inside ? "outside github_api_url refused (the token goes "
+                                          "nowhere else)"
+                                        : "loop");
+                free(next);
+                rc = RT_EUPSTREAM;
+                break;
+            }
+            char status[24];
+            snprintf(status, sizeof status, "%ld", resp->status);
+            free(url);
+            url = next;
+            shown = path_shown(c, url);
+            rt_log_info("GitHub redirected the request; following it", "status", status, "to",
+                        shown);
+            attempt--; /* a redirect is no failed attempt */
+            continue;
         } else if (resp->status == 403 || resp->status == 429) {
             bool primary = x.remaining == 0;
             bool secondary = x.retry_after >= 0 || resp->status == 429 ||
@@ -366,7 +456,14 @@ static int request(rt_gh_client *c, const char *method, const char *path, const 
                 rc = RT_EAUTH;
                 break;
             }
-            delay = x.retry_after >= 0 ? x.retry_after : 60;
+            secondary_limits++;
+            if (x.retry_after >= 0) {
+                delay = x.retry_after;
+            } else { /* at least a minute, doubled each time, a random quarter more */
+                long base = c->opts.secondary_wait_s
+                            << (secondary_limits - 1 < 6 ? secondary_limits - 1 : 6);
+                delay = base + (long)(rand_r(&c->jitter_seed) % (unsigned)(base / 4 + 1));
+            }
             rt_set_errstr(c->errstr, "%s %s: HTTP %ld, secondary rate limit (retry after %ld s)",
                           method, shown, resp->status, delay);
             rc = RT_ERETRY;
@@ -412,22 +509,6 @@ int rt_gh_request(rt_gh_client *c, const char *method, const char *path, const c
     return request(c, method, path, if_none_match, json_body, false, resp);
 }
 
-/* Location resolved against the URL it answered (absolute http(s) only, or a path). */
-static char *resolve_location(const char *base, const char *location)
-{
-    CURLU *u = curl_url();
-    char *out = NULL, *tmp = NULL;
-    if (!u) return NULL;
-    if (curl_url_set(u, CURLUPART_URL, base, 0) == CURLUE_OK &&
-        curl_url_set(u, CURLUPART_URL, location, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_URL, &tmp, 0) == CURLUE_OK &&
-        (!strncmp(tmp, "http://", 7) || !strncmp(tmp, "https://", 8)))
-        out = strdup(tmp);
-    curl_free(tmp);
-    curl_url_cleanup(u);
-    return out;
-}
-
 int rt_gh_download(rt_gh_client *c, const char *path, long max_bytes, rt_gh_response *resp)
 {
     int rc = request(c, "GET", path, NULL, NULL, true, resp);
@@ -445,9 +526,12 @@ int rt_gh_download(rt_gh_client *c, const char *path, long max_bytes, rt_gh_resp
     }
     char *base = api_url_of(c, path);
     char *storage = base ? resolve_location(base, resp->location) : NULL;
+    bool allowed = storage && rt_gh_redirect_allowed(base, storage);
     free(base);
-    if (!storage) {
-        rt_set_errstr(c->errstr, "GET %s: unusable Location", path);
+    if (!allowed) {
+        rt_set_errstr(c->errstr, "GET %s: %s", path,
+                      storage ? "redirect from https to http refused" : "unusable Location");
+        free(storage);
         return RT_EUPSTREAM;
     }
     rc = RT_ECONN;

@@ -10,12 +10,25 @@
  * client waits for the reset (wait_for_reset, periodic mode) or stops (RT_ERETRY, stopped
  * RATE_LIMIT, errstr naming the reset time) so that a later run resumes. Secondary limits
  * (403 or 429 with retry-after, or 403 naming a rate limit) back off and try again, up to
- * max_attempts and max_retry_after_s; 5xx and connection failures back off 1, 2, 4 s.
- * A conditional GET (if_none_match) answered 304 is RT_OK with status 304.
+ * max_attempts: retry-after's seconds when sent, else, as GitHub asks, at least a minute
+ * (secondary_wait_s) doubled on each further limit of the same request, plus up to a
+ * quarter of it at random; a wait over max_retry_after_s stops the client (RATE_LIMIT).
+ * Mutations (POST, PATCH, PUT, DELETE) are sent at least mutation_gap_ms (a second) apart.
+ * 5xx and connection failures back off 1, 2, 4 s.
+ * A conditional GET (if_none_match) answered 304 is RT_OK with status 304; it counts
+ * against neither max_requests nor rt_gh_client_requests, as GitHub does not charge it.
+ *
+ * Redirects of API calls (301, 302, 307, 308: a renamed repository answers 301 to
+ * /repositories/{id}/...) are followed, the same method and body repeated, at most 5 in a
+ * row, only to URLs under api_url (same scheme, host and port), where the token may go; a
+ * redirect anywhere else (another host, https to http) is refused (RT_EUPSTREAM), never
+ * followed with or without the token. Each redirect is a request.
  *
  * rt_gh_download follows an artifact's redirect by hand: the storage URL (Location) is
  * fetched with no Authorization header and no GitHub headers, as the storage host refuses
- * them; it does not count against the API budget. Not thread-safe: one client per thread. */
+ * them; it does not count against the API budget. A redirect of the API call to a URL under
+ * api_url (a renamed repository) is followed as above first. Not thread-safe: one client per
+ * thread. */
 #ifndef RETRIG_COMMON_GITHUB_CLIENT_H
 #define RETRIG_COMMON_GITHUB_CLIENT_H
 
@@ -37,7 +50,9 @@ typedef struct rt_gh_client_options {
     long reserve;            /* stop (or wait) at this many requests left */
     bool wait_for_reset;     /* wait for the rate limit's reset instead of stopping */
     long max_wait_s;         /* longest wait for a reset; <= 0: 3900 */
-    long max_retry_after_s;  /* longest secondary-limit wait; <= 0: 120 */
+    long max_retry_after_s;  /* longest secondary-limit wait; <= 0: 900 */
+    long secondary_wait_s;   /* first secondary-limit wait without retry-after; <= 0: 60 */
+    long mutation_gap_ms;    /* least time between POST/PATCH/PUT/DELETE; <= 0: 1000 */
     int max_attempts;        /* per request; <= 0: 4 */
     long connect_timeout_ms; /* <= 0: 5000 */
     long timeout_ms;         /* <= 0: 60000 */

@@ -896,7 +896,7 @@ class Handler(BaseHTTPRequestHandler):
         seg = [urllib.parse.unquote(s) for s in raw]
         if path.startswith("/_control/"):
             return self.control(method, seg[1:], query, body)
-        if path.startswith(("/repos/", "/storage/", "/rest/")):
+        if path.startswith(("/repos/", "/repositories/", "/storage/", "/rest/")):
             return self.store.github.route(self, method, path, query, body)
         if seg[:3] == ["api", "queue", "v1"]:
             return self.queue(method, seg[3:], raw[3:], query, record)

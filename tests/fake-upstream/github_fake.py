@@ -63,11 +63,13 @@ class GitHubFake:
         self.token = None
         self.bugzilla_api_key = None
         self.rate = None  # {"limit", "remaining", "reset_s", "reset"}
+        self.renamed = {}  # old full name -> new full name (answered 301 as GitHub does)
+        self.listing_cap = 1000  # runs a filtered listing serves at most (GitHub: 1,000)
 
     # ---- scenario ---------------------------------------------------------------------
     def load(self, spec):
         known = {"repos", "runs", "page_size", "rate_limit", "issues", "token",
-                 "bugzilla_api_key", "bugs"}
+                 "bugzilla_api_key", "bugs", "renamed", "listing_cap"}
         unknown = set(spec) - known
         if unknown:
             raise ValueError("unknown github scenario keys: %s" % ", ".join(sorted(unknown)))
@@ -76,6 +78,10 @@ class GitHubFake:
                 self.repos[name] = dict(repo)
             for run in spec.get("runs", []):
                 self.add_run(run)
+            for old, new in spec.get("renamed", {}).items():
+                self.renamed[old] = new
+            if "listing_cap" in spec:
+                self.listing_cap = max(1, int(spec["listing_cap"]))
             if "page_size" in spec:
                 self.page_size = max(1, min(MAX_PAGE, int(spec["page_size"])))
             if "token" in spec:
@@ -224,6 +230,15 @@ class GitHubFake:
                 return self.storage(handler, path)
             if path.startswith("/rest/"):
                 return self.bugzilla(handler, method, path, query, body)
+            if path.startswith("/repositories/"):
+                seg = path.split("/")
+                if len(seg) < 3 or not seg[2].isdigit():
+                    raise gh_error(404, "Not Found")
+                with self.lock:
+                    repo = self.repo_of_id(int(seg[2]))
+                if repo is None:
+                    raise gh_error(404, "Not Found")
+                return self.api(handler, base, method, path, query, body, repo, seg[3:])
             return self.api(handler, base, method, path, query, body)
         except Answer as a:
             return a.status, a.body, a.headers
@@ -272,7 +287,36 @@ class GitHubFake:
                          self.rate_headers())
         r["remaining"] -= 1
 
-    def api(self, handler, base, method, path, query, body):
+    def repo_id(self, name):
+        names = sorted(self.repos)
+        return int(self.repos[name].get("id", 1000 + names.index(name)))
+
+    def repo_of_id(self, repo_id):
+        for name in self.repos:
+            if self.repo_id(name) == repo_id:
+                return name
+        return None
+
+    def moved(self, base, path, query):
+        """A renamed repository's old path: 301 to /repositories/{id}/..., as GitHub does."""
+        seg = path.split("/")
+        if len(seg) < 4 or seg[1] != "repos":
+            return None
+        old = "%s/%s" % (urllib.parse.unquote(seg[2]), urllib.parse.unquote(seg[3]))
+        new = self.renamed.get(old)
+        if new is None or new not in self.repos:
+            return None
+        rest = "/".join(seg[4:])
+        location = "%s/repositories/%d%s" % (base, self.repo_id(new), "/" + rest if rest else "")
+        if query:
+            location += "?" + urllib.parse.urlencode({k: v[0] for k, v in query.items()})
+        return Answer(301, {"message": "Moved Permanently", "url": location,
+                            "documentation_url": "https://docs.github.com/rest/guides/"
+                                                 "best-practices-for-using-the-rest-api"
+                                                 "#follow-redirects"},
+                      {"Location": location})
+
+    def api(self, handler, base, method, path, query, body, repo=None, rest=None):
         with self.lock:
             if self.token is not None:
                 auth = handler.headers.get("Authorization") or ""
@@ -282,7 +326,11 @@ class GitHubFake:
                 self.spend()
             except Answer as a:
                 raise a
-            status, payload, headers = self.api_route(base, method, path, query, body)
+            moved = self.moved(base, path, query) if repo is None else None
+            if moved is not None:
+                moved.headers.update(self.rate_headers())
+                raise moved
+            status, payload, headers = self.api_route(base, method, path, query, body, repo, rest)
             headers = dict(headers or {})
             headers.update(self.rate_headers())
             headers["X-GitHub-Api-Version-Selected"] = API_VERSION_DATE
@@ -323,12 +371,16 @@ class GitHubFake:
             links.append('<%s>; rel="prev"' % url(page - 1))
         return chunk, ({"Link": ", ".join(links)} if links else {})
 
-    def api_route(self, base, method, path, query, body):
-        seg = [urllib.parse.unquote(s) for s in path.split("/")[1:]]
-        if seg[0] != "repos" or len(seg) < 3:
-            raise gh_error(404, "Not Found")
-        repo = "%s/%s" % (seg[1], seg[2])
-        rest = seg[3:]
+    def api_route(self, base, method, path, query, body, repo=None, rest=None):
+        if repo is None:  # /repos/{owner}/{name}/... (else /repositories/{id}/...)
+            seg = [urllib.parse.unquote(s) for s in path.split("/")[1:]]
+            if seg[0] != "repos" or len(seg) < 3:
+                raise gh_error(404, "Not Found")
+            repo = "%s/%s" % (seg[1], seg[2])
+            rest = seg[3:]
+        else:
+            rest = [urllib.parse.unquote(s) for s in rest if s != ""]
+            seg = ["repositories", "", repo.split("/")[1]]
         if repo not in self.repos:
             raise gh_error(404, "Not Found")
         if not rest and method == "GET":
@@ -387,21 +439,34 @@ class GitHubFake:
             runs = [r for r in runs if r["status"] == status or
                     r["attempts"][-1]["conclusion"] == status]
         created = query.get("created", [None])[0]
+        filtered = bool(status or created)
         if created:
-            if not created.startswith(">="):
-                raise gh_error(422, "only created=>=DATE is supported by the fake")
-            since = created[2:]
-            since_t = parse_iso(since + ("T00:00:00Z" if len(since) == 10 else ""))
-            runs = [r for r in runs if parse_iso(r["created_at"]) >= since_t]
+            def when(text, end):
+                if len(text) == 10:
+                    return parse_iso(text + "T00:00:00Z") + (86399 if end else 0)
+                return parse_iso(text)
+            if created.startswith(">="):
+                low, high = when(created[2:], False), None
+            elif ".." in created:
+                a, b = created.split("..", 1)
+                low, high = when(a, False), when(b, True)
+            else:
+                raise gh_error(422, "the fake knows created=>=DATE and created=A..B only")
+            runs = [r for r in runs if parse_iso(r["created_at"]) >= low and
+                    (high is None or parse_iso(r["created_at"]) <= high)]
         for key in ("branch", "event", "head_sha"):
             value = query.get(key, [None])[0]
             if value:
+                filtered = True
                 field = {"branch": "head_branch"}.get(key, key)
                 runs = [r for r in runs if r[field] == value]
         runs.sort(key=lambda r: (parse_iso(r["created_at"]), r["id"]), reverse=True)
+        total = len(runs)
+        if filtered:  # GitHub serves at most 1,000 runs of a filtered listing, silently
+            runs = runs[:self.listing_cap]
         views = [self.run_view(base, r) for r in runs]
         chunk, headers = self.page(base, path, query, views)
-        return 200, {"total_count": len(views), "workflow_runs": chunk}, headers
+        return 200, {"total_count": total, "workflow_runs": chunk}, headers
 
     def issues_root(self, base, path, method, query, body, repo):
         if method == "POST":

@@ -294,6 +294,22 @@ static void test_quiet_closed_then_back_reopened_with_one_edited_comment(void **
     assert_int_equal(sql_int(t, "SELECT count(*) FROM flaky_issues WHERE state = 'closed'"
                                 " AND closed_at = '2024-06-26T11:00:00Z'"),
                      1);
+    /* the closing comment and the closing PATCH: at least a second apart, as GitHub asks
+     * of mutations */
+    json_t *all = rt_fake_calls(&t->h->fake, "/repos/");
+    size_t i, mutations = 0;
+    double last = 0;
+    json_t *call;
+    json_array_foreach(all, i, call)
+    {
+        const char *method = json_string_value(json_object_get(call, "method"));
+        if (!strcmp(method, "GET")) continue;
+        double at = json_number_value(json_object_get(call, "time"));
+        if (mutations++) assert_true(at - last >= 0.99);
+        last = at;
+    }
+    json_decref(all);
+    assert_int_equal(mutations, 2);
     /* still quiet: nothing */
     rt_fake_reset(&t->h->fake);
     assert_int_equal(flaky_issues(t, &out, "2024-06-27T13:00:00Z", "--apply", NULL), 0);

@@ -540,6 +540,235 @@ static void test_unusable_runs_are_gaps_and_an_unchanged_listing_is_a_304(void *
     json_decref(calls);
 }
 
+/* Runs the CLI with the test's environment plus more_env; argv ends with NULL. */
+static int run_cli(gh_test *t, const char *const *more_env, const char *const *argv, char **out,
+                   char **err)
+{
+    const char *env[16];
+    size_t n = 0;
+    for (size_t i = 0; t->env[i]; i++) env[n++] = t->env[i];
+    for (size_t i = 0; more_env && more_env[i]; i++) env[n++] = more_env[i];
+    env[n] = NULL;
+    return rt_test_run(env, argv, out, err);
+}
+
+/* GitHub answers a renamed repository's old path 301 to /repositories/{id}/..., whose pages
+ * link on under /repositories/{id}/: each redirect is followed with the token (same host);
+ * a redirect to another host is refused, and that host never hears of the token. */
+static void test_api_redirects_are_followed_on_the_same_host_only(void **state)
+{
+    gh_test *t = *state;
+    json_t *runs = json_array();
+    for (int i = 0; i < 3; i++) {
+        char *xml = junit(i == 1 ? ",2," : NULL, false);
+        json_array_append_new(
+            runs, run(8600 + i, "fix", 40 + i, NULL, 3600 + i * 60,
+                      json_pack("[o]", attempt("success", 3600 + i * 60,
+                                               json_pack("[o]", artifact("junit", xml, false))))));
+        free(xml);
+    }
+    load(t, runs, json_pack("{s:{s:s}, s:i}", "renamed", "acme/old-widgets", REPO, "page_size", 2));
+    const char *argv[] = {"retrig", "collect-github", "--repo", "acme/old-widgets", NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(run_cli(t, NULL, argv, &out, &err), 0);
+    assert_non_null(strstr(out, "3 attempts stored"));
+    free(out);
+    free(err);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM github_runs"), 3);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests"), 3 * NTEST);
+    json_t *calls = rt_fake_calls(&t->h->fake, NULL);
+    size_t i, moved = 0, by_id = 0;
+    json_t *call;
+    json_array_foreach(calls, i, call)
+    {
+        const char *path = json_string_value(json_object_get(call, "path"));
+        long status = (long)json_integer_value(json_object_get(call, "status"));
+        if (!strncmp(path, "/repos/acme/old-widgets", 23)) {
+            assert_int_equal(status, 301);
+            moved++;
+        } else if (!strncmp(path, "/repositories/", 14)) {
+            assert_true(has_header(call, "Authorization"));
+            assert_int_equal(status, strstr(path, "/zip") ? 302 : 200); /* 302: to storage */
+            by_id++;
+        }
+    }
+    json_decref(calls);
+    assert_true(moved >= 3); /* the repository, the listing, each run's calls */
+    assert_true(by_id >= 4); /* and the listing's second page, linked by id */
+
+    /* a redirect to another host (localhost is not 127.0.0.1): refused, never sent */
+    rt_fake_reset(&t->h->fake);
+    char fault[512];
+    snprintf(fault, sizeof fault,
+             "{\"path_prefix\": \"/repos/acme/widgets/actions/runs\", \"kind\": \"status\","
+             " \"status\": 307, \"headers\": {\"Location\": \"http://localhost:%d/repos/acme/"
+             "widgets/actions/runs\"}, \"body\": {\"message\": \"Temporary Redirect\"}}",
+             t->h->fake.port);
+    assert_int_equal(rt_fake_add_fault(&t->h->fake, fault), 200);
+    const char *argv2[] = {"retrig", "collect-github", "--repo", REPO, "--since=30d", NULL};
+    out = err = NULL;
+    assert_int_not_equal(run_cli(t, NULL, argv2, &out, &err), 0);
+    assert_non_null(strstr(err, "redirect outside github_api_url refused"));
+    free(out);
+    free(err);
+    calls = rt_fake_calls(&t->h->fake, "/repos/acme/widgets/actions/runs");
+    assert_int_equal(json_array_size(calls), 1);
+    json_decref(calls);
+}
+
+/* GitHub serves at most 1,000 runs of a listing filtered by creation time (the fake: its
+ * listing_cap, 4 here, and github_listing_cap with it), and says so only in total_count:
+ * the window is halved until none reaches the cap, and every run is collected. */
+static void test_capped_listing_is_split_into_created_windows(void **state)
+{
+    gh_test *t = *state;
+    json_t *runs = json_array();
+    for (int i = 0; i < 11; i++) {
+        char *xml = junit(NULL, false);
+        long ago = 3600 + i * 5400L; /* every 90 minutes over 16 hours */
+        json_array_append_new(
+            runs, run(8700 + i, "fix", 60 + i, NULL, ago,
+                      json_pack("[o]", attempt("success", ago,
+                                               json_pack("[o]", artifact("junit", xml, false))))));
+        free(xml);
+    }
+    load(t, runs, json_pack("{s:i}", "listing_cap", 4));
+    const char *cap[] = {"RETRIG_GITHUB_LISTING_CAP=4", NULL};
+    const char *argv[] = {"retrig", "collect-github", "--repo", REPO, "--since=2d", NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(run_cli(t, cap, argv, &out, &err), 0);
+    assert_non_null(strstr(out, "11 attempts stored"));
+    assert_non_null(strstr(err, "run listing reaches GitHub's cap: split into created windows"));
+    free(out);
+    free(err);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM github_runs"), 11);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests"), 11 * NTEST);
+    /* every window asked for was answered below the cap, and each run was listed once */
+    json_t *calls = rt_fake_calls(&t->h->fake, "/repos/acme/widgets/actions/runs");
+    size_t i, windows = 0;
+    json_t *call;
+    json_array_foreach(calls, i, call)
+    {
+        const char *query = json_string_value(json_object_get(call, "query"));
+        const char *path = json_string_value(json_object_get(call, "path"));
+        if (strcmp(path, "/repos/acme/widgets/actions/runs") || !strstr(query, "..")) continue;
+        windows++;
+    }
+    json_decref(calls);
+    assert_true(windows >= 4);
+    assert_int_equal(sql_int(t, "SELECT runs_stored FROM github_collect_state"), 11);
+}
+
+/* A secondary rate limit without retry-after: GitHub asks for at least a minute, longer
+ * on each further one. github_secondary_wait_s shrinks the minute to a second here: the
+ * waits are that base, then at least twice it (exponential, with jitter on top). */
+static void test_secondary_limit_without_retry_after_backs_off_exponentially(void **state)
+{
+    gh_test *t = *state;
+    char *xml = junit(NULL, false);
+    json_t *runs = json_pack(
+        "[o]", run(8800, "fix", 80, NULL, 3600,
+                   json_pack("[o]", attempt("success", 3600,
+                                            json_pack("[o]", artifact("junit", xml, false))))));
+    free(xml);
+    load(t, runs, NULL);
+    assert_int_equal(
+        rt_fake_add_fault(&t->h->fake,
+                          "{\"path_prefix\": \"/repos/acme/widgets/actions/runs\","
+                          " \"method\": \"GET\", \"kind\": \"status\", \"status\": 403,"
+                          " \"times\": 2, \"body\": {\"message\": \"You have exceeded a"
+                          " secondary rate limit. Please wait a few minutes before you try"
+                          " again.\"}}"),
+        200);
+    const char *fast[] = {"RETRIG_GITHUB_SECONDARY_WAIT_S=1", NULL};
+    const char *argv[] = {"retrig", "collect-github", "--repo", REPO, NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(run_cli(t, fast, argv, &out, &err), 0);
+    assert_non_null(strstr(out, "1 attempts stored"));
+    free(out);
+    free(err);
+    json_t *calls = rt_fake_calls(&t->h->fake, "/repos/acme/widgets/actions/runs");
+    double at[3];
+    for (size_t i = 0; i < 3; i++) {
+        json_t *call = json_array_get(calls, i);
+        assert_string_equal(json_string_value(json_object_get(call, "path")),
+                            "/repos/acme/widgets/actions/runs");
+        assert_int_equal(json_integer_value(json_object_get(call, "status")), i < 2 ? 403 : 200);
+        at[i] = json_number_value(json_object_get(call, "time"));
+    }
+    json_decref(calls);
+    double first = at[1] - at[0], second = at[2] - at[1];
+    assert_true(first >= 0.95 && first < 1.5);   /* the base, with at most a quarter more */
+    assert_true(second >= 1.95 && second < 3.0); /* doubled */
+}
+
+/* GitHub does not charge a conditional request answered 304, nor does --max-requests: two
+ * unchanged workflow listings fit a budget of 2 after the repository's own request. */
+static void test_not_modified_answers_cost_no_budget(void **state)
+{
+    gh_test *t = *state;
+    char *xml = junit(NULL, false);
+    json_t *runs = json_pack(
+        "[o]", run(8900, "fix", 90, NULL, 3600,
+                   json_pack("[o]", attempt("success", 3600,
+                                            json_pack("[o]", artifact("junit", xml, false))))));
+    free(xml);
+    load(t, runs, NULL);
+    const char *argv[] = {"retrig",     "collect-github", "--repo",     REPO,        "--since=7d",
+                          "--workflow", "tests.yaml",     "--workflow", "lint.yaml", NULL,
+                          NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(run_cli(t, NULL, argv, &out, &err), 0);
+    assert_non_null(strstr(out, "1 attempts stored"));
+    free(out);
+    free(err);
+    rt_fake_reset(&t->h->fake);
+    argv[9] = "--max-requests=2";
+    assert_int_equal(run_cli(t, NULL, argv, &out, &err), 0);
+    assert_null(strstr(out, "stopped:"));
+    assert_non_null(strstr(out, "1 requests"));
+    free(out);
+    free(err);
+    json_t *calls = rt_fake_calls(&t->h->fake, "/repos/acme/widgets/actions/workflows/");
+    assert_int_equal(json_array_size(calls), 2);
+    for (size_t i = 0; i < 2; i++)
+        assert_int_equal(json_integer_value(json_object_get(json_array_get(calls, i), "status")),
+                         304);
+    json_decref(calls);
+    char *reason = rt_ch_sql_text(
+        t->h,
+        "SELECT string_agg(coalesce(last_stop_reason, 'none'), ',') FROM github_collect_state", 0,
+        NULL);
+    assert_string_equal(reason, "none,none");
+    free(reason);
+}
+
+/* By default only reports are downloaded: dask's cluster dumps and event file are not. */
+static void test_default_pattern_downloads_reports_only(void **state)
+{
+    gh_test *t = *state;
+    char *xml = junit(NULL, false);
+    json_t *dumps =
+        json_pack("{s:s, s:{s:s}}", "name", "ubuntu-latest-3.12-default-ci1_cluster_dumps", "files",
+                  "test_cluster_dump/test_x.yaml", "workers: {}");
+    json_t *event = json_pack("{s:s, s:{s:s}}", "name", "Event File", "files", "event.json", "{}");
+    json_t *runs = json_pack(
+        "[o]", run(8950, "fix", 95, NULL, 3600,
+                   json_pack("[o]", attempt("success", 3600,
+                                            json_pack("[o, o, o]", artifact("junit", xml, false),
+                                                      dumps, event)))));
+    free(xml);
+    load(t, runs, NULL);
+    char *out = NULL;
+    assert_int_equal(collect(t, &out, NULL, NULL, NULL), 0);
+    assert_non_null(strstr(out, "1 attempts stored"));
+    free(out);
+    json_t *downloads = rt_fake_calls(&t->h->fake, "/storage/");
+    assert_int_equal(json_array_size(downloads), 1);
+    json_decref(downloads);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests"), NTEST);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -554,6 +783,15 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_a_flaky_rerun_within_an_attempt_is_a_flip_and_a_bad_testcase_a_gap, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(test_api_redirects_are_followed_on_the_same_host_only,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_capped_listing_is_split_into_created_windows, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_secondary_limit_without_retry_after_backs_off_exponentially, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_modified_answers_cost_no_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_default_pattern_downloads_reports_only, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

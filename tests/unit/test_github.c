@@ -114,6 +114,39 @@ static void test_runs_with_and_without_pull_requests_forks_and_attempts(void **s
     rt_gh_runs_free(&runs);
 }
 
+/* GitHub sends "head_branch": null for some runs (a deleted branch, a tag's run): such a run
+ * is kept, keyed by its pull request or else by its commit, and is never the main branch. */
+static void test_runs_with_a_null_head_branch_are_kept(void **state)
+{
+    (void)state;
+    const char *page =
+        "{\"total_count\": 3, \"workflow_runs\": ["
+        "{\"id\": 21, \"head_branch\": null, \"head_sha\": \"abcdef12\", \"event\": \"push\","
+        " \"status\": \"completed\", \"conclusion\": \"failure\","
+        " \"created_at\": \"2024-05-01T10:00:00Z\", \"repository\": {\"full_name\": \"o/r\"}},"
+        "{\"id\": 22, \"head_sha\": \"abcdef13\", \"event\": \"pull_request\","
+        " \"status\": \"completed\", \"conclusion\": \"failure\","
+        " \"pull_requests\": [{\"number\": 77}], \"head_branch\": null,"
+        " \"created_at\": \"2024-05-01T10:00:00Z\", \"repository\": {\"full_name\": \"o/r\"}},"
+        "{\"id\": 23, \"head_branch\": 5, \"head_sha\": \"abcdef14\", \"event\": \"push\","
+        " \"status\": \"completed\", \"conclusion\": \"failure\","
+        " \"created_at\": \"2024-05-01T10:00:00Z\", \"repository\": {\"full_name\": \"o/r\"}}"
+        "]}";
+    rt_gh_runs runs;
+    char err[RT_ERRSTR_SIZE] = "", key[300];
+    assert_int_equal(rt_gh_parse_runs(page, strlen(page), &runs, err), RT_OK);
+    assert_int_equal(runs.count, 2);
+    assert_int_equal(runs.skipped, 1); /* a branch that is no string is still refused */
+    assert_string_equal(runs.items[0].head_branch, "");
+    rt_gh_branch_key(&runs.items[0], key, sizeof key);
+    assert_string_equal(key, "commit:abcdef12");
+    assert_false(rt_gh_is_main(&runs.items[0], "main"));
+    assert_false(rt_gh_is_main(&runs.items[0], ""));
+    rt_gh_branch_key(&runs.items[1], key, sizeof key);
+    assert_string_equal(key, "pr:77");
+    rt_gh_runs_free(&runs);
+}
+
 static void test_hostile_runs_are_skipped_or_refused(void **state)
 {
     (void)state;
@@ -344,17 +377,106 @@ static void test_zip_reads_matching_files_within_caps(void **state)
     free(big);
 }
 
+/* Flips the CRC-32 of every entry (local and central headers) of a zip made by make_zip. */
+static void break_crcs(char *zip, size_t len)
+{
+    for (size_t i = 0; i + 20 < len; i++) {
+        if (!memcmp(zip + i, "PK\3\4", 4)) zip[i + 14] ^= 0x5a;
+        if (!memcmp(zip + i, "PK\1\2", 4)) zip[i + 16] ^= 0x5a;
+    }
+}
+
+/* Entries failing their CRC are inflated to their end before the check fails: that work
+ * counts toward the total cap, and the third such entry ends the artifact (a 76 KB archive
+ * of 200 such entries inflated 200 x 64 MiB before). */
+static void test_zip_entries_failing_their_crc_are_capped(void **state)
+{
+    (void)state;
+    char *big = malloc(1 << 20);
+    memset(big, 'y', 1 << 20);
+    zip_entry entries[8];
+    char names[8][16];
+    for (int i = 0; i < 8; i++) {
+        snprintf(names[i], sizeof names[i], "r%d.xml", i);
+        entries[i] = (zip_entry){names[i], big, 1 << 20};
+    }
+    size_t len = 0;
+    char *zip = make_zip(entries, 8, &len);
+    break_crcs(zip, len);
+    rt_zip_limits limits = {100, 2 << 20, 64 << 20};
+    rt_zip_stats stats;
+    seen s = {0};
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_zip_each(zip, len, &limits, "*.xml", collect, &s, &stats, err), RT_EPROTO);
+    assert_non_null(strstr(err, "3 damaged entries"));
+    assert_int_equal(s.n, 3);
+    for (size_t i = 0; i < s.n; i++) assert_int_equal(s.rcs[i], RT_EPROTO);
+    assert_int_equal(stats.failed, 3);
+    assert_int_equal(stats.total_bytes, 3u << 20); /* inflated, then refused: counted */
+    /* a tighter total cap ends the walk on the bytes of failed entries alone */
+    rt_zip_limits tight = {100, 2 << 20, (1 << 20) + 1000};
+    memset(&s, 0, sizeof s);
+    assert_int_equal(rt_zip_each(zip, len, &tight, "*.xml", collect, &s, &stats, err), RT_ETOOBIG);
+    assert_true(s.n <= 1);
+    free(zip);
+    free(big);
+}
+
+/* The default artifact pattern takes reports by their usual names and leaves the rest;
+ * dask names its reports by matrix job, so it lists everything but its dumps. */
+static void test_artifact_patterns_take_reports_only(void **state)
+{
+    (void)state;
+    const char *def = RT_GH_ARTIFACT_PATTERN_DEFAULT;
+    assert_true(rt_gh_artifact_wanted(def, "junit"));
+    assert_true(rt_gh_artifact_wanted(def, "JUnit-results-windows"));
+    assert_true(rt_gh_artifact_wanted(def, "test-results-ubuntu-3.12"));
+    assert_true(rt_gh_artifact_wanted(def, "surefire-test-reports"));
+    assert_false(rt_gh_artifact_wanted(def, "ubuntu-latest-3.12-default-ci1_cluster_dumps"));
+    assert_false(rt_gh_artifact_wanted(def, "Event File"));
+    assert_false(rt_gh_artifact_wanted(def, "coverage-report"));
+    const char *dask = "*,!*_cluster_dumps,!Event File";
+    assert_true(rt_gh_artifact_wanted(dask, "ubuntu-latest-3.12-default-ci1"));
+    assert_true(rt_gh_artifact_wanted(dask, "windows-latest-3.11-default-notci1"));
+    assert_false(rt_gh_artifact_wanted(dask, "ubuntu-latest-3.12-default-ci1_cluster_dumps"));
+    assert_false(rt_gh_artifact_wanted(dask, "Event File"));
+    assert_true(rt_gh_artifact_wanted("*", "anything"));
+    assert_false(rt_gh_artifact_wanted("", "anything"));
+    assert_false(rt_gh_artifact_wanted("!*", "anything"));
+}
+
+/* An artifact's redirect to its storage: never down from https to http. */
+static void test_redirects_never_go_from_https_to_http(void **state)
+{
+    (void)state;
+    const char *api = "https://api.github.com/repos/o/r/actions/artifacts/1/zip";
+    assert_true(rt_gh_redirect_allowed(api, "https://productionresultssa1.blob.core.windows.net/"
+                                            "actions-results/x.zip?sig=abc"));
+    assert_false(rt_gh_redirect_allowed(api, "http://productionresultssa1.blob.core.windows.net/"
+                                             "actions-results/x.zip?sig=abc"));
+    assert_false(rt_gh_redirect_allowed(api, "HTTP://evil.example/x.zip"));
+    assert_false(rt_gh_redirect_allowed(api, "ftp://evil.example/x.zip"));
+    assert_false(rt_gh_redirect_allowed(api, "file:///etc/passwd"));
+    /* a plain-http API (a test double, a proxy) may be sent on to http or https */
+    assert_true(rt_gh_redirect_allowed("http://127.0.0.1:8080/repos/o/r", "http://127.0.0.1/s"));
+    assert_true(rt_gh_redirect_allowed("http://127.0.0.1:8080/repos/o/r", "https://x.test/s"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_link_header_gives_the_next_page),
         cmocka_unit_test(test_times_parse_in_utc_and_offsets),
         cmocka_unit_test(test_runs_with_and_without_pull_requests_forks_and_attempts),
+        cmocka_unit_test(test_runs_with_a_null_head_branch_are_kept),
         cmocka_unit_test(test_hostile_runs_are_skipped_or_refused),
         cmocka_unit_test(test_artifacts_and_their_attempts),
         cmocka_unit_test(test_issues_keep_their_first_body_line_and_flag_pull_requests),
         cmocka_unit_test(test_rate_limit_reserve),
         cmocka_unit_test(test_zip_reads_matching_files_within_caps),
+        cmocka_unit_test(test_zip_entries_failing_their_crc_are_capped),
+        cmocka_unit_test(test_redirects_never_go_from_https_to_http),
+        cmocka_unit_test(test_artifact_patterns_take_reports_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
