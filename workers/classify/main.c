@@ -1029,13 +1029,11 @@ static int setup(classify *w, rt_config *cfg, int cache_size)
         rt_log_error("cannot set up HTTP", "error", errstr);
         return rc;
     }
-    rt_worker_setup connect = {"classify",
-                               RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_PULSE |
-                                   RT_WORKER_NEEDS_REDIS | RT_WORKER_NEEDS_POSTGRES,
-                               (int)w->lane,
-                               (int)w->lanes,
-                               declare,
-                               w};
+    rt_worker_setup connect = {
+        "classify",      RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_PULSE | RT_WORKER_NEEDS_POSTGRES,
+        (int)w->lane,    (int)w->lanes,
+        declare,         w,
+        &rt_worker_redis};
     if ((rc = rt_worker_connect(cfg, &connect, &w->conns)) != RT_OK) return rc;
     w->ours = w->conns.broker;
     w->pulse = w->conns.pulse ? w->conns.pulse : w->conns.broker;
@@ -1379,8 +1377,7 @@ static int run(rt_config *cfg)
 static int check(rt_config *cfg)
 {
     return rt_worker_check_result(rt_worker_check_services(
-        cfg, "classify",
-        RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_REDIS | RT_WORKER_NEEDS_POSTGRES));
+        cfg, "classify", RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES, &rt_worker_redis));
 }
 
 int main(int argc, char **argv)

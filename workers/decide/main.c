@@ -1002,11 +1002,12 @@ static int declare(void *ctx, const rt_worker_conns *conns)
     return rc;
 }
 
-/* The services: Redis too when adaptive asks for rounds (their budget claims). */
-static unsigned decide_needs(const rt_config *cfg)
+/* The services: the broker and Postgres, and Redis when adaptive asks for rounds (their
+ * budget claims). */
+#define DECIDE_NEEDS (RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES)
+static const rt_worker_redis_ops *decide_redis(const rt_config *cfg)
 {
-    return RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES |
-           (decide_rounds_asks(cfg) ? RT_WORKER_NEEDS_REDIS : 0u);
+    return decide_rounds_asks(cfg) ? &rt_worker_redis : NULL;
 }
 
 static int setup(decide *w, rt_config *cfg)
@@ -1023,7 +1024,7 @@ static int setup(decide *w, rt_config *cfg)
     if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) return rc;
     hopts.max_attempts = 1;
     if ((rc = rt_http_new(&w->http_post, &hopts, errstr)) != RT_OK) return rc;
-    rt_worker_setup connect = {"decide", decide_needs(cfg), 0, 1, declare, w};
+    rt_worker_setup connect = {"decide", DECIDE_NEEDS, 0, 1, declare, w, decide_redis(cfg)};
     if ((rc = rt_worker_connect(cfg, &connect, &w->conns)) != RT_OK) return rc;
     w->amqp = w->conns.broker;
     w->pg = w->conns.pg;
@@ -1085,7 +1086,7 @@ static int run(rt_config *cfg)
 
 static int check(rt_config *cfg)
 {
-    int failures = rt_worker_check_services(cfg, "decide", decide_needs(cfg));
+    int failures = rt_worker_check_services(cfg, "decide", DECIDE_NEEDS, decide_redis(cfg));
     if (cfg->decide_cancel_pending && !cfg->dry_run &&
         (!cfg->taskcluster_client_id || !cfg->taskcluster_access_token)) {
         rt_log_error("decide_cancel_pending needs taskcluster_client_id and an access token");

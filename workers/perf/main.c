@@ -1173,8 +1173,8 @@ static int setup(perf *w, rt_config *cfg)
     if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) return rc;
     hopts.max_attempts = 1;
     if ((rc = rt_http_new(&w->http_post, &hopts, errstr)) != RT_OK) return rc;
-    rt_worker_setup connect = {"perf", RT_WORKER_NEEDS_REDIS | RT_WORKER_NEEDS_POSTGRES, 0, 1, NULL,
-                               NULL};
+    rt_worker_setup connect = {"perf", RT_WORKER_NEEDS_POSTGRES, 0, 1, NULL,
+                               NULL,   &rt_worker_redis};
     if ((rc = rt_worker_connect(cfg, &connect, &w->conns)) != RT_OK) return rc;
     w->redis = w->conns.redis;
     w->pg = w->conns.pg;
@@ -1233,7 +1233,7 @@ static int check(rt_config *cfg)
         return 2;
     }
     int failures =
-        rt_worker_check_services(cfg, "perf", RT_WORKER_NEEDS_REDIS | RT_WORKER_NEEDS_POSTGRES);
+        rt_worker_check_services(cfg, "perf", RT_WORKER_NEEDS_POSTGRES, &rt_worker_redis);
     failures += rt_worker_needs_taskcluster(cfg);
     return rt_worker_check_result(failures);
 }

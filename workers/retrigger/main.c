@@ -1256,9 +1256,8 @@ static int setup(retrigger *w, rt_config *cfg)
     hopts.max_attempts = 1;
     if ((rc = rt_http_new(&w->http_post, &hopts, errstr)) != RT_OK) return rc;
     rt_worker_setup connect = {
-        "retrigger", RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_REDIS | RT_WORKER_NEEDS_POSTGRES,
-        0,           1,
-        declare,     w};
+        "retrigger",     RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES, 0, 1, declare, w,
+        &rt_worker_redis};
     if ((rc = rt_worker_connect(cfg, &connect, &w->conns)) != RT_OK) return rc;
     w->amqp = w->conns.broker;
     w->redis = w->conns.redis;
@@ -1298,9 +1297,8 @@ static int run(rt_config *cfg)
 
 static int check(rt_config *cfg)
 {
-    int failures = rt_worker_check_services(cfg, "retrigger",
-                                            RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_REDIS |
-                                                RT_WORKER_NEEDS_POSTGRES);
+    int failures = rt_worker_check_services(
+        cfg, "retrigger", RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES, &rt_worker_redis);
     failures += rt_worker_needs_taskcluster(cfg);
     return rt_worker_check_result(failures);
 }
