@@ -141,7 +141,8 @@ bool rt_gh_valid_branch(const char *s);
 bool rt_gh_valid_sha(const char *s);
 
 /* The artifacts collect-github downloads by default: test reports by their usual names. */
-#define RT_GH_ARTIFACT_PATTERN_DEFAULT "*junit*,*test-result*,*test-report*,*surefire*,*pytest*,*.xml"
+#define RT_GH_ARTIFACT_PATTERN_DEFAULT                                                             \
+    "*junit*,*test-result*,*test-report*,*surefire*,*pytest*,*.xml"
 
 /* Whether an artifact named `name` is wanted by `pattern`: comma-separated globs (fnmatch,
  * case-insensitive); the name must match one that does not start with '!' and none that
