@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/io/log.h"
 
@@ -15,6 +16,14 @@ static const char SQL_BACKSTOP[] =
     "SELECT kept, total FROM budget_backstop($1, $2, $3::integer, $4::integer, $5::integer)";
 enum { B_KEPT, B_TOTAL, B_N };
 static const char *const BACKSTOP_COLS[B_N] = {"kept", "total"};
+static const char SQL_LEDGER_ENTRY[] =
+    "SELECT platform, day::text AS day, amount FROM budget_ledger WHERE idempotency_key = $1";
+enum { LE_PLATFORM, LE_DAY, LE_AMOUNT, LE_N };
+static const char *const LEDGER_ENTRY_COLS[LE_N] = {"platform", "day", "amount"};
+static const char SQL_LEDGER_REFUND[] =
+    "INSERT INTO budget_ledger (platform, day, amount, idempotency_key, set_id, reason)"
+    " VALUES ($1, $2::date, -$3::integer, $4, $5::bigint, $6)"
+    " ON CONFLICT (idempotency_key) DO NOTHING RETURNING id";
 
 int rt_ledger_spent(rt_pg *pg, const char *platform, const char *day, int *spent)
 {
@@ -51,4 +60,33 @@ int rt_ledger_backstop(rt_pg *pg, const char *platform, const char *day, int lim
     *total = atoi(PQgetvalue(res, 0, c[B_TOTAL]));
     PQclear(res);
     return RT_OK;
+}
+
+int rt_ledger_refund_row(rt_pg *pg, const char *key, const char *refund_key, long long set_id,
+                         const char *reason, rt_ledger_refund *out)
+{
+    const char *params[] = {key};
+    PGresult *res = NULL;
+    int c[LE_N];
+    memset(out, 0, sizeof *out);
+    int rc = rt_pg_exec(pg, SQL_LEDGER_ENTRY, 1, params, &res);
+    if (rc == RT_OK) rc = rt_pg_result_columns(&res, LEDGER_ENTRY_COLS, LE_N, c);
+    if (rc != RT_OK) return rc;
+    out->spent = PQntuples(res) == 1;
+    if (out->spent) {
+        snprintf(out->platform, sizeof out->platform, "%s", PQgetvalue(res, 0, c[LE_PLATFORM]));
+        snprintf(out->day, sizeof out->day, "%s", PQgetvalue(res, 0, c[LE_DAY]));
+        out->amount = atoi(PQgetvalue(res, 0, c[LE_AMOUNT]));
+    }
+    PQclear(res);
+    if (!out->spent) return RT_OK;
+    char amount[16], set[24];
+    snprintf(amount, sizeof amount, "%d", out->amount);
+    snprintf(set, sizeof set, "%lld", set_id);
+    const char *rparams[] = {out->platform, out->day, amount, refund_key, set, reason};
+    res = NULL;
+    rc = rt_pg_exec(pg, SQL_LEDGER_REFUND, 6, rparams, &res);
+    out->inserted = rc == RT_OK && PQntuples(res) == 1;
+    PQclear(res);
+    return rc;
 }
