@@ -15,6 +15,7 @@
 #include "common/core/culprit.h"
 #include "common/core/culprit_adaptive.h"
 #include "common/core/culprit_flow.h"
+#include "common/core/events.h"
 #include "common/io/history_store.h"
 #include "common/io/log.h"
 #include "common/worker.h"
@@ -155,19 +156,23 @@ static bool exec_changed(rt_pg *pg, const char *sql, int n, const char *const *p
  * key <project>.culprit, once the end is stored. A failed publish is logged, not repeated. */
 static void publish_end(const search *s, const ending *e)
 {
-    json_t *culprit = e->culprit
-                          ? json_pack("{s:s, s:o, s:s, s:s}", "revision", e->culprit, "pushlog_id",
-                                      e->pushlog ? json_integer(atoll(e->pushlog)) : json_null(),
-                                      "author", e->author ? e->author : "", "url", e->url)
-                          : json_null();
-    json_t *o =
-        json_pack("{s:i, s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:o, s:[s, s], s:i, s:i, s:i}",
-                  "version", 1, "kind", "culprit", "set_id", (json_int_t)atoll(s->set_id),
-                  "project", s->project, "revision", s->revision, "label", s->label, "status",
-                  e->status, "reason", e->reason, "culprit", culprit, "range", e->first, e->last,
-                  "rounds", e->rounds, "pushes_probed", e->probed, "jobs_spent", e->spent);
-    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
+    rt_culprit_event ev = {.set_id = atoll(s->set_id),
+                           .label = (char *)s->label,
+                           .found = e->culprit != NULL,
+                           .culprit = {.pushlog_id = e->pushlog ? atoll(e->pushlog) : 0,
+                                       .author = (char *)e->author,
+                                       .url = (char *)e->url},
+                           .rounds = e->rounds,
+                           .pushes_probed = e->probed,
+                           .jobs_spent = e->spent};
+    snprintf(ev.project, sizeof ev.project, "%s", s->project);
+    snprintf(ev.revision, sizeof ev.revision, "%s", s->revision);
+    snprintf(ev.status, sizeof ev.status, "%s", e->status);
+    snprintf(ev.reason, sizeof ev.reason, "%s", e->reason);
+    snprintf(ev.culprit.revision, sizeof ev.culprit.revision, "%s", e->culprit ? e->culprit : "");
+    snprintf(ev.range_first, sizeof ev.range_first, "%s", e->first);
+    snprintf(ev.range_last, sizeof ev.range_last, "%s", e->last);
+    char *text = rt_culprit_event_build(&ev); /* lent strings: nothing to free */
     char key[128], message_id[64];
     snprintf(key, sizeof key, "%s.culprit", s->project);
     snprintf(message_id, sizeof message_id, "culprit-%s", s->set_id);

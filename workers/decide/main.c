@@ -39,6 +39,7 @@
 
 #include "common/core/bugsug.h"
 #include "common/core/decide_step.h"
+#include "common/core/events.h"
 #include "common/core/hawk.h"
 #include "common/core/history.h"
 #include "common/core/ids.h"
@@ -499,19 +500,76 @@ static bool append(json_t *array, json_t *value)
     return value && json_array_append_new(array, value) == 0;
 }
 
-/* The evidence stored with the decision (*stored) and the event for bots (*event).
- * Long because the stored evidence and the event are built from the same lines and runs in one
- * pass, so that they can never disagree, and building either fails whole. */
-static int build_documents(decide *w, const evidence *e, const rt_decide_request *req,
-                           const char *decided_at, json_t **stored, json_t **event)
+/* The retriggers (task ids, each once) whose failures hold line; ids holds e->nruns. */
+static size_t reproducers(const evidence *e, const rt_failure_line *line, rt_event_task_id *ids)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < e->nruns; k++) {
+        if (!run_has_line(&e->runs[k], line)) continue;
+        size_t j = 0;
+        while (j < n && strcmp(ids[j], e->runs[k].task_id)) j++;
+        if (j == n) memcpy(ids[n++], e->runs[k].task_id, sizeof *ids);
+    }
+    return n;
+}
+
+/* The decision event for bots (queue-schemas/decision-event.json): a malloc'd text, NULL when
+ * out of memory. Each line with the retriggers that reproduced it, and the retriggers that
+ * had resolved (at most EVENT_MAX_TASKS). */
+static char *event_text(const decide *w, const evidence *e, const char *decided_at)
 {
     const set_info *s = &e->set;
     const rt_verdict_result *r = &e->result;
-    json_t *lines = json_array(), *event_lines = json_array(), *runs = json_array();
-    json_t *compared = json_array(), *tracked = json_array();
+    size_t nlines = e->original.have_lines ? e->original.lines.nlines : 0;
+    rt_event_task_id compared[EVENT_MAX_TASKS];
+    rt_decision_event ev = {.set_id = s->id,
+                            .label = (char *)s->label,
+                            .retrigger_task_ids = compared,
+                            .threshold = w->cfg->decide_threshold,
+                            .lines = calloc(nlines ? nlines : 1, sizeof *ev.lines),
+                            .nlines = nlines};
+    rt_event_task_id *by = calloc(nlines * e->nruns + 1, sizeof *by);
+    char *text = NULL;
+    if (!ev.lines || !by) goto out;
+    for (size_t i = 0; i < nlines; i++) {
+        const rt_failure_line *line = &e->original.lines.lines[i];
+        ev.lines[i] =
+            (rt_decision_event_line){.line = line->signature, .reproduced_by = by + i * e->nruns};
+        ev.lines[i].nreproduced_by = reproducers(e, line, ev.lines[i].reproduced_by);
+    }
+    for (size_t k = 0; k < e->nruns && ev.nretrigger_task_ids < EVENT_MAX_TASKS; k++) {
+        const run_info *run = &e->runs[k];
+        if (!run->task_id[0] || run->state == RT_RUN_PENDING) continue;
+        size_t j = 0;
+        while (j < ev.nretrigger_task_ids && strcmp(compared[j], run->task_id)) j++;
+        if (j == ev.nretrigger_task_ids)
+            memcpy(compared[ev.nretrigger_task_ids++], run->task_id, sizeof *compared);
+    }
+    snprintf(ev.project, sizeof ev.project, "%s", s->project);
+    snprintf(ev.revision, sizeof ev.revision, "%s", s->revision);
+    snprintf(ev.platform, sizeof ev.platform, "%.128s", s->platform[0] ? s->platform : "unknown");
+    snprintf(ev.verdict, sizeof ev.verdict, "%s", rt_verdict_name(r->verdict));
+    snprintf(ev.reason, sizeof ev.reason, "%s", r->reason);
+    snprintf(ev.original_task_id, sizeof ev.original_task_id, "%s", s->original_task_id);
+    snprintf(ev.decided_at, sizeof ev.decided_at, "%s", decided_at);
+    text = rt_decision_event_build(&ev); /* lent strings and arrays, freed here */
+out:
+    free(ev.lines);
+    free(by);
+    return text;
+}
+
+/* The evidence stored with the decision (*stored). Long because every line and run of the
+ * set is written in one pass, and building fails whole. */
+static int build_documents(decide *w, const evidence *e, const rt_decide_request *req,
+                           const char *decided_at, json_t **stored)
+{
+    const set_info *s = &e->set;
+    const rt_verdict_result *r = &e->result;
+    json_t *lines = json_array(), *runs = json_array(), *tracked = json_array();
     /* Every line and run is in the documents, or building them fails: never a shorter list
      * (a line JSON cannot hold would otherwise vanish and leave "lines": []). */
-    bool whole = lines && event_lines && runs && compared && tracked;
+    bool whole = lines && runs && tracked;
     for (size_t i = 0; whole && e->original.have_lines && i < e->original.lines.nlines; i++) {
         const rt_failure_line *line = &e->original.lines.lines[i];
         json_t *by = json_array();
@@ -523,10 +581,7 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
                        : NULL;
         json_t *history = json_array_get(e->history, i);
         if (o && history) json_object_set(o, "history", history);
-        json_t *event_line =
-            by ? json_pack("{s:s, s:O}", "line", line->signature, "reproduced_by", by) : NULL;
-        bool stored_line = append(lines, o), event_line_ok = append(event_lines, event_line);
-        whole = stored_line && event_line_ok;
+        whole = append(lines, o);
         json_decref(by);
     }
     for (size_t i = 0; whole && e->original.have_lines && i < e->original.lines.ntracked; i++)
@@ -549,17 +604,13 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
         if (o && run->have_lines)
             json_object_set_new(o, "lines", json_integer((json_int_t)run->lines.nlines));
         whole = append(runs, o);
-        if (run->state != RT_RUN_PENDING && json_array_size(compared) < EVENT_MAX_TASKS)
-            add_unique(compared, run->task_id);
         if (run->state == RT_RUN_PASSED || run->state == RT_RUN_FAILED) ncompared++;
     }
     if (!whole) {
         json_decref(lines);
-        json_decref(event_lines);
         json_decref(runs);
-        json_decref(compared);
         json_decref(tracked);
-        *stored = *event = NULL;
+        *stored = NULL;
         return RT_ENOMEM;
     }
     json_t *original =
@@ -590,22 +641,7 @@ static int build_documents(decide *w, const evidence *e, const rt_decide_request
         json_decref(*stored);
         *stored = NULL;
     }
-    char platform[129] = "unknown"; /* the event's limit */
-    if (s->platform[0]) memcpy(platform, s->platform, strnlen(s->platform, 128) + 1);
-    platform[128] = '\0';
-    *event = json_pack("{s:i, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:i}",
-                       "version", 1, "set_id", (json_int_t)s->id, "project", s->project, "revision",
-                       s->revision, "label", s->label, "platform", platform, "verdict",
-                       rt_verdict_name(r->verdict), "reason", r->reason, "original_task_id",
-                       s->original_task_id, "retrigger_task_ids", compared, "lines", event_lines,
-                       "decided_at", decided_at, "threshold", w->cfg->decide_threshold);
-    if (!*stored || !*event) {
-        json_decref(*stored);
-        json_decref(*event);
-        *stored = *event = NULL;
-        return RT_ENOMEM;
-    }
-    return RT_OK;
+    return *stored ? RT_OK : RT_ENOMEM;
 }
 
 /* The cross-branch test history of the original's lines (common/core/history.h), into
@@ -632,15 +668,14 @@ static int store_decision(decide *w, const evidence *e, const rt_decide_request 
     const set_info *s = &e->set;
     *inserted = false;
     utc_now(decided_at);
-    json_t *stored = NULL, *event = NULL;
-    char *stored_text = NULL, *event_text = NULL;
-    int rc = build_documents(w, e, req, decided_at, &stored, &event);
+    json_t *stored = NULL;
+    char *stored_text = NULL, *event = NULL;
+    int rc = build_documents(w, e, req, decided_at, &stored);
     if (rc != RT_OK) return rc;
     stored_text = json_dumps(stored, JSON_COMPACT);
-    event_text = json_dumps(event, JSON_COMPACT);
+    event = event_text(w, e, decided_at);
     json_decref(stored);
-    json_decref(event);
-    if (!stored_text || !event_text) {
+    if (!stored_text || !event) {
         rc = RT_ENOMEM;
         goto out;
     }
@@ -686,7 +721,7 @@ static int store_decision(decide *w, const evidence *e, const rt_decide_request 
     snprintf(key, sizeof key, "%s.%s", s->project, verdict);
     snprintf(message_id, sizeof message_id, "decision-%lld", s->id);
     rt_amqp_publish_opts opts = {.message_id = message_id, .allow_unroutable = true};
-    rc = rt_amqp_publish(w->amqp, w->events, key, event_text, strlen(event_text), &opts);
+    rc = rt_amqp_publish(w->amqp, w->events, key, event, strlen(event), &opts);
 done:
     if (rc == RT_OK) {
         rc = rt_pg_commit(w->pg);
@@ -697,7 +732,7 @@ done:
     }
 out:
     free(stored_text);
-    free(event_text);
+    free(event);
     return rc;
 }
 

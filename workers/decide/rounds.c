@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/core/limits.h"
+#include "common/core/messages.h"
 #include "common/core/utf8.h"
 #include "common/io/budget.h"
 #include "common/io/history_store.h"
@@ -216,25 +217,23 @@ static int evaluate(decide_rounds *r, const rounds_set *set, rounds_view *view)
  * (queue-schemas/retrigger-request.json) with the round named. NULL: out of memory. */
 static char *round_request(const rounds_set *set, const set_row *row, int round, int times)
 {
-    char requested_at[32];
-    rt_worker_utc_now(requested_at);
-    json_error_t error;
-    json_t *groups = json_loads(row->failing_groups, 0, &error);
-    json_t *failures = json_loads(row->failures, 0, &error);
-    if (!json_is_array(groups) || !json_is_array(failures)) { /* never a shorter list */
-        json_decref(groups);
-        json_decref(failures);
-        return NULL;
-    }
-    json_t *req = json_pack(
-        "{s:i, s:I, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:i, s:i, s:s, s:o, s:o}", "version", 1,
-        "set_id", (json_int_t)set->id, "project", set->project, "revision", set->revision, "label",
-        row->label, "task_id", row->original_task_id, "run_id", row->original_run_id,
-        "task_group_id", row->task_group_id, "platform", row->platform, "task_queue_id",
-        row->task_queue_id, "times", times, "round", round, "requested_at", requested_at,
-        "failing_groups", groups, "failures", failures);
-    char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
-    json_decref(req);
+    rt_retrigger_request req = {.set_id = set->id,
+                                .label = strdup(row->label),
+                                .run_id = row->original_run_id,
+                                .platform = strdup(row->platform),
+                                .task_queue_id = strdup(row->task_queue_id),
+                                .times = times,
+                                .round = round};
+    snprintf(req.project, sizeof req.project, "%s", set->project);
+    snprintf(req.revision, sizeof req.revision, "%s", set->revision);
+    snprintf(req.task_id, sizeof req.task_id, "%s", row->original_task_id);
+    snprintf(req.task_group_id, sizeof req.task_group_id, "%s", row->task_group_id);
+    rt_worker_utc_now(req.requested_at);
+    char reason[RT_MESSAGE_REASON_SIZE];
+    char *body = rt_request_lists_read(&req, row->failing_groups, row->failures, reason) == RT_OK
+                     ? rt_retrigger_request_build(&req)
+                     : NULL; /* never a shorter list */
+    rt_retrigger_request_free(&req);
     return body;
 }
 
