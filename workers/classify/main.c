@@ -35,6 +35,7 @@
 #include "common/core/decide_rounds.h"
 #include "common/core/eligibility.h"
 #include "common/core/errorsummary.h"
+#include "common/core/evidence.h"
 #include "common/core/ids.h"
 #include "common/core/messages.h"
 #include "common/core/pulse.h"
@@ -380,17 +381,18 @@ static int ensure_published(classify *w, const char *project, const char *revisi
  * [{task_id, run_id, state}] (malloc'd JSON text; NULL when out of memory). */
 static char *found_json(const classify *w)
 {
-    json_t *list = json_array();
-    bool whole = list != NULL; /* never a shorter list: a run left out would be retriggered */
-    for (size_t i = 0; whole && i < w->nfound; i++) {
+    rt_found_run *runs = calloc(w->nfound + 1, sizeof *runs);
+    if (!runs) return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < w->nfound; i++) {
         rt_member_state state;
         if (!rt_member_state_parse(w->found[i].state, &state)) continue; /* not a run state */
-        json_t *o = json_pack("{s:s, s:i, s:s}", "task_id", w->found[i].task_id, "run_id",
-                              w->found[i].run_id, "state", rt_member_state_name(state));
-        whole = o && json_array_append_new(list, o) == 0;
+        runs[n++] = (rt_found_run){.task_id = w->found[i].task_id,
+                                   .run_id = w->found[i].run_id,
+                                   .state = rt_member_state_name(state)};
     }
-    char *text = whole ? json_dumps(list, JSON_COMPACT) : NULL;
-    json_decref(list);
+    char *text = rt_found_runs_json(runs, n);
+    free(runs);
     return text;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/core/evidence.h"
 #include "common/core/limits.h"
 #include "common/core/messages.h"
 #include "common/core/utf8.h"
@@ -457,63 +458,22 @@ static long likeliest(const rounds_view *view)
     return best;
 }
 
-static json_t *outcome_json(const rt_policy_outcome *o)
-{
-    return json_pack("{s:s, s:s, s:I}", "verdict", rt_verdict_name(o->verdict), "reason", o->reason,
-                     "more", (json_int_t)o->more);
-}
-
 int decide_rounds_evidence(const decide_rounds *r, const rounds_view *view, json_t *stored)
 {
-    json_t *policy = json_pack(
-        "{s:s, s:s}", "name", rt_policy_name(r->policy), "shadow",
-        rt_policy_name(r->policy == RT_POLICY_SEED ? RT_POLICY_ADAPTIVE : RT_POLICY_SEED));
-    bool whole = policy != NULL;
-    if (whole && view->loaded)
-        whole = json_object_set_new(policy, "rounds", json_integer(view->rounds)) == 0 &&
-                json_object_set_new(policy, "retriggers",
-                                    json_integer((json_int_t)view->state.requested)) == 0 &&
-                json_object_set_new(policy, "found", json_integer((json_int_t)view->state.found)) ==
-                    0 &&
-                json_object_set_new(policy, "refused", json_boolean(view->refused)) == 0;
-    if (whole && view->evaluated) {
-        const rt_round_plan *plan = &view->plan;
-        json_t *outcomes = json_object();
-        whole = outcomes && json_object_set_new(policy, "outcomes", outcomes) == 0;
-        for (size_t p = 0; whole && p < RT_POLICY_COUNT; p++) {
-            json_t *o = outcome_json(&plan->result.outcome[p]);
-            whole = o && json_object_set_new(outcomes, rt_policy_name((rt_policy)p), o) == 0;
-        }
-        json_t *settings = json_pack(
-            "{s:f, s:f, s:i, s:i, s:i}", "confidence", r->model.confidence, "prior_regression",
-            r->model.prior_regression, "max_retriggers", r->model.max_retriggers, "first_batch_min",
-            r->model.first_batch_min, "first_batch_max", r->model.first_batch_max);
-        whole = whole && settings && json_object_set_new(policy, "settings", settings) == 0 &&
-                json_object_set_new(policy, "spent", json_integer((json_int_t)plan->spent)) == 0;
-        /* Each line of the original: its p_regression and the history the model used. */
-        json_t *lines = json_object_get(stored, "lines");
-        whole = whole && json_array_size(lines) == view->nlines;
-        for (size_t i = 0; whole && i < view->nlines; i++) {
-            const rt_decide_history *hist = &view->history[i];
-            json_t *line = json_array_get(lines, i);
-            json_t *model = json_pack("{s:I, s:I, s:I}", "runs", (json_int_t)hist->runs, "failures",
-                                      (json_int_t)hist->failures, "signature_failures",
-                                      (json_int_t)hist->signature_failures);
-            whole = model && json_object_set_new(line, "model", model) == 0 &&
-                    json_object_set_new(line, "p_regression",
-                                        json_real(plan->result.p_regression[i])) == 0;
-        }
-        long best = likeliest(view);
-        if (whole && best >= 0)
-            whole = json_object_set_new(stored, "p_regression",
-                                        json_real(plan->result.p_regression[best])) == 0;
-    }
-    if (!whole || json_object_set_new(stored, "policy", policy) != 0) {
-        if (whole) policy = NULL; /* stolen by the failed set */
-        json_decref(policy);
-        return RT_ENOMEM;
-    }
-    return RT_OK;
+    rt_policy_evidence in = {.policy = r->policy,
+                             .shadow =
+                                 r->policy == RT_POLICY_SEED ? RT_POLICY_ADAPTIVE : RT_POLICY_SEED,
+                             .loaded = view->loaded,
+                             .rounds = view->rounds,
+                             .retriggers = view->state.requested,
+                             .found = view->state.found,
+                             .refused = view->refused,
+                             .plan = view->evaluated ? &view->plan : NULL,
+                             .settings = &r->model,
+                             .history = view->history,
+                             .nlines = view->nlines,
+                             .likeliest = likeliest(view)};
+    return rt_policy_evidence_add(stored, &in);
 }
 
 int decide_rounds_store(decide_rounds *r, const rounds_view *view, const char *set_id_text)
