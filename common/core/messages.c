@@ -79,8 +79,7 @@ bool rt__message_valid_time(const char *s)
 }
 
 /* A copy of the string member key of o into *out: NULL for a JSON null when nullable. */
-static int failure_text(json_t *o, const char *key, bool nullable, bool nonempty, char **out,
-                        char *reason)
+static int failure_text(json_t *o, const char *key, bool nullable, char **out, char *reason)
 {
     json_t *v = json_object_get(o, key);
     if (!v) {
@@ -89,9 +88,8 @@ static int failure_text(json_t *o, const char *key, bool nullable, bool nonempty
     }
     if (nullable && json_is_null(v)) return RT_OK;
     const char *s = json_string_value(v);
-    if (!s || (nonempty && !*s)) {
-        snprintf(reason, RT_MESSAGE_REASON_SIZE, "%s:failures.%s",
-                 s ? "invalid-value" : "wrong-type", key);
+    if (!s) {
+        snprintf(reason, RT_MESSAGE_REASON_SIZE, "wrong-type:failures.%s", key);
         return RT_EPROTO;
     }
     return (*out = strdup(s)) ? RT_OK : RT_ENOMEM;
@@ -103,8 +101,10 @@ static int compare_strings(const void *a, const void *b)
 }
 
 /* The request's lists from their JSON (either may be NULL: absent, empty). Bounded: at most
- * RT_REQUEST_MAX_GROUPS groups (non-empty, unique strings) and RT_REQUEST_MAX_FAILURES
- * failures, each an object of the schema's six members and no other. */
+ * RT_REQUEST_MAX_GROUPS groups (unique strings) and RT_REQUEST_MAX_FAILURES failures, each an
+ * object of the schema's six members and no other. An empty group or test name is let
+ * through: the errorsummary has them (a crash line of no test, a group_result without a
+ * name), retrig always published them, and a request must not be dead-lettered for them. */
 static int read_lists(json_t *groups, json_t *failures, rt_retrigger_request *req, char *reason)
 {
     if ((groups && !json_is_array(groups)) || (failures && !json_is_array(failures))) {
@@ -123,9 +123,8 @@ static int read_lists(json_t *groups, json_t *failures, rt_retrigger_request *re
     if (nfailures && !(req->failures = calloc(nfailures, sizeof *req->failures))) return RT_ENOMEM;
     for (size_t i = 0; i < ngroups; i++) {
         const char *g = json_string_value(json_array_get(groups, i));
-        if (!g || !*g) {
-            snprintf(reason, RT_MESSAGE_REASON_SIZE, "%s:failing_groups",
-                     g ? "invalid-value" : "wrong-type");
+        if (!g) {
+            snprintf(reason, RT_MESSAGE_REASON_SIZE, "wrong-type:failing_groups");
             return RT_EPROTO;
         }
         if (!(req->failing_groups[i] = strdup(g))) return RT_ENOMEM;
@@ -154,12 +153,12 @@ static int read_lists(json_t *groups, json_t *failures, rt_retrigger_request *re
         rt_request_failure *f = &req->failures[i];
         req->nfailures = i + 1;
         int rc;
-        if ((rc = failure_text(o, "test", false, true, &f->test, reason)) ||
-            (rc = failure_text(o, "subtest", true, false, &f->subtest, reason)) ||
-            (rc = failure_text(o, "status", false, true, &f->status, reason)) ||
-            (rc = failure_text(o, "expected", false, true, &f->expected, reason)) ||
-            (rc = failure_text(o, "message", true, false, &f->message, reason)) ||
-            (rc = failure_text(o, "group", false, false, &f->group, reason)))
+        if ((rc = failure_text(o, "test", false, &f->test, reason)) ||
+            (rc = failure_text(o, "subtest", true, &f->subtest, reason)) ||
+            (rc = failure_text(o, "status", false, &f->status, reason)) ||
+            (rc = failure_text(o, "expected", false, &f->expected, reason)) ||
+            (rc = failure_text(o, "message", true, &f->message, reason)) ||
+            (rc = failure_text(o, "group", false, &f->group, reason)))
             return rc;
     }
     return RT_OK;
