@@ -49,8 +49,10 @@ typedef struct rt_retrigger_request {
 
 /* The request in body; RT_EPROTO with reason ("missing-field:times", ...) when it is not
  * valid; RT_ENOMEM. requested_at, failing_groups and failures may be absent (older
- * publishers); when present they are checked as the schema describes them. Free with
- * rt_retrigger_request_free, also after a failure. */
+ * publishers); when present they are checked for their shape and bounds (a date-time, at
+ * most RT_REQUEST_MAX_GROUPS unique groups, at most RT_REQUEST_MAX_FAILURES failures of the
+ * schema's six members), an empty group or test name let through as errorsummaries have
+ * them. Free with rt_retrigger_request_free, also after a failure. */
 RT_MUSTCHECK int rt_retrigger_request_parse(const char *body, size_t len, rt_retrigger_request *out,
                                             char *reason);
 /* A malloc'd compact JSON text of the request, "round" written only past round 1; NULL when
