@@ -35,6 +35,7 @@
 #include "common/core/decide_rounds.h"
 #include "common/core/eligibility.h"
 #include "common/core/errorsummary.h"
+#include "common/core/evidence.h"
 #include "common/core/ids.h"
 #include "common/core/messages.h"
 #include "common/core/pulse.h"
@@ -302,37 +303,6 @@ static bool group_has_sets(classify *w, const char *task_group_id)
 
 /* ---- the retrigger request ---- */
 
-/* Appends value (stolen) to array; false when value is NULL or the append failed. */
-static bool append(json_t *array, json_t *value)
-{
-    return value && json_array_append_new(array, value) == 0;
-}
-
-/* The failing groups and failures of the request; NULL (and *groups_out NULL) when one of
- * them cannot be represented: never a shorter list. */
-static json_t *failures_json(const rt_errorsummary *es, json_t **groups_out)
-{
-    json_t *groups = json_array(), *failures = json_array();
-    bool whole = groups && failures;
-    for (size_t i = 0; whole && i < es->ngroups; i++)
-        if (rt_errorsummary_group_failed(es, &es->groups[i]))
-            whole = append(groups, json_string(es->groups[i].name));
-    for (size_t i = 0; whole && i < es->nfailures && i < 100; i++) {
-        const rt_es_failure *f = &es->failures[i];
-        whole = append(failures, json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s}", "test", f->test,
-                                           "subtest", f->subtest, "status", f->status, "expected",
-                                           f->expected, "message", f->message, "group", f->group));
-    }
-    if (!whole) {
-        json_decref(groups);
-        json_decref(failures);
-        *groups_out = NULL;
-        return NULL;
-    }
-    *groups_out = groups;
-    return failures;
-}
-
 /* A set that asks for no retrigger (the runs on the push are enough): its decide request in
  * place of a retrigger request, and the mark, committed together as publish_request does. */
 static int publish_found_only(classify *w, const char *project, const rt_set_row *s)
@@ -358,20 +328,24 @@ static int publish_request(classify *w, const char *project, const char *revisio
                            const char *label, const rt_set_row *s)
 {
     if (s->count == 0) return publish_found_only(w, project, s);
-    char requested_at[32];
-    rt_worker_utc_now(requested_at);
-    json_error_t error;
-    json_t *groups = json_loads(s->failing_groups, 0, &error);
-    json_t *failures = json_loads(s->failures, 0, &error);
-    json_t *req = json_pack(
-        "{s:i, s:I, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:i, s:s, s:o, s:o}", "version", 1,
-        "set_id", (json_int_t)s->id, "project", project, "revision", revision, "label", label,
-        "task_id", s->original_task_id, "run_id", s->original_run_id, "task_group_id",
-        s->task_group_id, "platform", s->platform, "task_queue_id", s->task_queue_id, "times",
-        s->count, "requested_at", requested_at, "failing_groups", groups ? groups : json_array(),
-        "failures", failures ? failures : json_array());
-    char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
-    json_decref(req);
+    rt_retrigger_request req = {.set_id = s->id,
+                                .label = strdup(label),
+                                .run_id = s->original_run_id,
+                                .platform = strdup(s->platform),
+                                .task_queue_id = strdup(s->task_queue_id),
+                                .times = s->count,
+                                .round = 1};
+    snprintf(req.project, sizeof req.project, "%s", project);
+    snprintf(req.revision, sizeof req.revision, "%s", revision);
+    snprintf(req.task_id, sizeof req.task_id, "%s", s->original_task_id);
+    snprintf(req.task_group_id, sizeof req.task_group_id, "%s", s->task_group_id);
+    rt_worker_utc_now(req.requested_at);
+    char reason[RT_MESSAGE_REASON_SIZE];
+    /* Stored lists that cannot be read go out empty, as they always did. */
+    char *body = rt_request_lists_read(&req, s->failing_groups, s->failures, reason) != RT_ENOMEM
+                     ? rt_retrigger_request_build(&req)
+                     : NULL;
+    rt_retrigger_request_free(&req);
     if (!body) return RT_ENOMEM;
     char message_id[64];
     snprintf(message_id, sizeof message_id, "retrigger-set-%lld", s->id);
@@ -407,17 +381,18 @@ static int ensure_published(classify *w, const char *project, const char *revisi
  * [{task_id, run_id, state}] (malloc'd JSON text; NULL when out of memory). */
 static char *found_json(const classify *w)
 {
-    json_t *list = json_array();
-    bool whole = list != NULL; /* never a shorter list: a run left out would be retriggered */
-    for (size_t i = 0; whole && i < w->nfound; i++) {
+    rt_found_run *runs = calloc(w->nfound + 1, sizeof *runs);
+    if (!runs) return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < w->nfound; i++) {
         rt_member_state state;
         if (!rt_member_state_parse(w->found[i].state, &state)) continue; /* not a run state */
-        json_t *o = json_pack("{s:s, s:i, s:s}", "task_id", w->found[i].task_id, "run_id",
-                              w->found[i].run_id, "state", rt_member_state_name(state));
-        whole = o && json_array_append_new(list, o) == 0;
+        runs[n++] = (rt_found_run){.task_id = w->found[i].task_id,
+                                   .run_id = w->found[i].run_id,
+                                   .state = rt_member_state_name(state)};
     }
-    char *text = whole ? json_dumps(list, JSON_COMPACT) : NULL;
-    json_decref(list);
+    char *text = rt_found_runs_json(runs, n);
+    free(runs);
     return text;
 }
 
@@ -487,12 +462,8 @@ static int create_set(set_claim *c, int count, int minimum, rt_claim_flow_facts 
     classify *w = c->w;
     const rt_pulse_task *msg = c->msg;
     const rt_taskdef *task = c->task;
-    json_t *groups = NULL;
-    json_t *failures = failures_json(c->es, &groups);
-    char *groups_text = groups ? json_dumps(groups, JSON_COMPACT) : NULL;
-    char *failures_text = failures ? json_dumps(failures, JSON_COMPACT) : NULL;
-    json_decref(groups);
-    json_decref(failures);
+    char *groups_text = NULL, *failures_text = NULL;
+    int lists = rt_request_lists_build(c->es, &groups_text, &failures_text);
     char *found_text = found_json(w);
     rt_set_create in = {.project = task->project,
                         .revision = task->revision,
@@ -512,8 +483,7 @@ static int create_set(set_claim *c, int count, int minimum, rt_claim_flow_facts 
                         .found = found_text};
     rt_set_created out;
     /* A failure list that cannot be written is an error, never an empty list. */
-    int rc =
-        groups_text && failures_text && found_text ? rt_sets_create(w->pg, &in, &out) : RT_ENOMEM;
+    int rc = lists == RT_OK && found_text ? rt_sets_create(w->pg, &in, &out) : RT_ENOMEM;
     free(found_text);
     free(groups_text);
     free(failures_text);
