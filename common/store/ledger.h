@@ -19,6 +19,8 @@
 
 #include "common/not_core.h"
 
+#include <stddef.h>
+
 #include "common/core/errors.h"
 #include "common/io/pg.h"
 
@@ -36,5 +38,16 @@ RT_MUSTCHECK int rt_ledger_spent(rt_pg *pg, const char *platform, const char *da
  * rt_budget_settle). The lock stays held until the caller commits or rolls back. */
 RT_MUSTCHECK int rt_ledger_backstop(rt_pg *pg, const char *platform, const char *day, int limit,
                                     int claimed, int minimum, int *kept, int *total);
+
+/* What the ledger records per budget (platform, or "perf:<family>") and UTC day over the
+ * `days` days up to until's UTC day (until: an ISO-8601 time), by budget then day. */
+typedef struct rt_ledger_day {
+    char *platform;
+    char *day; /* "YYYY-MM-DD" */
+    long long spent, entries;
+} rt_ledger_day;
+RT_MUSTCHECK int rt_ledger_days(rt_pg *pg, const char *until, int days, rt_ledger_day **rows,
+                                size_t *n);
+void rt_ledger_day_free(rt_ledger_day *rows, size_t n);
 
 #endif

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/store/rows.h"
+
 static const char SQL_TRY_LOCK[] = "SELECT pg_try_advisory_lock(7273, $1::integer) AS locked";
 static const char SQL_UNLOCK[] = "SELECT pg_advisory_unlock(7273, $1::integer)";
 static const char SQL_HANDLED_ALERTS[] =
@@ -618,4 +620,53 @@ int rt_perf_store_day(rt_pg *pg, const char *day, rt_perf_day *out)
     if (rc == RT_OK) rc = day_failures(pg, day, out);
     if (rc != RT_OK) rt_perf_day_free(out);
     return rc;
+}
+
+/* The sheriffs' page (cli/report_decisions.c). */
+#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+// clang-format off
+static const char SQL_RECENT[] =
+    "SELECT a.alert_id, a.summary_id, s.repository, a.platform, a.family, a.is_regression,"
+    " a.amount_pct, coalesce(a.outcome, 'in flight') AS outcome, a.jobs_scheduled, a.dry_run,"
+    " coalesce(a.followup_state, '') AS followup_state,"
+    " coalesce(a.followup_reason, '') AS followup_reason, " TS("a.intent_at") " AS intent_at,"
+    " coalesce(a.error, '') AS error, coalesce(s.revision, '') AS revision"
+    " FROM perf_alerts a JOIN perf_summaries s ON s.summary_id = a.summary_id"
+    " WHERE a.intent_at >= $1::timestamptz - $2::interval AND a.intent_at <= $1::timestamptz"
+    " ORDER BY a.intent_at DESC, a.alert_id LIMIT $3::integer";
+// clang-format on
+#define R(member, kind, column) RT_ROW_FIELD(rt_perf_recent, member, RT_ROW_##kind, column)
+static const rt_row_field RECENT_FIELDS[] = {
+    R(alert_id, TEXT, "alert_id"),
+    R(summary_id, TEXT, "summary_id"),
+    R(repository, TEXT, "repository"),
+    R(platform, TEXT, "platform"),
+    R(family, TEXT, "family"),
+    R(is_regression, BOOL, "is_regression"),
+    R(amount_pct, FLOAT, "amount_pct"),
+    R(outcome, TEXT, "outcome"),
+    R(jobs_scheduled, TEXT, "jobs_scheduled"),
+    R(dry_run, BOOL, "dry_run"),
+    R(followup_state, TEXT, "followup_state"),
+    R(followup_reason, TEXT, "followup_reason"),
+    R(intent_at, TEXT, "intent_at"),
+    R(error, TEXT, "error"),
+    R(revision, TEXT, "revision"),
+};
+#undef R
+static const rt_row_spec RECENT_SPEC = {
+    RECENT_FIELDS, sizeof RECENT_FIELDS / sizeof RECENT_FIELDS[0], sizeof(rt_perf_recent)};
+
+int rt_perf_store_recent(rt_pg *pg, const char *until, const char *interval, int limit,
+                         rt_perf_recent **rows, size_t *n)
+{
+    char limit_text[16];
+    snprintf(limit_text, sizeof limit_text, "%d", limit);
+    const char *params[] = {until, interval, limit_text};
+    return rt_store_rows(pg, SQL_RECENT, 3, params, &RECENT_SPEC, rows, n);
+}
+
+void rt_perf_recent_free(rt_perf_recent *rows, size_t n)
+{
+    rt_store_rows_free(&RECENT_SPEC, rows, n);
 }

@@ -161,4 +161,18 @@ typedef struct rt_perf_day {
 RT_MUSTCHECK int rt_perf_store_day(rt_pg *pg, const char *day, rt_perf_day *out);
 void rt_perf_day_free(rt_perf_day *d);
 
+/* An alert retrig-perf took (the sheriffs' page). Texts "" when NULL. */
+typedef struct rt_perf_recent {
+    char *alert_id, *summary_id, *repository, *platform, *family;
+    bool is_regression, dry_run;
+    double amount_pct;
+    char *outcome; /* "in flight" when none yet */
+    char *jobs_scheduled, *followup_state, *followup_reason, *intent_at, *error, *revision;
+} rt_perf_recent;
+/* The alerts whose intent falls in the interval before until (ISO-8601), newest first, at
+ * most limit. */
+RT_MUSTCHECK int rt_perf_store_recent(rt_pg *pg, const char *until, const char *interval, int limit,
+                                      rt_perf_recent **rows, size_t *n);
+void rt_perf_recent_free(rt_perf_recent *rows, size_t n);
+
 #endif
