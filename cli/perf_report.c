@@ -144,11 +144,12 @@ static int print_json(const char *day, const report *r)
     for (size_t i = 0; i < r->day.nfailures; i++) {
         const rt_perf_failure *f = &r->day.failures[i];
         json_array_append_new(
-            list, json_pack("{s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s}", "alert_id",
-                            (json_int_t)f->alert_id, "summary_id", (json_int_t)f->summary_id,
-                            "family", f->family, "platform", f->platform, "reason", f->reason,
-                            "detail", f->detail, "action_task_id", f->action_task_id, "jobs",
-                            f->jobs, "jobs_completed", f->completed, "settled_at", f->settled_at));
+            list,
+            json_pack("{s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s}", "alert_id",
+                      (json_int_t)f->alert_id, "summary_id", (json_int_t)f->summary_id, "family",
+                      f->family, "platform", f->platform, "reason", f->reason, "detail", f->detail,
+                      "action_task_id", f->action_task_id, "jobs", (int)f->jobs, "jobs_completed",
+                      (int)f->completed, "settled_at", f->settled_at));
     }
     json_t *totals = row_json(&total);
     json_object_del(totals, "family");

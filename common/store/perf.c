@@ -23,15 +23,11 @@ static const char SQL_HANDLED_ALERTS[] =
 static const char SQL_TAKEN[] =
     "SELECT s.summary_id, s.handled_at IS NOT NULL AS handled, " SQL_JOBS_TAKEN " AS taken"
     " FROM perf_summaries s WHERE s.summary_id = ANY($1::bigint[])";
-enum { TK_SUMMARY, TK_HANDLED, TK_TAKEN, TK_N };
-static const char *const TAKEN_COLS[TK_N] = {"summary_id", "handled", "taken"};
 /* The jobs those were, for covering their alerts' siblings. */
 static const char SQL_HANDLED_JOBS[] =
     "SELECT DISTINCT summary_id, job_key FROM perf_alerts WHERE summary_id = ANY($1::bigint[])"
     " AND job_key IS NOT NULL AND (outcome IS NULL OR outcome IN ('triggered', 'dry-run',"
     " 'found-existing', 'already-backfilled'))";
-enum { HJ_SUMMARY, HJ_JOB_KEY, HJ_N };
-static const char *const HANDLED_JOBS_COLS[HJ_N] = {"summary_id", "job_key"};
 static const char SQL_ALERT[] =
     "SELECT outcome IS NOT NULL AS finished, dry_run, attempts,"
     " (extract(epoch FROM now() - intent_at) * 1000)::bigint AS age_ms,"
@@ -39,32 +35,12 @@ static const char SQL_ALERT[] =
     " (SELECT repository FROM perf_summaries s"
     " WHERE s.summary_id = perf_alerts.summary_id) AS repository"
     " FROM perf_alerts WHERE alert_id = $1::bigint";
-enum {
-    AL_FINISHED,
-    AL_DRY_RUN,
-    AL_ATTEMPTS,
-    AL_AGE_MS,
-    AL_TASK,
-    AL_DECISION_TASK,
-    AL_HOOK_GROUP,
-    AL_HOOK,
-    AL_PAYLOAD,
-    AL_REPOSITORY,
-    AL_N
-};
-static const char *const ALERT_COLS[AL_N] = {
-    "finished",         "dry_run",       "attempts", "age_ms",  "task_id",
-    "decision_task_id", "hook_group_id", "hook_id",  "payload", "repository"};
 static const char SQL_OPEN_ALERTS[] =
     "SELECT alert_id, summary_id FROM perf_alerts WHERE outcome IS NULL AND NOT dry_run"
     " ORDER BY intent_at";
-enum { OA_ALERT, OA_SUMMARY, OA_N };
-static const char *const OPEN_ALERTS_COLS[OA_N] = {"alert_id", "summary_id"};
 static const char SQL_SUMMARY_STATE[] =
     "SELECT s.handled_at IS NOT NULL AS handled, " SQL_JOBS_TAKEN " AS taken"
     " FROM perf_summaries s WHERE s.summary_id = $1::bigint";
-enum { SS_HANDLED, SS_TAKEN, SS_N };
-static const char *const SUMMARY_STATE_COLS[SS_N] = {"handled", "taken"};
 static const char SQL_SUMMARY[] =
     "INSERT INTO perf_summaries (summary_id, repository, framework_id, push_id, revision,"
     " created_at, handled_at) VALUES ($1::bigint, $2, $3::integer, $4::bigint, $5,"
@@ -109,9 +85,6 @@ static const char SQL_TO_FOLLOW[] =
     " WHERE a.outcome IN ('triggered', 'found-existing') AND a.action_task_id IS NOT NULL"
     " AND NOT a.dry_run AND (a.followup_state IS NULL OR a.followup_state = 'pending')"
     " ORDER BY coalesce(a.finished_at, a.intent_at) LIMIT $2::integer";
-enum { TF_ALERT, TF_ACTION_TASK, TF_SIGNATURE, TF_REPOSITORY, TF_EXPIRED, TF_TASK, TF_N };
-static const char *const TO_FOLLOW_COLS[TF_N] = {"alert_id",   "action_task_id", "signature_id",
-                                                 "repository", "expired",        "task_id"};
 static const char SQL_FOLLOWUP[] =
     "UPDATE perf_alerts SET followup_state = $2, followup_reason = $3, followup_detail = $4,"
     " followup_jobs = $5::integer, followup_completed = $6::integer, followup_checked_at = now(),"
@@ -131,27 +104,9 @@ static const char SQL_DAY_FAMILIES[] =
     " count(*) FILTER (WHERE outcome = 'already-backfilled') AS already_backfilled,"
     " count(*) FILTER (WHERE outcome IN ('no-job', 'no-backfill-action', 'failed')) AS not_sent"
     " FROM perf_alerts WHERE " ALERT_DAY " GROUP BY family";
-/* FA_BACKFILLS to FA_NOT_SENT in the order of rt_perf_family_day's counts from backfills on. */
-enum {
-    FA_FAMILY,
-    FA_BACKFILLS,
-    FA_SCHEDULED,
-    FA_EXECUTED,
-    FA_DONE,
-    FA_PENDING,
-    FA_FAILED,
-    FA_ALREADY,
-    FA_NOT_SENT,
-    FA_N
-};
-static const char *const FAMILIES_COLS[FA_N] = {
-    "family",  "backfills", "jobs_scheduled",     "jobs_executed", "done",
-    "pending", "failed",    "already_backfilled", "not_sent"};
 static const char SQL_DAY_LEDGER[] =
     "SELECT substr(platform, 6) AS family, sum(amount) AS used FROM budget_ledger"
     " WHERE day = $1::date AND platform LIKE 'perf:%' GROUP BY 1";
-enum { L_FAMILY, L_USED, L_N };
-static const char *const LEDGER_COLS[L_N] = {"family", "used"};
 static const char SQL_DAY_FAILURES[] =
     "SELECT alert_id, summary_id, family, platform, followup_reason,"
     " coalesce(followup_detail, '') AS followup_detail,"
@@ -159,38 +114,6 @@ static const char SQL_DAY_FAILURES[] =
     " coalesce(to_char(followup_settled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
     " '') AS followup_settled_at"
     " FROM perf_alerts WHERE followup_state = 'failed' AND " ALERT_DAY " ORDER BY alert_id";
-enum {
-    F_ALERT,
-    F_SUMMARY,
-    F_FAMILY,
-    F_PLATFORM,
-    F_REASON,
-    F_DETAIL,
-    F_ACTION_TASK,
-    F_JOBS,
-    F_COMPLETED,
-    F_SETTLED,
-    F_N
-};
-static const char *const FAILURES_COLS[F_N] = {
-    "alert_id",           "summary_id",         "family",         "platform",
-    "followup_reason",    "followup_detail",    "action_task_id", "followup_jobs",
-    "followup_completed", "followup_settled_at"};
-
-/* A field's text, "" when NULL (as PQgetvalue gives it). */
-static const char *text_of(const PGresult *res, int row, int col)
-{
-    const char *t = rt_pg_text(res, row, col);
-    return t ? t : "";
-}
-
-/* A malloc'd copy of a field's text ("" when NULL); *failed set when out of memory. */
-static char *dup_of(const PGresult *res, int row, int col, bool *failed)
-{
-    char *copy = strdup(text_of(res, row, col));
-    if (!copy) *failed = true;
-    return copy;
-}
 
 int rt_perf_store_lock_key(long long summary_id) { return (int)(summary_id % 2147483647); }
 
@@ -230,6 +153,34 @@ static char *id_array(const long long *ids, size_t n)
     return text;
 }
 
+#define F(type, member, kind, column) RT_ROW_FIELD(type, member, RT_ROW_##kind, column)
+
+/* The rows of what earlier runs did, before they become the core's types. */
+typedef struct handled_row {
+    long long alert_id;
+} handled_row;
+static const rt_row_field HANDLED_FIELDS[] = {F(handled_row, alert_id, INT, "alert_id")};
+static const rt_row_spec HANDLED_SPEC = {HANDLED_FIELDS, 1, sizeof(handled_row)};
+typedef struct taken_row {
+    long long summary_id, taken;
+    bool handled;
+} taken_row;
+static const rt_row_field TAKEN_FIELDS[] = {
+    F(taken_row, summary_id, INT, "summary_id"),
+    F(taken_row, handled, BOOL, "handled"),
+    F(taken_row, taken, INT, "taken"),
+};
+static const rt_row_spec TAKEN_SPEC = {TAKEN_FIELDS, 3, sizeof(taken_row)};
+typedef struct job_row {
+    long long summary_id;
+    char *job_key;
+} job_row;
+static const rt_row_field JOB_FIELDS[] = {
+    F(job_row, summary_id, INT, "summary_id"),
+    F(job_row, job_key, TEXT, "job_key"),
+};
+static const rt_row_spec JOB_SPEC = {JOB_FIELDS, 2, sizeof(job_row)};
+
 void rt_perf_store_history_free(rt_perf_store_history *h)
 {
     for (size_t i = 0; h->keys && i < h->njobs; i++) free(h->keys[i]);
@@ -240,27 +191,23 @@ void rt_perf_store_history_free(rt_perf_store_history *h)
     memset(h, 0, sizeof *h);
 }
 
-static int history_read(const PGresult *a, const PGresult *t, const int *tc, const PGresult *j,
-                        const int *jc, rt_perf_store_history *h)
+/* The rows as rt_perf_pick_alerts reads them; the job keys move to h. */
+static int history_of(const handled_row *a, size_t na, const taken_row *t, size_t nt, job_row *j,
+                      size_t nj, rt_perf_store_history *h)
 {
-    size_t na = (size_t)PQntuples(a), nt = (size_t)PQntuples(t), nj = (size_t)PQntuples(j);
     h->alerts = calloc(na + 1, sizeof *h->alerts);
     h->taken = calloc(nt + 1, sizeof *h->taken);
     h->jobs = calloc(nj + 1, sizeof *h->jobs);
     h->keys = calloc(nj + 1, sizeof *h->keys);
     if (!h->alerts || !h->taken || !h->jobs || !h->keys) return RT_ENOMEM;
     for (size_t i = 0; i < nj; i++) {
-        bool failed = false;
-        char *key = dup_of(j, (int)i, jc[HJ_JOB_KEY], &failed);
-        if (failed) return RT_ENOMEM;
-        h->keys[h->njobs] = key;
-        h->jobs[h->njobs++] = (rt_perf_job){rt_pg_int(j, (int)i, jc[HJ_SUMMARY]), key};
+        h->keys[h->njobs] = j[i].job_key;
+        h->jobs[h->njobs++] = (rt_perf_job){j[i].summary_id, j[i].job_key};
+        j[i].job_key = NULL;
     }
-    for (size_t i = 0; i < na; i++) h->alerts[h->nalerts++] = rt_pg_int(a, (int)i, 0);
+    for (size_t i = 0; i < na; i++) h->alerts[h->nalerts++] = a[i].alert_id;
     for (size_t i = 0; i < nt; i++)
-        h->taken[h->ntaken++] = (rt_perf_taken){rt_pg_int(t, (int)i, tc[TK_SUMMARY]),
-                                                (int)rt_pg_int(t, (int)i, tc[TK_TAKEN]),
-                                                rt_pg_bool(t, (int)i, tc[TK_HANDLED])};
+        h->taken[h->ntaken++] = (rt_perf_taken){t[i].summary_id, (int)t[i].taken, t[i].handled};
     return RT_OK;
 }
 
@@ -271,19 +218,19 @@ int rt_perf_store_history_load(rt_pg *pg, const long long *summary_ids, size_t n
     char *ids = id_array(summary_ids, n);
     if (!ids) return RT_ENOMEM;
     const char *params[] = {ids};
-    PGresult *a = NULL, *t = NULL, *j = NULL;
-    int tc[TK_N], jc[HJ_N];
-    int rc = rt_pg_exec(pg, SQL_HANDLED_ALERTS, 1, params, &a);
-    if (rc == RT_OK) rc = rt_pg_exec(pg, SQL_TAKEN, 1, params, &t);
-    if (rc == RT_OK) rc = rt_pg_exec(pg, SQL_HANDLED_JOBS, 1, params, &j);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&t, TAKEN_COLS, TK_N, tc);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&j, HANDLED_JOBS_COLS, HJ_N, jc);
-    if (rc == RT_OK) rc = history_read(a, t, tc, j, jc, out);
+    handled_row *a = NULL;
+    taken_row *t = NULL;
+    job_row *j = NULL;
+    size_t na = 0, nt = 0, nj = 0;
+    int rc = rt_store_rows(pg, SQL_HANDLED_ALERTS, 1, params, &HANDLED_SPEC, &a, &na);
+    if (rc == RT_OK) rc = rt_store_rows(pg, SQL_TAKEN, 1, params, &TAKEN_SPEC, &t, &nt);
+    if (rc == RT_OK) rc = rt_store_rows(pg, SQL_HANDLED_JOBS, 1, params, &JOB_SPEC, &j, &nj);
+    if (rc == RT_OK) rc = history_of(a, na, t, nt, j, nj, out);
     if (rc != RT_OK) rt_perf_store_history_free(out);
     free(ids);
-    PQclear(a);
-    PQclear(t);
-    PQclear(j);
+    rt_store_rows_free(&HANDLED_SPEC, a, na);
+    rt_store_rows_free(&TAKEN_SPEC, t, nt);
+    rt_store_rows_free(&JOB_SPEC, j, nj);
     return rc;
 }
 
@@ -300,24 +247,27 @@ int rt_perf_store_upsert_summary(rt_pg *pg, const rt_perf_summary *s, bool close
     return rt_pg_exec(pg, SQL_SUMMARY, 7, params, NULL);
 }
 
+typedef struct state_row {
+    bool handled;
+    long long taken;
+} state_row;
+static const rt_row_field STATE_FIELDS[] = {F(state_row, handled, BOOL, "handled"),
+                                            F(state_row, taken, INT, "taken")};
+static const rt_row_spec STATE_SPEC = {STATE_FIELDS, 2, sizeof(state_row)};
+
 int rt_perf_store_summary_state(rt_pg *pg, long long summary_id, rt_perf_summary_state *out)
 {
     memset(out, 0, sizeof *out);
     char sid[32];
     snprintf(sid, sizeof sid, "%lld", summary_id);
     const char *params[] = {sid};
-    PGresult *res = NULL;
-    int c[SS_N];
-    int rc = rt_pg_exec(pg, SQL_SUMMARY_STATE, 1, params, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, SUMMARY_STATE_COLS, SS_N, c);
-    if (rc != RT_OK) return rc;
-    if (PQntuples(res) == 1) {
-        out->found = true;
-        out->handled = rt_pg_bool(res, 0, c[SS_HANDLED]);
-        out->taken = (int)rt_pg_int(res, 0, c[SS_TAKEN]);
-    }
-    PQclear(res);
-    return RT_OK;
+    state_row *rows = NULL;
+    size_t n = 0;
+    int rc = rt_store_rows(pg, SQL_SUMMARY_STATE, 1, params, &STATE_SPEC, &rows, &n);
+    if (rc == RT_OK && n == 1)
+        *out = (rt_perf_summary_state){true, rows[0].handled, (int)rows[0].taken};
+    rt_store_rows_free(&STATE_SPEC, rows, n);
+    return rc;
 }
 
 static int record_alert(rt_pg *pg, const char *sql, const rt_perf_alert_record *r)
@@ -374,6 +324,26 @@ int rt_perf_store_ledger(rt_pg *pg, const char *budget, const char *day, int amo
     return rt_pg_exec(pg, SQL_LEDGER, 5, params, NULL);
 }
 
+static const rt_row_field ALERT_FIELDS[] = {
+    F(rt_perf_alert_row, finished, BOOL, "finished"),
+    F(rt_perf_alert_row, dry_run, BOOL, "dry_run"),
+    F(rt_perf_alert_row, attempts, INT, "attempts"),
+    F(rt_perf_alert_row, age_ms, INT, "age_ms"),
+    F(rt_perf_alert_row, task_id, TEXT, "task_id"),
+    F(rt_perf_alert_row, decision_task_id, TEXT, "decision_task_id"),
+    F(rt_perf_alert_row, hook_group, TEXT, "hook_group_id"),
+    F(rt_perf_alert_row, hook_id, TEXT, "hook_id"),
+    F(rt_perf_alert_row, payload, TEXT, "payload"),
+    F(rt_perf_alert_row, repository, TEXT, "repository"),
+};
+static const rt_row_spec ALERT_SPEC = {ALERT_FIELDS, sizeof ALERT_FIELDS / sizeof ALERT_FIELDS[0],
+                                       sizeof(rt_perf_alert_row)};
+static const rt_row_field OPEN_FIELDS[] = {
+    F(rt_perf_open_alert, alert_id, INT, "alert_id"),
+    F(rt_perf_open_alert, summary_id, INT, "summary_id"),
+};
+static const rt_row_spec OPEN_SPEC = {OPEN_FIELDS, 2, sizeof(rt_perf_open_alert)};
+
 void rt_perf_alert_row_free(rt_perf_alert_row *row)
 {
     free(row->task_id);
@@ -392,55 +362,22 @@ int rt_perf_store_alert(rt_pg *pg, long long alert_id, rt_perf_alert_row *row, b
     char id[32];
     snprintf(id, sizeof id, "%lld", alert_id);
     const char *params[] = {id};
-    PGresult *res = NULL;
-    int c[AL_N];
-    int rc = rt_pg_exec(pg, SQL_ALERT, 1, params, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, ALERT_COLS, AL_N, c);
-    if (rc != RT_OK) return rc;
-    if (PQntuples(res) == 1) {
-        bool failed = false;
-        row->finished = rt_pg_bool(res, 0, c[AL_FINISHED]);
-        row->dry_run = rt_pg_bool(res, 0, c[AL_DRY_RUN]);
-        row->attempts = (int)rt_pg_int(res, 0, c[AL_ATTEMPTS]);
-        row->age_ms = rt_pg_int(res, 0, c[AL_AGE_MS]);
-        row->task_id = dup_of(res, 0, c[AL_TASK], &failed);
-        row->decision_task_id = dup_of(res, 0, c[AL_DECISION_TASK], &failed);
-        row->hook_group = dup_of(res, 0, c[AL_HOOK_GROUP], &failed);
-        row->hook_id = dup_of(res, 0, c[AL_HOOK], &failed);
-        row->payload = dup_of(res, 0, c[AL_PAYLOAD], &failed);
-        row->repository = dup_of(res, 0, c[AL_REPOSITORY], &failed);
-        if (failed) {
-            rt_perf_alert_row_free(row);
-            rc = RT_ENOMEM;
-        } else {
-            *found = true;
-        }
+    rt_perf_alert_row *rows = NULL;
+    size_t n = 0;
+    int rc = rt_store_rows(pg, SQL_ALERT, 1, params, &ALERT_SPEC, &rows, &n);
+    if (rc == RT_OK && n == 1) { /* the row's texts move to *row */
+        *row = rows[0];
+        *found = true;
+        free(rows);
+    } else {
+        rt_store_rows_free(&ALERT_SPEC, rows, n);
     }
-    PQclear(res);
     return rc;
 }
 
 int rt_perf_store_open_alerts(rt_pg *pg, rt_perf_open_alert **out, size_t *n)
 {
-    *out = NULL;
-    *n = 0;
-    PGresult *res = NULL;
-    int c[OA_N];
-    int rc = rt_pg_exec(pg, SQL_OPEN_ALERTS, 0, NULL, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, OPEN_ALERTS_COLS, OA_N, c);
-    if (rc != RT_OK) return rc;
-    size_t rows = (size_t)PQntuples(res);
-    *out = calloc(rows + 1, sizeof **out);
-    if (!*out) {
-        rc = RT_ENOMEM;
-    } else {
-        for (size_t i = 0; i < rows; i++)
-            (*out)[i] = (rt_perf_open_alert){rt_pg_int(res, (int)i, c[OA_ALERT]),
-                                             rt_pg_int(res, (int)i, c[OA_SUMMARY])};
-        *n = rows;
-    }
-    PQclear(res);
-    return rc;
+    return rt_store_rows(pg, SQL_OPEN_ALERTS, 0, NULL, &OPEN_SPEC, out, n);
 }
 
 int rt_perf_store_attempt(rt_pg *pg, long long alert_id)
@@ -468,51 +405,29 @@ int rt_perf_store_error(rt_pg *pg, long long alert_id, const char *error)
     return rt_pg_exec(pg, SQL_ERROR, 2, params, NULL);
 }
 
+static const rt_row_field FOLLOWED_FIELDS[] = {
+    F(rt_perf_followed, alert_id, INT, "alert_id"),
+    F(rt_perf_followed, action_task_id, TEXT, "action_task_id"),
+    F(rt_perf_followed, signature_id, INT, "signature_id"),
+    F(rt_perf_followed, repository, TEXT, "repository"),
+    F(rt_perf_followed, expired, BOOL, "expired"),
+    F(rt_perf_followed, task_id, TEXT, "task_id"),
+};
+static const rt_row_spec FOLLOWED_SPEC = {FOLLOWED_FIELDS, 6, sizeof(rt_perf_followed)};
+
 void rt_perf_followed_free(rt_perf_followed *list, size_t n)
 {
-    for (size_t i = 0; list && i < n; i++) {
-        free(list[i].action_task_id);
-        free(list[i].task_id);
-        free(list[i].repository);
-    }
-    free(list);
+    rt_store_rows_free(&FOLLOWED_SPEC, list, n);
 }
 
 int rt_perf_store_to_follow(rt_pg *pg, int window_hours, int limit, rt_perf_followed **out,
                             size_t *n)
 {
-    *out = NULL;
-    *n = 0;
     char window[16], limit_text[16];
     snprintf(window, sizeof window, "%d", window_hours);
     snprintf(limit_text, sizeof limit_text, "%d", limit);
     const char *params[] = {window, limit_text};
-    PGresult *res = NULL;
-    int c[TF_N];
-    int rc = rt_pg_exec(pg, SQL_TO_FOLLOW, 2, params, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, TO_FOLLOW_COLS, TF_N, c);
-    if (rc != RT_OK) return rc;
-    size_t rows = (size_t)PQntuples(res);
-    rt_perf_followed *list = calloc(rows + 1, sizeof *list);
-    bool failed = !list;
-    for (size_t i = 0; !failed && i < rows; i++) {
-        rt_perf_followed *f = &list[i];
-        int r = (int)i;
-        f->alert_id = rt_pg_int(res, r, c[TF_ALERT]);
-        f->signature_id = rt_pg_int(res, r, c[TF_SIGNATURE]);
-        f->action_task_id = dup_of(res, r, c[TF_ACTION_TASK], &failed);
-        f->task_id = dup_of(res, r, c[TF_TASK], &failed);
-        f->expired = rt_pg_bool(res, r, c[TF_EXPIRED]);
-        f->repository = dup_of(res, r, c[TF_REPOSITORY], &failed);
-    }
-    PQclear(res);
-    if (failed) {
-        rt_perf_followed_free(list, rows);
-        return RT_ENOMEM;
-    }
-    *out = list;
-    *n = rows;
-    return RT_OK;
+    return rt_store_rows(pg, SQL_TO_FOLLOW, 2, params, &FOLLOWED_SPEC, out, n);
 }
 
 int rt_perf_store_followup(rt_pg *pg, long long alert_id, const char *state, const char *reason,
@@ -526,98 +441,57 @@ int rt_perf_store_followup(rt_pg *pg, long long alert_id, const char *state, con
     return rt_pg_exec(pg, SQL_FOLLOWUP, 6, params, NULL);
 }
 
+static const rt_row_field LEDGER_FIELDS[] = {
+    F(rt_perf_family_day, family, TEXT, "family"),
+    F(rt_perf_family_day, used, INT, "used"),
+};
+static const rt_row_spec LEDGER_SPEC = {LEDGER_FIELDS, 2, sizeof(rt_perf_family_day)};
+static const rt_row_field FAMILY_FIELDS[] = {
+    F(rt_perf_family_day, family, TEXT, "family"),
+    F(rt_perf_family_day, backfills, INT, "backfills"),
+    F(rt_perf_family_day, scheduled, INT, "jobs_scheduled"),
+    F(rt_perf_family_day, executed, INT, "jobs_executed"),
+    F(rt_perf_family_day, done, INT, "done"),
+    F(rt_perf_family_day, pending, INT, "pending"),
+    F(rt_perf_family_day, failed, INT, "failed"),
+    F(rt_perf_family_day, already, INT, "already_backfilled"),
+    F(rt_perf_family_day, unsent, INT, "not_sent"),
+};
+static const rt_row_spec FAMILY_SPEC = {FAMILY_FIELDS, 9, sizeof(rt_perf_family_day)};
+static const rt_row_field FAILURE_FIELDS[] = {
+    F(rt_perf_failure, alert_id, INT, "alert_id"),
+    F(rt_perf_failure, summary_id, INT, "summary_id"),
+    F(rt_perf_failure, family, TEXT, "family"),
+    F(rt_perf_failure, platform, TEXT, "platform"),
+    F(rt_perf_failure, reason, TEXT, "followup_reason"),
+    F(rt_perf_failure, detail, TEXT, "followup_detail"),
+    F(rt_perf_failure, action_task_id, TEXT, "action_task_id"),
+    F(rt_perf_failure, jobs, INT, "followup_jobs"),
+    F(rt_perf_failure, completed, INT, "followup_completed"),
+    F(rt_perf_failure, settled_at, TEXT, "followup_settled_at"),
+};
+static const rt_row_spec FAILURE_SPEC = {FAILURE_FIELDS, 10, sizeof(rt_perf_failure)};
+
 void rt_perf_day_free(rt_perf_day *d)
 {
-    for (size_t i = 0; d->failures && i < d->nfailures; i++) {
-        rt_perf_failure *f = &d->failures[i];
-        free(f->family);
-        free(f->platform);
-        free(f->reason);
-        free(f->detail);
-        free(f->action_task_id);
-        free(f->settled_at);
-    }
-    free(d->failures);
-    free(d->ledger);
-    free(d->alerts);
+    rt_store_rows_free(&LEDGER_SPEC, d->ledger, d->nledger);
+    rt_store_rows_free(&FAMILY_SPEC, d->alerts, d->nalerts);
+    rt_store_rows_free(&FAILURE_SPEC, d->failures, d->nfailures);
     memset(d, 0, sizeof *d);
-}
-
-static int day_ledger(rt_pg *pg, const char *day, rt_perf_day *d)
-{
-    const char *params[] = {day};
-    PGresult *res = NULL;
-    int c[L_N];
-    int rc = rt_pg_exec(pg, SQL_DAY_LEDGER, 1, params, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, LEDGER_COLS, L_N, c);
-    if (rc != RT_OK) return rc;
-    size_t rows = (size_t)PQntuples(res);
-    if (!(d->ledger = calloc(rows + 1, sizeof *d->ledger))) rc = RT_ENOMEM;
-    for (size_t i = 0; rc == RT_OK && i < rows; i++) {
-        rt_perf_family_day *f = &d->ledger[d->nledger++];
-        snprintf(f->family, sizeof f->family, "%s", text_of(res, (int)i, c[L_FAMILY]));
-        f->used = rt_pg_int(res, (int)i, c[L_USED]);
-    }
-    PQclear(res);
-    return rc;
-}
-
-static int day_alerts(rt_pg *pg, const char *day, rt_perf_day *d)
-{
-    const char *params[] = {day};
-    PGresult *res = NULL;
-    int c[FA_N];
-    int rc = rt_pg_exec(pg, SQL_DAY_FAMILIES, 1, params, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, FAMILIES_COLS, FA_N, c);
-    if (rc != RT_OK) return rc;
-    size_t rows = (size_t)PQntuples(res);
-    if (!(d->alerts = calloc(rows + 1, sizeof *d->alerts))) rc = RT_ENOMEM;
-    for (size_t i = 0; rc == RT_OK && i < rows; i++) {
-        rt_perf_family_day *f = &d->alerts[d->nalerts++];
-        snprintf(f->family, sizeof f->family, "%s", text_of(res, (int)i, c[FA_FAMILY]));
-        long long *counts[] = {&f->backfills, &f->scheduled, &f->executed, &f->done,
-                               &f->pending,   &f->failed,    &f->already,  &f->unsent};
-        for (int k = FA_BACKFILLS; k < FA_N; k++)
-            *counts[k - FA_BACKFILLS] = rt_pg_int(res, (int)i, c[k]);
-    }
-    PQclear(res);
-    return rc;
-}
-
-static int day_failures(rt_pg *pg, const char *day, rt_perf_day *d)
-{
-    const char *params[] = {day};
-    PGresult *res = NULL;
-    int c[F_N];
-    int rc = rt_pg_exec(pg, SQL_DAY_FAILURES, 1, params, &res);
-    if (rc == RT_OK) rc = rt_pg_result_columns(&res, FAILURES_COLS, F_N, c);
-    if (rc != RT_OK) return rc;
-    size_t rows = (size_t)PQntuples(res);
-    bool failed = !(d->failures = calloc(rows + 1, sizeof *d->failures));
-    for (size_t i = 0; !failed && i < rows; i++) {
-        rt_perf_failure *f = &d->failures[d->nfailures++];
-        int r = (int)i;
-        f->alert_id = rt_pg_int(res, r, c[F_ALERT]);
-        f->summary_id = rt_pg_int(res, r, c[F_SUMMARY]);
-        f->family = dup_of(res, r, c[F_FAMILY], &failed);
-        f->platform = dup_of(res, r, c[F_PLATFORM], &failed);
-        f->reason = dup_of(res, r, c[F_REASON], &failed);
-        f->detail = dup_of(res, r, c[F_DETAIL], &failed);
-        f->action_task_id = dup_of(res, r, c[F_ACTION_TASK], &failed);
-        f->settled_at = dup_of(res, r, c[F_SETTLED], &failed);
-        f->jobs = (int)rt_pg_int(res, r, c[F_JOBS]);
-        f->completed = (int)rt_pg_int(res, r, c[F_COMPLETED]);
-    }
-    PQclear(res);
-    return failed ? RT_ENOMEM : RT_OK;
 }
 
 int rt_perf_store_day(rt_pg *pg, const char *day, rt_perf_day *out)
 {
     memset(out, 0, sizeof *out);
-    int rc = day_ledger(pg, day, out);
-    if (rc == RT_OK) rc = day_alerts(pg, day, out);
-    if (rc == RT_OK) rc = day_failures(pg, day, out);
+    const char *params[] = {day};
+    int rc =
+        rt_store_rows(pg, SQL_DAY_LEDGER, 1, params, &LEDGER_SPEC, &out->ledger, &out->nledger);
+    if (rc == RT_OK)
+        rc = rt_store_rows(pg, SQL_DAY_FAMILIES, 1, params, &FAMILY_SPEC, &out->alerts,
+                           &out->nalerts);
+    if (rc == RT_OK)
+        rc = rt_store_rows(pg, SQL_DAY_FAILURES, 1, params, &FAILURE_SPEC, &out->failures,
+                           &out->nfailures);
     if (rc != RT_OK) rt_perf_day_free(out);
     return rc;
 }

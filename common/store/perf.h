@@ -91,7 +91,7 @@ RT_MUSTCHECK int rt_perf_store_ledger(rt_pg *pg, const char *budget, const char 
  * malloc'd, "" when NULL. */
 typedef struct rt_perf_alert_row {
     bool finished, dry_run;
-    int attempts;
+    long long attempts;
     long long age_ms; /* since the intent (or the last attempt) */
     char *task_id, *decision_task_id;
     char *hook_group, *hook_id, *payload, *repository;
@@ -139,7 +139,7 @@ RT_MUSTCHECK int rt_perf_store_followup(rt_pg *pg, long long alert_id, const cha
 /* One family's figures on a day. An alert belongs to the day whose budget paid for it, else
  * to the UTC day of its intent. */
 typedef struct rt_perf_family_day {
-    char family[64];
+    char *family;
     long long used; /* budget_ledger "perf:<family>" */
     long long backfills, scheduled, executed, done, pending, failed, already, unsent;
 } rt_perf_family_day;
@@ -147,7 +147,7 @@ typedef struct rt_perf_family_day {
 typedef struct rt_perf_failure {
     long long alert_id, summary_id;
     char *family, *platform, *reason, *detail, *action_task_id, *settled_at;
-    int jobs, completed;
+    long long jobs, completed;
 } rt_perf_failure;
 typedef struct rt_perf_day {
     rt_perf_family_day *ledger; /* families with ledger rows: family and used only */

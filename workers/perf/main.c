@@ -17,7 +17,8 @@
  * (Hawk). Alerts whose call was interrupted are resumed first: the action task is looked up
  * in the task group before any new call. Dry-run records the payload and sends nothing.
  * Each run starts with the follow-up of earlier backfills (followup.h): their action task
- * and spawned jobs, failures recorded with a reason. Single-threaded. */
+ * and spawned jobs, failures recorded with a reason. What Postgres holds of summaries and
+ * alerts is read and written through common/store/perf.h. Single-threaded. */
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
