@@ -32,7 +32,7 @@ json_t *rt__cli_coverage(rt_pg *pg, const rt_config *cfg, const char *repository
     rt_history_coverage_project *project_rows = NULL;
     rt_history_coverage_gap *gap_rows = NULL;
     size_t ntotals = 0, ndays = 0, nprojects = 0, ngaps = 0;
-    json_t *out = NULL, *gaps = json_array(), *notes = json_array(), *days = json_array(),
+    json_t *doc = NULL, *gaps = json_array(), *notes = json_array(), *days = json_array(),
            *projects = json_array(), *sources = json_object();
     if (!gaps || !notes || !days || !projects || !sources) goto out;
     if (db_failed(pg,
@@ -41,14 +41,14 @@ json_t *rt__cli_coverage(rt_pg *pg, const rt_config *cfg, const char *repository
     rt_history_coverage_totals none = {0};
     const rt_history_coverage_totals *t = ntotals == 1 ? &totals[0] : &none;
     long long runs = t->runs, failures_only = t->failures_only_runs;
-    out =
+    doc =
         json_pack("{s:s, s:{s:s, s:s}, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s}", "repository",
                   repository, "window", "start", start, "until", until, "runs", (json_int_t)runs,
                   "main_runs", (json_int_t)t->main_runs, "pushes", (json_int_t)t->pushes,
                   "main_pushes", (json_int_t)t->main_pushes, "other_branches",
                   (json_int_t)t->other_branches, "prs", (json_int_t)t->prs, "failures_only_runs",
                   (json_int_t)failures_only, "first_run", t->first_run, "last_run", t->last_run);
-    if (!out) goto out;
+    if (!doc) goto out;
 
     if (db_failed(pg, rt_history_coverage_days(pg, repository, start, until, &day_rows, &ndays)))
         goto out;
@@ -113,26 +113,26 @@ json_t *rt__cli_coverage(rt_pg *pg, const rt_config *cfg, const char *repository
                  cfg->history_main_projects.items[i]);
     }
     json_array_append_new(notes, json_string(main_note));
-    json_object_set_new(out, "days", days);
-    json_object_set_new(out, "projects", projects);
-    json_object_set_new(out, "sources", sources);
-    json_object_set_new(out, "gaps", gaps);
-    json_object_set_new(out, "notes", notes);
-    json_object_set_new(out, "gap_threshold_hours", json_real((double)threshold / 3600.0));
+    json_object_set_new(doc, "days", days);
+    json_object_set_new(doc, "projects", projects);
+    json_object_set_new(doc, "sources", sources);
+    json_object_set_new(doc, "gaps", gaps);
+    json_object_set_new(doc, "notes", notes);
+    json_object_set_new(doc, "gap_threshold_hours", json_real((double)threshold / 3600.0));
     ok = true;
 out:
     if (!ok) {
-        json_decref(out);
+        json_decref(doc);
         json_decref(gaps);
         json_decref(notes);
         json_decref(days);
         json_decref(projects);
         json_decref(sources);
-        out = NULL;
+        doc = NULL;
     }
     rt_history_coverage_totals_free(totals, ntotals);
     rt_history_coverage_day_free(day_rows, ndays);
     rt_history_coverage_project_free(project_rows, nprojects);
     rt_history_coverage_gap_free(gap_rows, ngaps);
-    return out;
+    return doc;
 }
