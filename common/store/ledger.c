@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/io/log.h"
+#include "common/store/rows.h"
 
 /* budget_daily is the ledger's total per platform and day (migration 0011, a trigger). */
 static const char SQL_SPENT[] = "SELECT coalesce((SELECT spent FROM budget_daily"
@@ -90,3 +91,28 @@ int rt_ledger_refund_row(rt_pg *pg, const char *key, const char *refund_key, lon
     PQclear(res);
     return rc;
 }
+
+/* The sheriffs' page's budget charts (cli/report_decisions.c). */
+static const char SQL_DAYS[] =
+    "SELECT l.platform, to_char(l.day, 'YYYY-MM-DD') AS day, sum(l.amount)::bigint AS spent,"
+    " count(*) AS entries"
+    " FROM budget_ledger l WHERE l.day > ($1::timestamptz AT TIME ZONE 'UTC')::date - $2::integer"
+    " AND l.day <= ($1::timestamptz AT TIME ZONE 'UTC')::date"
+    " GROUP BY 1, 2 ORDER BY 1, 2";
+static const rt_row_field DAY_FIELDS[] = {
+    RT_ROW_FIELD(rt_ledger_day, platform, RT_ROW_TEXT, "platform"),
+    RT_ROW_FIELD(rt_ledger_day, day, RT_ROW_TEXT, "day"),
+    RT_ROW_FIELD(rt_ledger_day, spent, RT_ROW_INT, "spent"),
+    RT_ROW_FIELD(rt_ledger_day, entries, RT_ROW_INT, "entries"),
+};
+static const rt_row_spec DAY_SPEC = {DAY_FIELDS, 4, sizeof(rt_ledger_day)};
+
+int rt_ledger_days(rt_pg *pg, const char *until, int days, rt_ledger_day **rows, size_t *n)
+{
+    char days_text[16];
+    snprintf(days_text, sizeof days_text, "%d", days);
+    const char *params[] = {until, days_text};
+    return rt_store_rows(pg, SQL_DAYS, 2, params, &DAY_SPEC, rows, n);
+}
+
+void rt_ledger_day_free(rt_ledger_day *rows, size_t n) { rt_store_rows_free(&DAY_SPEC, rows, n); }

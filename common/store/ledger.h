@@ -20,6 +20,7 @@
 #include "common/not_core.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "common/core/errors.h"
 #include "common/io/pg.h"
@@ -50,5 +51,16 @@ typedef struct rt_ledger_refund {
 } rt_ledger_refund;
 RT_MUSTCHECK int rt_ledger_refund_row(rt_pg *pg, const char *key, const char *refund_key,
                                       long long set_id, const char *reason, rt_ledger_refund *out);
+
+/* What the ledger records per budget (platform, or "perf:<family>") and UTC day over the
+ * `days` days up to until's UTC day (until: an ISO-8601 time), by budget then day. */
+typedef struct rt_ledger_day {
+    char *platform;
+    char *day; /* "YYYY-MM-DD" */
+    long long spent, entries;
+} rt_ledger_day;
+RT_MUSTCHECK int rt_ledger_days(rt_pg *pg, const char *until, int days, rt_ledger_day **rows,
+                                size_t *n);
+void rt_ledger_day_free(rt_ledger_day *rows, size_t n);
 
 #endif

@@ -17,7 +17,8 @@
  * (Hawk). Alerts whose call was interrupted are resumed first: the action task is looked up
  * in the task group before any new call. Dry-run records the payload and sends nothing.
  * Each run starts with the follow-up of earlier backfills (followup.h): their action task
- * and spawned jobs, failures recorded with a reason. Single-threaded. */
+ * and spawned jobs, failures recorded with a reason. What Postgres holds of summaries and
+ * alerts is read and written through common/store/perf.h. Single-threaded. */
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -43,11 +44,11 @@
 #include "common/options.h"
 #include "common/policy.h"
 #include "common/store/ledger.h"
+#include "common/store/perf.h"
 #include "common/worker.h"
 #include "workers/perf/followup.h"
 
-#define MAX_PAGES  100
-#define LOCK_CLASS 7273
+#define MAX_PAGES 100
 
 static bool g_once;
 
@@ -65,96 +66,6 @@ typedef struct perf {
     rt_metric *left_out; /* retrig_perf_left_out_total{what} */
 } perf;
 
-static const char SQL_TRY_LOCK[] = "SELECT pg_try_advisory_lock(7273, $1::integer)";
-static const char SQL_UNLOCK[] = "SELECT pg_advisory_unlock(7273, $1::integer)";
-static const char SQL_HANDLED_ALERTS[] =
-    "SELECT alert_id FROM perf_alerts WHERE summary_id = ANY($1::bigint[])";
-/* What a summary gave already: its jobs backfilled (or in flight, or found backfilled); an
- * alert covered by a sibling's backfill is the same job and not counted. */
-#define SQL_JOBS_TAKEN                                                                             \
-    "(SELECT count(DISTINCT coalesce(a.job_key, a.alert_id::text)) FROM perf_alerts a"             \
-    " WHERE a.summary_id = s.summary_id AND (a.outcome IS NULL OR a.outcome IN"                    \
-    " ('triggered', 'dry-run', 'found-existing', 'already-backfilled')))"
-static const char SQL_TAKEN[] =
-    "SELECT s.summary_id, s.handled_at IS NOT NULL AS handled, " SQL_JOBS_TAKEN " AS taken"
-    " FROM perf_summaries s WHERE s.summary_id = ANY($1::bigint[])";
-enum { TK_SUMMARY, TK_HANDLED, TK_TAKEN, TK_N };
-static const char *const TAKEN_COLS[TK_N] = {"summary_id", "handled", "taken"};
-/* The jobs those were, for covering their alerts' siblings. */
-static const char SQL_HANDLED_JOBS[] =
-    "SELECT DISTINCT summary_id, job_key FROM perf_alerts WHERE summary_id = ANY($1::bigint[])"
-    " AND job_key IS NOT NULL AND (outcome IS NULL OR outcome IN ('triggered', 'dry-run',"
-    " 'found-existing', 'already-backfilled'))";
-enum { HJ_SUMMARY, HJ_JOB_KEY, HJ_N };
-static const char *const HANDLED_JOBS_COLS[HJ_N] = {"summary_id", "job_key"};
-static const char SQL_ALERT[] =
-    "SELECT outcome IS NOT NULL AS finished, dry_run, attempts,"
-    " (extract(epoch FROM now() - intent_at) * 1000)::bigint AS age_ms,"
-    " task_id, decision_task_id, hook_group_id, hook_id, payload::text AS payload,"
-    " (SELECT repository FROM perf_summaries s"
-    " WHERE s.summary_id = perf_alerts.summary_id) AS repository"
-    " FROM perf_alerts WHERE alert_id = $1::bigint";
-enum {
-    AL_FINISHED,
-    AL_DRY_RUN,
-    AL_ATTEMPTS,
-    AL_AGE_MS,
-    AL_TASK,
-    AL_DECISION_TASK,
-    AL_HOOK_GROUP,
-    AL_HOOK,
-    AL_PAYLOAD,
-    AL_REPOSITORY,
-    AL_N
-};
-static const char *const ALERT_COLS[AL_N] = {
-    "finished",         "dry_run",       "attempts", "age_ms",  "task_id",
-    "decision_task_id", "hook_group_id", "hook_id",  "payload", "repository"};
-static const char SQL_OPEN_ALERTS[] =
-    "SELECT alert_id, summary_id FROM perf_alerts WHERE outcome IS NULL AND NOT dry_run"
-    " ORDER BY intent_at";
-enum { OA_ALERT, OA_SUMMARY, OA_N };
-static const char *const OPEN_ALERTS_COLS[OA_N] = {"alert_id", "summary_id"};
-static const char SQL_SUMMARY_STATE[] =
-    "SELECT s.handled_at IS NOT NULL AS handled, " SQL_JOBS_TAKEN " AS taken"
-    " FROM perf_summaries s WHERE s.summary_id = $1::bigint";
-enum { SS_HANDLED, SS_TAKEN, SS_N };
-static const char *const SUMMARY_STATE_COLS[SS_N] = {"handled", "taken"};
-static const char SQL_SUMMARY[] =
-    "INSERT INTO perf_summaries (summary_id, repository, framework_id, push_id, revision,"
-    " created_at, handled_at) VALUES ($1::bigint, $2, $3::integer, $4::bigint, $5,"
-    " to_timestamp($6::bigint), CASE WHEN $7::boolean THEN now() END)"
-    " ON CONFLICT (summary_id) DO UPDATE SET handled_at ="
-    " coalesce(perf_summaries.handled_at, EXCLUDED.handled_at)";
-static const char SQL_INTENT[] =
-    "INSERT INTO perf_alerts (alert_id, summary_id, signature_id, platform, family, is_regression,"
-    " amount_pct, job_id, task_id, decision_task_id, hook_group_id, hook_id, payload,"
-    " jobs_scheduled, budget_day, dry_run, outcome, action_task_id, error, finished_at, job_key,"
-    " covered_by)"
-    " VALUES ($1::bigint, $2::bigint, $3::bigint, $4, $5, $6::boolean, $7::double precision,"
-    " $8::bigint, $9, $10, $11, $12, $13::jsonb, $14::integer, $15::date, $16::boolean, $17::text, "
-    "$18,"
-    " $19, CASE WHEN $17::text IS NULL THEN NULL ELSE now() END, $20, $21::bigint)";
-/* The same row for a covered alert; a second run finds it and does nothing. */
-static const char SQL_COVERED[] =
-    "INSERT INTO perf_alerts (alert_id, summary_id, signature_id, platform, family, is_regression,"
-    " amount_pct, job_id, task_id, decision_task_id, hook_group_id, hook_id, payload,"
-    " jobs_scheduled, budget_day, dry_run, outcome, action_task_id, error, finished_at, job_key,"
-    " covered_by)"
-    " VALUES ($1::bigint, $2::bigint, $3::bigint, $4, $5, $6::boolean, $7::double precision,"
-    " $8::bigint, $9, $10, $11, $12, $13::jsonb, $14::integer, $15::date, $16::boolean, $17::text, "
-    "$18, $19, now(), $20, $21::bigint) ON CONFLICT (alert_id) DO NOTHING";
-static const char SQL_LEDGER[] =
-    "INSERT INTO budget_ledger (platform, day, amount, idempotency_key, reason)"
-    " VALUES ($1, $2::date, $3::integer, 'perf-alert:' || $4, $5)";
-static const char SQL_ATTEMPT[] =
-    "UPDATE perf_alerts SET attempts = attempts + 1, intent_at = now() WHERE alert_id = $1::bigint";
-static const char SQL_OUTCOME[] =
-    "UPDATE perf_alerts SET outcome = $2, action_task_id = $3, error = $4, finished_at = now()"
-    " WHERE alert_id = $1::bigint AND outcome IS NULL";
-static const char SQL_ERROR[] =
-    "UPDATE perf_alerts SET error = $2 WHERE alert_id = $1::bigint AND outcome IS NULL";
-
 static void utc_day(time_t now, char day[11])
 {
     struct tm tm;
@@ -167,8 +78,6 @@ static void budget_name(const perf *w, size_t family, char *out, size_t size)
 {
     snprintf(out, size, "perf:%s", rt_perf_family_name(&w->opts, family));
 }
-
-static bool pg_true(PGresult *res, int row, int col) { return PQgetvalue(res, row, col)[0] == 't'; }
 
 /* ---- reading Perfherder ------------------------------------------------------------- */
 
@@ -231,104 +140,39 @@ static int fetch_framework(perf *w, const char *framework, time_t oldest, rt_per
     return rc;
 }
 
-static char *id_array(const rt_perf_summaries *s)
+/* What earlier runs did for the summaries read (common/store/perf.h). */
+static int load_history(perf *w, const rt_perf_summaries *s, rt_perf_store_history *h)
 {
-    size_t size = 3 + s->count * 21;
-    char *text = malloc(size);
-    if (!text) return NULL;
-    size_t n = (size_t)snprintf(text, size, "{");
-    for (size_t i = 0; i < s->count; i++)
-        n += (size_t)snprintf(text + n, size - n, "%s%lld", i ? "," : "", s->items[i].id);
-    snprintf(text + n, size - n, "}");
-    return text;
-}
-
-typedef struct history {
-    long long *alerts;
-    size_t nalerts;
-    rt_perf_taken *taken;
-    size_t ntaken;
-    PGresult *jobs_res; /* owns the job keys */
-    rt_perf_job *jobs;
-    size_t njobs;
-} history;
-
-static int load_history(perf *w, const rt_perf_summaries *s, history *h)
-{
-    char *ids = id_array(s);
+    long long *ids = calloc(s->count + 1, sizeof *ids);
     if (!ids) return RT_ENOMEM;
-    const char *params[] = {ids};
-    PGresult *a = NULL, *t = NULL;
-    int tc[TK_N], jc[HJ_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    int rc = rt_pg_exec(w->pg, SQL_HANDLED_ALERTS, 1, params, &a);
-    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_TAKEN, 1, params, &t);
-    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_HANDLED_JOBS, 1, params, &h->jobs_res);
+    for (size_t i = 0; i < s->count; i++) ids[i] = s->items[i].id;
+    int rc = rt_perf_store_history_load(w->pg, ids, s->count, h);
     free(ids);
-    if (rc != RT_OK) goto out;
-    if (rt_pg_columns(t, TAKEN_COLS, TK_N, tc, errstr) != RT_OK ||
-        rt_pg_columns(h->jobs_res, HANDLED_JOBS_COLS, HJ_N, jc, errstr) != RT_OK) {
-        rt_log_error("cannot read what earlier runs did", "error", errstr);
-        rc = RT_EINVAL;
-        goto out;
-    }
-    h->alerts = calloc((size_t)PQntuples(a) + 1, sizeof *h->alerts);
-    h->taken = calloc((size_t)PQntuples(t) + 1, sizeof *h->taken);
-    h->jobs = calloc((size_t)PQntuples(h->jobs_res) + 1, sizeof *h->jobs);
-    if (!h->alerts || !h->taken || !h->jobs) {
-        rc = RT_ENOMEM;
-        goto out;
-    }
-    for (int i = 0; i < PQntuples(h->jobs_res); i++)
-        h->jobs[h->njobs++] = (rt_perf_job){atoll(PQgetvalue(h->jobs_res, i, jc[HJ_SUMMARY])),
-                                            PQgetvalue(h->jobs_res, i, jc[HJ_JOB_KEY])};
-    for (int i = 0; i < PQntuples(a); i++) h->alerts[h->nalerts++] = atoll(PQgetvalue(a, i, 0));
-    for (int i = 0; i < PQntuples(t); i++)
-        h->taken[h->ntaken++] =
-            (rt_perf_taken){atoll(PQgetvalue(t, i, tc[TK_SUMMARY])),
-                            atoi(PQgetvalue(t, i, tc[TK_TAKEN])), pg_true(t, i, tc[TK_HANDLED])};
-out:
-    PQclear(a);
-    PQclear(t);
     return rc;
 }
-
-static int upsert_summary(perf *w, const rt_perf_summary *s, bool close);
 
 /* An alert whose job another backfill covers: its row, outcome covered, no budget. */
 static int record_covered(perf *w, const rt_perf_cover *c)
 {
-    char alert[32], summary[32], sig[32], pct[32], by[32];
+    char alert[32], summary[32];
     snprintf(alert, sizeof alert, "%lld", c->alert->id);
     snprintf(summary, sizeof summary, "%lld", c->summary->id);
-    snprintf(sig, sizeof sig, "%lld", c->alert->signature_id);
-    snprintf(pct, sizeof pct, "%.4f", c->alert->amount_pct);
-    snprintf(by, sizeof by, "%lld", c->by_alert_id);
-    const char *params[] = {
-        alert,
-        summary,
-        sig,
-        c->alert->platform,
-        rt_perf_family_name(&w->opts, rt_perf_family_of(&w->opts, c->alert->platform)),
-        c->alert->is_regression ? "true" : "false",
-        pct,
-        NULL,
-        NULL,
-        NULL,
-        NULL,
-        NULL,
-        NULL,
-        "0",
-        NULL,
-        w->cfg->dry_run ? "true" : "false",
-        "covered",
-        NULL,
-        c->reason,
-        c->alert->job_key,
-        c->by_alert_id ? by : NULL};
+    rt_perf_alert_record r = {
+        .alert_id = c->alert->id,
+        .summary_id = c->summary->id,
+        .signature_id = c->alert->signature_id,
+        .platform = c->alert->platform,
+        .family = rt_perf_family_name(&w->opts, rt_perf_family_of(&w->opts, c->alert->platform)),
+        .is_regression = c->alert->is_regression,
+        .amount_pct = c->alert->amount_pct,
+        .dry_run = w->cfg->dry_run,
+        .outcome = "covered",
+        .error = c->reason,
+        .job_key = c->alert->job_key,
+        .covered_by = c->by_alert_id};
     int rc = rt_pg_begin(w->pg);
-    if (rc == RT_OK) rc = upsert_summary(w, c->summary, false);
-    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_COVERED, 21, params, NULL);
+    if (rc == RT_OK) rc = rt_perf_store_upsert_summary(w->pg, c->summary, false);
+    if (rc == RT_OK) rc = rt_perf_store_record_covered(w->pg, &r);
     if (rc == RT_OK) rc = rt_pg_commit(w->pg);
     if (rc != RT_OK) {
         rt_log_warn("cannot record a covered alert", "alert_id", alert, "error",
@@ -607,10 +451,7 @@ static int call_hook(perf *w, long long alert_id, const char *project, const cha
         rt_set_errstr(errstr, "cannot sign the hook call: %s", rt_strerror(rc));
         goto out;
     }
-    char id_text[32];
-    snprintf(id_text, sizeof id_text, "%lld", alert_id);
-    const char *params[] = {id_text};
-    if ((rc = rt_pg_exec(w->pg, SQL_ATTEMPT, 1, params, NULL)) != RT_OK) {
+    if ((rc = rt_perf_store_attempt(w->pg, alert_id)) != RT_OK) {
         rt_set_errstr(errstr, "postgres: %s", rt_pg_errstr(w->pg));
         goto out;
     }
@@ -648,8 +489,7 @@ out:
 static int record_outcome(perf *w, const char *alert_id, const char *outcome,
                           const char *action_task_id, const char *error)
 {
-    const char *params[] = {alert_id, outcome, action_task_id, error};
-    return rt_pg_exec(w->pg, SQL_OUTCOME, 4, params, NULL);
+    return rt_perf_store_outcome(w->pg, atoll(alert_id), outcome, action_task_id, error);
 }
 
 /* Calls the hook for an alert whose intent is recorded, and records what happened. */
@@ -674,37 +514,21 @@ static void trigger(perf *w, const char *alert_text, const char *project, const 
     w->failures++;
     rt_log_warn("backfill call failed; the next run looks again", "alert_id", alert_text, "error",
                 errstr);
-    const char *params[] = {alert_text, errstr};
-    if (rt_pg_exec(w->pg, SQL_ERROR, 2, params, NULL) != RT_OK)
+    if (rt_perf_store_error(w->pg, atoll(alert_text), errstr) != RT_OK)
         rt_log_warn("cannot record the error", "alert_id", alert_text);
 }
 
-/* The row of an alert (SQL_ALERT), and in c its columns. */
-static int read_alert(perf *w, const char *alert_text, PGresult **row, int c[AL_N])
-{
-    const char *params[] = {alert_text};
-    char errstr[RT_ERRSTR_SIZE] = "";
-    int rc = rt_pg_exec(w->pg, SQL_ALERT, 1, params, row);
-    if (rc != RT_OK || rt_pg_columns(*row, ALERT_COLS, AL_N, c, errstr) == RT_OK) return rc;
-    rt_log_error("cannot read the alert", "alert_id", alert_text, "error", errstr);
-    PQclear(*row);
-    *row = NULL;
-    return RT_EINVAL;
-}
-
 /* An alert with an intent and no outcome: an interrupted call. Runs under the lock. */
-static void resume(perf *w, const char *alert_text, PGresult *row, const int c[AL_N])
+static void resume(perf *w, const char *alert_text, const rt_perf_alert_row *row)
 {
     long long call_ms = (long long)w->cfg->http_connect_timeout_ms + w->cfg->http_timeout_ms;
-    if (pg_true(row, 0, c[AL_DRY_RUN])) return; /* dry-run rows are finished at once */
-    if (atoi(PQgetvalue(row, 0, c[AL_ATTEMPTS])) > 0 &&
-        atoll(PQgetvalue(row, 0, c[AL_AGE_MS])) < call_ms) {
+    if (row->dry_run) return; /* dry-run rows are finished at once */
+    if (row->attempts > 0 && row->age_ms < call_ms) {
         rt_log_info("backfill call may still be in flight; left for the next run", "alert_id",
                     alert_text);
         return;
     }
-    const char *task_id = PQgetvalue(row, 0, c[AL_TASK]),
-               *group = PQgetvalue(row, 0, c[AL_DECISION_TASK]);
+    const char *task_id = row->task_id, *group = row->decision_task_id;
     char action_task_id[23] = "", errstr[RT_ERRSTR_SIZE] = "";
     bool found = false;
     if (rt_tc_find_action_task(w->http, w->cfg->taskcluster_root_url, group, "backfill", NULL,
@@ -722,42 +546,23 @@ static void resume(perf *w, const char *alert_text, PGresult *row, const int c[A
                         "action_task_id", action_task_id);
         return;
     }
-    trigger(w, alert_text, PQgetvalue(row, 0, c[AL_REPOSITORY]),
-            PQgetvalue(row, 0, c[AL_HOOK_GROUP]), PQgetvalue(row, 0, c[AL_HOOK]),
-            PQgetvalue(row, 0, c[AL_PAYLOAD]));
+    trigger(w, alert_text, row->repository, row->hook_group, row->hook_id, row->payload);
 }
 
-static bool lock_summary(perf *w, long long summary_id, char key[16])
+/* The summary's advisory lock (common/store/perf.h); false when busy or on an error. */
+static bool lock_summary(perf *w, long long summary_id)
 {
-    snprintf(key, 16, "%d", (int)(summary_id % 2147483647));
-    const char *params[] = {key};
-    PGresult *res = NULL;
-    if (rt_pg_exec(w->pg, SQL_TRY_LOCK, 1, params, &res) != RT_OK) return false;
-    bool locked = pg_true(res, 0, 0);
-    PQclear(res);
-    return locked;
+    bool locked = false;
+    return rt_perf_store_lock(w->pg, summary_id, &locked) == RT_OK && locked;
 }
 
-static void unlock_summary(perf *w, const char key[16])
+static void unlock_summary(perf *w, long long summary_id)
 {
-    const char *params[] = {key};
-    PGresult *res = NULL;
-    if (rt_pg_exec(w->pg, SQL_UNLOCK, 1, params, &res) != RT_OK)
+    if (rt_perf_store_unlock(w->pg, summary_id) != RT_OK) {
+        char key[16];
+        snprintf(key, sizeof key, "%d", rt_perf_store_lock_key(summary_id));
         rt_log_warn("cannot release a summary lock", "lock", key);
-    PQclear(res);
-}
-
-static int upsert_summary(perf *w, const rt_perf_summary *s, bool close)
-{
-    char id[32], fw[16], push[32], created[32];
-    snprintf(id, sizeof id, "%lld", s->id);
-    snprintf(fw, sizeof fw, "%d", s->framework);
-    snprintf(push, sizeof push, "%lld", s->push_id);
-    snprintf(created, sizeof created, "%lld", (long long)s->created);
-    const char *params[] = {
-        id,      s->repository,           fw, push, s->revision[0] ? s->revision : NULL,
-        created, close ? "true" : "false"};
-    return rt_pg_exec(w->pg, SQL_SUMMARY, 7, params, NULL);
+    }
 }
 
 typedef struct intent {
@@ -774,37 +579,32 @@ typedef struct intent {
 static int record_alert(perf *w, const rt_perf_pick *p, const intent *in, bool close, bool *refused,
                         int *ledger_total)
 {
-    char alert[32], summary[32], sig[32], pct[32], job[32], cost[16], family[64];
+    char alert[32], family[64];
     snprintf(alert, sizeof alert, "%lld", p->alert->id);
-    snprintf(summary, sizeof summary, "%lld", p->summary->id);
-    snprintf(sig, sizeof sig, "%lld", p->alert->signature_id);
-    snprintf(pct, sizeof pct, "%.4f", p->alert->amount_pct);
-    snprintf(job, sizeof job, "%lld", in->target ? in->target->job_id : 0);
-    snprintf(cost, sizeof cost, "%d", in->cost);
     budget_name(w, p->family, family, sizeof family);
     bool have_job = in->target && in->target->job_id > 0;
-    const char *params[] = {
-        alert,
-        summary,
-        sig,
-        p->alert->platform,
-        rt_perf_family_name(&w->opts, p->family),
-        p->alert->is_regression ? "true" : "false",
-        pct,
-        have_job ? job : NULL,
-        have_job && in->target->task_id[0] ? in->target->task_id : NULL,
-        have_job && in->target->decision_task_id[0] ? in->target->decision_task_id : NULL,
-        in->hook_group,
-        in->hook_id,
-        in->payload,
-        cost,
-        in->cost ? w->day : NULL,
-        w->cfg->dry_run ? "true" : "false",
-        in->outcome,
-        in->action_task_id,
-        in->error,
-        p->alert->job_key,
-        NULL};
+    rt_perf_alert_record r = {
+        .alert_id = p->alert->id,
+        .summary_id = p->summary->id,
+        .signature_id = p->alert->signature_id,
+        .platform = p->alert->platform,
+        .family = rt_perf_family_name(&w->opts, p->family),
+        .is_regression = p->alert->is_regression,
+        .amount_pct = p->alert->amount_pct,
+        .job_id = have_job ? in->target->job_id : 0,
+        .task_id = have_job && in->target->task_id[0] ? in->target->task_id : NULL,
+        .decision_task_id =
+            have_job && in->target->decision_task_id[0] ? in->target->decision_task_id : NULL,
+        .hook_group = in->hook_group,
+        .hook_id = in->hook_id,
+        .payload = in->payload,
+        .jobs_scheduled = in->cost,
+        .budget_day = in->cost ? w->day : NULL,
+        .dry_run = w->cfg->dry_run,
+        .outcome = in->outcome,
+        .action_task_id = in->action_task_id,
+        .error = in->error,
+        .job_key = p->alert->job_key};
     *refused = false;
     *ledger_total = 0;
     int rc = rt_pg_begin(w->pg);
@@ -819,14 +619,13 @@ static int record_alert(perf *w, const rt_perf_pick *p, const intent *in, bool c
             return rc;
         }
     }
-    if (rc == RT_OK) rc = upsert_summary(w, p->summary, close);
-    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_INTENT, 21, params, NULL);
+    if (rc == RT_OK) rc = rt_perf_store_upsert_summary(w->pg, p->summary, close);
+    if (rc == RT_OK) rc = rt_perf_store_record_intent(w->pg, &r);
     if (rc == RT_OK && in->cost) {
         char reason[256];
         snprintf(reason, sizeof reason, "perf backfill of alert %lld (summary %lld, %s)",
                  p->alert->id, p->summary->id, p->alert->platform);
-        const char *lparams[] = {family, w->day, cost, alert, reason};
-        rc = rt_pg_exec(w->pg, SQL_LEDGER, 5, lparams, NULL);
+        rc = rt_perf_store_ledger(w->pg, family, w->day, in->cost, p->alert->id, reason);
     }
     if (rc == RT_OK) rc = rt_pg_commit(w->pg);
     if (rc != RT_OK) {
@@ -884,18 +683,9 @@ static void give_back_claim(perf *w, const rt_claim_request *claimed, const char
 /* Whether the summary is done meanwhile: handled, or as many jobs taken as it may have. */
 static int summary_done(perf *w, long long summary_id, bool *done)
 {
-    char sid[32], errstr[RT_ERRSTR_SIZE] = "";
-    snprintf(sid, sizeof sid, "%lld", summary_id);
-    const char *params[] = {sid};
-    PGresult *res = NULL;
-    int c[SS_N];
-    int rc = rt_pg_exec(w->pg, SQL_SUMMARY_STATE, 1, params, &res);
-    if (rc == RT_OK && (rc = rt_pg_columns(res, SUMMARY_STATE_COLS, SS_N, c, errstr)) != RT_OK)
-        rt_log_error("cannot read the summary", "summary_id", sid, "error", errstr);
-    *done = rc == RT_OK && PQntuples(res) == 1 &&
-            (pg_true(res, 0, c[SS_HANDLED]) ||
-             atoi(PQgetvalue(res, 0, c[SS_TAKEN])) >= w->opts.max_per_summary);
-    PQclear(res);
+    rt_perf_summary_state st;
+    int rc = rt_perf_store_summary_state(w->pg, summary_id, &st);
+    *done = rc == RT_OK && st.found && (st.handled || st.taken >= w->opts.max_per_summary);
     return rc;
 }
 
@@ -908,15 +698,14 @@ typedef enum { STEP_GO, STEP_DONE, STEP_UPSTREAM, STEP_STORAGE } step;
  * handled meanwhile skips it. */
 static step still_open(perf *w, const rt_perf_pick *p, const char *alert)
 {
-    PGresult *res = NULL;
-    int ac[AL_N];
-    if (read_alert(w, alert, &res, ac) != RT_OK) return STEP_STORAGE;
-    if (PQntuples(res) == 1) {
-        if (!pg_true(res, 0, ac[AL_FINISHED])) resume(w, alert, res, ac);
-        PQclear(res);
+    rt_perf_alert_row row;
+    bool found = false;
+    if (rt_perf_store_alert(w->pg, p->alert->id, &row, &found) != RT_OK) return STEP_STORAGE;
+    if (found) {
+        if (!row.finished) resume(w, alert, &row);
+        rt_perf_alert_row_free(&row);
         return STEP_DONE;
     }
-    PQclear(res);
     bool done = false;
     if (summary_done(w, p->summary->id, &done) != RT_OK) return STEP_STORAGE;
     if (done) rt_log_info("summary done meanwhile; alert skipped", "alert_id", alert);
@@ -1024,9 +813,9 @@ static step claim_and_record(perf *w, const rt_perf_pick *p, const char *alert, 
  * then the backfill hook called. */
 static void backfill(perf *w, const rt_perf_pick *p)
 {
-    char alert[32], lock[16], errstr[RT_ERRSTR_SIZE] = "";
+    char alert[32], errstr[RT_ERRSTR_SIZE] = "";
     snprintf(alert, sizeof alert, "%lld", p->alert->id);
-    if (!lock_summary(w, p->summary->id, lock)) {
+    if (!lock_summary(w, p->summary->id)) {
         rt_log_info("summary busy with another runner; skipped", "alert_id", alert);
         return;
     }
@@ -1042,7 +831,7 @@ static void backfill(perf *w, const rt_perf_pick *p)
                                        : "postgres error; alert left for the next run",
                     "alert_id", alert, "error", r == STEP_UPSTREAM ? errstr : rt_pg_errstr(w->pg));
     }
-    unlock_summary(w, lock);
+    unlock_summary(w, p->summary->id);
     json_decref(t.tags);
     rt_taskdef_free(&t.def);
     free(hook_group);
@@ -1053,28 +842,23 @@ static void backfill(perf *w, const rt_perf_pick *p)
 /* Alerts whose hook call was interrupted in an earlier run. */
 static int resume_open(perf *w)
 {
-    PGresult *open = NULL;
-    int oc[OA_N], ac[AL_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    int rc = rt_pg_exec(w->pg, SQL_OPEN_ALERTS, 0, NULL, &open);
+    rt_perf_open_alert *open = NULL;
+    size_t n = 0;
+    int rc = rt_perf_store_open_alerts(w->pg, &open, &n);
     if (rc != RT_OK) return rc;
-    if (rt_pg_columns(open, OPEN_ALERTS_COLS, OA_N, oc, errstr) != RT_OK) {
-        rt_log_error("cannot read the open alerts", "error", errstr);
-        PQclear(open);
-        return RT_EINVAL;
+    for (size_t i = 0; i < n && !rt_stop_requested(); i++) {
+        char alert[32];
+        snprintf(alert, sizeof alert, "%lld", open[i].alert_id);
+        if (!lock_summary(w, open[i].summary_id)) continue;
+        rt_perf_alert_row row;
+        bool found = false;
+        if (rt_perf_store_alert(w->pg, open[i].alert_id, &row, &found) == RT_OK && found) {
+            if (!row.finished) resume(w, alert, &row);
+            rt_perf_alert_row_free(&row);
+        }
+        unlock_summary(w, open[i].summary_id);
     }
-    for (int i = 0; i < PQntuples(open) && !rt_stop_requested(); i++) {
-        const char *alert = PQgetvalue(open, i, oc[OA_ALERT]);
-        char lock[16];
-        if (!lock_summary(w, atoll(PQgetvalue(open, i, oc[OA_SUMMARY])), lock)) continue;
-        PGresult *row = NULL;
-        if (read_alert(w, alert, &row, ac) == RT_OK && PQntuples(row) == 1 &&
-            !pg_true(row, 0, ac[AL_FINISHED]))
-            resume(w, alert, row, ac);
-        PQclear(row);
-        unlock_summary(w, lock);
-    }
-    PQclear(open);
+    free(open);
     return RT_OK;
 }
 
@@ -1086,7 +870,7 @@ static int run_once(perf *w)
     utc_day(now, w->day);
     w->failures = 0;
     rt_perf_summaries summaries = {0};
-    history h = {0};
+    rt_perf_store_history h = {0};
     rt_perf_result result = {0};
     /* First the backfills of earlier runs: what became of their action tasks and jobs. */
     int settled = 0, rc = rt_perf_followup(w->cfg, w->pg, w->http, &settled);
@@ -1123,7 +907,7 @@ static int run_once(perf *w)
     snprintf(counts, sizeof counts, "%zu summaries, %zu picks", summaries.count, result.npicks);
     rt_log_info("alerts picked", "counts", counts, "day", w->day);
     for (size_t i = 0; i < result.nclosed; i++) {
-        if (upsert_summary(w, result.closed[i], true) != RT_OK) {
+        if (rt_perf_store_upsert_summary(w->pg, result.closed[i], true) != RT_OK) {
             w->failures++;
             rt_log_warn("cannot mark a summary handled", "error", rt_pg_errstr(w->pg));
         }
@@ -1139,10 +923,7 @@ static int run_once(perf *w)
 out:
     rt_perf_result_free(&result);
     rt_perf_summaries_free(&summaries);
-    free(h.alerts);
-    free(h.taken);
-    free(h.jobs);
-    PQclear(h.jobs_res);
+    rt_perf_store_history_free(&h);
     if (rc == RT_OK && w->failures) {
         char n[16];
         snprintf(n, sizeof n, "%d", w->failures);
