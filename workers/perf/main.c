@@ -421,69 +421,39 @@ out:
     return rc;
 }
 
-/* Triggers the hook: RT_OK with the action task id, or an error with errstr. */
+/* An alert's call starts (rt_tc_trigger_hook's record_call). */
+typedef struct call_start {
+    perf *w;
+    long long alert_id;
+} call_start;
+
+static int record_call(void *ctx, char *errstr)
+{
+    call_start *c = ctx;
+    int rc = rt_perf_store_attempt(c->w->pg, c->alert_id);
+    if (rc != RT_OK) rt_set_errstr(errstr, "postgres: %s", rt_pg_errstr(c->w->pg));
+    return rc;
+}
+
+/* Triggers the hook with the project's level's credentials: RT_OK with the action task id, or
+ * an error with errstr. */
 static int call_hook(perf *w, long long alert_id, const char *project, const char *hook_group,
                      const char *hook_id, const char *payload, char action_task_id[23],
                      char *errstr)
 {
-    char *group = rt_http_url_escape(hook_group), *hook = rt_http_url_escape(hook_id), *url = NULL;
-    char *auth = NULL;
-    rt_http_response resp = {0};
-    int rc = RT_ENOMEM;
-    if (!group || !hook ||
-        asprintf(&url, "%s/api/hooks/v1/hooks/%s/%s/trigger", w->cfg->taskcluster_root_url, group,
-                 hook) < 0) {
-        url = NULL;
-        goto out;
-    }
-    char nonce[RT_HAWK_NONCE_SIZE];
     rt_hawk_credentials creds;
     int level = rt_trust_project_level(&w->cfg->project_levels, project);
     if (!rt_taskcluster_credentials(w->cfg, level, &creds)) {
         rt_set_errstr(errstr, "no Taskcluster credentials for level %d (project %s)", level,
                       project ? project : "none");
-        rc = RT_EAUTH;
-        goto out;
+        return RT_EAUTH;
     }
-    if ((rc = rt_hawk_nonce(nonce)) != RT_OK ||
-        (rc = rt_hawk_header(&creds, "POST", url, payload, "application/json", (long)time(NULL),
-                             nonce, &auth)) != RT_OK) {
-        rt_set_errstr(errstr, "cannot sign the hook call: %s", rt_strerror(rc));
-        goto out;
-    }
-    if ((rc = rt_perf_store_attempt(w->pg, alert_id)) != RT_OK) {
-        rt_set_errstr(errstr, "postgres: %s", rt_pg_errstr(w->pg));
-        goto out;
-    }
-    rt_http_header headers[] = {{"Authorization", auth}, {"Content-Type", "application/json"}};
-    rc = rt_http_request(w->http_post, "POST", url, headers, 2, payload, strlen(payload), &resp);
-    if (rc == RT_OK) {
-        json_error_t error;
-        json_t *doc = json_loadb(resp.body, resp.len, 0, &error);
-        const char *id =
-            json_string_value(json_object_get(json_object_get(doc, "status"), "taskId"));
-        if (id && strlen(id) == 22) {
-            memcpy(action_task_id, id, 23);
-        } else {
-            rc = RT_EPROTO;
-            rt_set_errstr(errstr, "hook answer without status.taskId");
-        }
-        json_decref(doc);
-    } else if (resp.status == 401 || resp.status == 403) {
-        rt_set_errstr(errstr,
-                      "taskcluster refused the hook call (HTTP %ld): client %s needs scope "
-                      "hooks:trigger-hook:%s/%s",
-                      resp.status, creds.client_id, hook_group, hook_id);
-    } else {
-        rt_set_errstr(errstr, "hook trigger: %s", rt_http_errstr(w->http_post));
-    }
-out:
-    rt_http_response_free(&resp);
-    free(group);
-    free(hook);
-    free(url);
-    free(auth);
-    return rc;
+    call_start start = {w, alert_id};
+    rt_hook_stage stage;
+    long status;
+    return rt_tc_trigger_hook(w->http_post, w->cfg->taskcluster_root_url, hook_group, hook_id,
+                              payload, &creds, record_call, &start, action_task_id, &stage, &status,
+                              errstr);
 }
 
 static int record_outcome(perf *w, const char *alert_id, const char *outcome,

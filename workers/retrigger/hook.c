@@ -89,66 +89,33 @@ int retrigger_fetch_task(retrigger *w, const char *task_id, rt_taskdef *def, jso
     return *tags_out ? RT_OK : RT_ENOMEM;
 }
 
-int retrigger_call_hook(retrigger *w, int (*record_call)(void *call_ctx), void *call_ctx,
-                        const rt_action *action, const char *payload,
+int retrigger_call_hook(retrigger *w, int (*record_call)(void *call_ctx, char *errstr),
+                        void *call_ctx, const rt_action *action, const char *payload,
                         const rt_hawk_credentials *creds, char action_task_id[23], rt_outcome *h)
 {
-    char *group = rt_http_url_escape(action->hook_group_id);
-    char *hook = rt_http_url_escape(action->hook_id);
-    size_t n = strlen(w->cfg->taskcluster_root_url) + (group ? strlen(group) : 0) +
-               (hook ? strlen(hook) : 0) + 64;
-    char *url = malloc(n), *auth = NULL;
-    int rc = RT_ENOMEM;
-    rt_http_response resp = {0};
-    if (!group || !hook || !url) goto out;
-    snprintf(url, n, "%s/api/hooks/v1/hooks/%s/%s/trigger", w->cfg->taskcluster_root_url, group,
-             hook);
-    char nonce[RT_HAWK_NONCE_SIZE];
-    if ((rc = rt_hawk_nonce(nonce)) != RT_OK ||
-        (rc = rt_hawk_header(creds, "POST", url, payload, "application/json", (long)time(NULL),
-                             nonce, &auth)) != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_DEAD, "cannot sign the hook call: %s", rt_strerror(rc));
-        goto out;
-    }
-    rt_http_header headers[] = {{"Authorization", auth}, {"Content-Type", "application/json"}};
-    if ((rc = record_call(call_ctx)) != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        goto out;
-    }
-    rc = rt_http_request(w->http_post, "POST", url, headers, 2, payload, strlen(payload), &resp);
-    if (rc == RT_OK) {
-        json_error_t error;
-        json_t *doc = json_loadb(resp.body, resp.len, 0, &error);
-        const char *id =
-            json_string_value(json_object_get(json_object_get(doc, "status"), "taskId"));
-        if (id && strlen(id) == 22) {
-            memcpy(action_task_id, id, 23);
-        } else {
-            rc = RT_EPROTO;
-            rt_outcome_set(h, RT_SETTLE_RETRY, "upstream-error: hook answer without status.taskId");
-        }
-        json_decref(doc);
-    } else if (resp.status == 401 || resp.status == 403) {
-        rt_outcome_set(h, RT_SETTLE_DEAD,
-                       "taskcluster refused the hook call (HTTP %ld): client %s needs scope "
-                       "hooks:trigger-hook:%s/%s",
-                       resp.status, creds->client_id, action->hook_group_id, action->hook_id);
-        rc = RT_EAUTH;
-    } else {
+    char errstr[RT_ERRSTR_SIZE] = "";
+    rt_hook_stage stage;
+    long status = 0;
+    int rc = rt_tc_trigger_hook(w->http_post, w->cfg->taskcluster_root_url, action->hook_group_id,
+                                action->hook_id, payload, creds, record_call, call_ctx,
+                                action_task_id, &stage, &status, errstr);
+    if (rc == RT_OK) return RT_OK;
+    if (stage == RT_HOOK_SIGNING)
+        rt_outcome_set(h, RT_SETTLE_DEAD, "%s", errstr);
+    else if (stage == RT_HOOK_RECORDING)
+        rt_outcome_set(h, RT_SETTLE_REQUEUE, "%s", errstr);
+    else if (rc == RT_EAUTH)
+        rt_outcome_set(h, RT_SETTLE_DEAD, "%s", errstr);
+    else if (rc == RT_EPROTO)
+        rt_outcome_set(h, RT_SETTLE_RETRY, "upstream-error: %s", errstr);
+    else
         /* 429, 5xx, a dropped connection: the call may or may not have arrived. The retry
-         * looks for the action task before calling again. */
+         * looks for the action task before calling again. A 4xx other than those: nothing was
+         * created and asking again cannot help. */
         rt_outcome_set(h,
-                       rc == RT_EUPSTREAM && resp.status < 500 && resp.status != 429
-                           ? RT_SETTLE_DEAD
-                           : RT_SETTLE_RETRY,
-                       "upstream-error: hook trigger: %s", rt_http_errstr(w->http_post));
-    }
-out:
-    rt_http_response_free(&resp);
-    free(group);
-    free(hook);
-    free(url);
-    free(auth);
+                       rc == RT_EUPSTREAM && status < 500 && status != 429 ? RT_SETTLE_DEAD
+                                                                           : RT_SETTLE_RETRY,
+                       "upstream-error: %s", errstr);
     return rc;
 }
 

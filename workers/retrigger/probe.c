@@ -291,10 +291,12 @@ static bool probe_render(probe_call *c)
 }
 
 /* A call of the probe starts (retrigger_call_hook's record_call). */
-static int record_call(void *ctx)
+static int record_call(void *ctx, char *errstr)
 {
     probe_call *c = ctx;
-    return rt_hook_calls_probe_calling(c->p.w->pg, c->p.req->set_id, c->p.req->revision);
+    int rc = rt_hook_calls_probe_calling(c->p.w->pg, c->p.req->set_id, c->p.req->revision);
+    if (rc != RT_OK) rt_set_errstr(errstr, "postgres: %s", rt_pg_errstr(c->p.w->pg));
+    return rc;
 }
 
 /* A new attempt's budget and intent first; then the call (dry-run: none) and its outcome. */

@@ -78,12 +78,14 @@ int retrigger_check_hook(retrigger *w, const retrigger_subject *subject, const r
                          const rt_action *action, const json_t *input, const json_t *payload,
                          rt_hawk_credentials *creds, const char **code, char *reason);
 
-/* Signs and sends the hook call, after record_call(call_ctx) recorded that a call starts (a
- * redelivery then waits until the call would have timed out). RT_OK with action_task_id, or an
- * error with h filled: RT_EAUTH (Taskcluster refused our credentials), RT_EUPSTREAM with h
- * dead-lettered (a 4xx: nothing was created), else h retried (the call may have arrived). */
-int retrigger_call_hook(retrigger *w, int (*record_call)(void *call_ctx), void *call_ctx,
-                        const rt_action *action, const char *payload,
+/* Signs and sends the hook call (rt_tc_trigger_hook), after record_call(call_ctx, errstr)
+ * recorded that a call starts (a redelivery then waits until the call would have timed out).
+ * RT_OK with action_task_id, or an error with h filled: requeued when the start could not be
+ * recorded; dead-lettered when the call could not be signed, Taskcluster refused our
+ * credentials (RT_EAUTH) or refused the call with another 4xx (RT_EUPSTREAM: nothing was
+ * created); else retried (the call may have arrived). */
+int retrigger_call_hook(retrigger *w, int (*record_call)(void *call_ctx, char *errstr),
+                        void *call_ctx, const rt_action *action, const char *payload,
                         const rt_hawk_credentials *creds, char action_task_id[23], rt_outcome *h);
 
 /* One worker per set at a time: the set's session lock (Postgres drops it if this process

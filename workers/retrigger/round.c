@@ -349,10 +349,12 @@ static bool render_and_check(round_call *t)
 }
 
 /* A call of the round starts (retrigger_call_hook's record_call). */
-static int record_call(void *ctx)
+static int record_call(void *ctx, char *errstr)
 {
     round_call *t = ctx;
-    return rt_hook_calls_round_attempt(t->w->pg, t->s.id, t->s.round);
+    int rc = rt_hook_calls_round_attempt(t->w->pg, t->s.id, t->s.round);
+    if (rc != RT_OK) rt_set_errstr(errstr, "postgres: %s", rt_pg_errstr(t->w->pg));
+    return rc;
 }
 
 /* The intent recorded, then the hook called (dry-run: only recorded) and its outcome. */
