@@ -57,10 +57,11 @@
 #include "common/options.h"
 #include "common/worker.h"
 #include "workers/decide/culprit_flow.h"
+#include "common/store/decide_sets.h"
 #include "workers/decide/rounds.h"
 
 #define MAX_DELAYS       16
-#define SWEEP_BATCH      "50"
+#define SWEEP_BATCH      50
 #define EVENT_MAX_TASKS  100
 #define ORIGINAL_NO_DATA "original-logs-unusable"
 
@@ -79,95 +80,6 @@ typedef struct decide {
     time_t next_culprit_poll;
     decide_rounds rounds; /* the verdict policy (rounds.h) */
 } decide;
-
-static const char SQL_SET[] =
-    "SELECT s.project, s.revision, s.label, s.platform, s.original_task_id, s.original_run_id,"
-    " s.retrigger_count + s.later_retriggers AS retriggers, s.status,"
-    " coalesce(s.task_group_id, '') AS task_group_id,"
-    " EXISTS (SELECT 1 FROM decisions d WHERE d.set_id = s.id) AS decided,"
-    " s.created_at < now() - make_interval(mins => $2::integer) AS past_deadline,"
-    " to_char(coalesce(r.first_seen_at, r.resolved_at, s.created_at) AT TIME ZONE 'UTC',"
-    "         'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS failure_seen_at,"
-    " to_char(coalesce(a.finished_at, s.request_published_at) AT TIME ZONE 'UTC',"
-    "         'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS requested_at,"
-    " coalesce(extract(epoch FROM r.resolved_at - r.started_at)::bigint, 0) AS original_seconds"
-    " FROM retrigger_sets s"
-    " LEFT JOIN runs r ON r.task_id = s.original_task_id AND r.run_id = s.original_run_id"
-    " LEFT JOIN retrigger_actions a ON a.set_id = s.id AND a.round = 1"
-    " WHERE s.id = $1::bigint";
-enum {
-    SET_PROJECT,
-    SET_REVISION,
-    SET_LABEL,
-    SET_PLATFORM,
-    SET_ORIGINAL_TASK_ID,
-    SET_ORIGINAL_RUN_ID,
-    SET_RETRIGGERS,
-    SET_STATUS,
-    SET_TASK_GROUP_ID,
-    SET_DECIDED,
-    SET_PAST_DEADLINE,
-    SET_FAILURE_SEEN_AT,
-    SET_REQUESTED_AT,
-    SET_ORIGINAL_SECONDS,
-    SET_N
-};
-static const char *const SET_COLS[SET_N] = {[SET_PROJECT] = "project",
-                                            [SET_REVISION] = "revision",
-                                            [SET_LABEL] = "label",
-                                            [SET_PLATFORM] = "platform",
-                                            [SET_ORIGINAL_TASK_ID] = "original_task_id",
-                                            [SET_ORIGINAL_RUN_ID] = "original_run_id",
-                                            [SET_RETRIGGERS] = "retriggers",
-                                            [SET_STATUS] = "status",
-                                            [SET_TASK_GROUP_ID] = "task_group_id",
-                                            [SET_DECIDED] = "decided",
-                                            [SET_PAST_DEADLINE] = "past_deadline",
-                                            [SET_FAILURE_SEEN_AT] = "failure_seen_at",
-                                            [SET_REQUESTED_AT] = "requested_at",
-                                            [SET_ORIGINAL_SECONDS] = "original_seconds"};
-/* The members that give evidence: the retriggers asked for and the runs found on the push. */
-static const char SQL_MEMBERS[] = "SELECT task_id, run_id, state, role FROM retrigger_set_members"
-                                  " WHERE set_id = $1::bigint AND role IN ('retrigger', 'found')"
-                                  " AND NOT (task_id = $2 AND run_id = $3::integer)"
-                                  " ORDER BY added_at, task_id, run_id LIMIT 64";
-enum { MEMBER_TASK_ID, MEMBER_RUN_ID, MEMBER_STATE, MEMBER_ROLE, MEMBER_N };
-static const char *const MEMBER_COLS[MEMBER_N] = {[MEMBER_TASK_ID] = "task_id",
-                                                  [MEMBER_RUN_ID] = "run_id",
-                                                  [MEMBER_STATE] = "state",
-                                                  [MEMBER_ROLE] = "role"};
-static const char SQL_INSERT_DECISION[] =
-    "INSERT INTO decisions (set_id, verdict, reason, evidence, classification_id, failure_seen_at,"
-    " retriggers_requested_at, decided_at, culprit_status, culprit_started_at, culprit_updated_at)"
-    " VALUES ($1::bigint, $2, $3, $4::jsonb, $5::integer, $6::timestamptz, $7::timestamptz,"
-    " $8::timestamptz, $9::text, CASE WHEN $9::text IS NULL THEN NULL ELSE now() END,"
-    " CASE WHEN $9::text IS NULL THEN NULL ELSE now() END)"
-    " ON CONFLICT (set_id) DO NOTHING RETURNING set_id";
-static const char SQL_SET_DECIDED[] =
-    "UPDATE retrigger_sets SET status = 'decided', updated_at = now() WHERE id = $1::bigint";
-static const char SQL_MEMBER_RESULT[] =
-    "UPDATE retrigger_set_members SET result = $4"
-    " WHERE set_id = $1::bigint AND task_id = $2 AND run_id = $3::integer";
-static const char SQL_CANCELLED[] =
-    "UPDATE decisions SET evidence = jsonb_set(evidence, '{cancelled}', $2::jsonb)"
-    " WHERE set_id = $1::bigint";
-static const char SQL_SECONDS_SINCE[] =
-    "SELECT extract(epoch FROM now() - $1::timestamptz) AS seconds";
-static const char *const SECONDS_SINCE_COLS[] = {"seconds"};
-static const char SQL_SETS_IN_FLIGHT[] = "SELECT count(*) AS sets FROM retrigger_sets"
-                                         " WHERE status IN ('pending', 'requested', 'complete')";
-static const char *const SETS_IN_FLIGHT_COLS[] = {"sets"};
-static const char SQL_SWEEP[] =
-    "SELECT id, project FROM retrigger_sets"
-    " WHERE status IN ('pending', 'requested', 'complete')"
-    " AND created_at < now() - make_interval(mins => $1::integer)"
-    " AND (deadline_requested_at IS NULL"
-    "      OR deadline_requested_at < now() - make_interval(secs => $2::integer))"
-    " ORDER BY created_at LIMIT " SWEEP_BATCH " FOR UPDATE SKIP LOCKED";
-enum { SWEEP_ID, SWEEP_PROJECT, SWEEP_N };
-static const char *const SWEEP_COLS[SWEEP_N] = {[SWEEP_ID] = "id", [SWEEP_PROJECT] = "project"};
-static const char SQL_SWEPT[] =
-    "UPDATE retrigger_sets SET deadline_requested_at = now() WHERE id = $1::bigint";
 
 typedef struct set_info {
     long long id;
@@ -241,41 +153,23 @@ static int load_set(decide *w, long long set_id, set_info *s, bool *found)
     memset(s, 0, sizeof *s);
     s->id = set_id;
     snprintf(s->id_text, sizeof s->id_text, "%lld", set_id);
-    char deadline[16];
-    snprintf(deadline, sizeof deadline, "%d", w->cfg->set_deadline_minutes);
-    const char *params[] = {s->id_text, deadline};
-    PGresult *res = NULL;
-    int rc = rt_pg_exec(w->pg, SQL_SET, 2, params, &res);
-    if (rc != RT_OK) return rc;
-    int c[SET_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    if ((rc = rt_pg_columns(res, SET_COLS, SET_N, c, errstr)) != RT_OK) {
-        rt_log_error("cannot read the set", "set_id", s->id_text, "error", errstr);
-        PQclear(res);
-        return rc;
-    }
-    *found = PQntuples(res) == 1;
-    if (*found) {
-        snprintf(s->project, sizeof s->project, "%s", PQgetvalue(res, 0, c[SET_PROJECT]));
-        snprintf(s->revision, sizeof s->revision, "%s", PQgetvalue(res, 0, c[SET_REVISION]));
-        snprintf(s->label, sizeof s->label, "%s", PQgetvalue(res, 0, c[SET_LABEL]));
-        snprintf(s->platform, sizeof s->platform, "%s", PQgetvalue(res, 0, c[SET_PLATFORM]));
-        snprintf(s->original_task_id, sizeof s->original_task_id, "%s",
-                 PQgetvalue(res, 0, c[SET_ORIGINAL_TASK_ID]));
-        s->original_run_id = atoi(PQgetvalue(res, 0, c[SET_ORIGINAL_RUN_ID]));
-        s->count = atoi(PQgetvalue(res, 0, c[SET_RETRIGGERS]));
-        snprintf(s->status, sizeof s->status, "%s", PQgetvalue(res, 0, c[SET_STATUS]));
-        snprintf(s->task_group_id, sizeof s->task_group_id, "%s",
-                 PQgetvalue(res, 0, c[SET_TASK_GROUP_ID]));
-        s->decided = PQgetvalue(res, 0, c[SET_DECIDED])[0] == 't';
-        s->past_deadline = PQgetvalue(res, 0, c[SET_PAST_DEADLINE])[0] == 't';
-        snprintf(s->failure_seen_at, sizeof s->failure_seen_at, "%s",
-                 PQgetvalue(res, 0, c[SET_FAILURE_SEEN_AT]));
-        snprintf(s->requested_at, sizeof s->requested_at, "%s",
-                 PQgetvalue(res, 0, c[SET_REQUESTED_AT]));
-        s->original_seconds = atol(PQgetvalue(res, 0, c[SET_ORIGINAL_SECONDS]));
-    }
-    PQclear(res);
+    rt_decide_set row;
+    int rc = rt_decide_sets_load(w->pg, set_id, w->cfg->set_deadline_minutes, &row, found);
+    if (rc != RT_OK || !*found) return rc;
+    snprintf(s->project, sizeof s->project, "%s", row.project);
+    snprintf(s->revision, sizeof s->revision, "%s", row.revision);
+    snprintf(s->label, sizeof s->label, "%s", row.label);
+    snprintf(s->platform, sizeof s->platform, "%s", row.platform);
+    snprintf(s->original_task_id, sizeof s->original_task_id, "%s", row.original_task_id);
+    s->original_run_id = row.original_run_id;
+    s->count = row.count;
+    snprintf(s->status, sizeof s->status, "%s", row.status);
+    snprintf(s->task_group_id, sizeof s->task_group_id, "%s", row.task_group_id);
+    s->decided = row.decided;
+    s->past_deadline = row.past_deadline;
+    snprintf(s->failure_seen_at, sizeof s->failure_seen_at, "%s", row.failure_seen_at);
+    snprintf(s->requested_at, sizeof s->requested_at, "%s", row.requested_at);
+    s->original_seconds = row.original_seconds;
     return RT_OK;
 }
 
@@ -352,37 +246,31 @@ static void note_wait(evidence *e, const char *why, const char *detail)
 
 /* The set's members that give evidence into e->runs; *distinct: the retriggers asked for
  * that arrived (a task's reruns count once). */
+_Static_assert(sizeof((run_info *)0)->task_id == sizeof((rt_decide_member *)0)->task_id &&
+                   sizeof((run_info *)0)->member_state == sizeof((rt_decide_member *)0)->state,
+               "a member's texts are copied whole");
+
 static int load_members(decide *w, evidence *e, size_t *distinct, rt_outcome *h)
 {
     const set_info *s = &e->set;
-    char run_text[16];
-    snprintf(run_text, sizeof run_text, "%d", s->original_run_id);
-    const char *params[] = {s->id_text, s->original_task_id, run_text};
-    PGresult *res = NULL;
-    if (rt_pg_exec(w->pg, SQL_MEMBERS, 3, params, &res) != RT_OK) {
+    rt_decide_member members[RT_VERDICT_MAX_RUNS];
+    size_t n = 0;
+    if (rt_decide_sets_members(w->pg, s->id, s->original_task_id, s->original_run_id, members,
+                               RT_VERDICT_MAX_RUNS - e->nruns, &n) != RT_OK) {
         rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return RT_EDB;
     }
-    int c[MEMBER_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    if (rt_pg_columns(res, MEMBER_COLS, MEMBER_N, c, errstr) != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", errstr);
-        PQclear(res);
-        return RT_EDB;
-    }
-    for (int i = 0; i < PQntuples(res) && e->nruns < RT_VERDICT_MAX_RUNS; i++) {
+    for (size_t i = 0; i < n; i++) {
         run_info *r = &e->runs[e->nruns++];
-        snprintf(r->task_id, sizeof r->task_id, "%s", PQgetvalue(res, i, c[MEMBER_TASK_ID]));
-        r->run_id = atoi(PQgetvalue(res, i, c[MEMBER_RUN_ID]));
-        snprintf(r->member_state, sizeof r->member_state, "%s",
-                 PQgetvalue(res, i, c[MEMBER_STATE]));
-        r->found = !strcmp(PQgetvalue(res, i, c[MEMBER_ROLE]), "found");
+        memcpy(r->task_id, members[i].task_id, sizeof r->task_id);
+        r->run_id = members[i].run_id;
+        memcpy(r->member_state, members[i].state, sizeof r->member_state);
+        r->found = members[i].found;
         bool seen = r->found;
         for (size_t k = 0; k + 1 < e->nruns && !seen; k++)
             if (!e->runs[k].found && !strcmp(e->runs[k].task_id, r->task_id)) seen = true;
         if (!seen) (*distinct)++;
     }
-    PQclear(res);
     return RT_OK;
 }
 
@@ -664,30 +552,23 @@ static int store_decision(decide *w, const evidence *e, const rt_decide_request 
         rc = RT_ENOMEM;
         goto out;
     }
-    char classification[16];
-    snprintf(classification, sizeof classification, "%d", e->classification_id);
     const char *verdict = rt_verdict_name(e->result.verdict);
     /* A regression on a project of culprit_projects starts its culprit search: the window is
      * found by the next culprit poll (culprit_flow.c), outside this transaction. */
     bool search = e->result.verdict == RT_VERDICT_REGRESSION &&
                   rt__decide_culprit_project(w->cfg, s->project);
-    const char *params[] = {s->id_text,
-                            verdict,
-                            e->result.reason,
-                            stored_text,
-                            e->classification_id >= 0 ? classification : NULL,
-                            s->failure_seen_at,
-                            s->requested_at[0] ? s->requested_at : NULL,
-                            decided_at,
-                            search ? "searching" : NULL};
+    rt_decide_row row = {.set_id = s->id,
+                         .verdict = verdict,
+                         .reason = e->result.reason,
+                         .evidence = stored_text,
+                         .classification_id = e->classification_id,
+                         .failure_seen_at = s->failure_seen_at,
+                         .requested_at = s->requested_at,
+                         .decided_at = decided_at,
+                         .culprit_status = search ? "searching" : NULL};
     if ((rc = rt_pg_begin(w->pg)) != RT_OK) goto out;
-    PGresult *res = NULL;
-    rc = rt_pg_exec(w->pg, SQL_INSERT_DECISION, 9, params, &res);
-    if (rc == RT_OK) *inserted = PQntuples(res) == 1;
-    PQclear(res);
+    rc = rt_decide_sets_insert(w->pg, &row, inserted);
     if (rc != RT_OK || !*inserted) goto done;
-    const char *sparams[] = {s->id_text};
-    if ((rc = rt_pg_exec(w->pg, SQL_SET_DECIDED, 1, sparams, NULL)) != RT_OK) goto done;
     for (size_t k = 0; k < e->nruns && rc == RT_OK; k++) {
         const run_info *run = &e->runs[k];
         bool reproduced = false;
@@ -695,10 +576,7 @@ static int store_decision(decide *w, const evidence *e, const rt_decide_request 
             if (run_has_line(run, &e->original.lines.lines[i])) reproduced = true;
         const char *result = member_result(run, reproduced);
         if (!run->task_id[0] || !result) continue;
-        char run_id[16];
-        snprintf(run_id, sizeof run_id, "%d", run->run_id);
-        const char *mparams[] = {s->id_text, run->task_id, run_id, result};
-        rc = rt_pg_exec(w->pg, SQL_MEMBER_RESULT, 4, mparams, NULL);
+        rc = rt_decide_sets_member_result(w->pg, s->id, run->task_id, run->run_id, result);
     }
     if (rc == RT_OK) rc = decide_rounds_store(&w->rounds, &e->rounds, s->id_text);
     if (rc != RT_OK) goto done;
@@ -808,8 +686,7 @@ static void cancel_pending(decide *w, const evidence *e)
     size_t n = walk.ncancelled;
     char *text = rt_cancelled_json(walk.cancelled, n, s->original_seconds);
     free(walk.cancelled);
-    const char *params[] = {s->id_text, text};
-    if (text && rt_pg_exec(w->pg, SQL_CANCELLED, 2, params, NULL) != RT_OK)
+    if (text && rt_decide_sets_cancelled(w->pg, s->id, text) != RT_OK)
         rt_log_warn("cannot record the cancelled retriggers", "set_id", s->id_text, "error",
                     rt_pg_errstr(w->pg));
     free(text);
@@ -819,21 +696,6 @@ static void cancel_pending(decide *w, const evidence *e)
 }
 
 /* ---- one request ---- */
-
-/* The number in the one row of a query's one column (col: its name), for a metric; false
- * when the query failed or gave no such row or column. */
-static bool query_number(decide *w, const char *sql, int nparams, const char *const *params,
-                         const char *const *col, double *out)
-{
-    PGresult *res = NULL;
-    int c;
-    char errstr[RT_ERRSTR_SIZE] = "";
-    bool ok = rt_pg_exec(w->pg, sql, nparams, params, &res) == RT_OK && PQntuples(res) == 1 &&
-              rt_pg_columns(res, col, 1, &c, errstr) == RT_OK;
-    if (ok) *out = atof(PQgetvalue(res, 0, c));
-    PQclear(res);
-    return ok;
-}
 
 static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_outcome *h)
 {
@@ -905,10 +767,9 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_
     rt_metric_inc(rt_metrics_std()->decisions, rt_verdict_name(e->result.verdict));
     {
         /* Decision latency: from the failure seen to the verdict stored. */
-        const char *lparams[] = {e->set.failure_seen_at};
         double seconds = 0;
         if (e->set.failure_seen_at[0] &&
-            query_number(w, SQL_SECONDS_SINCE, 1, lparams, SECONDS_SINCE_COLS, &seconds))
+            rt_decide_sets_seconds_since(w->pg, e->set.failure_seen_at, &seconds) == RT_OK)
             rt_metric_observe(rt_metrics_std()->decision_latency, seconds);
     }
     char pending[16];
@@ -962,24 +823,19 @@ static char *retry_body(void *ctx, const rt_amqp_message *m, const rt_settle_pla
 static void sweep(decide *w)
 {
     /* Sets still waiting for their verdict, for the retrig_sets_in_flight gauge. */
-    double open_sets = 0;
-    if (query_number(w, SQL_SETS_IN_FLIGHT, 0, NULL, SETS_IN_FLIGHT_COLS, &open_sets))
-        rt_metric_set(rt_metrics_std()->sets_in_flight, open_sets);
+    long long open_sets = 0;
+    if (rt_decide_sets_in_flight(w->pg, &open_sets) == RT_OK)
+        rt_metric_set(rt_metrics_std()->sets_in_flight, (double)open_sets);
 
-    char minutes[16], seconds[16];
-    snprintf(minutes, sizeof minutes, "%d", w->cfg->set_deadline_minutes);
-    snprintf(seconds, sizeof seconds, "%d", w->cfg->decide_sweep_interval_s);
-    const char *params[] = {minutes, seconds};
-    PGresult *res = NULL;
+    rt_decide_swept sets[SWEEP_BATCH];
+    size_t n = 0;
     int rc = rt_pg_begin(w->pg);
-    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_SWEEP, 2, params, &res);
-    int c[SWEEP_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    if (rc == RT_OK) rc = rt_pg_columns(res, SWEEP_COLS, SWEEP_N, c, errstr);
-    int n = rc == RT_OK ? PQntuples(res) : 0;
-    for (int i = 0; i < n && rc == RT_OK; i++) {
-        rt_decide_request req = {.set_id = atoll(PQgetvalue(res, i, c[SWEEP_ID])), .attempt = 1};
-        snprintf(req.project, sizeof req.project, "%s", PQgetvalue(res, i, c[SWEEP_PROJECT]));
+    if (rc == RT_OK)
+        rc = rt_decide_sets_sweep(w->pg, w->cfg->set_deadline_minutes,
+                                  w->cfg->decide_sweep_interval_s, sets, SWEEP_BATCH, &n);
+    for (size_t i = 0; i < n && rc == RT_OK; i++) {
+        rt_decide_request req = {.set_id = sets[i].id, .attempt = 1};
+        snprintf(req.project, sizeof req.project, "%s", sets[i].project);
         snprintf(req.reason, sizeof req.reason, "deadline");
         char *body = rt_decide_request_build(&req);
         if (!body) {
@@ -991,21 +847,18 @@ static void sweep(decide *w)
         rt_amqp_publish_opts opts = {.message_id = message_id};
         rc = rt_amqp_publish(w->amqp, w->cfg->amqp_namespace, "decide", body, strlen(body), &opts);
         free(body);
-        const char *sparams[] = {PQgetvalue(res, i, c[SWEEP_ID])};
-        if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_SWEPT, 1, sparams, NULL);
+        if (rc == RT_OK) rc = rt_decide_sets_swept(w->pg, sets[i].id);
     }
-    PQclear(res);
     if (rc == RT_OK && rt_pg_in_transaction(w->pg)) rc = rt_pg_commit(w->pg);
     if (rc != RT_OK) {
         int ignored = rt_pg_rollback(w->pg);
         (void)ignored;
-        rt_log_warn("deadline sweep failed; trying at the next one", "error",
-                    errstr[0] ? errstr : rt_pg_errstr(w->pg));
+        rt_log_warn("deadline sweep failed; trying at the next one", "error", rt_pg_errstr(w->pg));
         return;
     }
     if (n > 0) {
-        char count[16];
-        snprintf(count, sizeof count, "%d", n);
+        char count[24];
+        snprintf(count, sizeof count, "%zu", n);
         rt_log_info("decisions requested for sets past their deadline", "sets", count);
     }
 }
