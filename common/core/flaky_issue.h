@@ -16,8 +16,10 @@
  * quoted further down cannot pose as another test's marker.
  *
  * Text: test names go in Markdown code spans, the failure excerpt in a code fence longer
- * than any run of backticks in it, control characters dropped, its size bounded and never
- * cut inside a UTF-8 character. Thread-safe (no shared state). */
+ * than any run of backticks in it, control characters (C0, DEL, C1) and bidirectional
+ * controls dropped from every text (titles too), '|' escaped in table cells (a branch
+ * named "@octocat|" stays one code span: it neither ends its cell nor mentions anyone), its
+ * size bounded and never cut inside a UTF-8 character. Thread-safe (no shared state). */
 #ifndef RETRIG_COMMON_FLAKY_ISSUE_H
 #define RETRIG_COMMON_FLAKY_ISSUE_H
 
@@ -55,7 +57,10 @@ typedef struct rt_flaky_figures {
     double push_failure_chance;     /* pushes that saw it fail / pushes that ran it */
     long prs_ran, prs_failed;       /* pull requests and other branches that ran it, saw it fail */
     long rerun_flips;               /* failed, then passed on a re-run of the same commit */
-    bool flaky;                     /* the rule: branches, or main when configured */
+    long fork_branches;             /* of branches, pull requests from forks by authors not
+                                       trusted (flaky_issues_trusted_associations): shown as
+                                       evidence, never counted toward opening an issue */
+    bool flaky;                     /* the rule on trusted branches, or main when configured */
     time_t last_failure;            /* 0: never */
     const char *first_failure_time; /* ISO-8601, may be NULL */
     const char *first_failure_branch;   /* may be NULL */
