@@ -29,6 +29,7 @@
 #include "common/core/github.h"
 #include "common/issue_tracker.h"
 #include "common/io/pg.h"
+#include "common/store/outcomes.h"
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
@@ -356,6 +357,7 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
     rt_tracker *tracker = NULL;
     PGresult *res = NULL;
     plan_row *plan = NULL;
+    rt_outcome_labels_list labels = {0};
     int n = 0;
     json_t *out_rows = json_array();
     if (rt_pg_connect(&pg, cfg->database_url, "cli", errstr) != RT_OK) {
@@ -386,6 +388,10 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         goto out;
     }
     n = PQntuples(res);
+    if (rt_outcome_labels_read(pg, project, until_text, window, &labels) != RT_OK) {
+        rt_log_error("cannot query the test history", "error", rt_pg_errstr(pg));
+        goto out;
+    }
     int creates = 0, deferred = 0;
     if (n && !(plan = calloc((size_t)n, sizeof *plan))) goto out;
     for (int r = 0; r < n; r++) {
@@ -393,6 +399,13 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         rt_flaky_figures *f = &p->fig;
         f->project = project;
         read_candidate(res, r, c, cfg, p);
+        const rt_outcome_labels *l = rt_outcome_labels_find(&labels, f->test);
+        if (l) {
+            f->outcome_flaky = l->flaky;
+            f->outcome_disabled = l->disabled;
+            f->outcome_collection_error = l->collection_error;
+            f->outcome_build_failed = l->build_failed;
+        }
         p->fresh = rt_flaky_figures_json(f);
         p->title = rt_flaky_title(f);
         if (!p->fresh || !p->title) goto out;
@@ -488,6 +501,7 @@ out:
         free(plan[r].title);
     }
     free(plan);
+    rt_outcome_labels_free(&labels);
     json_decref(out_rows);
     PQclear(res);
     rt_tracker_free(tracker);

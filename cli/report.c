@@ -23,6 +23,7 @@
 #include "common/core/utf8.h"
 #include "cli/html.h"
 #include "common/io/pg.h"
+#include "common/store/outcomes.h"
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
@@ -92,6 +93,7 @@ typedef struct page {
     size_t nrows;
     const row **order; /* the rows in page order */
     json_t *all, *main, *now, *coverage;
+    rt_outcome_labels_list labels; /* FLAKY, DISABLED, ... per test (common/store/outcomes.h) */
 } page;
 
 static void usage(FILE *out)
@@ -628,6 +630,26 @@ static void badges(FILE *f, const page *p, const row *w)
         long long n = integer(r, "failures");
         fprintf(f, "<span class=\"badge rare\">failed %lld×</span>", n);
     }
+    /* the outcomes the reports gave it that are no plain failure */
+    const rt_outcome_labels *l = rt_outcome_labels_find(&p->labels, w->test);
+    if (l && l->flaky)
+        fprintf(f,
+                "<span class=\"badge outcome\" title=\"failed, then passed within one run (the "
+                "report's own re-runs)\">FLAKY %ld×</span>",
+                l->flaky);
+    if (l && l->disabled)
+        fprintf(f, "<span class=\"badge outcome\" title=\"reported disabled\">DISABLED %ld×</span>",
+                l->disabled);
+    if (l && l->collection_error)
+        fprintf(f,
+                "<span class=\"badge outcome\" title=\"the test file could not be collected: "
+                "no test failure\">COLLECTION_ERROR %ld×</span>",
+                l->collection_error);
+    if (l && l->build_failed)
+        fprintf(f,
+                "<span class=\"badge outcome\" title=\"the package did not build: no test "
+                "failure\">BUILD_FAILED %ld×</span>",
+                l->build_failed);
 }
 
 static void first_failure(FILE *f, const page *p, json_t *first)
@@ -1090,6 +1112,10 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
     if (choose_slots(&p, pg) != 0) goto out;
     geometry(&p);
     if (load_marks(&p, pg) != 0) goto out;
+    if (rt_outcome_labels_read(pg, p.q.project, p.until_text, exact_window, &p.labels) != RT_OK) {
+        rt_log_error("cannot query the test history", "error", rt_pg_errstr(pg));
+        goto out;
+    }
     if (!(p.coverage = rt__cli_coverage(pg, cfg, p.q.project, p.start_text, p.until_text,
                                         p.until - p.start)))
         goto out;
@@ -1121,6 +1147,7 @@ out:
     json_decref(p.main);
     json_decref(p.now);
     json_decref(p.coverage);
+    rt_outcome_labels_free(&p.labels);
     rt_pg_free(pg2);
     rt_pg_free(pg);
     return status;

@@ -261,6 +261,16 @@ static void add_figures(text *t, const rt_flaky_figures *f)
              100.0 * (double)f->prs_failed / (double)f->prs_ran, f->prs_failed, f->prs_ran);
     addf(t, "| chance a push sees it fail | %.1f%% |\n", 100.0 * f->push_failure_chance);
     addf(t, "| failed, then passed on a re-run of the same commit | %ld |\n", f->rerun_flips);
+    if (f->outcome_flaky > 0)
+        addf(t,
+             "| of those, FLAKY in the report itself (failed, then passed within one run) | %ld "
+             "|\n",
+             f->outcome_flaky);
+    if (f->outcome_disabled + f->outcome_collection_error + f->outcome_build_failed > 0)
+        addf(t,
+             "| runs reporting it DISABLED / COLLECTION_ERROR / BUILD_FAILED (no test failure, "
+             "not counted) | %ld / %ld / %ld |\n",
+             f->outcome_disabled, f->outcome_collection_error, f->outcome_build_failed);
     if (f->first_failure_time) {
         adds(t, "| first failure | ");
         add_escaped(t, f->first_failure_time, 40);

@@ -54,15 +54,17 @@ typedef struct rt_flaky_figures {
     long runs, failures;
     double failure_rate;
     long branches, prs, main_failures;
-    double push_failure_chance;     /* pushes that saw it fail / pushes that ran it */
-    long prs_ran, prs_failed;       /* pull requests and other branches that ran it, saw it fail */
-    long rerun_flips;               /* failed, then passed on a re-run of the same commit */
-    long fork_branches;             /* of branches, pull requests from forks by authors not
-                                       trusted (flaky_issues_trusted_associations): shown as
-                                       evidence, never counted toward opening an issue */
-    bool flaky;                     /* the rule on trusted branches, or main when configured */
-    time_t last_failure;            /* 0: never */
-    const char *first_failure_time; /* ISO-8601, may be NULL */
+    double push_failure_chance; /* pushes that saw it fail / pushes that ran it */
+    long prs_ran, prs_failed;   /* pull requests and other branches that ran it, saw it fail */
+    long rerun_flips;           /* failed, then passed on a re-run of the same commit */
+    long fork_branches;         /* of branches, pull requests from forks by authors not
+                                   trusted (flaky_issues_trusted_associations): shown as
+                                   evidence, never counted toward opening an issue */
+    long outcome_flaky;         /* runs whose report says FLAKY: failed, then passed in it */
+    long outcome_disabled, outcome_collection_error, outcome_build_failed; /* no failures */
+    bool flaky;                         /* the rule on trusted branches, or main when configured */
+    time_t last_failure;                /* 0: never */
+    const char *first_failure_time;     /* ISO-8601, may be NULL */
     const char *first_failure_branch;   /* may be NULL */
     const char *first_failure_revision; /* may be NULL */
     const char *first_failure_url;      /* the run's page, may be NULL */

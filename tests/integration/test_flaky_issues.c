@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "common/core/flaky_issue.h"
 #include "common/core/history.h"
@@ -115,13 +116,13 @@ static void fail_on_prs(fi_test *t, int first, int last, const char *run_at)
  * and github_run_files row): `test` failing or passing on branch `branch` of head_repo
  * (REPO: the repository's own branch; another: a pull request from that fork), pull
  * request pr (0: none), its author's association (NULL: unknown). */
-static void add_github_run(fi_test *t, const char *test, const char *branch, const char *head_repo,
-                           int pr, const char *association, const char *run_at, bool fail)
+static void add_github_outcome(fi_test *t, const char *test, const char *status, bool fail,
+                               const char *branch, const char *head_repo, int pr,
+                               const char *association, const char *run_at)
 {
     rt_history_rows rows = {0};
-    assert_int_equal(rt_history_rows_add_test(&rows, test, "pkg/test_mod.py",
-                                              fail ? "FAIL" : "PASS", NULL, fail, NULL,
-                                              fail ? "AssertionError" : NULL),
+    assert_int_equal(rt_history_rows_add_test(&rows, test, "pkg/test_mod.py", status, NULL, fail,
+                                              NULL, fail ? "AssertionError" : NULL),
                      RT_OK);
     char run_key[64], run_id[24], sha[41], key[600], prs[16];
     int id = ++t->runs;
@@ -175,6 +176,13 @@ static void add_github_run(fi_test *t, const char *test, const char *branch, con
                      RT_OK);
     assert_int_equal(rt_pg_commit(t->h->pg), RT_OK);
     rt_history_rows_free(&rows);
+}
+
+static void add_github_run(fi_test *t, const char *test, const char *branch, const char *head_repo,
+                           int pr, const char *association, const char *run_at, bool fail)
+{
+    add_github_outcome(t, test, fail ? "FAIL" : "PASS", fail, branch, head_repo, pr, association,
+                       run_at);
 }
 
 static int flaky_issues(fi_test *t, char **out, const char *now, const char *mode,
@@ -573,7 +581,8 @@ static void test_at_most_max_new_issues_are_opened_per_pass(void **state)
 static void test_hostile_names_are_stripped_and_escaped(void **state)
 {
     fi_test *t = *state;
-    const char *hostile = "pkg/test_mod.py::test_\xe2\x80\xae" "evil\x1b[31m\xc2\x9b";
+    const char *hostile = "pkg/test_mod.py::test_\xe2\x80\xae"
+                          "evil\x1b[31m\xc2\x9b";
     for (int i = 0; i < 4; i++) {
         char branch[32];
         snprintf(branch, sizeof branch, i ? "b%d" : "@octocat|", i);
@@ -601,6 +610,90 @@ static void test_hostile_names_are_stripped_and_escaped(void **state)
     json_decref(posts);
 }
 
+/* The outcomes a report gives that are no plain failure are shown as such: a test FLAKY
+ * within its runs is labelled in retrig flakes (table and JSON), the page and its issue; a
+ * module that failed to collect and a disabled test, on as many branches, open no issue and
+ * are listed apart as no test failures. */
+static void test_outcomes_are_labelled_and_non_failures_open_no_issue(void **state)
+{
+    fi_test *t = *state;
+    static const char *const branches[] = {"b1", "b2", "b3", "b4", "b5"};
+    for (int i = 0; i < 5; i++) {
+        add_github_outcome(t, FLAKY, i < 2 ? "FLAKY" : "FAIL", true, branches[i], REPO, 0, NULL,
+                           DAY(08));
+        add_github_outcome(t, "pkg.tests.test_broken", "COLLECTION_ERROR", false, branches[i], REPO,
+                           0, NULL, DAY(08));
+        add_github_outcome(t, "pkg/test_mod.py::test_off", "DISABLED", false, branches[i], REPO, 0,
+                           NULL, DAY(08));
+    }
+    char *out = NULL;
+    assert_int_equal(flaky_issues(t, &out, T0, "--apply", NULL), 0);
+    assert_non_null(strstr(out, "1 to create"));
+    free(out);
+    json_t *posts = calls(t, "POST", "/repos/acme/widgets/issues");
+    assert_int_equal(json_array_size(posts), 1);
+    json_t *payload = body_of(json_array_get(posts, 0));
+    assert_string_equal(json_string_value(json_object_get(payload, "title")), "Flaky test: " FLAKY);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(payload, "body")),
+               "FLAKY in the report itself (failed, then passed within one run) | 2 |"));
+    json_decref(payload);
+    json_decref(posts);
+
+    const char *json_argv[] = {"retrig", "flakes",   "--project", REPO, "--until",
+                               T0,       "--format", "json",      NULL};
+    assert_int_equal(rt_test_run(t->env, json_argv, &out, NULL), 0);
+    json_t *doc = json_loads(out, 0, NULL);
+    free(out);
+    assert_non_null(doc);
+    json_t *row = json_array_get(json_object_get(doc, "tests"), 0);
+    assert_string_equal(json_string_value(json_object_get(row, "test")), FLAKY);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(row, "outcomes"), "FLAKY")),
+                     2);
+    json_t *others = json_object_get(doc, "not_test_failures");
+    assert_int_equal(json_array_size(others), 2);
+    size_t i;
+    json_t *o;
+    int seen = 0;
+    json_array_foreach(others, i, o)
+    {
+        const char *test = json_string_value(json_object_get(o, "test"));
+        json_t *outcomes = json_object_get(o, "outcomes");
+        if (!strcmp(test, "pkg.tests.test_broken"))
+            seen += json_integer_value(json_object_get(outcomes, "COLLECTION_ERROR")) == 5;
+        if (!strcmp(test, "pkg/test_mod.py::test_off"))
+            seen += json_integer_value(json_object_get(outcomes, "DISABLED")) == 5;
+    }
+    assert_int_equal(seen, 2);
+    json_decref(doc);
+
+    const char *table_argv[] = {"retrig", "flakes",   "--project", REPO, "--until",
+                                T0,       "--format", "table",     NULL};
+    assert_int_equal(rt_test_run(t->env, table_argv, &out, NULL), 0);
+    assert_non_null(strstr(out, "outcomes: FLAKY x2"));
+    assert_non_null(strstr(out, "COLLECTION_ERROR x5     pkg.tests.test_broken"));
+    free(out);
+
+    char page_path[] = "/tmp/retrig_outcomes_page_XXXXXX";
+    int fd = mkstemp(page_path);
+    assert_true(fd >= 0);
+    close(fd);
+    char out_arg[64];
+    snprintf(out_arg, sizeof out_arg, "--out=%s", page_path);
+    const char *report_argv[] = {"retrig",  "report", "--project", REPO,
+                                 "--until", T0,       out_arg,     NULL};
+    assert_int_equal(rt_test_run(t->env, report_argv, &out, NULL), 0);
+    free(out);
+    FILE *f = fopen(page_path, "r");
+    assert_non_null(f);
+    static char html[1 << 20];
+    size_t n = fread(html, 1, sizeof html - 1, f);
+    html[n] = '\0';
+    fclose(f);
+    unlink(page_path);
+    assert_non_null(strstr(html, ">FLAKY 2×</span>"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -616,6 +709,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_hostile_names_are_stripped_and_escaped, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_outcomes_are_labelled_and_non_failures_open_no_issue,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
