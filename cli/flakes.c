@@ -296,12 +296,17 @@ static int add_github_columns(rt_pg *pg, const rt__flakes_query *q, json_t *rows
  * flaky, shown as what they are. */
 static int add_outcome_labels(rt_pg *pg, const rt__flakes_query *q, json_t *rows, json_t **others)
 {
-    rt_outcome_labels_list labels;
+    rt_outcome_labels_list labels = {0};
+    rt_test_variants variants = {0};
     *others = json_array();
     int rc =
         *others ? rt_outcome_labels_read(pg, q->project, q->until, q->window, &labels) : RT_ENOMEM;
+    if (rc == RT_OK) rc = rt_test_variants_read(pg, q->project, q->until, q->window, &variants);
     if (rc == RT_EDB) rt_log_error("cannot query the test history", "error", rt_pg_errstr(pg));
-    if (rc != RT_OK) return rc;
+    if (rc != RT_OK) {
+        rt_outcome_labels_free(&labels);
+        return rc;
+    }
     size_t i;
     json_t *row;
     json_array_foreach(rows, i, row)
@@ -309,7 +314,14 @@ static int add_outcome_labels(rt_pg *pg, const rt__flakes_query *q, json_t *rows
         const char *test = json_string_value(json_object_get(row, "test"));
         json_t *o = rt_outcome_labels_json(rt_outcome_labels_find(&labels, test));
         if (!o || json_object_set_new(row, "outcomes", o) != 0) rc = RT_ENOMEM;
+        /* failures by variant (GitHub's matrix jobs), and the one variant failing alone */
+        size_t n = 0;
+        const rt_flaky_variant *v = rt_test_variants_of(&variants, test, &n);
+        json_t *by = rt_test_variants_json(v, n);
+        if (!by || json_object_update(row, by) != 0) rc = RT_ENOMEM;
+        json_decref(by);
     }
+    rt_test_variants_free(&variants);
     for (size_t k = 0; rc == RT_OK && k < labels.count; k++) {
         const rt_outcome_labels *l = &labels.items[k];
         bool listed = false;
@@ -437,6 +449,10 @@ static void print_table(json_t *rows)
                (long long)json_integer_value(json_object_get(row, "rerun_flips")), issue_text,
                rt_cli_text(json_string_value(json_object_get(row, "test"))));
         print_labels(json_object_get(row, "outcomes"));
+        const char *only = json_string_value(json_object_get(row, "only_variant"));
+        if (only)
+            printf("%*s fails on one variant only: %s (of %zu)\n", 72, "", rt_cli_text(only),
+                   json_array_size(json_object_get(row, "variants")));
     }
 }
 

@@ -358,6 +358,7 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
     PGresult *res = NULL;
     plan_row *plan = NULL;
     rt_outcome_labels_list labels = {0};
+    rt_test_variants variants = {0};
     int n = 0;
     json_t *out_rows = json_array();
     if (rt_pg_connect(&pg, cfg->database_url, "cli", errstr) != RT_OK) {
@@ -388,7 +389,8 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         goto out;
     }
     n = PQntuples(res);
-    if (rt_outcome_labels_read(pg, project, until_text, window, &labels) != RT_OK) {
+    if (rt_outcome_labels_read(pg, project, until_text, window, &labels) != RT_OK ||
+        rt_test_variants_read(pg, project, until_text, window, &variants) != RT_OK) {
         rt_log_error("cannot query the test history", "error", rt_pg_errstr(pg));
         goto out;
     }
@@ -399,6 +401,7 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         rt_flaky_figures *f = &p->fig;
         f->project = project;
         read_candidate(res, r, c, cfg, p);
+        f->variants = rt_test_variants_of(&variants, f->test, &f->nvariants);
         const rt_outcome_labels *l = rt_outcome_labels_find(&labels, f->test);
         if (l) {
             f->outcome_flaky = l->flaky;
@@ -502,6 +505,7 @@ out:
     }
     free(plan);
     rt_outcome_labels_free(&labels);
+    rt_test_variants_free(&variants);
     json_decref(out_rows);
     PQclear(res);
     rt_tracker_free(tracker);

@@ -26,6 +26,18 @@ void rt_flaky_marker(const char *project, const char *test, char out[RT_FLAKY_MA
     snprintf(out, RT_FLAKY_MARKER_SIZE, "retrig-flaky: %016llx", (unsigned long long)h);
 }
 
+const char *rt_flaky_only_variant(const rt_flaky_variant *variants, size_t n)
+{
+    const char *only = NULL;
+    size_t failing = 0;
+    for (size_t i = 0; i < n; i++)
+        if (variants[i].failures > 0) {
+            only = variants[i].name;
+            failing++;
+        }
+    return n >= 2 && failing == 1 ? only : NULL;
+}
+
 bool rt_flaky_marker_matches(const char *first_line, const char *marker)
 {
     size_t n = strlen(marker);
@@ -292,6 +304,27 @@ static void add_figures(text *t, const rt_flaky_figures *f)
     }
 }
 
+/* The failures by variant (matrix job): a table, names in code spans, and a sentence when
+ * one variant alone fails. At most 50 rows. */
+static void add_variants(text *t, const rt_flaky_figures *f)
+{
+    if (!f->nvariants) return;
+    const char *only = rt_flaky_only_variant(f->variants, f->nvariants);
+    adds(t, "\n");
+    if (only) {
+        adds(t, "It fails on one variant only: ");
+        add_code_span(t, only, 255);
+        addf(t, " (of %zu variants that ran it).\n\n", f->nvariants);
+    }
+    adds(t, "| variant (matrix job) | failures / runs |\n| --- | --- |\n");
+    for (size_t i = 0; i < f->nvariants && i < 50; i++) {
+        adds(t, "| ");
+        add_code_span_in(t, f->variants[i].name, 255, true);
+        addf(t, " | %ld / %ld |\n", f->variants[i].failures, f->variants[i].runs);
+    }
+    if (f->nvariants > 50) addf(t, "| … %zu more | |\n", f->nvariants - 50);
+}
+
 static void add_excerpt(text *t, const char *message)
 {
     if (!message || !*message) return;
@@ -334,6 +367,7 @@ char *rt_flaky_body(const rt_flaky_figures *f, const char *marker)
     if (f->main_failures) addf(&t, ", %ld times on the main branch", f->main_failures);
     adds(&t, ".\n\n");
     add_figures(&t, f);
+    add_variants(&t, f);
     add_excerpt(&t, f->message);
     adds(&t, "\nretrig keeps this issue: it edits one comment with the latest figures while the "
              "test stays flaky, closes the issue once the test has been quiet, and reopens it "
@@ -348,6 +382,7 @@ char *rt_flaky_comment(const rt_flaky_figures *f, const char *when)
     add_escaped(&t, when ? when : "", 40);
     adds(&t, "):\n\n");
     add_figures(&t, f);
+    add_variants(&t, f);
     add_excerpt(&t, f->message);
     return finish(&t);
 }

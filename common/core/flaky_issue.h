@@ -46,6 +46,17 @@ typedef enum {
     RT_FLAKY_REOPEN,
 } rt_flaky_action;
 
+/* A test's runs and failures in one variant: for GitHub the matrix job (the artifact's name,
+ * github_run_variants of migration 0038). */
+typedef struct rt_flaky_variant {
+    const char *name;
+    long runs, failures;
+} rt_flaky_variant;
+
+/* The one variant with failures when the test ran on at least two and failed on that one
+ * only ("flaky on Windows only"); NULL otherwise. */
+const char *rt_flaky_only_variant(const rt_flaky_variant *variants, size_t n);
+
 /* The figures of one test over the flaky window, as the issue shows them. */
 typedef struct rt_flaky_figures {
     const char *project; /* OWNER/NAME */
@@ -69,6 +80,8 @@ typedef struct rt_flaky_figures {
     const char *first_failure_revision; /* may be NULL */
     const char *first_failure_url;      /* the run's page, may be NULL */
     const char *message;                /* the failing JUnit message, may be NULL */
+    const rt_flaky_variant *variants;   /* by name; none for projects without variants */
+    size_t nvariants;
 } rt_flaky_figures;
 
 /* "retrig-flaky: <16 hex>" of project and test into out (RT_FLAKY_MARKER_SIZE bytes). */

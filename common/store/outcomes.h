@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "common/core/errors.h"
+#include "common/core/flaky_issue.h"
 #include "common/io/pg.h"
 
 #define RT_OUTCOME_LABELS_MAX 1000 /* tests listed at most, those with the most runs first */
@@ -44,5 +45,23 @@ json_t *rt_outcome_labels_json(const rt_outcome_labels *labels);
 void rt_outcome_labels_text(const rt_outcome_labels *labels, char *out, size_t size);
 /* NULL is a no-op. */
 void rt_outcome_labels_free(rt_outcome_labels_list *list);
+
+/* Variants (GitHub: the matrix job, github_run_variants of migration 0038): per test that
+ * failed in the window, its runs and failures in each variant, sorted by test then variant. */
+typedef struct rt_test_variants {
+    char **tests;               /* tests[i] the test of variants[i] */
+    rt_flaky_variant *variants; /* names owned */
+    size_t count;
+} rt_test_variants;
+#define RT_TEST_VARIANTS_MAX 50000 /* rows read at most */
+RT_MUSTCHECK int rt_test_variants_read(rt_pg *pg, const char *repository, const char *until,
+                                       const char *window, rt_test_variants *out);
+/* The variants of `test` (a run of *n rows), NULL when none. */
+const rt_flaky_variant *rt_test_variants_of(const rt_test_variants *all, const char *test,
+                                            size_t *n);
+/* {"variants": [{variant, runs, failures}], "only_variant": name or null}; NULL when out of
+ * memory. */
+json_t *rt_test_variants_json(const rt_flaky_variant *variants, size_t n);
+void rt_test_variants_free(rt_test_variants *all);
 
 #endif

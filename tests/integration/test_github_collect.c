@@ -440,10 +440,11 @@ static void test_a_flaky_rerun_within_an_attempt_is_a_flip_and_a_bad_testcase_a_
                                 " AND failed_attempt = 1 AND passed_attempt = 1"
                                 " AND test = 'org.example.RetryTest::failsOnce'"),
                      1);
-    char *detail = rt_ch_sql_text(t->h,
-                                  "SELECT detail FROM github_run_gaps WHERE run_id = 8700"
-                                  " AND kind = 'unparsable-file' AND artifact = 'surefire-test-reports'",
-                                  0, NULL);
+    char *detail =
+        rt_ch_sql_text(t->h,
+                       "SELECT detail FROM github_run_gaps WHERE run_id = 8700"
+                       " AND kind = 'unparsable-file' AND artifact = 'surefire-test-reports'",
+                       0, NULL);
     assert_non_null(detail);
     assert_non_null(strstr(detail, "1 of 3 testcases set aside, the rest stored"));
     free(detail);
@@ -780,6 +781,73 @@ static void test_fork_and_merged_prs_get_their_number(void **state)
     json_decref(calls);
 }
 
+/* Each outcome keeps its variant (the matrix job naming its artifact): a test failing on
+ * Windows in both attempts of a re-run while Ubuntu passes is no flip, one failing then
+ * passing on Windows is; retrig flakes breaks its failures down by variant and says it
+ * fails on Windows only. */
+static void test_variants_are_kept_and_flips_compare_the_same_variant(void **state)
+{
+    gh_test *t = *state;
+    char *red = junit(",3,", false), *green = junit(NULL, false);
+    json_t *runs = json_pack(
+        "[o, o]",
+        run(8800, "fix-win", 21, NULL, 9000,
+            json_pack("[o, o]",
+                      attempt("failure", 9000,
+                              json_pack("[o, o]", artifact("test-results-windows-3.12", red, false),
+                                        artifact("test-results-ubuntu-3.12", green, false))),
+                      attempt("failure", 5000,
+                              json_pack("[o, o]", artifact("test-results-windows-3.12", red, false),
+                                        artifact("test-results-ubuntu-3.12", green, false))))),
+        run(8801, "fix-win-2", 22, NULL, 8000,
+            json_pack(
+                "[o, o]",
+                attempt("failure", 8000,
+                        json_pack("[o, o]", artifact("test-results-windows-3.12", red, false),
+                                  artifact("test-results-ubuntu-3.12", green, false))),
+                attempt("success", 4000,
+                        json_pack("[o, o]",
+                                  artifact("test-results-windows-3.12-attempt2", green, false),
+                                  artifact("test-results-ubuntu-3.12", green, false))))));
+    free(red);
+    free(green);
+    load(t, runs, NULL);
+    char *out = NULL;
+    assert_int_equal(collect(t, &out, NULL, NULL, NULL), 0);
+    assert_non_null(strstr(out, "4 attempts stored"));
+    free(out);
+    /* Windows failed in both attempts of 8800: no flip; 8801 flipped on Windows */
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM github_rerun_flips WHERE run_id = 8800"), 0);
+    char *variants = rt_ch_sql_text(t->h,
+                                    "SELECT array_to_string(variants, ',') FROM github_rerun_flips"
+                                    " WHERE run_id = 8801 AND test = 'pkg/test_mod.py::test_3'",
+                                    0, NULL);
+    assert_string_equal(variants, "test-results-windows-3.12");
+    free(variants);
+    const char *argv[] = {"retrig", "flakes", "--project", REPO, "--format", "json", NULL};
+    assert_int_equal(rt_test_run(t->env, argv, &out, NULL), 0);
+    json_t *doc = json_loads(out, 0, NULL);
+    free(out);
+    json_t *row = json_array_get(json_object_get(doc, "tests"), 0);
+    assert_string_equal(json_string_value(json_object_get(row, "test")), "pkg/test_mod.py::test_3");
+    assert_string_equal(json_string_value(json_object_get(row, "only_variant")),
+                        "test-results-windows-3.12");
+    json_t *by = json_object_get(row, "variants");
+    assert_int_equal(json_array_size(by), 2);
+    json_t *ubuntu = json_array_get(by, 0), *windows = json_array_get(by, 1);
+    assert_string_equal(json_string_value(json_object_get(ubuntu, "variant")),
+                        "test-results-ubuntu-3.12");
+    assert_int_equal(json_integer_value(json_object_get(ubuntu, "runs")), 4);
+    assert_int_equal(json_integer_value(json_object_get(ubuntu, "failures")), 0);
+    assert_int_equal(json_integer_value(json_object_get(windows, "runs")), 4);
+    assert_int_equal(json_integer_value(json_object_get(windows, "failures")), 3);
+    json_decref(doc);
+    const char *table[] = {"retrig", "flakes", "--project", REPO, "--format", "table", NULL};
+    assert_int_equal(rt_test_run(t->env, table, &out, NULL), 0);
+    assert_non_null(strstr(out, "fails on one variant only: test-results-windows-3.12 (of 2)"));
+    free(out);
+}
+
 /* GitHub does not charge a conditional request answered 304, nor does --max-requests: two
  * unchanged workflow listings fit a budget of 2 after the repository's own request. */
 static void test_not_modified_answers_cost_no_budget(void **state)
@@ -868,6 +936,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_secondary_limit_without_retry_after_backs_off_exponentially, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fork_and_merged_prs_get_their_number, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_variants_are_kept_and_flips_compare_the_same_variant,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_modified_answers_cost_no_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_default_pattern_downloads_reports_only, setup,
                                         teardown),
