@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MPL-2.0
 # github_scenario.py - writes a fake-upstream scenario (README.md, "GitHub and Bugzilla") for a
 # dask-like GitHub project: a week of GitHub Actions runs of dask/distributed's test workflow
-# on pull requests (some from forks, which GitHub lists without a pull request number), on
-# main, with re-run attempts after red runs, a cancelled run, an expired artifact, a run that
+# on pull requests (some from forks, which GitHub lists without a pull request number, and
+# one merged since, listed without one too: all are in "pulls" to be looked up), on main, with re-run attempts after red runs, a cancelled run, an expired artifact, a run that
 # uploaded no test report and one whose report is cut short. Each attempt uploads one JUnit
 # artifact per platform, in the shape pytest --junitxml writes (test names like
 # distributed/tests/test_worker.py::test_...). Deterministic for a given --seed and --now.
@@ -153,7 +153,29 @@ def build(now, days, seed, token):
             if t < now - 3600:
                 add(t, branch, "%040x" % rng.getrandbits(160), pr=pr, fork=fork, special=special)
     runs.sort(key=lambda r: r["created_at"])
+    # GitHub lists no pull request for a fork's runs nor for a merged one's: collect-github
+    # looks them up (GET /pulls?head=OWNER:BRANCH&state=all), so they are here as pull
+    # requests; the last pull request of the repository's own branches was merged since.
+    pulls = {}
+    own = [r for r in runs if r["pull_requests"]]
+    merged = own[-1]["pull_requests"][0] if own else None
+    for r in runs:
+        if r["head_repository"] == FORK or (merged and r["pull_requests"] == [merged]):
+            number = int(r["title"].split("#")[1])
+            pulls[number] = {"repo": REPO, "number": number, "head_repository": r["head_repository"],
+                             "head_branch": r["head_branch"], "head_sha": r["head_sha"],
+                             "state": "closed" if number == merged else "open",
+                             "merged": number == merged,
+                             "author_association": "CONTRIBUTOR" if r["head_repository"] == FORK
+                             else "MEMBER",
+                             "created_at": iso(calendar.timegm(time.strptime(r["created_at"],
+                                                                             "%Y-%m-%dT%H:%M:%SZ")) - 600)
+                             if number not in pulls else pulls[number]["created_at"]}
+    for r in runs:
+        if merged and r["pull_requests"] == [merged]:
+            r["pull_requests"] = []
     github = {"repos": {REPO: {"default_branch": "main"}}, "runs": runs,
+              "pulls": [pulls[n] for n in sorted(pulls)],
               "rate_limit": {"limit": 5000, "remaining": 5000, "reset_s": 3600}}
     if token:
         github["token"] = token
