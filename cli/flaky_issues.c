@@ -460,6 +460,8 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
                                                       : "closed",
                           "issue_url", p->issue.url[0] ? p->issue.url : NULL, "done", p->done,
                           "title", p->title, "figures", p->fresh);
+            const char *only = rt_flaky_only_variant(p->fig.variants, p->fig.nvariants);
+            if (row && only) json_object_set_new(row, "only_variant", json_string(only));
             if (!row || json_array_append_new(out_rows, row) != 0) goto out;
         }
         json_t *doc = json_pack("{s:s, s:b, s:s, s:i, s:O}", "project", project, "dry_run", !apply,
@@ -494,6 +496,8 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
                    rt_cli_text(p->fig.test));
             if (!apply && p->action == RT_FLAKY_CREATE)
                 printf("         would open: %s\n", rt_cli_text(p->title));
+            const char *only = rt_flaky_only_variant(p->fig.variants, p->fig.nvariants);
+            if (only) printf("         fails on one variant only: %s\n", rt_cli_text(only));
         }
     }
     status = 0;
