@@ -94,6 +94,7 @@ typedef struct page {
     const row **order; /* the rows in page order */
     json_t *all, *main, *now, *coverage;
     rt_outcome_labels_list labels; /* FLAKY, DISABLED, ... per test (common/store/outcomes.h) */
+    rt_test_variants variants;     /* runs and failures per variant (GitHub's matrix jobs) */
 } page;
 
 static void usage(FILE *out)
@@ -630,6 +631,18 @@ static void badges(FILE *f, const page *p, const row *w)
         long long n = integer(r, "failures");
         fprintf(f, "<span class=\"badge rare\">failed %lld×</span>", n);
     }
+    /* the one variant (matrix job) it fails on, when it ran on several */
+    size_t nvariants = 0;
+    const rt_flaky_variant *v = rt_test_variants_of(&p->variants, w->test, &nvariants);
+    const char *only = rt_flaky_only_variant(v, nvariants);
+    if (only) {
+        fprintf(f,
+                "<span class=\"badge outcome\" title=\"failed on this variant (matrix job) "
+                "only, of %zu that ran it\">only on ",
+                nvariants);
+        rt__html_cut(f, only, 120);
+        fputs("</span>", f);
+    }
     /* the outcomes the reports gave it that are no plain failure */
     const rt_outcome_labels *l = rt_outcome_labels_find(&p->labels, w->test);
     if (l && l->flaky)
@@ -1112,7 +1125,8 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
     if (choose_slots(&p, pg) != 0) goto out;
     geometry(&p);
     if (load_marks(&p, pg) != 0) goto out;
-    if (rt_outcome_labels_read(pg, p.q.project, p.until_text, exact_window, &p.labels) != RT_OK) {
+    if (rt_outcome_labels_read(pg, p.q.project, p.until_text, exact_window, &p.labels) != RT_OK ||
+        rt_test_variants_read(pg, p.q.project, p.until_text, exact_window, &p.variants) != RT_OK) {
         rt_log_error("cannot query the test history", "error", rt_pg_errstr(pg));
         goto out;
     }
@@ -1148,6 +1162,7 @@ out:
     json_decref(p.now);
     json_decref(p.coverage);
     rt_outcome_labels_free(&p.labels);
+    rt_test_variants_free(&p.variants);
     rt_pg_free(pg2);
     rt_pg_free(pg);
     return status;

@@ -846,6 +846,24 @@ static void test_variants_are_kept_and_flips_compare_the_same_variant(void **sta
     assert_int_equal(rt_test_run(t->env, table, &out, NULL), 0);
     assert_non_null(strstr(out, "fails on one variant only: test-results-windows-3.12 (of 2)"));
     free(out);
+    /* the flaky-test page says it too */
+    char page_path[] = "/tmp/retrig_variants_page_XXXXXX";
+    int fd = mkstemp(page_path);
+    assert_true(fd >= 0);
+    close(fd);
+    char out_arg[64];
+    snprintf(out_arg, sizeof out_arg, "--out=%s", page_path);
+    const char *report[] = {"retrig", "report", "--project", REPO, out_arg, NULL};
+    assert_int_equal(rt_test_run(t->env, report, &out, NULL), 0);
+    free(out);
+    FILE *f = fopen(page_path, "r");
+    assert_non_null(f);
+    static char html[1 << 20];
+    size_t n = fread(html, 1, sizeof html - 1, f);
+    html[n] = '\0';
+    fclose(f);
+    unlink(page_path);
+    assert_non_null(strstr(html, ">only on test-results-windows-3.12</span>"));
 }
 
 /* GitHub does not charge a conditional request answered 304, nor does --max-requests: two
