@@ -12,271 +12,7 @@
 #include "cli/cli.h"
 #include "common/core/ids.h"
 #include "common/io/pg.h"
-
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-
-// clang-format off
-static const char SQL_DECISIONS[] =
-    "SELECT d.set_id, " TS("d.decided_at") " AS decided_at, d.verdict, d.reason, s.project,"
-    " s.revision, s.label, s.platform, s.original_task_id, d.classification_id,"
-    " coalesce((SELECT max((l ->> 'reproduced')::int) FROM jsonb_array_elements("
-    "   CASE jsonb_typeof(d.evidence -> 'lines') WHEN 'array' THEN d.evidence -> 'lines'"
-    "   ELSE '[]'::jsonb END) l), 0) AS reproduced_max,"
-    " coalesce((d.evidence #>> '{counts,compared}')::int, 0) AS compared,"
-    " d.culprit_status, coalesce(d.culprit_reason, '') AS culprit_reason, d.culprit_revision,"
-    " d.culprit_range_first, d.culprit_range_last, d.culprit_url,"
-    " d.policy, d.p_regression, d.prior_runs, d.prior_failures,"
-    " d.prior_signature_failures, d.rounds, d.retriggers, d.shadow_policy,"
-    " d.shadow_verdict, d.shadow_reason"
-    " FROM decisions d JOIN retrigger_sets s ON s.id = d.set_id"
-    " WHERE d.decided_at >= now() - $1::interval AND ($2::text IS NULL OR s.project = $2)"
-    " AND ($3::text IS NULL OR d.verdict = $3)"
-    " ORDER BY d.decided_at DESC LIMIT 1000";
-// clang-format on
-/* The columns read by name; policy_json reads the verdict policy's by name too. */
-enum {
-    D_SET,
-    D_DECIDED_AT,
-    D_VERDICT,
-    D_REASON,
-    D_PROJECT,
-    D_REVISION,
-    D_LABEL,
-    D_PLATFORM,
-    D_TASK,
-    D_CLASSIFICATION,
-    D_REPRODUCED,
-    D_COMPARED,
-    D_CULPRIT_STATUS,
-    D_CULPRIT_REASON,
-    D_CULPRIT_REVISION,
-    D_RANGE_FIRST,
-    D_RANGE_LAST,
-    D_CULPRIT_URL,
-    D_POLICY,
-    D_P_REGRESSION,
-    D_ROUNDS,
-    D_RETRIGGERS,
-    D_SHADOW_VERDICT,
-    D_N
-};
-static const char *const DECISIONS_COLS[D_N] = {"set_id",
-                                                "decided_at",
-                                                "verdict",
-                                                "reason",
-                                                "project",
-                                                "revision",
-                                                "label",
-                                                "platform",
-                                                "original_task_id",
-                                                "classification_id",
-                                                "reproduced_max",
-                                                "compared",
-                                                "culprit_status",
-                                                "culprit_reason",
-                                                "culprit_revision",
-                                                "culprit_range_first",
-                                                "culprit_range_last",
-                                                "culprit_url",
-                                                "policy",
-                                                "p_regression",
-                                                "rounds",
-                                                "retriggers",
-                                                "shadow_verdict"};
-
-static const char SQL_FIND_SET[] =
-    "SELECT s.id FROM retrigger_sets s WHERE s.original_task_id = $1"
-    " UNION SELECT m.set_id FROM retrigger_set_members m WHERE m.task_id = $1"
-    " ORDER BY 1 DESC LIMIT 1";
-enum { F_ID, F_N };
-static const char *const FIND_SET_COLS[F_N] = {"id"};
-
-// clang-format off
-static const char SQL_SET[] =
-    "SELECT s.project, s.revision, s.label, s.platform, s.original_task_id, s.original_run_id,"
-    " s.retrigger_count, s.status, " TS("s.created_at") " AS created_at,"
-    " coalesce(" TS("s.request_published_at") ", '-') AS request_published_at,"
-    " coalesce(r.state, '?') AS state, coalesce(r.verdict, '-') AS verdict,"
-    " coalesce(r.verdict_reason, '-') AS verdict_reason,"
-    " coalesce(" TS("r.resolved_at") ", '-') AS resolved_at,"
-    " coalesce(" TS("r.first_seen_at") ", '-') AS first_seen_at,"
-    " coalesce(r.task_queue_id, '-') AS task_queue_id, s.failing_groups::text AS failing_groups"
-    " FROM retrigger_sets s LEFT JOIN runs r ON r.task_id = s.original_task_id"
-    " AND r.run_id = s.original_run_id WHERE s.id = $1::bigint";
-// clang-format on
-enum {
-    S_PROJECT,
-    S_REVISION,
-    S_LABEL,
-    S_PLATFORM,
-    S_TASK,
-    S_RUN,
-    S_RETRIGGERS,
-    S_STATUS,
-    S_CREATED,
-    S_PUBLISHED,
-    S_STATE,
-    S_VERDICT,
-    S_REASON,
-    S_RESOLVED,
-    S_SEEN,
-    S_QUEUE,
-    S_GROUPS,
-    S_N
-};
-static const char *const SET_COLS[S_N] = {
-    "project",         "revision",        "label",          "platform",    "original_task_id",
-    "original_run_id", "retrigger_count", "status",         "created_at",  "request_published_at",
-    "state",           "verdict",         "verdict_reason", "resolved_at", "first_seen_at",
-    "task_queue_id",   "failing_groups"};
-
-// clang-format off
-static const char SQL_ACTION[] =
-    "SELECT action_name, coalesce(outcome, 'in flight') AS outcome,"
-    " coalesce(action_task_id, '-') AS action_task_id, attempts, dry_run,"
-    " " TS("intent_at") " AS intent_at, coalesce(" TS("finished_at") ", '-') AS finished_at,"
-    " coalesce(error, '') AS error, round"
-    " FROM retrigger_actions WHERE set_id = $1::bigint ORDER BY round";
-// clang-format on
-enum {
-    A_NAME,
-    A_OUTCOME,
-    A_TASK,
-    A_ATTEMPTS,
-    A_DRY_RUN,
-    A_INTENT,
-    A_FINISHED,
-    A_ERROR,
-    A_ROUND,
-    A_N
-};
-static const char *const ACTION_COLS[A_N] = {"action_name", "outcome", "action_task_id",
-                                             "attempts",    "dry_run", "intent_at",
-                                             "finished_at", "error",   "round"};
-
-/* The rounds after the first (decide_policy = adaptive, migration 0024). */
-// clang-format off
-static const char SQL_ROUNDS[] =
-    "SELECT round, wanted, retriggers, refused,"
-    " coalesce(to_char(p_regression, 'FM0.000'), '-') AS p_regression,"
-    " " TS("requested_at") " AS requested_at,"
-    " coalesce(" TS("published_at") ", '-') AS published_at"
-    " FROM retrigger_rounds WHERE set_id = $1::bigint ORDER BY round";
-// clang-format on
-enum { R_ROUND, R_WANTED, R_RETRIGGERS, R_REFUSED, R_P_REGRESSION, R_REQUESTED, R_PUBLISHED, R_N };
-static const char *const ROUNDS_COLS[R_N] = {
-    "round", "wanted", "retriggers", "refused", "p_regression", "requested_at", "published_at"};
-
-/* What the decision row records of the verdict policy (migration 0024). */
-static const char SQL_POLICY[] =
-    "SELECT coalesce(policy, '-') AS policy,"
-    " coalesce(to_char(p_regression, 'FM0.000'), '-') AS p_regression,"
-    " coalesce(prior_runs::text, '-') AS prior_runs,"
-    " coalesce(prior_failures::text, '-') AS prior_failures,"
-    " coalesce(prior_signature_failures::text, '-') AS prior_signature_failures,"
-    " coalesce(rounds::text, '-') AS rounds, coalesce(retriggers::text, '-') AS retriggers,"
-    " coalesce(shadow_policy, '-') AS shadow_policy,"
-    " coalesce(shadow_verdict, '-') AS shadow_verdict,"
-    " coalesce(shadow_reason, '-') AS shadow_reason"
-    " FROM decisions WHERE set_id = $1::bigint";
-enum {
-    PO_POLICY,
-    PO_P_REGRESSION,
-    PO_RUNS,
-    PO_FAILURES,
-    PO_SIGNATURE_FAILURES,
-    PO_ROUNDS,
-    PO_RETRIGGERS,
-    PO_SHADOW_POLICY,
-    PO_SHADOW_VERDICT,
-    PO_SHADOW_REASON,
-    PO_N
-};
-static const char *const POLICY_COLS[PO_N] = {
-    "policy", "p_regression", "prior_runs",    "prior_failures", "prior_signature_failures",
-    "rounds", "retriggers",   "shadow_policy", "shadow_verdict", "shadow_reason"};
-
-// clang-format off
-static const char SQL_MEMBERS[] =
-    "SELECT m.task_id, m.run_id, m.state, coalesce(m.result, '-') AS result,"
-    " coalesce(" TS("m.resolved_at") ", '-') AS resolved_at,"
-    " coalesce(r.verdict || '/' || r.verdict_reason, '-') AS classification, m.role"
-    " FROM retrigger_set_members m LEFT JOIN runs r ON r.task_id = m.task_id"
-    " AND r.run_id = m.run_id WHERE m.set_id = $1::bigint ORDER BY m.added_at, m.task_id";
-// clang-format on
-enum { M_TASK, M_RUN, M_STATE, M_RESULT, M_RESOLVED, M_CLASSIFICATION, M_ROLE, M_N };
-static const char *const MEMBERS_COLS[M_N] = {"task_id",     "run_id",         "state", "result",
-                                              "resolved_at", "classification", "role"};
-
-// clang-format off
-static const char SQL_DECISION[] =
-    "SELECT verdict, reason, coalesce(classification_id::text, '-') AS classification_id,"
-    " " TS("failure_seen_at") " AS failure_seen_at,"
-    " coalesce(" TS("retriggers_requested_at") ", '-') AS retriggers_requested_at,"
-    " " TS("decided_at") " AS decided_at,"
-    " extract(epoch FROM decided_at - failure_seen_at)::bigint AS seconds_to_decide,"
-    " evidence::text AS evidence"
-    " FROM decisions WHERE set_id = $1::bigint";
-// clang-format on
-enum {
-    V_VERDICT,
-    V_REASON,
-    V_CLASSIFICATION,
-    V_SEEN,
-    V_REQUESTED,
-    V_DECIDED,
-    V_SECONDS,
-    V_EVIDENCE,
-    V_N
-};
-static const char *const DECISION_COLS[V_N] = {"verdict",
-                                               "reason",
-                                               "classification_id",
-                                               "failure_seen_at",
-                                               "retriggers_requested_at",
-                                               "decided_at",
-                                               "seconds_to_decide",
-                                               "evidence"};
-
-// clang-format off
-static const char SQL_CULPRIT[] =
-    "SELECT culprit_status, coalesce(culprit_reason, '-') AS culprit_reason,"
-    " coalesce(culprit_revision, '-') AS culprit_revision,"
-    " coalesce(culprit_pushlog_id::text, '-') AS culprit_pushlog_id,"
-    " coalesce(culprit_author, '-') AS culprit_author, coalesce(culprit_url, '-') AS culprit_url,"
-    " coalesce(culprit_range_first, '-') AS culprit_range_first,"
-    " coalesce(culprit_range_last, '-') AS culprit_range_last, culprit_jobs_spent,"
-    " jsonb_array_length(culprit_probes) AS probes,"
-    " coalesce(jsonb_array_length(culprit_window -> 'pushes'), 0) AS window_pushes,"
-    " coalesce(culprit_window #>> '{next,revision}', '') AS next_revision,"
-    " coalesce(culprit_window #>> '{next,times}', '') AS next_times,"
-    " coalesce(" TS("culprit_started_at") ", '-') AS culprit_started_at"
-    " FROM decisions WHERE set_id = $1::bigint AND culprit_status IS NOT NULL";
-// clang-format on
-enum {
-    C_STATUS,
-    C_REASON,
-    C_REVISION,
-    C_PUSHLOG,
-    C_AUTHOR,
-    C_URL,
-    C_RANGE_FIRST,
-    C_RANGE_LAST,
-    C_JOBS,
-    C_PROBES,
-    C_PUSHES,
-    C_NEXT_REVISION,
-    C_NEXT_TIMES,
-    C_STARTED,
-    C_N
-};
-static const char *const CULPRIT_COLS[C_N] = {"culprit_status",      "culprit_reason",
-                                              "culprit_revision",    "culprit_pushlog_id",
-                                              "culprit_author",      "culprit_url",
-                                              "culprit_range_first", "culprit_range_last",
-                                              "culprit_jobs_spent",  "probes",
-                                              "window_pushes",       "next_revision",
-                                              "next_times",          "culprit_started_at"};
+#include "common/store/decisions.h"
 
 static void decisions_usage(FILE *out)
 {
@@ -294,17 +30,6 @@ static void decisions_usage(FILE *out)
                  "Exit: 0 listed, 1 database error, 2 usage.\n");
 }
 
-/* The decisions a prior can be learnt from: regressions and intermittents with their
- * posterior (migration 0024), in the window. $1 since, $2 project or NULL. */
-static const char SQL_PRIOR[] =
-    "SELECT count(*) AS decided,"
-    "       count(*) FILTER (WHERE d.verdict = 'regression') AS regressions,"
-    "       count(d.p_regression) AS with_posterior,"
-    "       avg(d.p_regression) AS mean_posterior"
-    "  FROM decisions d JOIN retrigger_sets s ON s.id = d.set_id"
-    " WHERE d.decided_at >= now() - $1::interval AND ($2::text IS NULL OR s.project = $2)"
-    "   AND d.verdict IN ('regression', 'intermittent')";
-
 /* The mean posterior over past failures is the EM update of the prior share of regressions:
  * with a calibrated model it converges to the share the data imply, where the share of
  * regression verdicts would carry the policy's errors (the seed rule's false regressions).
@@ -312,27 +37,14 @@ static const char SQL_PRIOR[] =
 static int estimate_prior(rt_pg *pg, const char *since, const char *project, bool json,
                           double current)
 {
-    const char *params[] = {since, project};
-    PGresult *res = NULL;
-    enum { P_DECIDED, P_REGRESSIONS, P_WITH, P_MEAN, P_N };
-    static const char *const COLS[P_N] = {"decided", "regressions", "with_posterior",
-                                          "mean_posterior"};
-    int c[P_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    if (rt_pg_exec(pg, SQL_PRIOR, 2, params, &res) != RT_OK) {
+    rt_decisions_prior prior;
+    if (rt_decisions_prior_read(pg, since, project, &prior) != RT_OK) {
         rt__cli_db_error(pg, "cannot read the decisions");
         return 1;
     }
-    if (rt_pg_columns(res, COLS, P_N, c, errstr) != RT_OK) {
-        rt_log_error("cannot read the decisions", "error", errstr);
-        PQclear(res);
-        return 1;
-    }
-    long long decided = rt_pg_int(res, 0, c[P_DECIDED]);
-    long long regressions = rt_pg_int(res, 0, c[P_REGRESSIONS]);
-    long long with = rt_pg_int(res, 0, c[P_WITH]);
-    double mean = rt_pg_float(res, 0, c[P_MEAN]);
-    PQclear(res);
+    long long decided = prior.decided, regressions = prior.regressions;
+    long long with = prior.with_posterior;
+    double mean = prior.mean_posterior;
     double estimate = mean < 0.01 ? 0.01 : mean > 0.5 ? 0.5 : mean;
     if (json) {
         json_t *o =
@@ -385,23 +97,28 @@ static bool parse_since(const char *text, char *out, size_t size)
 
 static int db_connect(rt_config *cfg, rt_pg **pg) { return rt__cli_connect(cfg, "cli", pg); }
 
-/* A value of a result, printable (PQgetvalue: "" for SQL NULL). */
-static const char *cell(const PGresult *res, int row, int col)
-{
-    return rt_cli_text(PQgetvalue(res, row, col));
-}
+/* A text of the store, printable ("-" for NULL). */
+static const char *cell(const char *text) { return rt_cli_text(text); }
 
-/* The verdict policy's columns of a SQL_DECISIONS row (migration 0024) into o, those that
- * are set. */
-static void policy_json(json_t *o, const PGresult *res, int i)
+/* The verdict policy's record of a listed decision (migration 0024) into o, what is set. */
+static void policy_json(json_t *o, const rt_decision_listed *d)
 {
     static const char *const names[] = {
         "policy", "p_regression", "prior_runs",    "prior_failures", "prior_signature_failures",
         "rounds", "retriggers",   "shadow_policy", "shadow_verdict", "shadow_reason"};
+    const char *const values[] = {d->policy,
+                                  d->p_regression,
+                                  d->prior_runs,
+                                  d->prior_failures,
+                                  d->prior_signature_failures,
+                                  d->rounds,
+                                  d->retriggers,
+                                  d->shadow_policy,
+                                  d->shadow_verdict,
+                                  d->shadow_reason};
     for (int k = 0; o && k < 10; k++) {
-        int col = PQfnumber(res, names[k]); /* by name: the SELECT holds other columns too */
-        if (col < 0 || PQgetisnull(res, i, col)) continue;
-        const char *v = PQgetvalue(res, i, col);
+        const char *v = values[k];
+        if (!v) continue;
         json_t *value = k == 1             ? json_real(atof(v))
                         : k >= 2 && k <= 6 ? json_integer(atoll(v))
                                            : json_string(v);
@@ -409,9 +126,67 @@ static void policy_json(json_t *o, const PGresult *res, int i)
     }
 }
 
-/* Long because it is one case per option with its check, then the rows of SQL_DECISIONS printed
- * two ways: as JSON objects (with the culprit search and the verdict policy when recorded), or as
- * a table of thirteen columns. */
+/* The decisions listed as JSON objects (with the culprit search and the verdict policy when
+ * recorded). */
+static void print_decisions_json(const rt_decision_listed *rows, size_t n)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; i < n; i++) {
+        const rt_decision_listed *d = &rows[i];
+        json_t *o =
+            json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i}", "set_id",
+                      (json_int_t)d->set_id, "decided_at", d->decided_at, "verdict", d->verdict,
+                      "reason", d->reason, "project", d->project, "revision", d->revision, "label",
+                      d->label, "platform", d->platform, "original_task_id", d->original_task_id,
+                      "reproduced_max", atoi(d->reproduced_max), "compared", atoi(d->compared));
+        if (o && d->classification_id)
+            json_object_set_new(o, "classification_id", json_integer(atoi(d->classification_id)));
+        if (o && d->culprit_status)
+            json_object_set_new(o, "culprit",
+                                json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?}", "status",
+                                          d->culprit_status, "reason", d->culprit_reason,
+                                          "revision", d->culprit_revision, "range_first",
+                                          d->culprit_range_first, "range_last",
+                                          d->culprit_range_last, "url", d->culprit_url));
+        policy_json(o, d);
+        json_array_append_new(list, o);
+    }
+    char *text = json_dumps(list, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+    json_decref(list);
+    if (text) printf("%s\n", text);
+    free(text);
+}
+
+/* The decisions listed as a table of thirteen columns. */
+static void print_decisions_table(const rt_decision_listed *rows, size_t n)
+{
+    printf("%-20s  %-12s  %-22s  %-10s  %-12s  %-5s  %-8s  %-5s  %-5s  %-12s  %-22s  %-21s  "
+           "%s\n",
+           "DECIDED_AT", "VERDICT", "REASON", "PROJECT", "REVISION", "REPRO", "POLICY", "P_REG",
+           "RD/RT", "SHADOW", "ORIGINAL_TASK", "CULPRIT", "LABEL");
+    for (size_t i = 0; i < n; i++) {
+        const rt_decision_listed *d = &rows[i];
+        /* The culprit search: the culprit's revision once found, else its status. */
+        char culprit[64] = "-";
+        if (d->culprit_revision)
+            snprintf(culprit, sizeof culprit, "%.12s", d->culprit_revision);
+        else if (d->culprit_status)
+            snprintf(culprit, sizeof culprit, "%.21s", d->culprit_status);
+        /* The verdict policy (migration 0024): p_regression, rounds/retriggers asked for. */
+        char p[16] = "-", spent[24] = "-";
+        if (d->p_regression) snprintf(p, sizeof p, "%.3f", atof(d->p_regression));
+        if (d->rounds && d->retriggers)
+            snprintf(spent, sizeof spent, "%s/%s", d->rounds, d->retriggers);
+        printf("%-20s  %-12s  %-22s  %-10s  %-12.12s  %2s/%-2s  %-8s  %-5s  %-5s  %-12s  %-22s  "
+               "%-21s  %s\n",
+               cell(d->decided_at), cell(d->verdict), cell(d->reason), cell(d->project),
+               cell(d->revision), cell(d->reproduced_max), cell(d->compared), cell(d->policy), p,
+               spent, cell(d->shadow_verdict), cell(d->original_task_id), rt_cli_text(culprit),
+               cell(d->label));
+    }
+}
+
+/* One case per option with its check, then the decisions printed as JSON or as a table. */
 int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {
@@ -465,89 +240,19 @@ int rt_cli_decisions(int argc, char **argv, rt_config *cfg)
         rt_pg_free(pg);
         return rc;
     }
-    const char *params[] = {since, project, verdict};
-    PGresult *res = NULL;
+    rt_decision_listed *rows = NULL;
+    size_t n = 0;
     int status = 1;
-    int d[D_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    if (rt_pg_exec(pg, SQL_DECISIONS, 3, params, &res) != RT_OK) {
+    if (rt_decisions_list(pg, since, project, verdict, &rows, &n) != RT_OK) {
         rt__cli_db_error(pg, "cannot read the decisions");
-        goto out;
-    }
-    if (rt_pg_columns(res, DECISIONS_COLS, D_N, d, errstr) != RT_OK) {
-        rt_log_error("cannot read the decisions", "error", errstr);
-        goto out;
-    }
-    int n = PQntuples(res);
-    if (json) {
-        json_t *list = json_array();
-        for (int i = 0; i < n; i++) {
-            json_t *o = json_pack(
-                "{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i}", "set_id",
-                (json_int_t)atoll(PQgetvalue(res, i, d[D_SET])), "decided_at",
-                PQgetvalue(res, i, d[D_DECIDED_AT]), "verdict", PQgetvalue(res, i, d[D_VERDICT]),
-                "reason", PQgetvalue(res, i, d[D_REASON]), "project",
-                PQgetvalue(res, i, d[D_PROJECT]), "revision", PQgetvalue(res, i, d[D_REVISION]),
-                "label", PQgetvalue(res, i, d[D_LABEL]), "platform",
-                PQgetvalue(res, i, d[D_PLATFORM]), "original_task_id",
-                PQgetvalue(res, i, d[D_TASK]), "reproduced_max",
-                atoi(PQgetvalue(res, i, d[D_REPRODUCED])), "compared",
-                atoi(PQgetvalue(res, i, d[D_COMPARED])));
-            if (o && !PQgetisnull(res, i, d[D_CLASSIFICATION]))
-                json_object_set_new(o, "classification_id",
-                                    json_integer(atoi(PQgetvalue(res, i, d[D_CLASSIFICATION]))));
-            if (o && !PQgetisnull(res, i, d[D_CULPRIT_STATUS])) {
-#define OR_NULL(col) (PQgetisnull(res, i, d[col]) ? NULL : PQgetvalue(res, i, d[col]))
-                json_object_set_new(
-                    o, "culprit",
-                    json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?}", "status",
-                              PQgetvalue(res, i, d[D_CULPRIT_STATUS]), "reason",
-                              PQgetvalue(res, i, d[D_CULPRIT_REASON]), "revision",
-                              OR_NULL(D_CULPRIT_REVISION), "range_first", OR_NULL(D_RANGE_FIRST),
-                              "range_last", OR_NULL(D_RANGE_LAST), "url", OR_NULL(D_CULPRIT_URL)));
-#undef OR_NULL
-            }
-            policy_json(o, res, i);
-            json_array_append_new(list, o);
-        }
-        char *text = json_dumps(list, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-        json_decref(list);
-        if (text) printf("%s\n", text);
-        free(text);
     } else {
-        printf("%-20s  %-12s  %-22s  %-10s  %-12s  %-5s  %-8s  %-5s  %-5s  %-12s  %-22s  %-21s  "
-               "%s\n",
-               "DECIDED_AT", "VERDICT", "REASON", "PROJECT", "REVISION", "REPRO", "POLICY", "P_REG",
-               "RD/RT", "SHADOW", "ORIGINAL_TASK", "CULPRIT", "LABEL");
-        for (int i = 0; i < n; i++) {
-            /* The culprit search: the culprit's revision once found, else its status. */
-            char culprit[64] = "-";
-            if (!PQgetisnull(res, i, d[D_CULPRIT_REVISION]))
-                snprintf(culprit, sizeof culprit, "%.12s",
-                         PQgetvalue(res, i, d[D_CULPRIT_REVISION]));
-            else if (!PQgetisnull(res, i, d[D_CULPRIT_STATUS]))
-                snprintf(culprit, sizeof culprit, "%.21s", PQgetvalue(res, i, d[D_CULPRIT_STATUS]));
-            /* The verdict policy (migration 0024): p_regression, rounds/retriggers asked for. */
-            char p[16] = "-", spent[24] = "-";
-            if (!PQgetisnull(res, i, d[D_P_REGRESSION]))
-                snprintf(p, sizeof p, "%.3f", atof(PQgetvalue(res, i, d[D_P_REGRESSION])));
-            if (!PQgetisnull(res, i, d[D_ROUNDS]) && !PQgetisnull(res, i, d[D_RETRIGGERS]))
-                snprintf(spent, sizeof spent, "%s/%s", PQgetvalue(res, i, d[D_ROUNDS]),
-                         PQgetvalue(res, i, d[D_RETRIGGERS]));
-            printf(
-                "%-20s  %-12s  %-22s  %-10s  %-12.12s  %2s/%-2s  %-8s  %-5s  %-5s  %-12s  %-22s  "
-                "%-21s  %s\n",
-                cell(res, i, d[D_DECIDED_AT]), cell(res, i, d[D_VERDICT]),
-                cell(res, i, d[D_REASON]), cell(res, i, d[D_PROJECT]), cell(res, i, d[D_REVISION]),
-                cell(res, i, d[D_REPRODUCED]), cell(res, i, d[D_COMPARED]),
-                PQgetisnull(res, i, d[D_POLICY]) ? "-" : cell(res, i, d[D_POLICY]), p, spent,
-                PQgetisnull(res, i, d[D_SHADOW_VERDICT]) ? "-" : cell(res, i, d[D_SHADOW_VERDICT]),
-                cell(res, i, d[D_TASK]), rt_cli_text(culprit), cell(res, i, d[D_LABEL]));
-        }
+        if (json)
+            print_decisions_json(rows, n);
+        else
+            print_decisions_table(rows, n);
+        status = 0;
     }
-    status = 0;
-out:
-    PQclear(res);
+    rt_decision_listed_free(rows, n);
     rt_pg_free(pg);
     return status;
 }
@@ -620,59 +325,176 @@ static void print_lines(json_t *evidence)
                rt_cli_text(json_string_value(json_object_get(line, "line"))));
 }
 
-/* The culprit search of a regression (SQL_CULPRIT's row, its columns c). */
-static void print_culprit(PGresult *res, const int *c)
+/* The culprit search of a regression. */
+static void print_culprit(const rt_explain_culprit *c)
 {
-#define V(col) cell(res, 0, c[col])
-    printf("\nthe culprit search (started %s)\n  %s (%s)\n", V(C_STARTED), V(C_STATUS),
-           V(C_REASON));
-    if (strcmp(PQgetvalue(res, 0, c[C_REVISION]), "-"))
-        printf("  culprit %s, pushlog %s, by %s\n  %s\n", V(C_REVISION), V(C_PUSHLOG), V(C_AUTHOR),
-               V(C_URL));
-    else if (strcmp(PQgetvalue(res, 0, c[C_RANGE_FIRST]), "-"))
-        printf("  the culprit is within %s .. %s\n", V(C_RANGE_FIRST), V(C_RANGE_LAST));
-    printf("  window: %s push(es); %s probe(s), %s job(s) spent\n", V(C_PUSHES), V(C_PROBES),
-           V(C_JOBS));
+    printf("\nthe culprit search (started %s)\n  %s (%s)\n", cell(c->started_at), cell(c->status),
+           cell(c->reason));
+    if (strcmp(c->revision, "-"))
+        printf("  culprit %s, pushlog %s, by %s\n  %s\n", cell(c->revision), cell(c->pushlog_id),
+               cell(c->author), cell(c->url));
+    else if (strcmp(c->range_first, "-"))
+        printf("  the culprit is within %s .. %s\n", cell(c->range_first), cell(c->range_last));
+    printf("  window: %s push(es); %s probe(s), %s job(s) spent\n", cell(c->window_pushes),
+           cell(c->probes), cell(c->jobs_spent));
     /* The window keeps its last round's probe after the search ends: only a search under way
      * has a next probe. */
-    if (!strcmp(PQgetvalue(res, 0, c[C_STATUS]), "searching") &&
-        PQgetvalue(res, 0, c[C_NEXT_REVISION])[0])
-        printf("  next probe: %s, %s run(s)\n", V(C_NEXT_REVISION), V(C_NEXT_TIMES));
-#undef V
+    if (!strcmp(c->status, "searching") && c->next_revision[0])
+        printf("  next probe: %s, %s run(s)\n", cell(c->next_revision), cell(c->next_times));
 }
 
 /* The verdict policy's record of the decision (migration 0024): the policy in force,
  * p_regression and the history it used, the rounds and retriggers, the other policy's
  * verdict on the same evidence. Nothing for decisions stored before it. */
-static void print_policy(rt_pg *pg, const char *const *sparams)
+static void print_policy(rt_pg *pg, long long set_id)
 {
-    PGresult *res = NULL;
-    int c[PO_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    if (rt_pg_exec(pg, SQL_POLICY, 1, sparams, &res) != RT_OK || PQntuples(res) != 1) {
-        PQclear(res);
-        return;
+    rt_explain_policy *rows = NULL;
+    size_t n = 0;
+    if (rt_explain_policy_read(pg, set_id, &rows, &n) == RT_OK && n == 1 &&
+        strcmp(rows[0].policy, "-")) {
+        const rt_explain_policy *p = &rows[0];
+        printf("  policy %s: p_regression %s (prior: %s failure(s) in %s run(s) of the test, %s "
+               "with this signature); %s round(s), %s retrigger(s) asked for\n",
+               cell(p->policy), cell(p->p_regression), cell(p->prior_failures), cell(p->prior_runs),
+               cell(p->prior_signature_failures), cell(p->rounds), cell(p->retriggers));
+        printf("  %s would say: %s (%s)\n", cell(p->shadow_policy), cell(p->shadow_verdict),
+               cell(p->shadow_reason));
     }
-    int rc = rt_pg_columns(res, POLICY_COLS, PO_N, c, errstr);
-    if (rc != RT_OK) rt_log_error("cannot read the verdict policy", "error", errstr);
-    if (rc != RT_OK || !strcmp(PQgetvalue(res, 0, c[PO_POLICY]), "-")) {
-        PQclear(res);
-        return;
-    }
-#define V(col) cell(res, 0, c[col])
-    printf("  policy %s: p_regression %s (prior: %s failure(s) in %s run(s) of the test, %s with "
-           "this signature); %s round(s), %s retrigger(s) asked for\n",
-           V(PO_POLICY), V(PO_P_REGRESSION), V(PO_FAILURES), V(PO_RUNS), V(PO_SIGNATURE_FAILURES),
-           V(PO_ROUNDS), V(PO_RETRIGGERS));
-    printf("  %s would say: %s (%s)\n", V(PO_SHADOW_POLICY), V(PO_SHADOW_VERDICT),
-           V(PO_SHADOW_REASON));
-#undef V
-    PQclear(res);
+    rt_explain_policy_free(rows, n);
 }
 
-/* Long because it tells the story one section at a time, each its own query and printf calls:
- * the set, its later rounds, the retrigger action, the runs compared, the verdict with its
- * evidence and the culprit search; every query shares the exits dberror, nocolumn and out. */
+/* The set and its original run. */
+static int print_set(rt_pg *pg, long long set_id)
+{
+    rt_explain_set *rows = NULL, none = {0};
+    size_t n = 0;
+    if (rt_explain_set_read(pg, set_id, &rows, &n) != RT_OK) return RT_EDB;
+    const rt_explain_set *s = n == 1 ? &rows[0] : &none;
+    printf("retrigger set %lld: %s %s\n  label    %s\n  platform %s\n  status   %s (created %s)\n",
+           set_id, cell(s->project), cell(s->revision), cell(s->label), cell(s->platform),
+           cell(s->status), cell(s->created_at));
+    printf("\nthe failure\n  original %s run %s: %s on %s, resolved %s, seen %s\n",
+           cell(s->original_task_id), cell(s->original_run_id), cell(s->state),
+           cell(s->task_queue_id), cell(s->resolved_at), cell(s->first_seen_at));
+    printf("  retrig-classify: %s (%s)\n  failing groups: %s\n", cell(s->verdict),
+           cell(s->verdict_reason), cell(s->failing_groups));
+    printf("  asked for %s retriggers; request published %s\n", cell(s->retrigger_count),
+           cell(s->request_published_at));
+    rt_explain_set_free(rows, n);
+    return RT_OK;
+}
+
+/* Later rounds (decide_policy = adaptive): asked for by retrig-decide. */
+static int print_rounds(rt_pg *pg, long long set_id)
+{
+    rt_explain_round *rows = NULL;
+    size_t n = 0;
+    if (rt_explain_rounds(pg, set_id, &rows, &n) != RT_OK) return RT_EDB;
+    for (size_t i = 0; i < n; i++) {
+        const rt_explain_round *r = &rows[i];
+        if (r->refused)
+            printf("  round %s: %s wanted, refused by the budget (p_regression %s, %s)\n",
+                   cell(r->round), cell(r->wanted), cell(r->p_regression), cell(r->requested_at));
+        else
+            printf("  round %s: asked for %s more retriggers of %s wanted (p_regression %s, %s); "
+                   "request published %s\n",
+                   cell(r->round), cell(r->retriggers), cell(r->wanted), cell(r->p_regression),
+                   cell(r->requested_at), cell(r->published_at));
+    }
+    rt_explain_round_free(rows, n);
+    return RT_OK;
+}
+
+static int print_actions(rt_pg *pg, long long set_id)
+{
+    rt_explain_action *rows = NULL;
+    size_t n = 0;
+    if (rt_explain_actions(pg, set_id, &rows, &n) != RT_OK) return RT_EDB;
+    printf("\nthe retrigger action\n");
+    if (n == 0) printf("  none recorded yet\n");
+    for (size_t i = 0; i < n; i++) {
+        const rt_explain_action *a = &rows[i];
+        printf("  %s%s%s%s: %s%s, action task %s, %s attempt(s), intent %s, finished %s%s%s\n",
+               n > 1 ? "round " : "", n > 1 ? cell(a->round) : "", n > 1 ? " " : "",
+               cell(a->action_name), cell(a->outcome), a->dry_run ? " (dry run)" : "",
+               cell(a->action_task_id), cell(a->attempts), cell(a->intent_at), cell(a->finished_at),
+               a->error[0] ? "; error: " : "", cell(a->error));
+    }
+    rt_explain_action_free(rows, n);
+    return RT_OK;
+}
+
+/* requested: a retrigger retrig asked for; found: a run of the label already on the push
+ * when the set was made. */
+static int print_members(rt_pg *pg, long long set_id, const char *task_id)
+{
+    rt_explain_member *rows = NULL;
+    size_t n = 0;
+    if (rt_explain_members(pg, set_id, &rows, &n) != RT_OK) return RT_EDB;
+    printf("\nthe runs compared (%zu seen)\n", n);
+    for (size_t i = 0; i < n; i++) {
+        const rt_explain_member *m = &rows[i];
+        printf("  %-9s %s run %s: %-9s -> %-13s resolved %s  (classify: %s)%s\n",
+               !strcmp(m->role, "retrigger") ? "requested" : rt_cli_text(m->role), cell(m->task_id),
+               cell(m->run_id), cell(m->state), cell(m->result), cell(m->resolved_at),
+               cell(m->classification), !strcmp(m->task_id, task_id) ? "  <- asked about" : "");
+    }
+    rt_explain_member_free(rows, n);
+    return RT_OK;
+}
+
+/* The verdict with its evidence, the verdict policy and the times, then the culprit search. */
+static int print_verdict(rt_pg *pg, long long set_id)
+{
+    rt_explain_decision *rows = NULL;
+    size_t n = 0;
+    if (rt_explain_decision_read(pg, set_id, &rows, &n) != RT_OK) return RT_EDB;
+    printf("\nthe verdict\n");
+    if (n == 0) {
+        printf("  not decided yet\n");
+        rt_explain_decision_free(rows, n);
+        return RT_OK;
+    }
+    const rt_explain_decision *v = &rows[0];
+    json_t *evidence = json_loads(v->evidence, 0, NULL);
+    json_t *counts = json_object_get(evidence, "counts");
+    printf("  %s (%s), threshold %lld; classification %s when decided\n", cell(v->verdict),
+           cell(v->reason), (long long)json_integer_value(json_object_get(evidence, "threshold")),
+           cell(v->classification_id));
+    printf("  retriggers: %lld compared (%lld passed, %lld failed), %lld exception, %lld "
+           "without "
+           "data, %lld pending\n",
+           (long long)json_integer_value(json_object_get(counts, "compared")),
+           (long long)json_integer_value(json_object_get(counts, "passed")),
+           (long long)json_integer_value(json_object_get(counts, "failed")),
+           (long long)json_integer_value(json_object_get(counts, "exceptions")),
+           (long long)json_integer_value(json_object_get(counts, "no_data")),
+           (long long)json_integer_value(json_object_get(counts, "pending")));
+    printf("  lines of the original compared:\n");
+    print_lines(evidence);
+    print_policy(pg, set_id);
+    json_t *cancelled = json_object_get(evidence, "cancelled");
+    if (cancelled)
+        printf(
+            "  cancelled %lld pending retrigger(s), ~%lld s of task time saved\n",
+            (long long)json_integer_value(json_object_get(cancelled, "count")),
+            (long long)json_integer_value(json_object_get(cancelled, "estimated_seconds_saved")));
+    printf("\nthe times\n  failure seen           %s\n  retriggers requested   %s\n"
+           "  decided                %s  (%s s after the failure was seen)\n",
+           cell(v->failure_seen_at), cell(v->retriggers_requested_at), cell(v->decided_at),
+           cell(v->seconds_to_decide));
+    json_decref(evidence);
+    rt_explain_decision_free(rows, n);
+    rt_explain_culprit *culprit = NULL;
+    size_t nculprit = 0;
+    if (rt_explain_culprit_read(pg, set_id, &culprit, &nculprit) != RT_OK) return RT_EDB;
+    if (nculprit == 1) print_culprit(&culprit[0]);
+    rt_explain_culprit_free(culprit, nculprit);
+    return RT_OK;
+}
+
+/* The story one section at a time: the set, its later rounds, the retrigger action, the runs
+ * compared, the verdict with its evidence and the culprit search. */
 int rt_cli_explain(int argc, char **argv, rt_config *cfg)
 {
     if (argc != 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -693,138 +515,22 @@ int rt_cli_explain(int argc, char **argv, rt_config *cfg)
     rt_pg *pg = NULL;
     if (db_connect(cfg, &pg)) return 1;
     int status = 1;
-    PGresult *res = NULL;
-    /* The column numbers of each result, looked up by name. */
-    int f[F_N], s[S_N], r[R_N], a[A_N], m[M_N], v[V_N], c[C_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    const char *params[] = {task_id};
-    if (rt_pg_exec(pg, SQL_FIND_SET, 1, params, &res) != RT_OK) goto dberror;
-    if (rt_pg_columns(res, FIND_SET_COLS, F_N, f, errstr) != RT_OK) goto nocolumn;
-    if (PQntuples(res) != 1) {
+    long long set_id = 0;
+    bool found = false;
+    if (rt_decisions_find_set(pg, task_id, &set_id, &found) != RT_OK) goto dberror;
+    if (!found) {
         fprintf(stderr, "no retrigger set knows task %s\n", task_id);
         goto out;
     }
-    char id[32];
-    snprintf(id, sizeof id, "%s", PQgetvalue(res, 0, f[F_ID]));
-    PQclear(res);
-    res = NULL;
-    const char *sparams[] = {id};
-
-    if (rt_pg_exec(pg, SQL_SET, 1, sparams, &res) != RT_OK) goto dberror;
-    if (rt_pg_columns(res, SET_COLS, S_N, s, errstr) != RT_OK) goto nocolumn;
-    printf("retrigger set %s: %s %s\n  label    %s\n  platform %s\n  status   %s (created %s)\n",
-           id, cell(res, 0, s[S_PROJECT]), cell(res, 0, s[S_REVISION]), cell(res, 0, s[S_LABEL]),
-           cell(res, 0, s[S_PLATFORM]), cell(res, 0, s[S_STATUS]), cell(res, 0, s[S_CREATED]));
-    printf("\nthe failure\n  original %s run %s: %s on %s, resolved %s, seen %s\n",
-           cell(res, 0, s[S_TASK]), cell(res, 0, s[S_RUN]), cell(res, 0, s[S_STATE]),
-           cell(res, 0, s[S_QUEUE]), cell(res, 0, s[S_RESOLVED]), cell(res, 0, s[S_SEEN]));
-    printf("  retrig-classify: %s (%s)\n  failing groups: %s\n", cell(res, 0, s[S_VERDICT]),
-           cell(res, 0, s[S_REASON]), cell(res, 0, s[S_GROUPS]));
-    printf("  asked for %s retriggers; request published %s\n", cell(res, 0, s[S_RETRIGGERS]),
-           cell(res, 0, s[S_PUBLISHED]));
-    PQclear(res);
-    res = NULL;
-
-    if (rt_pg_exec(pg, SQL_ROUNDS, 1, sparams, &res) != RT_OK) goto dberror;
-    if (rt_pg_columns(res, ROUNDS_COLS, R_N, r, errstr) != RT_OK) goto nocolumn;
-    /* Later rounds (decide_policy = adaptive): asked for by retrig-decide. */
-    for (int i = 0; i < PQntuples(res); i++) {
-        if (PQgetvalue(res, i, r[R_REFUSED])[0] == 't')
-            printf("  round %s: %s wanted, refused by the budget (p_regression %s, %s)\n",
-                   cell(res, i, r[R_ROUND]), cell(res, i, r[R_WANTED]),
-                   cell(res, i, r[R_P_REGRESSION]), cell(res, i, r[R_REQUESTED]));
-        else
-            printf("  round %s: asked for %s more retriggers of %s wanted (p_regression %s, %s); "
-                   "request published %s\n",
-                   cell(res, i, r[R_ROUND]), cell(res, i, r[R_RETRIGGERS]),
-                   cell(res, i, r[R_WANTED]), cell(res, i, r[R_P_REGRESSION]),
-                   cell(res, i, r[R_REQUESTED]), cell(res, i, r[R_PUBLISHED]));
-    }
-    PQclear(res);
-    res = NULL;
-
-    if (rt_pg_exec(pg, SQL_ACTION, 1, sparams, &res) != RT_OK) goto dberror;
-    if (rt_pg_columns(res, ACTION_COLS, A_N, a, errstr) != RT_OK) goto nocolumn;
-    printf("\nthe retrigger action\n");
-    if (PQntuples(res) == 0) printf("  none recorded yet\n");
-    for (int i = 0; i < PQntuples(res); i++)
-        printf("  %s%s%s%s: %s%s, action task %s, %s attempt(s), intent %s, finished %s%s%s\n",
-               PQntuples(res) > 1 ? "round " : "",
-               PQntuples(res) > 1 ? cell(res, i, a[A_ROUND]) : "", PQntuples(res) > 1 ? " " : "",
-               cell(res, i, a[A_NAME]), cell(res, i, a[A_OUTCOME]),
-               cell(res, i, a[A_DRY_RUN])[0] == 't' ? " (dry run)" : "", cell(res, i, a[A_TASK]),
-               cell(res, i, a[A_ATTEMPTS]), cell(res, i, a[A_INTENT]), cell(res, i, a[A_FINISHED]),
-               cell(res, i, a[A_ERROR])[0] ? "; error: " : "", cell(res, i, a[A_ERROR]));
-    PQclear(res);
-    res = NULL;
-
-    if (rt_pg_exec(pg, SQL_MEMBERS, 1, sparams, &res) != RT_OK) goto dberror;
-    if (rt_pg_columns(res, MEMBERS_COLS, M_N, m, errstr) != RT_OK) goto nocolumn;
-    /* requested: a retrigger retrig asked for; found: a run of the label already on the
-     * push when the set was made. */
-    printf("\nthe runs compared (%d seen)\n", PQntuples(res));
-    for (int i = 0; i < PQntuples(res); i++) {
-        const char *role = PQgetvalue(res, i, m[M_ROLE]);
-        printf("  %-9s %s run %s: %-9s -> %-13s resolved %s  (classify: %s)%s\n",
-               !strcmp(role, "retrigger") ? "requested" : rt_cli_text(role),
-               cell(res, i, m[M_TASK]), cell(res, i, m[M_RUN]), cell(res, i, m[M_STATE]),
-               cell(res, i, m[M_RESULT]), cell(res, i, m[M_RESOLVED]),
-               cell(res, i, m[M_CLASSIFICATION]),
-               !strcmp(PQgetvalue(res, i, m[M_TASK]), task_id) ? "  <- asked about" : "");
-    }
-    PQclear(res);
-    res = NULL;
-
-    if (rt_pg_exec(pg, SQL_DECISION, 1, sparams, &res) != RT_OK) goto dberror;
-    if (rt_pg_columns(res, DECISION_COLS, V_N, v, errstr) != RT_OK) goto nocolumn;
-    printf("\nthe verdict\n");
-    if (PQntuples(res) == 0) {
-        printf("  not decided yet\n");
-    } else {
-        json_t *evidence = json_loads(PQgetvalue(res, 0, v[V_EVIDENCE]), 0, NULL);
-        json_t *counts = json_object_get(evidence, "counts");
-        printf("  %s (%s), threshold %lld; classification %s when decided\n",
-               cell(res, 0, v[V_VERDICT]), cell(res, 0, v[V_REASON]),
-               (long long)json_integer_value(json_object_get(evidence, "threshold")),
-               cell(res, 0, v[V_CLASSIFICATION]));
-        printf("  retriggers: %lld compared (%lld passed, %lld failed), %lld exception, %lld "
-               "without "
-               "data, %lld pending\n",
-               (long long)json_integer_value(json_object_get(counts, "compared")),
-               (long long)json_integer_value(json_object_get(counts, "passed")),
-               (long long)json_integer_value(json_object_get(counts, "failed")),
-               (long long)json_integer_value(json_object_get(counts, "exceptions")),
-               (long long)json_integer_value(json_object_get(counts, "no_data")),
-               (long long)json_integer_value(json_object_get(counts, "pending")));
-        printf("  lines of the original compared:\n");
-        print_lines(evidence);
-        print_policy(pg, sparams);
-        json_t *cancelled = json_object_get(evidence, "cancelled");
-        if (cancelled)
-            printf("  cancelled %lld pending retrigger(s), ~%lld s of task time saved\n",
-                   (long long)json_integer_value(json_object_get(cancelled, "count")),
-                   (long long)json_integer_value(
-                       json_object_get(cancelled, "estimated_seconds_saved")));
-        printf("\nthe times\n  failure seen           %s\n  retriggers requested   %s\n"
-               "  decided                %s  (%s s after the failure was seen)\n",
-               cell(res, 0, v[V_SEEN]), cell(res, 0, v[V_REQUESTED]), cell(res, 0, v[V_DECIDED]),
-               cell(res, 0, v[V_SECONDS]));
-        json_decref(evidence);
-        PQclear(res);
-        res = NULL;
-        if (rt_pg_exec(pg, SQL_CULPRIT, 1, sparams, &res) != RT_OK) goto dberror;
-        if (rt_pg_columns(res, CULPRIT_COLS, C_N, c, errstr) != RT_OK) goto nocolumn;
-        if (PQntuples(res) == 1) print_culprit(res, c);
-    }
+    if (print_set(pg, set_id) != RT_OK || print_rounds(pg, set_id) != RT_OK ||
+        print_actions(pg, set_id) != RT_OK || print_members(pg, set_id, task_id) != RT_OK ||
+        print_verdict(pg, set_id) != RT_OK)
+        goto dberror;
     status = 0;
     goto out;
 dberror:
     rt__cli_db_error(pg, "cannot read the set");
-    goto out;
-nocolumn: /* a name the result lacks: this file's SQL and its columns disagree */
-    rt_log_error("cannot read the set", "error", errstr);
 out:
-    PQclear(res);
     rt_pg_free(pg);
     return status;
 }

@@ -17,89 +17,8 @@
 
 #include "cli/cli.h"
 #include "common/io/pg.h"
+#include "common/store/history.h"
 #include "common/store/outcomes.h"
-
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-
-// clang-format off
-static const char SQL_FLAKES[] =
-    "SELECT test, group_name, runs, failures, failure_rate, pushes, pushes_failed,"
-    "       push_failure_chance, branches, prs, " TS("first_failure_at") " AS first_failure_at,"
-    "       first_failure_project, first_failure_branch, first_failure_push,"
-    "       first_failure_revision, first_failure_signature, flaky"
-    "  FROM history_flakes($1, $2::timestamptz - $3::interval, $2::timestamptz, $4::boolean,"
-    "                      $5::integer, $6::interval) LIMIT $7::integer";
-// clang-format on
-enum {
-    F_TEST,
-    F_GROUP,
-    F_RUNS,
-    F_FAILURES,
-    F_RATE,
-    F_PUSHES,
-    F_PUSHES_FAILED,
-    F_PUSH_CHANCE,
-    F_BRANCHES,
-    F_PRS,
-    F_FF_AT,
-    F_FF_PROJECT,
-    F_FF_BRANCH,
-    F_FF_PUSH,
-    F_FF_REVISION,
-    F_FF_SIGNATURE,
-    F_FLAKY,
-    F_NCOLS
-};
-static const char *const FLAKES_COLS[F_NCOLS] = {"test",
-                                                 "group_name",
-                                                 "runs",
-                                                 "failures",
-                                                 "failure_rate",
-                                                 "pushes",
-                                                 "pushes_failed",
-                                                 "push_failure_chance",
-                                                 "branches",
-                                                 "prs",
-                                                 "first_failure_at",
-                                                 "first_failure_project",
-                                                 "first_failure_branch",
-                                                 "first_failure_push",
-                                                 "first_failure_revision",
-                                                 "first_failure_signature",
-                                                 "flaky"};
-
-/* $1 project, $2 until, $3 window. */
-static const char SQL_FLIPS[] =
-    "SELECT test, count(*) AS flips FROM github_rerun_flips WHERE repository = $1"
-    " AND failed_at >= $2::timestamptz - $3::interval AND failed_at < $2::timestamptz"
-    " GROUP BY test";
-static const char SQL_ISSUES[] =
-    "SELECT test, state, issue_number, issue_url, tracker FROM flaky_issues WHERE project = $1";
-static const char SQL_COVERAGE[] =
-    "SELECT count(*) AS run_attempts,"
-    "       count(*) FILTER (WHERE outcomes > 0) AS attempts_with_outcomes,"
-    "       count(*) FILTER (WHERE EXISTS (SELECT 1 FROM github_run_gaps g"
-    "                          WHERE g.repository = r.repository AND g.run_id = r.run_id"
-    "                            AND g.attempt = r.attempt)) AS attempts_with_gaps,"
-    "       coalesce(sum(expired_artifacts), 0) AS expired_artifacts,"
-    "       count(*) FILTER (WHERE attempt > 1) AS rerun_attempts,"
-    "       coalesce(sum(outcomes), 0) AS outcomes"
-    "  FROM github_runs r WHERE repository = $1"
-    "   AND run_started_at >= $2::timestamptz - $3::interval AND run_started_at < $2::timestamptz";
-static const char SQL_GAP_KINDS[] =
-    "SELECT g.kind, count(*) AS gaps FROM github_run_gaps g JOIN github_runs r USING (repository, "
-    "run_id,"
-    " attempt) WHERE g.repository = $1 AND r.run_started_at >= $2::timestamptz - $3::interval"
-    " AND r.run_started_at < $2::timestamptz GROUP BY g.kind ORDER BY g.kind";
-// clang-format off
-static const char SQL_GAPS[] =
-    "SELECT g.run_id, g.attempt, g.kind, g.artifact, g.file, g.detail, r.html_url, r.branch_key,"
-    "       " TS("r.run_started_at") " AS started"
-    "  FROM github_run_gaps g JOIN github_runs r USING (repository, run_id, attempt)"
-    " WHERE g.repository = $1 AND r.run_started_at >= $2::timestamptz - $3::interval"
-    "   AND r.run_started_at < $2::timestamptz"
-    " ORDER BY r.run_started_at DESC, g.run_id, g.attempt, g.kind, g.artifact, g.file LIMIT 100";
-// clang-format on
 
 static void usage(FILE *out)
 {
@@ -130,10 +49,8 @@ int rt__cli_parse_duration(const char *text, char *out, size_t size)
     return 0;
 }
 
-static json_t *text_or_null(PGresult *res, int row, int col)
-{
-    return PQgetisnull(res, row, col) ? json_null() : json_string(PQgetvalue(res, row, col));
-}
+/* A nullable text of the store as JSON. */
+static json_t *text_or_null(const char *text) { return text ? json_string(text) : json_null(); }
 
 const char *rt__cli_history_until(const char *until, char out[32])
 {
@@ -145,54 +62,39 @@ const char *rt__cli_history_until(const char *until, char out[32])
     return out;
 }
 
-/* history_flakes's parameters for q, in texts that live in t. */
-typedef struct flakes_params {
-    char min_branches[16], flaky_window[32], limit[16], until[32];
-    const char *values[7];
-} flakes_params;
-
-static void set_params(flakes_params *t, const rt__flakes_query *q)
+/* The store's query for q; until lives in out. */
+static rt_history_flakes_query store_query(const rt__flakes_query *q, char until[32])
 {
-    snprintf(t->min_branches, sizeof t->min_branches, "%d", q->min_branches);
-    snprintf(t->flaky_window, sizeof t->flaky_window, "%d days", q->flaky_window_days);
-    snprintf(t->limit, sizeof t->limit, "%d", q->limit > 0 ? q->limit : 1000);
-    const char *values[] = {q->project,      rt__cli_history_until(q->until, t->until),
-                            q->window,       q->main_only ? "t" : "f",
-                            t->min_branches, t->flaky_window,
-                            t->limit};
-    memcpy(t->values, values, sizeof values);
+    return (rt_history_flakes_query){.project = q->project,
+                                     .until = rt__cli_history_until(q->until, until),
+                                     .window = q->window,
+                                     .main_only = q->main_only,
+                                     .min_branches = q->min_branches,
+                                     .flaky_window_days = q->flaky_window_days,
+                                     .limit = q->limit};
 }
 
-/* The rows of a history_flakes result as JSON; NULL (logged) when its columns are not there. */
-static json_t *flakes_rows(PGresult *res)
+/* The rows of history_flakes as JSON; NULL when out of memory. */
+static json_t *flakes_rows(const rt_history_flake *rows, size_t n)
 {
-    int c[F_NCOLS];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    if (rt_pg_columns(res, FLAKES_COLS, F_NCOLS, c, errstr) != RT_OK) {
-        rt_log_error("cannot read the test history", "error", errstr);
-        return NULL;
-    }
     json_t *out = json_array();
-    for (int r = 0; out && r < PQntuples(res); r++) {
+    for (size_t r = 0; out && r < n; r++) {
+        const rt_history_flake *f = &rows[r];
         json_t *first = json_null();
-        if (rt_pg_text(res, r, c[F_FF_AT]))
+        if (f->first_failure_at)
             first = json_pack(
-                "{s:o, s:o, s:o, s:o, s:o, s:o}", "time", text_or_null(res, r, c[F_FF_AT]),
-                "project", text_or_null(res, r, c[F_FF_PROJECT]), "branch",
-                text_or_null(res, r, c[F_FF_BRANCH]), "push", text_or_null(res, r, c[F_FF_PUSH]),
-                "revision", text_or_null(res, r, c[F_FF_REVISION]), "signature",
-                text_or_null(res, r, c[F_FF_SIGNATURE]));
+                "{s:o, s:o, s:o, s:o, s:o, s:o}", "time", text_or_null(f->first_failure_at),
+                "project", text_or_null(f->first_failure_project), "branch",
+                text_or_null(f->first_failure_branch), "push", text_or_null(f->first_failure_push),
+                "revision", text_or_null(f->first_failure_revision), "signature",
+                text_or_null(f->first_failure_signature));
         json_t *row = json_pack(
-            "{s:s, s:o, s:I, s:I, s:f, s:I, s:o, s:b, s:I, s:I, s:f, s:I}", "test",
-            PQgetvalue(res, r, c[F_TEST]), "group", text_or_null(res, r, c[F_GROUP]), "runs",
-            (json_int_t)rt_pg_int(res, r, c[F_RUNS]), "failures",
-            (json_int_t)rt_pg_int(res, r, c[F_FAILURES]), "failure_rate",
-            rt_pg_float(res, r, c[F_RATE]), "branches",
-            (json_int_t)rt_pg_int(res, r, c[F_BRANCHES]), "first_failure", first, "flaky",
-            rt_pg_bool(res, r, c[F_FLAKY]), "pushes", (json_int_t)rt_pg_int(res, r, c[F_PUSHES]),
-            "pushes_failed", (json_int_t)rt_pg_int(res, r, c[F_PUSHES_FAILED]),
-            "push_failure_chance", rt_pg_float(res, r, c[F_PUSH_CHANCE]), "prs",
-            (json_int_t)rt_pg_int(res, r, c[F_PRS]));
+            "{s:s, s:o, s:I, s:I, s:f, s:I, s:o, s:b, s:I, s:I, s:f, s:I}", "test", f->test,
+            "group", text_or_null(f->group_name), "runs", (json_int_t)f->runs, "failures",
+            (json_int_t)f->failures, "failure_rate", f->failure_rate, "branches",
+            (json_int_t)f->branches, "first_failure", first, "flaky", f->flaky, "pushes",
+            (json_int_t)f->pushes, "pushes_failed", (json_int_t)f->pushes_failed,
+            "push_failure_chance", f->push_failure_chance, "prs", (json_int_t)f->prs);
         if (!row || json_array_append_new(out, row) != 0) {
             json_decref(out);
             out = NULL;
@@ -203,65 +105,44 @@ static json_t *flakes_rows(PGresult *res)
 
 json_t *rt__cli_flakes(rt_pg *pg, const rt__flakes_query *q)
 {
-    flakes_params t;
-    set_params(&t, q);
-    PGresult *res = NULL;
-    if (rt_pg_exec(pg, SQL_FLAKES, 7, t.values, &res) != RT_OK) {
+    char until[32];
+    rt_history_flakes_query sq = store_query(q, until);
+    rt_history_flake *rows = NULL;
+    size_t n = 0;
+    if (rt_history_flakes_read(pg, &sq, &rows, &n) != RT_OK) {
         rt__cli_db_error(pg, "cannot query the test history");
         return NULL;
     }
-    json_t *out = flakes_rows(res);
-    PQclear(res);
+    json_t *out = flakes_rows(rows, n);
+    rt_history_flake_free(rows, n);
     return out;
 }
 
 int rt__cli_flakes_send(rt_pg *pg, const rt__flakes_query *q)
 {
-    flakes_params t;
-    set_params(&t, q);
-    /* libpq copies the parameters into its buffer here */
-    if (PQsendQueryParams(rt_pg_conn(pg), SQL_FLAKES, 7, NULL, t.values, NULL, NULL, 0) == 1)
-        return 0;
-    rt_log_error("cannot query the test history", "error", PQerrorMessage(rt_pg_conn(pg)));
-    return -1;
+    char until[32];
+    rt_history_flakes_query sq = store_query(q, until);
+    return rt_history_flakes_send(pg, &sq) == RT_OK ? 0 : -1;
 }
 
 json_t *rt__cli_flakes_wait(rt_pg *pg)
 {
-    PGresult *res = NULL, *next;
-    while ((next = PQgetResult(rt_pg_conn(pg)))) {
-        if (res) PQclear(res);
-        res = next;
-    }
+    rt_history_flake *rows = NULL;
+    size_t n = 0;
     json_t *out = NULL;
-    if (res && PQresultStatus(res) == PGRES_TUPLES_OK)
-        out = flakes_rows(res);
-    else
-        rt_log_error("cannot query the test history", "error",
-                     res ? PQresultErrorMessage(res) : PQerrorMessage(rt_pg_conn(pg)));
-    PQclear(res);
+    if (rt_history_flakes_wait(pg, &rows, &n) == RT_OK) out = flakes_rows(rows, n);
+    rt_history_flake_free(rows, n);
     return out;
 }
 
 /* Adds rerun_flips and issue to each row. */
 static int add_github_columns(rt_pg *pg, const rt__flakes_query *q, json_t *rows)
 {
-    const char *params[] = {q->project, q->until, q->window};
-    PGresult *flips = NULL, *issues = NULL;
-    enum { FL_TEST, FL_FLIPS, FL_N };
-    static const char *const FLIPS_COLS[FL_N] = {"test", "flips"};
-    enum { I_TEST, I_STATE, I_NUMBER, I_URL, I_TRACKER, I_N };
-    static const char *const ISSUES_COLS[I_N] = {"test", "state", "issue_number", "issue_url",
-                                                 "tracker"};
-    int fl[FL_N], is[I_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    int rc = rt_pg_exec(pg, SQL_FLIPS, 3, params, &flips);
-    if (rc == RT_OK) rc = rt_pg_exec(pg, SQL_ISSUES, 1, params, &issues);
-    if (rc == RT_OK && (rt_pg_columns(flips, FLIPS_COLS, FL_N, fl, errstr) != RT_OK ||
-                        rt_pg_columns(issues, ISSUES_COLS, I_N, is, errstr) != RT_OK)) {
-        rt_log_error("cannot read the GitHub history", "error", errstr);
-        rc = RT_EINVAL;
-    }
+    rt_history_flip *flips = NULL;
+    rt_history_issue *issues = NULL;
+    size_t nflips = 0, nissues = 0;
+    int rc = rt_history_flips(pg, q->project, q->until, q->window, &flips, &nflips);
+    if (rc == RT_OK) rc = rt_history_issues(pg, q->project, &issues, &nissues);
     size_t i;
     json_t *row;
     json_array_foreach(rows, i, row)
@@ -270,23 +151,20 @@ static int add_github_columns(rt_pg *pg, const rt__flakes_query *q, json_t *rows
         const char *test = json_string_value(json_object_get(row, "test"));
         json_int_t n = 0;
         json_t *issue = json_null();
-        for (int r = 0; r < PQntuples(flips); r++)
-            if (!strcmp(PQgetvalue(flips, r, fl[FL_TEST]), test))
-                n = (json_int_t)rt_pg_int(flips, r, fl[FL_FLIPS]);
-        for (int r = 0; r < PQntuples(issues); r++)
-            if (!strcmp(PQgetvalue(issues, r, is[I_TEST]), test))
-                issue =
-                    json_pack("{s:s, s:I, s:s, s:s}", "state", PQgetvalue(issues, r, is[I_STATE]),
-                              "number", (json_int_t)rt_pg_int(issues, r, is[I_NUMBER]), "url",
-                              PQgetvalue(issues, r, is[I_URL]), "tracker",
-                              PQgetvalue(issues, r, is[I_TRACKER]));
+        for (size_t r = 0; r < nflips; r++)
+            if (!strcmp(flips[r].test, test)) n = (json_int_t)flips[r].flips;
+        for (size_t r = 0; r < nissues; r++)
+            if (!strcmp(issues[r].test, test))
+                issue = json_pack("{s:s, s:I, s:s, s:s}", "state", issues[r].state, "number",
+                                  (json_int_t)issues[r].issue_number, "url", issues[r].issue_url,
+                                  "tracker", issues[r].tracker);
         if (json_object_set_new(row, "rerun_flips", json_integer(n)) != 0 ||
             json_object_set_new(row, "issue", issue ? issue : json_null()) != 0)
             rc = RT_ENOMEM;
     }
     if (rc == RT_EDB) rt_log_error("cannot query the GitHub history", "error", rt_pg_errstr(pg));
-    PQclear(flips);
-    PQclear(issues);
+    rt_history_flip_free(flips, nflips);
+    rt_history_issue_free(issues, nissues);
     return rc;
 }
 
@@ -339,69 +217,43 @@ static int add_outcome_labels(rt_pg *pg, const rt__flakes_query *q, json_t *rows
 /* The coverage section and the gaps list (GitHub projects; zeros and [] otherwise). */
 static int coverage(rt_pg *pg, const rt__flakes_query *q, json_t **cov, json_t **gaps)
 {
-    const char *params[] = {q->project, q->until, q->window};
-    PGresult *res = NULL;
     *cov = NULL;
     *gaps = json_array();
     json_t *kinds = json_object();
-    /* The coverage's fields are its columns' names, in the order of the SELECT. */
-    static const char *const COVERAGE_COLS[] = {"run_attempts",       "attempts_with_outcomes",
-                                                "attempts_with_gaps", "expired_artifacts",
-                                                "rerun_attempts",     "outcomes"};
-    enum { NCOV = sizeof COVERAGE_COLS / sizeof COVERAGE_COLS[0] };
-    enum {
-        G_RUN,
-        G_ATTEMPT,
-        G_KIND,
-        G_ARTIFACT,
-        G_FILE,
-        G_DETAIL,
-        G_URL,
-        G_BRANCH,
-        G_STARTED,
-        G_N
-    };
-    static const char *const GAP_COLS[G_N] = {"run_id",   "attempt",    "kind",
-                                              "artifact", "file",       "detail",
-                                              "html_url", "branch_key", "started"};
-    int cc[NCOV], gc[G_N], kc[2];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    int rc = rt_pg_exec(pg, SQL_COVERAGE, 3, params, &res);
-    if (rc == RT_OK && rt_pg_columns(res, COVERAGE_COLS, NCOV, cc, errstr) != RT_OK) rc = RT_EINVAL;
-    if (rc == RT_OK && PQntuples(res) == 1) {
+    rt_history_github_coverage counts;
+    rt_history_gap_kind *by_kind = NULL;
+    rt_history_github_gap *list = NULL;
+    size_t nkinds = 0, nlist = 0;
+    int rc = rt_history_github_coverage_read(pg, q->project, q->until, q->window, &counts);
+    if (rc == RT_OK) {
+        /* The coverage's fields are its columns' names, in the order of the SELECT. */
+        const long long values[] = {counts.run_attempts,       counts.attempts_with_outcomes,
+                                    counts.attempts_with_gaps, counts.expired_artifacts,
+                                    counts.rerun_attempts,     counts.outcomes};
         *cov = json_object();
-        for (size_t i = 0; *cov && i < NCOV; i++)
-            if (json_object_set_new(*cov, COVERAGE_COLS[i],
-                                    json_integer((json_int_t)rt_pg_int(res, 0, cc[i]))) != 0)
+        for (size_t i = 0; *cov && i < 6; i++)
+            if (json_object_set_new(*cov, rt_history_github_coverage_names[i],
+                                    json_integer((json_int_t)values[i])) != 0)
                 rc = RT_ENOMEM;
     }
-    PQclear(res);
-    res = NULL;
-    if (rc == RT_OK) rc = rt_pg_exec(pg, SQL_GAP_KINDS, 3, params, &res);
-    if (rc == RT_OK &&
-        rt_pg_columns(res, (const char *const[]){"kind", "gaps"}, 2, kc, errstr) != RT_OK)
-        rc = RT_EINVAL;
-    for (int r = 0; rc == RT_OK && kinds && r < PQntuples(res); r++)
-        json_object_set_new(kinds, PQgetvalue(res, r, kc[0]),
-                            json_integer((json_int_t)rt_pg_int(res, r, kc[1])));
-    PQclear(res);
-    res = NULL;
-    if (rc == RT_OK) rc = rt_pg_exec(pg, SQL_GAPS, 3, params, &res);
-    if (rc == RT_OK && rt_pg_columns(res, GAP_COLS, G_N, gc, errstr) != RT_OK) rc = RT_EINVAL;
-    for (int r = 0; rc == RT_OK && *gaps && r < PQntuples(res); r++) {
-        json_t *g = json_pack(
-            "{s:I, s:I, s:s, s:s, s:s, s:o, s:o, s:s, s:s}", "run_id",
-            (json_int_t)rt_pg_int(res, r, gc[G_RUN]), "attempt",
-            (json_int_t)rt_pg_int(res, r, gc[G_ATTEMPT]), "kind", PQgetvalue(res, r, gc[G_KIND]),
-            "artifact", PQgetvalue(res, r, gc[G_ARTIFACT]), "file", PQgetvalue(res, r, gc[G_FILE]),
-            "detail", text_or_null(res, r, gc[G_DETAIL]), "url", text_or_null(res, r, gc[G_URL]),
-            "branch", PQgetvalue(res, r, gc[G_BRANCH]), "started",
-            PQgetvalue(res, r, gc[G_STARTED]));
-        if (!g || json_array_append_new(*gaps, g) != 0) rc = RT_ENOMEM;
+    if (rc == RT_OK)
+        rc = rt_history_gap_kinds(pg, q->project, q->until, q->window, &by_kind, &nkinds);
+    for (size_t r = 0; rc == RT_OK && kinds && r < nkinds; r++)
+        json_object_set_new(kinds, by_kind[r].kind, json_integer((json_int_t)by_kind[r].gaps));
+    if (rc == RT_OK)
+        rc = rt_history_github_gaps(pg, q->project, q->until, q->window, &list, &nlist);
+    for (size_t r = 0; rc == RT_OK && *gaps && r < nlist; r++) {
+        const rt_history_github_gap *g = &list[r];
+        json_t *o = json_pack("{s:I, s:I, s:s, s:s, s:s, s:o, s:o, s:s, s:s}", "run_id",
+                              (json_int_t)g->run_id, "attempt", (json_int_t)g->attempt, "kind",
+                              g->kind, "artifact", g->artifact, "file", g->file, "detail",
+                              text_or_null(g->detail), "url", text_or_null(g->html_url), "branch",
+                              g->branch_key, "started", g->started);
+        if (!o || json_array_append_new(*gaps, o) != 0) rc = RT_ENOMEM;
     }
-    PQclear(res);
+    rt_history_gap_kind_free(by_kind, nkinds);
+    rt_history_github_gap_free(list, nlist);
     if (rc == RT_EDB) rt_log_error("cannot query the GitHub coverage", "error", rt_pg_errstr(pg));
-    if (rc == RT_EINVAL) rt_log_error("cannot read the GitHub coverage", "error", errstr);
     if (rc == RT_OK &&
         (!*cov || !*gaps || !kinds || json_object_set_new(*cov, "gaps_by_kind", kinds) != 0))
         rc = RT_ENOMEM;

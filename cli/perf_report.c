@@ -17,67 +17,9 @@
 #include "common/core/perf_pick.h"
 #include "common/io/pg.h"
 #include "common/policy.h"
+#include "common/store/perf.h"
 
 #define MAX_ROWS 64
-
-#define ALERT_DAY "coalesce(budget_day, (intent_at AT TIME ZONE 'UTC')::date) = $1::date"
-
-static const char SQL_FAMILIES[] =
-    "SELECT family, count(*) FILTER (WHERE outcome IN ('triggered', 'found-existing', 'dry-run')"
-    " OR outcome IS NULL) AS backfills, coalesce(sum(jobs_scheduled), 0) AS jobs_scheduled,"
-    " coalesce(sum(followup_completed), 0) AS jobs_executed,"
-    " count(*) FILTER (WHERE followup_state = 'done') AS done,"
-    " count(*) FILTER (WHERE followup_state = 'pending' OR (followup_state IS NULL AND outcome IN"
-    " ('triggered', 'found-existing') AND NOT dry_run)) AS pending,"
-    " count(*) FILTER (WHERE followup_state = 'failed') AS failed,"
-    " count(*) FILTER (WHERE outcome = 'already-backfilled') AS already_backfilled,"
-    " count(*) FILTER (WHERE outcome IN ('no-job', 'no-backfill-action', 'failed')) AS not_sent"
-    " FROM perf_alerts WHERE " ALERT_DAY " GROUP BY family";
-/* FA_BACKFILLS to FA_NOT_SENT in the order of family_row's counts from backfills on. */
-enum {
-    FA_FAMILY,
-    FA_BACKFILLS,
-    FA_SCHEDULED,
-    FA_EXECUTED,
-    FA_DONE,
-    FA_PENDING,
-    FA_FAILED,
-    FA_ALREADY,
-    FA_NOT_SENT,
-    FA_N
-};
-static const char *const FAMILIES_COLS[FA_N] = {
-    "family",  "backfills", "jobs_scheduled",     "jobs_executed", "done",
-    "pending", "failed",    "already_backfilled", "not_sent"};
-static const char SQL_LEDGER[] =
-    "SELECT substr(platform, 6) AS family, sum(amount) AS used FROM budget_ledger"
-    " WHERE day = $1::date AND platform LIKE 'perf:%' GROUP BY 1";
-enum { L_FAMILY, L_USED, L_N };
-static const char *const LEDGER_COLS[L_N] = {"family", "used"};
-static const char SQL_FAILURES[] =
-    "SELECT alert_id, summary_id, family, platform, followup_reason,"
-    " coalesce(followup_detail, '') AS followup_detail,"
-    " coalesce(action_task_id, '') AS action_task_id, followup_jobs, followup_completed,"
-    " coalesce(to_char(followup_settled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-    " '') AS followup_settled_at"
-    " FROM perf_alerts WHERE followup_state = 'failed' AND " ALERT_DAY " ORDER BY alert_id";
-enum {
-    F_ALERT,
-    F_SUMMARY,
-    F_FAMILY,
-    F_PLATFORM,
-    F_REASON,
-    F_DETAIL,
-    F_ACTION_TASK,
-    F_JOBS,
-    F_COMPLETED,
-    F_SETTLED,
-    F_N
-};
-static const char *const FAILURES_COLS[F_N] = {
-    "alert_id",           "summary_id",         "family",         "platform",
-    "followup_reason",    "followup_detail",    "action_task_id", "followup_jobs",
-    "followup_completed", "followup_settled_at"};
 
 typedef struct family_row {
     char name[64];
@@ -88,7 +30,7 @@ typedef struct family_row {
 typedef struct report {
     family_row rows[MAX_ROWS];
     size_t nrows;
-    int failure_cols[F_N]; /* the columns of the result of SQL_FAILURES */
+    rt_perf_day day; /* the store's answer: its failures are printed as they are */
 } report;
 
 static void usage(FILE *out)
@@ -129,7 +71,7 @@ static family_row *row_of(report *r, const char *name)
     return row;
 }
 
-static int load(rt_pg *pg, const rt_config *cfg, const char *day, report *r, PGresult **failures)
+static int load(rt_pg *pg, const rt_config *cfg, const char *day, report *r)
 {
     char errstr[RT_ERRSTR_SIZE] = "";
     rt_perf_options opts;
@@ -141,41 +83,28 @@ static int load(rt_pg *pg, const rt_config *cfg, const char *day, report *r, PGr
         family_row *row = row_of(r, rt_perf_family_name(&opts, f));
         if (row) row->limit = opts.limit[f];
     }
-    const char *params[] = {day};
-    PGresult *res = NULL;
-    int lc[L_N], fc[FA_N];
-    if (rt_pg_exec(pg, SQL_LEDGER, 1, params, &res) != RT_OK) goto db;
-    if (rt_pg_columns(res, LEDGER_COLS, L_N, lc, errstr) != RT_OK) goto columns;
-    for (int i = 0; i < PQntuples(res); i++) {
-        family_row *row = row_of(r, PQgetvalue(res, i, lc[L_FAMILY]));
-        if (row) row->used = atoll(PQgetvalue(res, i, lc[L_USED]));
+    if (rt_perf_store_day(pg, day, &r->day) != RT_OK) {
+        rt__cli_db_error(pg, "cannot read the backfills");
+        return 1;
     }
-    PQclear(res);
-    res = NULL;
-    if (rt_pg_exec(pg, SQL_FAMILIES, 1, params, &res) != RT_OK) goto db;
-    if (rt_pg_columns(res, FAMILIES_COLS, FA_N, fc, errstr) != RT_OK) goto columns;
-    for (int i = 0; i < PQntuples(res); i++) {
-        family_row *row = row_of(r, PQgetvalue(res, i, fc[FA_FAMILY]));
+    for (size_t i = 0; i < r->day.nledger; i++) {
+        family_row *row = row_of(r, r->day.ledger[i].family);
+        if (row) row->used = r->day.ledger[i].used;
+    }
+    for (size_t i = 0; i < r->day.nalerts; i++) {
+        const rt_perf_family_day *f = &r->day.alerts[i];
+        family_row *row = row_of(r, f->family);
         if (!row) continue;
-        long long *cols[] = {&row->backfills, &row->scheduled, &row->executed, &row->done,
-                             &row->pending,   &row->failed,    &row->already,  &row->unsent};
-        for (int c = FA_BACKFILLS; c < FA_N; c++)
-            *cols[c - FA_BACKFILLS] = atoll(PQgetvalue(res, i, fc[c]));
+        row->backfills = f->backfills;
+        row->scheduled = f->scheduled;
+        row->executed = f->executed;
+        row->done = f->done;
+        row->pending = f->pending;
+        row->failed = f->failed;
+        row->already = f->already;
+        row->unsent = f->unsent;
     }
-    PQclear(res);
-    res = NULL;
-    if (rt_pg_exec(pg, SQL_FAILURES, 1, params, failures) != RT_OK) goto db;
-    if (rt_pg_columns(*failures, FAILURES_COLS, F_N, r->failure_cols, errstr) != RT_OK)
-        goto columns;
     return 0;
-db:
-    PQclear(res);
-    rt__cli_db_error(pg, "cannot read the backfills");
-    return 1;
-columns:
-    PQclear(res);
-    rt_log_error("cannot read the backfills", "error", errstr);
-    return 1;
 }
 
 static json_t *row_json(const family_row *row)
@@ -203,7 +132,7 @@ static void add_total(family_row *total, const family_row *row)
     total->unsent += row->unsent;
 }
 
-static int print_json(const char *day, const report *r, PGresult *failures)
+static int print_json(const char *day, const report *r)
 {
     family_row total = {.name = "total", .limit = 0};
     json_t *families = json_array(), *list = json_array();
@@ -212,20 +141,16 @@ static int print_json(const char *day, const report *r, PGresult *failures)
         add_total(&total, &r->rows[i]);
         if (r->rows[i].limit > 0) total.limit += r->rows[i].limit;
     }
-    const int *c = r->failure_cols;
-    for (int i = 0; i < PQntuples(failures); i++)
+    for (size_t i = 0; i < r->day.nfailures; i++) {
+        const rt_perf_failure *f = &r->day.failures[i];
         json_array_append_new(
-            list, json_pack("{s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s}", "alert_id",
-                            (json_int_t)atoll(PQgetvalue(failures, i, c[F_ALERT])), "summary_id",
-                            (json_int_t)atoll(PQgetvalue(failures, i, c[F_SUMMARY])), "family",
-                            PQgetvalue(failures, i, c[F_FAMILY]), "platform",
-                            PQgetvalue(failures, i, c[F_PLATFORM]), "reason",
-                            PQgetvalue(failures, i, c[F_REASON]), "detail",
-                            PQgetvalue(failures, i, c[F_DETAIL]), "action_task_id",
-                            PQgetvalue(failures, i, c[F_ACTION_TASK]), "jobs",
-                            atoi(PQgetvalue(failures, i, c[F_JOBS])), "jobs_completed",
-                            atoi(PQgetvalue(failures, i, c[F_COMPLETED])), "settled_at",
-                            PQgetvalue(failures, i, c[F_SETTLED])));
+            list,
+            json_pack("{s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s}", "alert_id",
+                      (json_int_t)f->alert_id, "summary_id", (json_int_t)f->summary_id, "family",
+                      f->family, "platform", f->platform, "reason", f->reason, "detail", f->detail,
+                      "action_task_id", f->action_task_id, "jobs", (int)f->jobs, "jobs_completed",
+                      (int)f->completed, "settled_at", f->settled_at));
+    }
     json_t *totals = row_json(&total);
     json_object_del(totals, "family");
     json_t *doc = json_pack("{s:s, s:o, s:o, s:o}", "day", day, "families", families, "totals",
@@ -245,7 +170,7 @@ static void print_row(const family_row *row)
            row->failed, row->already, row->unsent);
 }
 
-static int print_table(const char *day, const report *r, PGresult *failures)
+static int print_table(const char *day, const report *r)
 {
     family_row total = {.name = "total", .limit = 0};
     printf("retrig-perf backfills on %s (UTC)\n\n", day);
@@ -258,17 +183,17 @@ static int print_table(const char *day, const report *r, PGresult *failures)
         if (r->rows[i].limit > 0) total.limit += r->rows[i].limit;
     }
     print_row(&total);
-    printf("\nneeding manual work: %d\n", PQntuples(failures));
-    if (PQntuples(failures) > 0)
+    printf("\nneeding manual work: %zu\n", r->day.nfailures);
+    if (r->day.nfailures > 0)
         printf("%-10s %-10s %-18s %-22s %s\n", "alert", "family", "reason", "action task",
                "detail");
-    const int *c = r->failure_cols;
-    for (int i = 0; i < PQntuples(failures); i++)
-        printf("%-10s %-10s %-18s %-22s %s\n", rt_cli_text(PQgetvalue(failures, i, c[F_ALERT])),
-               rt_cli_text(PQgetvalue(failures, i, c[F_FAMILY])),
-               rt_cli_text(PQgetvalue(failures, i, c[F_REASON])),
-               rt_cli_text(PQgetvalue(failures, i, c[F_ACTION_TASK])),
-               rt_cli_text(PQgetvalue(failures, i, c[F_DETAIL])));
+    for (size_t i = 0; i < r->day.nfailures; i++) {
+        const rt_perf_failure *f = &r->day.failures[i];
+        char alert[32];
+        snprintf(alert, sizeof alert, "%lld", f->alert_id);
+        printf("%-10s %-10s %-18s %-22s %s\n", rt_cli_text(alert), rt_cli_text(f->family),
+               rt_cli_text(f->reason), rt_cli_text(f->action_task_id), rt_cli_text(f->detail));
+    }
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
@@ -310,10 +235,9 @@ int rt_cli_perf_report(int argc, char **argv, rt_config *cfg)
     rt_pg *pg = NULL;
     if (rt__cli_connect(cfg, "cli", &pg) != 0) return 1;
     report *r = calloc(1, sizeof *r);
-    PGresult *failures = NULL;
-    int status = r ? load(pg, cfg, day, r, &failures) : 1;
-    if (status == 0) status = json ? print_json(day, r, failures) : print_table(day, r, failures);
-    PQclear(failures);
+    int status = r ? load(pg, cfg, day, r) : 1;
+    if (status == 0) status = json ? print_json(day, r) : print_table(day, r);
+    if (r) rt_perf_day_free(&r->day);
     free(r);
     rt_pg_free(pg);
     return status;

@@ -23,9 +23,8 @@
 #include "common/core/utf8.h"
 #include "cli/html.h"
 #include "common/io/pg.h"
+#include "common/store/history.h"
 #include "common/store/outcomes.h"
-
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
 #define CHART_TARGET_WIDTH 372 /* px for the whole window */
 #define DOTS_MAX           5   /* dots per slot and lane */
@@ -38,35 +37,8 @@
 #define DEFAULT_LIMIT      2000
 #define MAX_LIMIT          5000
 
-/* The window as the database sees it: from midnight UTC of (until - window) to until. */
-// clang-format off
-static const char SQL_WINDOW[] =
-    "SELECT extract(epoch FROM x.s)::bigint AS start_epoch,"
-    " extract(epoch FROM x.u)::bigint AS until_epoch,"
-    " " TS("x.s") " AS start_text, " TS("x.u") " AS until_text"
-    " FROM (SELECT date_trunc('day', ($1::timestamptz - $2::interval)"
-    " AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS s, $1::timestamptz AS u) x";
-// clang-format on
-enum { W_START, W_UNTIL, W_START_TEXT, W_UNTIL_TEXT, W_N };
-static const char *const WINDOW_COLS[W_N] = {"start_epoch", "until_epoch", "start_text",
-                                             "until_text"};
-static const char SQL_MARKS[] =
-    "SELECT m.test, m.slot, m.main, m.runs, m.failures FROM history_run_marks($1,"
-    " ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), $3::timestamptz, $4::timestamptz,"
-    " $5::integer) m";
-/* The same marks in day slots from the per-day rollup (migration 0026), for a window of
- * whole UTC days with more runs than the raw read handles quickly (DAY_SLOTS_RUNS). */
-static const char SQL_DAY_MARKS[] =
-    "SELECT d.test, (d.day - ($3::timestamptz AT TIME ZONE 'UTC')::date) AS slot,"
-    " d.branch_class = 'main' AS main, d.runs, d.failures FROM history_tests_days($1,"
-    " ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), ($3::timestamptz AT TIME ZONE"
-    " 'UTC')::date, ($4::timestamptz AT TIME ZONE 'UTC')::date) d";
+/* Above it the charts read day slots from the per-day rollup (common/store/history.h). */
 #define DAY_SLOTS_RUNS 5000
-static const char SQL_WINDOW_RUNS[] =
-    "SELECT count(*) AS runs FROM (SELECT 1 FROM history_runs WHERE repository = $1"
-    " AND run_at >= $2::timestamptz AND run_at < $3::timestamptz LIMIT $4::integer) r";
-enum { M_TEST, M_SLOT, M_MAIN, M_RUNS, M_FAILURES, M_N };
-static const char *const MARKS_COLS[M_N] = {"test", "slot", "main", "runs", "failures"};
 
 typedef struct row {
     const char *test;
@@ -205,28 +177,20 @@ static int merge_rows(page *p)
     return 0;
 }
 
-/* The window as the database sees it (SQL_WINDOW): p->start, p->until and their texts. */
+/* The window as the database sees it: p->start, p->until and their texts. */
 static int load_window(page *p, rt_pg *pg)
 {
     char until[32];
-    const char *params[] = {rt__cli_history_until(p->q.until, until), p->q.window};
-    PGresult *res = NULL;
-    int c[W_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    if (rt_pg_exec(pg, SQL_WINDOW, 2, params, &res) != RT_OK) {
+    rt_history_window w;
+    if (rt_history_window_read(pg, rt__cli_history_until(p->q.until, until), p->q.window, &w) !=
+        RT_OK) {
         rt__cli_db_error(pg, "cannot read the window (is --until an ISO-8601 time?)");
         return -1;
     }
-    if (rt_pg_columns(res, WINDOW_COLS, W_N, c, errstr) != RT_OK) {
-        rt_log_error("cannot read the window", "error", errstr);
-        PQclear(res);
-        return -1;
-    }
-    p->start = atoll(PQgetvalue(res, 0, c[W_START]));
-    p->until = atoll(PQgetvalue(res, 0, c[W_UNTIL]));
-    snprintf(p->start_text, sizeof p->start_text, "%s", PQgetvalue(res, 0, c[W_START_TEXT]));
-    snprintf(p->until_text, sizeof p->until_text, "%s", PQgetvalue(res, 0, c[W_UNTIL_TEXT]));
-    PQclear(res);
+    p->start = w.start;
+    p->until = w.until;
+    snprintf(p->start_text, sizeof p->start_text, "%s", w.start_text);
+    snprintf(p->until_text, sizeof p->until_text, "%s", w.until_text);
     return 0;
 }
 
@@ -237,24 +201,13 @@ static int choose_slots(page *p, rt_pg *pg)
 {
     p->by_day = false;
     if (p->start % 86400 != 0 || p->until % 86400 != 0) return 0;
-    char limit[16];
-    snprintf(limit, sizeof limit, "%d", DAY_SLOTS_RUNS + 1);
-    const char *params[] = {p->q.project, p->start_text, p->until_text, limit};
-    PGresult *res = NULL;
-    int c[1];
-    static const char *const cols[] = {"runs"};
-    char errstr[RT_ERRSTR_SIZE] = "";
-    if (rt_pg_exec(pg, SQL_WINDOW_RUNS, 4, params, &res) != RT_OK) {
+    long long runs = 0;
+    if (rt_history_window_runs(pg, p->q.project, p->start_text, p->until_text, DAY_SLOTS_RUNS + 1,
+                               &runs) != RT_OK) {
         rt__cli_db_error(pg, "cannot count the runs of the window");
         return -1;
     }
-    if (rt_pg_columns(res, cols, 1, c, errstr) != RT_OK) {
-        rt_log_error("cannot count the runs of the window", "error", errstr);
-        PQclear(res);
-        return -1;
-    }
-    p->by_day = atoll(PQgetvalue(res, 0, c[0])) > DAY_SLOTS_RUNS;
-    PQclear(res);
+    p->by_day = runs > DAY_SLOTS_RUNS;
     return 0;
 }
 
@@ -273,32 +226,24 @@ static int load_marks(page *p, rt_pg *pg)
     char *tests_text = tests ? json_dumps(tests, JSON_COMPACT) : NULL;
     json_decref(tests);
     if (!tests_text) return -1;
-    char slot[16];
-    snprintf(slot, sizeof slot, "%d", p->slot_seconds);
-    const char *params[] = {p->q.project, tests_text, p->start_text, p->until_text, slot};
-    PGresult *res = NULL;
-    int rc = rt_pg_exec(pg, p->by_day ? SQL_DAY_MARKS : SQL_MARKS, p->by_day ? 4 : 5, params, &res);
+    rt_history_mark *marks = NULL;
+    size_t n = 0;
+    int rc = rt_history_marks(pg, p->q.project, tests_text, p->start_text, p->until_text,
+                              p->slot_seconds, p->by_day, &marks, &n);
     free(tests_text);
     if (rc != RT_OK) {
         rt__cli_db_error(pg, "cannot read the runs of the listed tests");
         return -1;
     }
-    int c[M_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    if (rt_pg_columns(res, MARKS_COLS, M_N, c, errstr) != RT_OK) {
-        rt_log_error("cannot read the runs of the listed tests", "error", errstr);
-        PQclear(res);
-        return -1;
-    }
-    for (int i = 0; i < PQntuples(res); i++) {
-        row *w = find_row(p, PQgetvalue(res, i, c[M_TEST]));
-        int s = atoi(PQgetvalue(res, i, c[M_SLOT]));
+    for (size_t i = 0; i < n; i++) {
+        row *w = find_row(p, marks[i].test);
+        int s = (int)marks[i].slot;
         if (!w || s < 0 || s >= p->nslots) continue;
-        int lane = PQgetvalue(res, i, c[M_MAIN])[0] == 't' ? 0 : 1;
-        w->runs[lane * p->nslots + s] += atoi(PQgetvalue(res, i, c[M_RUNS]));
-        w->fails[lane * p->nslots + s] += atoi(PQgetvalue(res, i, c[M_FAILURES]));
+        int lane = marks[i].main ? 0 : 1;
+        w->runs[lane * p->nslots + s] += (int)marks[i].runs;
+        w->fails[lane * p->nslots + s] += (int)marks[i].failures;
     }
-    PQclear(res);
+    rt_history_mark_free(marks, n);
     return 0;
 }
 

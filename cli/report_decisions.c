@@ -23,75 +23,12 @@
 #include "common/core/perf_pick.h"
 #include "common/io/pg.h"
 #include "common/policy.h"
+#include "common/store/decisions.h"
+#include "common/store/ledger.h"
+#include "common/store/perf.h"
 
-#define TS(col)     "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 #define MAX_ROWS    1000
 #define BUDGET_DAYS 14
-
-/* Every column of the decision row but the evidence, as JSON: columns a later migration
- * adds (p_regression, policy, ...) show up without a change here. */
-static const char SQL_DECISIONS[] = "SELECT d.set_id, " TS(
-    "d.decided_at") ", d.verdict, d.reason, s.project, s.revision,"
-                    " s.label, s.platform, s.original_task_id, s.original_run_id,"
-                    " coalesce(d.classification_id::text, ''), " TS(
-                        "d.failure_seen_at") ","
-                                             " coalesce(" TS(
-                                                 "d.retriggers_requested_at") ", ''), "
-                                                                              "d.evidence::text,"
-                                                                              " (to_jsonb(d) - "
-                                                                              "'evidence')::text, "
-                                                                              "s.retrigger_count"
-                                                                              " FROM decisions d "
-                                                                              "JOIN retrigger_sets "
-                                                                              "s ON s.id = d.set_id"
-                                                                              " WHERE d.decided_at "
-                                                                              ">= $1::timestamptz "
-                                                                              "- $2::interval AND "
-                                                                              "d.decided_at <= "
-                                                                              "$1::timestamptz"
-                                                                              " ORDER BY "
-                                                                              "d.decided_at DESC, "
-                                                                              "d.set_id DESC LIMIT "
-                                                                              "$3::integer";
-static const char SQL_INFRA[] =
-    "SELECT r.task_id, r.run_id, coalesce(r.project, ''), coalesce(r.revision, ''),"
-    " coalesce(r.label, ''), coalesce(r.platform, ''), coalesce(r.verdict_reason, ''),"
-    " " TS("coalesce(r.classified_at, r.first_seen_at)") ", coalesce(" TS(
-        "r.resolved_at") ", '')"
-                         " FROM runs r WHERE r.verdict = 'infra'"
-                         " AND coalesce(r.classified_at, r.first_seen_at) >= $1::timestamptz - "
-                         "$2::interval"
-                         " AND coalesce(r.classified_at, r.first_seen_at) <= $1::timestamptz"
-                         " ORDER BY coalesce(r.classified_at, r.first_seen_at) DESC LIMIT "
-                         "$3::integer";
-static const char SQL_MEMBERS[] =
-    "SELECT m.set_id, m.task_id, m.run_id, m.role, m.state, coalesce(m.result, ''),"
-    " coalesce(" TS("m.resolved_at") ", '') FROM retrigger_set_members m"
-                                     " WHERE m.set_id = ANY(ARRAY(SELECT "
-                                     "jsonb_array_elements_text($1::jsonb))::bigint[])"
-                                     " ORDER BY m.set_id, m.added_at, m.task_id";
-static const char SQL_ACTIONS[] =
-    "SELECT a.set_id, a.action_name, coalesce(a.outcome, 'in flight'), a.dry_run,"
-    " coalesce(a.action_task_id, ''), coalesce(a.error, '') FROM retrigger_actions a"
-    " WHERE a.set_id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))::bigint[])";
-static const char SQL_BUDGET[] =
-    "SELECT l.platform, to_char(l.day, 'YYYY-MM-DD'), sum(l.amount)::bigint, count(*)"
-    " FROM budget_ledger l WHERE l.day > ($1::timestamptz AT TIME ZONE 'UTC')::date - $2::integer"
-    " AND l.day <= ($1::timestamptz AT TIME ZONE 'UTC')::date"
-    " GROUP BY 1, 2 ORDER BY 1, 2";
-static const char SQL_PERF[] =
-    "SELECT a.alert_id, a.summary_id, s.repository, a.platform, a.family, a.is_regression,"
-    " a.amount_pct, coalesce(a.outcome, 'in flight'), a.jobs_scheduled, a.dry_run,"
-    " coalesce(a.followup_state, ''), coalesce(a.followup_reason, ''), " TS(
-        "a.intent_at") ","
-                       " coalesce(a.error, ''), coalesce(s.revision, '')"
-                       " FROM perf_alerts a JOIN perf_summaries s ON s.summary_id = a.summary_id"
-                       " WHERE a.intent_at >= $1::timestamptz - $2::interval AND a.intent_at <= "
-                       "$1::timestamptz"
-                       " ORDER BY a.intent_at DESC, a.alert_id LIMIT $3::integer";
-static const char SQL_NOW[] = "SELECT " TS("$1::timestamptz") ", " TS(
-    "($1::timestamptz - $2::interval)") ", to_char(($1::timestamptz AT TIME ZONE 'UTC')::date,"
-                                        " 'YYYY-MM-DD')";
 
 typedef struct decisions_page {
     const rt_config *cfg;
@@ -100,7 +37,18 @@ typedef struct decisions_page {
     const char *link;       /* --link, or NULL */
     const char *since_text; /* the window as asked for ("14d") */
     char until[32], since[32], today[11];
-    PGresult *decisions, *infra, *members, *actions, *budget, *perf;
+    rt_page_decision *decisions;
+    size_t ndecisions;
+    rt_page_infra *infra;
+    size_t ninfra;
+    rt_page_member *members;
+    size_t nmembers;
+    rt_page_action *actions;
+    size_t nactions;
+    rt_ledger_day *budget;
+    size_t nbudget;
+    rt_perf_recent *perf;
+    size_t nperf;
 } decisions_page;
 
 static void usage(FILE *out)
@@ -117,19 +65,9 @@ static void usage(FILE *out)
             "Exit: 0 written, 1 database or file error, 2 usage.\n");
 }
 
-static const char *value(PGresult *res, int row, int col) { return PQgetvalue(res, row, col); }
-
 static long long int_of(json_t *o, const char *key)
 {
     return (long long)json_integer_value(json_object_get(o, key));
-}
-
-static int query(rt_pg *pg, const char *sql, int n, const char *const *params, PGresult **res,
-                 const char *what)
-{
-    if (rt_pg_exec(pg, sql, n, params, res) == RT_OK) return 0;
-    rt__cli_db_error(pg, what);
-    return 1;
 }
 
 static long long seconds_between(const char *a, const char *b)
@@ -269,35 +207,35 @@ static void lines_table(FILE *f, json_t *evidence, bool any_line_p)
     fputs("</tbody></table>", f);
 }
 
-static void retriggers_table(FILE *f, const decisions_page *p, int d, json_t *evidence)
+static void retriggers_table(FILE *f, const decisions_page *p, size_t d, json_t *evidence)
 {
-    const char *set_id = value(p->decisions, d, 0), *project = value(p->decisions, d, 4),
-               *revision = value(p->decisions, d, 5);
+    const char *set_id = p->decisions[d].set_id, *project = p->decisions[d].project,
+               *revision = p->decisions[d].revision;
     json_t *runs = json_object_get(evidence, "runs");
     fputs("<table><thead><tr><th>run</th><th>task</th><th>state</th><th>what retrig-decide "
           "read</th><th>reproduced a line</th><th>Treeherder job</th></tr></thead><tbody>",
           f);
     int shown = 0;
-    for (int m = 0; m < PQntuples(p->members); m++) {
-        if (strcmp(value(p->members, m, 0), set_id) != 0) continue;
-        const char *task = value(p->members, m, 1);
+    for (size_t m = 0; m < p->nmembers; m++) {
+        if (strcmp(p->members[m].set_id, set_id) != 0) continue;
+        const char *task = p->members[m].task_id;
         json_t *found = NULL, *run;
         size_t k;
         json_array_foreach(runs, k, run)
         {
             const char *t = json_string_value(json_object_get(run, "task_id"));
-            if (t && !strcmp(t, task) && int_of(run, "run_id") == atoll(value(p->members, m, 2)))
+            if (t && !strcmp(t, task) && int_of(run, "run_id") == atoll(p->members[m].run_id))
                 found = run;
         }
         fputs("<tr><td>", f);
-        rt__html(f, value(p->members, m, 3));
+        rt__html(f, p->members[m].role);
         fputs("</td><td>", f);
-        task_link(f, p, project, revision, task, atoi(value(p->members, m, 2)));
+        task_link(f, p, project, revision, task, atoi(p->members[m].run_id));
         fputs("</td><td>", f);
-        rt__html(f, value(p->members, m, 4));
-        if (value(p->members, m, 5)[0]) {
+        rt__html(f, p->members[m].state);
+        if (p->members[m].result[0]) {
             fputs(" · ", f);
-            rt__html(f, value(p->members, m, 5));
+            rt__html(f, p->members[m].result);
         }
         fputs("</td><td>", f);
         rt__html(f, found ? json_string_value(json_object_get(found, "evidence")) : "–");
@@ -319,21 +257,21 @@ static void retriggers_table(FILE *f, const decisions_page *p, int d, json_t *ev
 
 static void action_text(FILE *f, const decisions_page *p, const char *set_id)
 {
-    for (int a = 0; a < PQntuples(p->actions); a++) {
-        if (strcmp(value(p->actions, a, 0), set_id) != 0) continue;
+    for (size_t a = 0; a < p->nactions; a++) {
+        if (strcmp(p->actions[a].set_id, set_id) != 0) continue;
         fputs("<p class=\"small\">retrigger action <b>", f);
-        rt__html(f, value(p->actions, a, 1));
+        rt__html(f, p->actions[a].action_name);
         fputs("</b>: ", f);
-        rt__html(f, value(p->actions, a, 2));
-        if (value(p->actions, a, 3)[0] == 't') fputs(" (dry run: nothing sent)", f);
-        if (value(p->actions, a, 4)[0]) {
+        rt__html(f, p->actions[a].outcome);
+        if (p->actions[a].dry_run) fputs(" (dry run: nothing sent)", f);
+        if (p->actions[a].action_task_id[0]) {
             fputs(", action task <span class=\"mono\">", f);
-            rt__html(f, value(p->actions, a, 4));
+            rt__html(f, p->actions[a].action_task_id);
             fputs("</span>", f);
         }
-        if (value(p->actions, a, 5)[0]) {
+        if (p->actions[a].error[0]) {
             fputs("; error: ", f);
-            rt__html_cut(f, value(p->actions, a, 5), 400);
+            rt__html_cut(f, p->actions[a].error, 400);
         }
         fputs("</p>", f);
     }
@@ -441,12 +379,12 @@ static void culprit_text(FILE *f, const decisions_page *p, const char *project, 
 
 /* Long because it writes one decision's row and its expanded evidence (runs, lines, policy,
  * culprit) in page order, each part a few lines of HTML. */
-static void decision_item(FILE *f, const decisions_page *p, int d)
+static void decision_item(FILE *f, const decisions_page *p, size_t d)
 {
-    const char *verdict = value(p->decisions, d, 2), *project = value(p->decisions, d, 4),
-               *revision = value(p->decisions, d, 5), *platform = value(p->decisions, d, 7);
-    json_t *evidence = json_loads(value(p->decisions, d, 13), 0, NULL);
-    json_t *row = json_loads(value(p->decisions, d, 14), 0, NULL);
+    const char *verdict = p->decisions[d].verdict, *project = p->decisions[d].project,
+               *revision = p->decisions[d].revision, *platform = p->decisions[d].platform;
+    json_t *evidence = json_loads(p->decisions[d].evidence, 0, NULL);
+    json_t *row = json_loads(p->decisions[d].row, 0, NULL);
     json_t *counts = json_object_get(evidence, "counts");
     long long best = 0;
     bool any_line_p = false;
@@ -465,32 +403,33 @@ static void decision_item(FILE *f, const decisions_page *p, int d)
     rt__html(f, project);
     fputs("\" data-platform=\"", f);
     rt__html(f, platform);
-    fprintf(f, "\" id=\"set-%s\">", value(p->decisions, d, 0));
-    summary_row(f, p, value(p->decisions, d, 1), verdict, project, platform,
-                value(p->decisions, d, 6), value(p->decisions, d, 3), reproduced, revision);
+    fprintf(f, "\" id=\"set-%s\">", p->decisions[d].set_id);
+    summary_row(f, p, p->decisions[d].decided_at, verdict, project, platform, p->decisions[d].label,
+                p->decisions[d].reason, reproduced, revision);
     fputs("<div class=\"evidence\"><div class=\"timeline\"><span>failure seen ", f);
-    rt__html_when(f, value(p->decisions, d, 11));
+    rt__html_when(f, p->decisions[d].failure_seen_at);
     fputs("</span><span>retriggers requested ", f);
-    rt__html_when(f, value(p->decisions, d, 12));
+    rt__html_when(f, p->decisions[d].retriggers_requested_at);
     fputs("</span><span>decided ", f);
-    rt__html_when(f, value(p->decisions, d, 1));
+    rt__html_when(f, p->decisions[d].decided_at);
     fputs(" (", f);
-    duration(f, seconds_between(value(p->decisions, d, 11), value(p->decisions, d, 1)));
+    duration(f, seconds_between(p->decisions[d].failure_seen_at, p->decisions[d].decided_at));
     fputs(" after the failure)</span></div>\n", f);
     fputs("<p>Original: ", f);
-    task_link(f, p, project, revision, value(p->decisions, d, 8), atoi(value(p->decisions, d, 9)));
+    task_link(f, p, project, revision, p->decisions[d].original_task_id,
+              atoi(p->decisions[d].original_run_id));
     fputs(" on <span class=\"mono\">", f);
     rt__html(f, revision);
     fputs("</span>", f);
-    if (value(p->decisions, d, 10)[0]) {
+    if (p->decisions[d].classification_id[0]) {
         fputs(" · Treeherder classification ", f);
-        rt__html(f, value(p->decisions, d, 10));
+        rt__html(f, p->decisions[d].classification_id);
         fputs(" when decided", f);
     }
     fprintf(f,
             " · threshold %lld: %lld retriggers asked, %lld compared (%lld passed, %lld "
             "failed), %lld exception, %lld without data, %lld pending",
-            int_of(evidence, "threshold"), atoll(value(p->decisions, d, 15)),
+            int_of(evidence, "threshold"), p->decisions[d].retrigger_count,
             int_of(counts, "compared"), int_of(counts, "passed"), int_of(counts, "failed"),
             int_of(counts, "exceptions"), int_of(counts, "no_data"), int_of(counts, "pending"));
     json_t *pr = p_regression(row, evidence);
@@ -530,7 +469,7 @@ static void decision_item(FILE *f, const decisions_page *p, int d)
     }
     fputs("<h3>The runs of the set</h3>", f);
     retriggers_table(f, p, d, evidence);
-    action_text(f, p, value(p->decisions, d, 0));
+    action_text(f, p, p->decisions[d].set_id);
     culprit_text(f, p, project, row);
     json_t *cancelled = json_object_get(evidence, "cancelled");
     if (json_is_object(cancelled))
@@ -543,25 +482,25 @@ static void decision_item(FILE *f, const decisions_page *p, int d)
     json_decref(row);
 }
 
-static void infra_item(FILE *f, const decisions_page *p, int r)
+static void infra_item(FILE *f, const decisions_page *p, size_t r)
 {
-    const char *project = value(p->infra, r, 2), *revision = value(p->infra, r, 3),
-               *platform = value(p->infra, r, 5);
+    const char *project = p->infra[r].project, *revision = p->infra[r].revision,
+               *platform = p->infra[r].platform;
     fputs("<details class=\"decision\" data-verdict=\"infra\" data-project=\"", f);
     rt__html(f, project);
     fputs("\" data-platform=\"", f);
     rt__html(f, platform);
     fputs("\">", f);
-    summary_row(f, p, value(p->infra, r, 7), "infra", project, platform, value(p->infra, r, 4),
-                value(p->infra, r, 6), "–", revision);
+    summary_row(f, p, p->infra[r].classified_at, "infra", project, platform, p->infra[r].label,
+                p->infra[r].verdict_reason, "–", revision);
     fputs("<div class=\"evidence\"><p>retrig-classify read the run's errorsummary as an "
           "infrastructure failure (",
           f);
-    rt__html(f, value(p->infra, r, 6));
+    rt__html(f, p->infra[r].verdict_reason);
     fputs("), so no retrigger was spent. Run: ", f);
-    task_link(f, p, project, revision, value(p->infra, r, 0), atoi(value(p->infra, r, 1)));
+    task_link(f, p, project, revision, p->infra[r].task_id, atoi(p->infra[r].run_id));
     fputs(", resolved ", f);
-    rt__html_when(f, value(p->infra, r, 8));
+    rt__html_when(f, p->infra[r].resolved_at);
     fputs(".</p></div></details>\n", f);
 }
 
@@ -570,14 +509,16 @@ static int by_string(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Distinct values of a column over both lists, as <option>s (escaped). */
-static void options_of(FILE *f, const decisions_page *p, int dcol, int icol)
+/* Distinct projects (or platforms) over both lists, as <option>s (escaped). */
+static void options_of(FILE *f, const decisions_page *p, bool platform)
 {
     json_t *seen = json_object();
-    for (int i = 0; seen && i < PQntuples(p->decisions); i++)
-        json_object_set_new(seen, value(p->decisions, i, dcol), json_true());
-    for (int i = 0; seen && i < PQntuples(p->infra); i++)
-        json_object_set_new(seen, value(p->infra, i, icol), json_true());
+    for (size_t i = 0; seen && i < p->ndecisions; i++)
+        json_object_set_new(seen, platform ? p->decisions[i].platform : p->decisions[i].project,
+                            json_true());
+    for (size_t i = 0; seen && i < p->ninfra; i++)
+        json_object_set_new(seen, platform ? p->infra[i].platform : p->infra[i].project,
+                            json_true());
     /* sorted: jansson keeps insertion order, so sort the keys */
     size_t n = json_object_size(seen), k = 0;
     const char **keys = calloc(n + 1, sizeof *keys);
@@ -600,9 +541,9 @@ static void verdict_cards(FILE *f, const decisions_page *p)
 {
     static const char *const verdicts[] = {"regression", "intermittent", "infra", "undecided"};
     long long n[4] = {0, 0, 0, 0};
-    for (int i = 0; i < PQntuples(p->decisions); i++)
-        for (int v = 0; v < 4; v++) n[v] += !strcmp(value(p->decisions, i, 2), verdicts[v]);
-    n[2] += PQntuples(p->infra);
+    for (size_t i = 0; i < p->ndecisions; i++)
+        for (int v = 0; v < 4; v++) n[v] += !strcmp(p->decisions[i].verdict, verdicts[v]);
+    n[2] += p->ninfra;
     fputs("<section class=\"cards\" id=\"summary\">", f);
     for (int v = 0; v < 4; v++) {
         fprintf(f,
@@ -617,12 +558,12 @@ static void verdict_cards(FILE *f, const decisions_page *p)
         fputs("</div></div>", f);
     }
     long long retriggers = 0, backfills = 0;
-    for (int i = 0; i < PQntuples(p->budget); i++) {
-        if (strcmp(value(p->budget, i, 1), p->today) != 0) continue;
-        if (!strncmp(value(p->budget, i, 0), "perf:", 5))
-            backfills += atoll(value(p->budget, i, 2));
+    for (size_t i = 0; i < p->nbudget; i++) {
+        if (strcmp(p->budget[i].day, p->today) != 0) continue;
+        if (!strncmp(p->budget[i].platform, "perf:", 5))
+            backfills += p->budget[i].spent;
         else
-            retriggers += atoll(value(p->budget, i, 2));
+            retriggers += p->budget[i].spent;
     }
     fprintf(f,
             "<div class=\"card\"><div class=\"big\">%lld</div><div class=\"label\">retriggers "
@@ -636,10 +577,10 @@ static void verdict_cards(FILE *f, const decisions_page *p)
 static void budget_cards(FILE *f, const decisions_page *p, bool perf, const rt_perf_options *po)
 {
     int shown = 0;
-    for (int i = 0; i < PQntuples(p->budget);) {
-        const char *platform = value(p->budget, i, 0);
-        int end = i;
-        while (end < PQntuples(p->budget) && !strcmp(value(p->budget, end, 0), platform)) end++;
+    for (size_t i = 0; i < p->nbudget;) {
+        const char *platform = p->budget[i].platform;
+        size_t end = i;
+        while (end < p->nbudget && !strcmp(p->budget[end].platform, platform)) end++;
         bool is_perf = !strncmp(platform, "perf:", 5);
         if (is_perf != perf) {
             i = end;
@@ -658,12 +599,12 @@ static void budget_cards(FILE *f, const decisions_page *p, bool perf, const rt_p
         struct tm t = {0};
         strptime(p->today, "%Y-%m-%d", &t);
         time_t today_at = timegm(&t);
-        for (int k = i; k < end; k++) {
+        for (size_t k = i; k < end; k++) {
             struct tm d = {0};
-            if (!strptime(value(p->budget, k, 1), "%Y-%m-%d", &d)) continue;
+            if (!strptime(p->budget[k].day, "%Y-%m-%d", &d)) continue;
             long long back = (long long)(today_at - timegm(&d)) / 86400;
             if (back < 0 || back >= BUDGET_DAYS) continue;
-            spent[BUDGET_DAYS - 1 - back] = atoll(value(p->budget, k, 2));
+            spent[BUDGET_DAYS - 1 - back] = p->budget[k].spent;
             if (spent[BUDGET_DAYS - 1 - back] > most) most = spent[BUDGET_DAYS - 1 - back];
             if (back == 0) today = spent[BUDGET_DAYS - 1];
         }
@@ -712,7 +653,7 @@ static void budget_cards(FILE *f, const decisions_page *p, bool perf, const rt_p
 
 static void perf_table(FILE *f, const decisions_page *p)
 {
-    int n = PQntuples(p->perf);
+    int n = p->nperf;
     if (!n) {
         fputs("<p class=\"empty\">retrig-perf took no alert in this window.</p>", f);
         return;
@@ -723,42 +664,42 @@ static void perf_table(FILE *f, const decisions_page *p)
           f);
     for (int i = 0; i < n; i++) {
         fputs("<tr><td>", f);
-        rt__html_when(f, value(p->perf, i, 12));
+        rt__html_when(f, p->perf[i].intent_at);
         fputs("</td><td>", f);
         if (p->perfherder) {
             fputs("<a target=\"_blank\" rel=\"noopener\" href=\"", f);
             rt__html_base_url(f, p->perfherder);
             fputs("/perfherder/alerts?id=", f);
-            rt__html_query_value(f, value(p->perf, i, 1));
+            rt__html_query_value(f, p->perf[i].summary_id);
             fputs("\">", f);
         }
-        rt__html(f, value(p->perf, i, 1));
+        rt__html(f, p->perf[i].summary_id);
         if (p->perfherder) fputs("</a>", f);
         fputs(" <span class=\"small\">", f);
-        rt__html(f, value(p->perf, i, 2));
+        rt__html(f, p->perf[i].repository);
         fputs("</span></td><td>", f);
-        rt__html(f, value(p->perf, i, 0));
+        rt__html(f, p->perf[i].alert_id);
         fputs("</td><td class=\"mono small\">", f);
-        rt__html(f, value(p->perf, i, 3));
+        rt__html(f, p->perf[i].platform);
         fputs("</td><td>", f);
-        rt__html(f, value(p->perf, i, 4));
-        bool regression = value(p->perf, i, 5)[0] == 't';
+        rt__html(f, p->perf[i].family);
+        bool regression = p->perf[i].is_regression;
         fprintf(f, "</td><td class=\"n\">%s%.1f%% <small>%s</small></td><td class=\"outcome\">",
-                regression ? "+" : "−", atof(value(p->perf, i, 6)),
+                regression ? "+" : "−", p->perf[i].amount_pct,
                 regression ? "regression" : "improvement");
-        rt__html(f, value(p->perf, i, 7));
-        if (value(p->perf, i, 9)[0] == 't' && strcmp(value(p->perf, i, 7), "dry-run") != 0)
+        rt__html(f, p->perf[i].outcome);
+        if (p->perf[i].dry_run && strcmp(p->perf[i].outcome, "dry-run") != 0)
             fputs(" (dry run)", f);
-        if (value(p->perf, i, 13)[0]) {
+        if (p->perf[i].error[0]) {
             fputs("<br><small>", f);
-            rt__html_cut(f, value(p->perf, i, 13), 200);
+            rt__html_cut(f, p->perf[i].error, 200);
             fputs("</small>", f);
         }
-        fprintf(f, "</td><td class=\"n\">%s</td><td>", value(p->perf, i, 8));
-        rt__html(f, value(p->perf, i, 10)[0] ? value(p->perf, i, 10) : "–");
-        if (value(p->perf, i, 11)[0]) {
+        fprintf(f, "</td><td class=\"n\">%s</td><td>", p->perf[i].jobs_scheduled);
+        rt__html(f, p->perf[i].followup_state[0] ? p->perf[i].followup_state : "–");
+        if (p->perf[i].followup_reason[0]) {
             fputs(": ", f);
-            rt__html(f, value(p->perf, i, 11));
+            rt__html(f, p->perf[i].followup_reason);
         }
         fputs("</td></tr>", f);
     }
@@ -776,7 +717,7 @@ static int write_page(FILE *f, const void *ctx)
              p->since, p->since + 11, p->until, p->until + 11, since_text);
     rt__html_page_start(f, "Decisions", "decisions", link, subtitle);
     verdict_cards(f, p);
-    int total = PQntuples(p->decisions) + PQntuples(p->infra);
+    size_t total = p->ndecisions + p->ninfra;
     fputs("<h2>Verdicts</h2>\n<div class=\"filters js-only\" hidden>"
           "<label for=\"f-verdict\">verdict</label><select id=\"f-verdict\"><option "
           "value=\"\">all</option><option>regression</option><option>intermittent</option>"
@@ -784,11 +725,11 @@ static int write_page(FILE *f, const void *ctx)
           "<label for=\"f-project\">project</label><select id=\"f-project\"><option "
           "value=\"\">all</option>",
           f);
-    options_of(f, p, 4, 2);
+    options_of(f, p, false);
     fputs("</select><label for=\"f-platform\">platform</label><select id=\"f-platform\"><option "
           "value=\"\">all</option>",
           f);
-    options_of(f, p, 7, 5);
+    options_of(f, p, true);
     fputs("</select><span class=\"count\" id=\"shown\"></span><button type=\"button\" "
           "class=\"expand-all\" id=\"expand-all\">expand all</button></div>\n",
           f);
@@ -797,11 +738,11 @@ static int write_page(FILE *f, const void *ctx)
           "span><span>reason</span><span>reproduced</span><span>Treeherder</span></div>\n",
           f);
     /* newest first across both lists */
-    int d = 0, r = 0;
-    while (d < PQntuples(p->decisions) || r < PQntuples(p->infra)) {
-        bool take_decision = r >= PQntuples(p->infra) ||
-                             (d < PQntuples(p->decisions) &&
-                              strcmp(value(p->decisions, d, 1), value(p->infra, r, 7)) >= 0);
+    size_t d = 0, r = 0;
+    while (d < p->ndecisions || r < p->ninfra) {
+        bool take_decision =
+            r >= p->ninfra || (d < p->ndecisions &&
+                               strcmp(p->decisions[d].decided_at, p->infra[r].classified_at) >= 0);
         if (take_decision)
             decision_item(f, p, d++);
         else
@@ -871,51 +812,54 @@ int rt__cli_report_decisions(int argc, char **argv, rt_config *cfg)
     p.perfherder = p.treeherder;
     int status = 1;
     rt_pg *pg = NULL;
-    PGresult *res = NULL;
-    char *ids_text = NULL, limit[16], days[16];
-    snprintf(limit, sizeof limit, "%d", MAX_ROWS);
-    snprintf(days, sizeof days, "%d", BUDGET_DAYS);
+    char *ids_text = NULL;
     if (rt__cli_connect(cfg, "cli", &pg) != 0) goto out;
-    const char *tparams[] = {until, since};
-    if (query(pg, SQL_NOW, 2, tparams, &res, "cannot read the window (is --until ISO-8601?)"))
+    rt_page_window window;
+    if (rt_page_window_read(pg, until, since, &window) != RT_OK) {
+        rt__cli_db_error(pg, "cannot read the window (is --until ISO-8601?)");
         goto out;
-    snprintf(p.until, sizeof p.until, "%s", value(res, 0, 0));
-    snprintf(p.since, sizeof p.since, "%s", value(res, 0, 1));
-    snprintf(p.today, sizeof p.today, "%s", value(res, 0, 2));
-    PQclear(res);
-    res = NULL;
-    const char *params[] = {p.until, since, limit};
-    if (query(pg, SQL_DECISIONS, 3, params, &p.decisions, "cannot read the decisions") ||
-        query(pg, SQL_INFRA, 3, params, &p.infra, "cannot read the runs") ||
-        query(pg, SQL_PERF, 3, params, &p.perf, "cannot read retrig-perf's alerts"))
+    }
+    memcpy(p.until, window.until, sizeof p.until);
+    memcpy(p.since, window.since, sizeof p.since);
+    memcpy(p.today, window.today, sizeof p.today);
+    const char *what = "cannot read the decisions";
+    if (rt_page_decisions(pg, p.until, since, MAX_ROWS, &p.decisions, &p.ndecisions) != RT_OK ||
+        (what = "cannot read the runs",
+         rt_page_infra_read(pg, p.until, since, MAX_ROWS, &p.infra, &p.ninfra) != RT_OK) ||
+        (what = "cannot read retrig-perf's alerts",
+         rt_perf_store_recent(pg, p.until, since, MAX_ROWS, &p.perf, &p.nperf) != RT_OK)) {
+        rt__cli_db_error(pg, what);
         goto out;
+    }
     json_t *ids = json_array();
-    for (int i = 0; ids && i < PQntuples(p.decisions); i++)
-        json_array_append_new(ids, json_string(value(p.decisions, i, 0)));
+    for (size_t i = 0; ids && i < p.ndecisions; i++)
+        json_array_append_new(ids, json_string(p.decisions[i].set_id));
     ids_text = ids ? json_dumps(ids, JSON_COMPACT) : NULL;
     json_decref(ids);
     if (!ids_text) goto out;
-    const char *iparams[] = {ids_text};
-    const char *bparams[] = {p.until, days};
-    if (query(pg, SQL_MEMBERS, 1, iparams, &p.members, "cannot read the retrigger sets") ||
-        query(pg, SQL_ACTIONS, 1, iparams, &p.actions, "cannot read the retrigger actions") ||
-        query(pg, SQL_BUDGET, 2, bparams, &p.budget, "cannot read the budget ledger"))
+    what = "cannot read the retrigger sets";
+    if (rt_page_members(pg, ids_text, &p.members, &p.nmembers) != RT_OK ||
+        (what = "cannot read the retrigger actions",
+         rt_page_actions(pg, ids_text, &p.actions, &p.nactions) != RT_OK) ||
+        (what = "cannot read the budget ledger",
+         rt_ledger_days(pg, p.until, BUDGET_DAYS, &p.budget, &p.nbudget) != RT_OK)) {
+        rt__cli_db_error(pg, what);
         goto out;
+    }
     p.link = link;
     p.since_text = since_arg;
     if (rt__cli_write_file(out_path, "the page", write_page, &p) != 0) goto out;
-    printf("%s: %d decisions, %d infra failures, %d backfills\n", out_path, PQntuples(p.decisions),
-           PQntuples(p.infra), PQntuples(p.perf));
+    printf("%s: %zu decisions, %zu infra failures, %zu backfills\n", out_path, p.ndecisions,
+           p.ninfra, p.nperf);
     status = 0;
 out:
     free(ids_text);
-    PQclear(res);
-    PQclear(p.decisions);
-    PQclear(p.infra);
-    PQclear(p.members);
-    PQclear(p.actions);
-    PQclear(p.budget);
-    PQclear(p.perf);
+    rt_page_decision_free(p.decisions, p.ndecisions);
+    rt_page_infra_free(p.infra, p.ninfra);
+    rt_page_member_free(p.members, p.nmembers);
+    rt_page_action_free(p.actions, p.nactions);
+    rt_ledger_day_free(p.budget, p.nbudget);
+    rt_perf_recent_free(p.perf, p.nperf);
     rt_pg_free(pg);
     return status;
 }

@@ -73,15 +73,6 @@ static bool worker_ready(void *ctx, char *why, size_t size)
     return false;
 }
 
-static bool redis_up(rt_redis *redis)
-{
-    const char *argv[] = {"PING"};
-    redisReply *reply = NULL;
-    bool up = rt_redis_command_argv(redis, 1, argv, NULL, &reply) == RT_OK;
-    freeReplyObject(reply);
-    return up;
-}
-
 static bool pg_up(rt_pg *pg)
 {
     if (rt_pg_in_transaction(pg)) return true; /* not a safe point: keep the last answer */
@@ -138,7 +129,7 @@ void rt_worker_health_lane(int lane, int lanes, const rt_worker_conns *conns)
     if ((conns->broker && !rt_amqp_is_connected(conns->broker)) ||
         (conns->pulse && !rt_amqp_is_connected(conns->pulse)))
         mine |= DEP_BROKER;
-    if (conns->redis && !redis_up(conns->redis)) mine |= DEP_REDIS;
+    if (conns->redis && !conns->redis_ops->up(conns->redis)) mine |= DEP_REDIS;
     if (conns->pg && !pg_up(conns->pg)) mine |= DEP_POSTGRES;
     report_lane(lane, lanes, mine);
 }
@@ -197,15 +188,15 @@ static int connect_round(const rt_config *cfg, const rt_worker_setup *setup, rt_
             }
         }
     }
-    if ((setup->needs & RT_WORKER_NEEDS_REDIS) && !conns->redis) {
-        rt_redis_options ropts = {0};
+    if (setup->redis && !conns->redis) {
+        char name[64];
         /* Names without spaces: "retrig-classify" or, for a lane, "retrig-classify-lane-3". */
         if (setup->lanes > 1)
-            snprintf(ropts.client_name, sizeof ropts.client_name, "retrig-%s-lane-%d",
-                     setup->worker, setup->lane);
+            snprintf(name, sizeof name, "retrig-%s-lane-%d", setup->worker, setup->lane);
         else
-            snprintf(ropts.client_name, sizeof ropts.client_name, "retrig-%s", setup->worker);
-        rc = rt_redis_connect(&conns->redis, cfg->redis_url, &ropts, errstr);
+            snprintf(name, sizeof name, "retrig-%s", setup->worker);
+        conns->redis_ops = setup->redis;
+        rc = setup->redis->connect(&conns->redis, cfg->redis_url, name, errstr);
         count_attempt("redis", rc == RT_OK);
         if (rc != RT_OK) {
             if (permanent(rc) || rc == RT_EINVAL) goto fatal;
@@ -268,7 +259,7 @@ void rt_worker_disconnect(rt_worker_conns *conns)
 {
     if (conns->pulse && conns->pulse != conns->broker) rt_amqp_free(conns->pulse);
     rt_amqp_free(conns->broker);
-    rt_redis_free(conns->redis);
+    if (conns->redis) conns->redis_ops->free(conns->redis);
     rt_pg_free(conns->pg);
     memset(conns, 0, sizeof *conns);
 }
@@ -535,7 +526,8 @@ static void usage(const rt_worker_def *def, const rt_worker_flag *flags, size_t 
             "Exit codes: 0 success, 1 failure, 2 usage or configuration error.\n");
 }
 
-int rt_worker_check_services(const rt_config *cfg, const char *worker, unsigned needs)
+int rt_worker_check_services(const rt_config *cfg, const char *worker, unsigned needs,
+                             const rt_worker_redis_ops *redis_ops)
 {
     char errstr[RT_ERRSTR_SIZE] = "";
     int failures = 0;
@@ -550,13 +542,13 @@ int rt_worker_check_services(const rt_config *cfg, const char *worker, unsigned 
         }
         rt_amqp_free(amqp);
     }
-    if (needs & RT_WORKER_NEEDS_REDIS) {
+    if (redis_ops) {
         rt_redis *redis = NULL;
-        if (rt_redis_connect(&redis, cfg->redis_url, NULL, errstr) != RT_OK) {
+        if (redis_ops->connect(&redis, cfg->redis_url, NULL, errstr) != RT_OK) {
             rt_log_error("redis unreachable", "error", errstr);
             failures++;
         }
-        rt_redis_free(redis);
+        if (redis) redis_ops->free(redis);
     }
     if (needs & RT_WORKER_NEEDS_POSTGRES) {
         rt_pg *pg = NULL;

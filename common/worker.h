@@ -68,12 +68,24 @@ int rt_worker_main(const rt_worker_def *def, int argc, char **argv);
 int rt_worker_main_flags(const rt_worker_def *def, const rt_worker_flag *flags, size_t nflags,
                          int argc, char **argv);
 
+/* How the skeleton reaches Redis: connect (client_name without spaces, for CLIENT LIST),
+ * answer a PING, let go. worker.c calls no Redis function itself, only this table, so a
+ * worker that never uses Redis (retrig-history) does not link hiredis; a worker that does
+ * passes &rt_worker_redis (common/worker_redis.c) in its setup and its --check-config. */
+typedef struct rt_worker_redis_ops {
+    int (*connect)(rt_redis **out, const char *url, const char *client_name, char *errstr);
+    bool (*up)(rt_redis *redis);
+    void (*free)(rt_redis *redis);
+} rt_worker_redis_ops;
+extern const rt_worker_redis_ops rt_worker_redis;
+
 /* The connections a worker holds; NULL members are not used by the worker. */
 struct rt_worker_conns {
     rt_amqp *broker; /* our broker */
     rt_amqp *pulse;  /* Pulse, when it is another connection than broker */
     rt_redis *redis;
     rt_pg *pg;
+    const rt_worker_redis_ops *redis_ops; /* set with redis */
 };
 
 /* Between messages: at most every RT_WORKER_HEALTH_INTERVAL_MS, checks each connection
@@ -100,7 +112,6 @@ bool rt_worker_reload_pending(void);
 /* The services a worker needs. */
 enum {
     RT_WORKER_NEEDS_BROKER = 1,   /* amqp_url */
-    RT_WORKER_NEEDS_REDIS = 2,    /* redis_url */
     RT_WORKER_NEEDS_POSTGRES = 4, /* database_url */
     RT_WORKER_NEEDS_PULSE = 8,    /* pulse_url: its own connection when it differs from amqp_url */
 };
@@ -117,12 +128,14 @@ typedef struct rt_worker_setup {
      * NULL: nothing to declare. */
     int (*declare)(void *ctx, const rt_worker_conns *conns);
     void *ctx;
+    /* Redis (redis_url): &rt_worker_redis when the worker uses it, else NULL. */
+    const rt_worker_redis_ops *redis;
 } rt_worker_setup;
 
-/* Connects to every service in setup->needs, filling conns (members not needed stay NULL;
- * pulse is NULL when pulse_url equals amqp_url: use broker), then calls declare. Waits for
- * missing services as long as it takes, with capped jittered backoff between rounds,
- * reporting this lane unready on /healthz with their names. RT_OK; RT_ESTOPPED when a stop
+/* Connects to every service in setup->needs and to Redis when setup->redis, filling conns (members
+ * not needed stay NULL; pulse is NULL when pulse_url equals amqp_url: use broker), then calls
+ * declare. Waits for missing services as long as it takes, with capped jittered backoff between
+ * rounds, reporting this lane unready on /healthz with their names. RT_OK; RT_ESTOPPED when a stop
  * was asked for meanwhile; RT_EAUTH or RT_ECONFIG when a service refuses our credentials or
  * certificate (logged: waiting would not help); RT_ENOMEM. Free conns with
  * rt_worker_disconnect whatever the result. */
@@ -211,9 +224,10 @@ void rt_worker_utc_now(char out[32]);
  * logging what is missing. */
 int rt_worker_needs_taskcluster(const rt_config *cfg);
 
-/* Connects once to each service in `needs` and logs each that does not answer (never a
- * secret). Returns how many failed. */
-int rt_worker_check_services(const rt_config *cfg, const char *worker, unsigned needs);
+/* Connects once to each service in `needs` (and to Redis when redis is not NULL) and logs
+ * each that does not answer (never a secret). Returns how many failed. */
+int rt_worker_check_services(const rt_config *cfg, const char *worker, unsigned needs,
+                             const rt_worker_redis_ops *redis);
 /* The exit code of --check-config for that many failures (0 when none, logging that the
  * configuration and services are ok). */
 int rt_worker_check_result(int failures);

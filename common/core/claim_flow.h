@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* claim_flow.h - the budget claim of a retrigger set, step by step: the pure sequence that
  * retrig-classify runs once a failure is eligible. Moved here from classify's
- * request_retriggers (issue 33), which now only performs the steps.
+ * request_retriggers (issue 33); classify_request_retriggers (workers/classify/request.c) now
+ * only performs the steps.
  *
  * The sequence: read the ledger's spend for (platform, day) unless the run's facts brought
  * it; claim the set and min(wanted, left) of the budget in Redis (common/io/budget.h); when

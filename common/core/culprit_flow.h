@@ -5,7 +5,7 @@
  * retrig-retrigger, and what retrig-retrigger does with a request given the row it finds
  * (the exactly-once rule). Pure: no I/O, no clock, no globals; thread-safe.
  *
- * The flow (workers/decide/culprit_flow.c, workers/retrigger/main.c):
+ * The flow (workers/decide/culprit_flow.c, workers/retrigger/probe.c):
  *   1. retrig-decide records a regression on a project of culprit_projects; the search starts.
  *   2. The window: Treeherder's pushes before the failing push, newest first, each with the
  *      jobs of the failing label on it. The walk stops at the nearest push where the label

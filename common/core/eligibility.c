@@ -189,16 +189,3 @@ const char *rt_elig_verdict_name(rt_elig_verdict verdict)
     }
     return "skip";
 }
-
-const char *rt_elig_need_name(rt_elig_need what)
-{
-    switch (what) {
-    case RT_NEED_NOTHING: return "nothing";
-    case RT_NEED_TASK_DEFINITION: return "task-definition";
-    case RT_NEED_SET_LOOKUP: return "set-lookup";
-    case RT_NEED_CLASSIFICATION: return "classification";
-    case RT_NEED_ERRORSUMMARY: return "errorsummary";
-    case RT_NEED_EXISTING_RETRIGGERS: return "existing-retriggers";
-    }
-    return "nothing";
-}

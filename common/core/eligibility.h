@@ -108,7 +108,6 @@ void rt_elig_policy_defaults(rt_elig_policy *policy);
 void rt_eligibility_decide(const rt_elig_policy *policy, const rt_elig_facts *facts,
                            rt_elig_result *result);
 const char *rt_elig_verdict_name(rt_elig_verdict verdict);
-const char *rt_elig_need_name(rt_elig_need need);
 /* "not-failed", "is-retrigger", ... (the codes of the list above); "unknown" out of range. */
 const char *rt_elig_reason_name(rt_elig_reason code);
 

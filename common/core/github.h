@@ -158,7 +158,8 @@ RT_MUSTCHECK int rt_gh_pull_for_run(const char *json, size_t len, const rt_gh_ru
                                     rt_gh_pull *out, char *errstr);
 
 /* The artifacts collect-github downloads by default: test reports by their usual names. */
-#define RT_GH_ARTIFACT_PATTERN_DEFAULT "*junit*,*test-result*,*test-report*,*pytest*,*.xml"
+#define RT_GH_ARTIFACT_PATTERN_DEFAULT                                                             \
+    "*junit*,*test-result*,*test-report*,*surefire*,*pytest*,*.xml"
 
 /* Whether an artifact named `name` is wanted by `pattern`: comma-separated globs (fnmatch,
  * case-insensitive); the name must match one that does not start with '!' and none that

@@ -11,6 +11,27 @@
 #define READ_CHUNK 65536
 #define MAX_FAILED 3 /* damaged entries (CRC, inflate errors) that stop the artifact */
 
+/* Inflates entry i into buf, at most want bytes (*got of them, also when it fails): RT_OK,
+ * or RT_EPROTO when the entry cannot be opened or fails to inflate or its CRC check. */
+static int inflate_entry(zip_t *archive, zip_uint64_t i, char *buf, size_t want, size_t *got)
+{
+    zip_file_t *f = zip_fopen_index(archive, i, 0);
+    if (!f) return RT_EPROTO;
+    int rc = RT_OK;
+    while (*got < want) {
+        size_t chunk = want - *got < READ_CHUNK ? want - *got : READ_CHUNK;
+        zip_int64_t r = zip_fread(f, buf + *got, chunk);
+        if (r < 0) {
+            rc = RT_EPROTO;
+            break;
+        }
+        if (r == 0) break;
+        *got += (size_t)r;
+    }
+    zip_fclose(f);
+    return rc;
+}
+
 int rt_zip_each(const void *data, size_t len, const rt_zip_limits *limits, const char *glob,
                 rt_zip_file_fn *fn, void *ctx, rt_zip_stats *stats, char *errstr)
 {
@@ -62,23 +83,7 @@ int rt_zip_each(const void *data, size_t len, const rt_zip_limits *limits, const
             break;
         }
         size_t want = cap < room + 1 ? cap : room + 1; /* one byte more than allowed */
-        zip_file_t *f = zip_fopen_index(archive, i, 0);
-        int file_rc = RT_OK;
-        if (!f) {
-            file_rc = RT_EPROTO;
-        } else {
-            while (got < want) {
-                size_t chunk = want - got < READ_CHUNK ? want - got : READ_CHUNK;
-                zip_int64_t r = zip_fread(f, buf + got, chunk);
-                if (r < 0) {
-                    file_rc = RT_EPROTO;
-                    break;
-                }
-                if (r == 0) break;
-                got += (size_t)r;
-            }
-            zip_fclose(f);
-        }
+        int file_rc = inflate_entry(archive, i, buf, want, &got);
         if (file_rc == RT_OK && got > room) {
             stats->total_bytes += got;
             rt_set_errstr(errstr, "more than %zu bytes uncompressed in all",

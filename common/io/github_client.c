@@ -106,7 +106,6 @@ const char *rt_gh_client_errstr(const rt_gh_client *c) { return c->errstr; }
 rt_gh_stop rt_gh_client_stopped(const rt_gh_client *c) { return c->stopped; }
 long rt_gh_client_requests(const rt_gh_client *c) { return c->requests; }
 long rt_gh_client_rate_remaining(const rt_gh_client *c) { return c->remaining; }
-time_t rt_gh_client_rate_reset(const rt_gh_client *c) { return c->reset; }
 
 void rt_gh_response_free(rt_gh_response *resp)
 {

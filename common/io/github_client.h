@@ -82,9 +82,8 @@ const char *rt_gh_client_errstr(const rt_gh_client *c);
 rt_gh_stop rt_gh_client_stopped(const rt_gh_client *c);
 /* API requests made so far. */
 long rt_gh_client_requests(const rt_gh_client *c);
-/* x-ratelimit-remaining and x-ratelimit-reset of the last answer; -1 / 0 when unknown. */
+/* x-ratelimit-remaining of the last answer; -1 when unknown. */
 long rt_gh_client_rate_remaining(const rt_gh_client *c);
-time_t rt_gh_client_rate_reset(const rt_gh_client *c);
 
 /* A request: path "/repos/..." (appended to api_url) or a full URL under api_url (a Link
  * header's). json_body may be NULL. RT_OK for 2xx (and 304 to a conditional GET);

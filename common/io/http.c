@@ -282,18 +282,11 @@ static void count_attempt(const char *url, CURLcode e, long status)
     rt_metric_inc(rt_metrics_std()->upstream_requests, service, status_class);
 }
 
-int rt_http_request(rt_http *h, const char *method, const char *url, const rt_http_header *headers,
-                    size_t nheaders, const char *body, size_t body_len, rt_http_response *resp)
+/* The request's header lines for curl, with "Expect:" (no 100-continue wait); NULL when out
+ * of memory. */
+static struct curl_slist *header_list(const rt_http_header *headers, size_t nheaders)
 {
     struct curl_slist *list = NULL;
-    char shown[160];
-    int rc = RT_OK;
-    bool idempotent = is_idempotent(method);
-
-    memset(resp, 0, sizeof *resp);
-    h->errstr[0] = '\0';
-    rt_redact(url, shown, sizeof shown);
-
     for (size_t i = 0; i < nheaders; i++) {
         size_t need = strlen(headers[i].name) + strlen(headers[i].value) + 3;
         char *line = malloc(need);
@@ -304,14 +297,89 @@ int rt_http_request(rt_http *h, const char *method, const char *url, const rt_ht
         if (!grown) goto oom;
         list = grown;
     }
-    struct curl_slist *grown = curl_slist_append(list, "Expect:"); /* no 100-continue wait */
-    if (!grown) goto oom;
-    list = grown;
+    struct curl_slist *grown = curl_slist_append(list, "Expect:");
+    if (grown) return grown;
+oom:
+    curl_slist_free_all(list);
+    return NULL;
+}
+
+/* What one attempt's outcome (curl's code e, the answer's status) means: RT_OK for a 2xx,
+ * else the error, written to h->errstr; *retryable when another attempt may succeed (a
+ * method that is not idempotent only when nothing reached the server, or on 429/503). */
+static int attempt_result(rt_http *h, const char *method, const char *shown, CURLcode e,
+                          long status, int attempt, bool idempotent, bool *retryable)
+{
+    *retryable = false;
+    switch (e) {
+    case CURLE_OK:
+        if (status >= 200 && status < 300) return RT_OK;
+        if (status == 429 || status >= 500) {
+            *retryable = idempotent || status == 429 || status == 503;
+            rt_set_errstr(h->errstr, "%s %s: HTTP %ld after %d attempt%s", method, shown, status,
+                          attempt, attempt == 1 ? "" : "s");
+            return RT_ERETRY;
+        }
+        rt_set_errstr(h->errstr, "%s %s: HTTP %ld", method, shown, status);
+        return RT_EUPSTREAM;
+    case CURLE_OPERATION_TIMEDOUT:
+        *retryable = idempotent;
+        rt_set_errstr(h->errstr, "%s %s: timed out (%ld ms per attempt) after %d attempt%s", method,
+                      shown, h->opts.timeout_ms, attempt, attempt == 1 ? "" : "s");
+        return RT_ETIMEDOUT;
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+        rt_set_errstr(h->errstr, "%s %s: %s", method, shown,
+                      h->curl_error[0] ? h->curl_error : curl_easy_strerror(e));
+        return RT_EINVAL;
+    case CURLE_TOO_MANY_REDIRECTS:
+        rt_set_errstr(h->errstr, "%s %s: more than %d redirects", method, shown,
+                      RT_HTTP_MAX_REDIRECTS);
+        return RT_EUPSTREAM;
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+        rt_set_errstr(h->errstr, "%s %s: TLS verification failed: %s", method, shown,
+                      h->curl_error[0] ? h->curl_error : curl_easy_strerror(e));
+        return RT_ECONN;
+    default:
+        /* Nothing was sent when the connection could not be made, so any method may try
+         * again; a connection lost later may have reached the server. */
+        *retryable = idempotent || e == CURLE_COULDNT_CONNECT || e == CURLE_COULDNT_RESOLVE_HOST ||
+                     e == CURLE_COULDNT_RESOLVE_PROXY;
+        rt_set_errstr(h->errstr, "%s %s: %s after %d attempt%s", method, shown,
+                      h->curl_error[0] ? h->curl_error : curl_easy_strerror(e), attempt,
+                      attempt == 1 ? "" : "s");
+        return RT_ECONN;
+    }
+}
+
+static void log_retry(const rt_http *h, const char *shown, long answered, int attempt, long delay)
+{
+    if (!rt_log_enabled(RT_LOG_WARN)) return;
+    char status[24], attempt_text[16], delay_text[24];
+    snprintf(status, sizeof status, "%ld", answered);
+    snprintf(attempt_text, sizeof attempt_text, "%d", attempt);
+    snprintf(delay_text, sizeof delay_text, "%ld", delay);
+    rt_log_warn("upstream call failed, retrying", "url", shown, "status", status, "attempt",
+                attempt_text, "delay_ms", delay_text, "error", h->errstr);
+}
+
+int rt_http_request(rt_http *h, const char *method, const char *url, const rt_http_header *headers,
+                    size_t nheaders, const char *body, size_t body_len, rt_http_response *resp)
+{
+    char shown[160];
+    int rc = RT_OK;
+    bool idempotent = is_idempotent(method);
+
+    memset(resp, 0, sizeof *resp);
+    h->errstr[0] = '\0';
+    rt_redact(url, shown, sizeof shown);
+    struct curl_slist *list = header_list(headers, nheaders);
+    if (!list) goto oom;
 
     for (int attempt = 1;; attempt++) {
         rt__http_xfer x = {.resp = resp, .max_body = h->opts.max_body_bytes, .announced = -1};
-        bool retryable = false;
-
         resp->attempts = attempt;
         rc = response_restart(resp, &x.cap);
         if (rc != RT_OK) goto oom;
@@ -332,70 +400,14 @@ int rt_http_request(rt_http *h, const char *method, const char *url, const rt_ht
             rc = RT_ETOOBIG;
             goto out;
         }
-        switch (e) {
-        case CURLE_OK:
-            if (resp->status >= 200 && resp->status < 300) {
-                rc = RT_OK;
-                goto out;
-            }
-            if (resp->status == 429 || resp->status >= 500) {
-                retryable = idempotent || resp->status == 429 || resp->status == 503;
-                rt_set_errstr(h->errstr, "%s %s: HTTP %ld after %d attempt%s", method, shown,
-                              resp->status, attempt, attempt == 1 ? "" : "s");
-                rc = RT_ERETRY;
-            } else {
-                rt_set_errstr(h->errstr, "%s %s: HTTP %ld", method, shown, resp->status);
-                rc = RT_EUPSTREAM;
-            }
-            break;
-        case CURLE_OPERATION_TIMEDOUT:
-            retryable = idempotent;
-            rt_set_errstr(h->errstr, "%s %s: timed out (%ld ms per attempt) after %d attempt%s",
-                          method, shown, h->opts.timeout_ms, attempt, attempt == 1 ? "" : "s");
-            rc = RT_ETIMEDOUT;
-            break;
-        case CURLE_URL_MALFORMAT:
-        case CURLE_UNSUPPORTED_PROTOCOL:
-            rt_set_errstr(h->errstr, "%s %s: %s", method, shown,
-                          h->curl_error[0] ? h->curl_error : curl_easy_strerror(e));
-            rc = RT_EINVAL;
-            goto out;
-        case CURLE_TOO_MANY_REDIRECTS:
-            rt_set_errstr(h->errstr, "%s %s: more than %d redirects", method, shown,
-                          RT_HTTP_MAX_REDIRECTS);
-            rc = RT_EUPSTREAM;
-            goto out;
-        case CURLE_PEER_FAILED_VERIFICATION:
-        case CURLE_SSL_CACERT_BADFILE:
-        case CURLE_SSL_CERTPROBLEM:
-            rt_set_errstr(h->errstr, "%s %s: TLS verification failed: %s", method, shown,
-                          h->curl_error[0] ? h->curl_error : curl_easy_strerror(e));
-            rc = RT_ECONN;
-            goto out;
-        default:
-            /* Nothing was sent when the connection could not be made, so any method may
-             * try again; a connection lost later may have reached the server. */
-            retryable = idempotent || e == CURLE_COULDNT_CONNECT ||
-                        e == CURLE_COULDNT_RESOLVE_HOST || e == CURLE_COULDNT_RESOLVE_PROXY;
-            rt_set_errstr(h->errstr, "%s %s: %s after %d attempt%s", method, shown,
-                          h->curl_error[0] ? h->curl_error : curl_easy_strerror(e), attempt,
-                          attempt == 1 ? "" : "s");
-            rc = RT_ECONN;
-            break;
-        }
-        if (!retryable || attempt >= h->opts.max_attempts) goto out;
+        bool retryable;
+        rc = attempt_result(h, method, shown, e, resp->status, attempt, idempotent, &retryable);
+        if (rc == RT_OK || !retryable || attempt >= h->opts.max_attempts) goto out;
         if (rt_stop_requested()) goto out; /* stopping: the caller's message goes back */
 
         long answered = e == CURLE_OK ? resp->status : 0; /* 0: no complete answer */
         long delay = next_delay_ms(h, attempt, answered ? resp->retry_after : NULL);
-        if (rt_log_enabled(RT_LOG_WARN)) {
-            char status[24], attempt_text[16], delay_text[24];
-            snprintf(status, sizeof status, "%ld", answered);
-            snprintf(attempt_text, sizeof attempt_text, "%d", attempt);
-            snprintf(delay_text, sizeof delay_text, "%ld", delay);
-            rt_log_warn("upstream call failed, retrying", "url", shown, "status", status, "attempt",
-                        attempt_text, "delay_ms", delay_text, "error", h->errstr);
-        }
+        log_retry(h, shown, answered, attempt, delay);
         h->opts.sleep_ms(h->opts.sleep_ctx, delay);
     }
 

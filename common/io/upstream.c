@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/core/ids.h"
 #include "common/core/jscan.h"
@@ -912,4 +913,64 @@ int rt_tc_push_decision_task(rt_http *h, const char *root_url, const char *proje
     else
         rt_taskdef_free(&parsed);
     return RT_OK;
+}
+
+int rt_tc_trigger_hook(rt_http *h, const char *root_url, const char *hook_group_id,
+                       const char *hook_id, const char *payload, const rt_hawk_credentials *creds,
+                       int (*record_call)(void *ctx, char *errstr), void *ctx,
+                       char action_task_id[23], rt_hook_stage *stage, long *status, char *errstr)
+{
+    char *group = rt_http_url_escape(hook_group_id), *hook = rt_http_url_escape(hook_id);
+    char *url = NULL, *auth = NULL;
+    rt_http_response resp = {0};
+    int rc = RT_ENOMEM;
+    *stage = RT_HOOK_SIGNING;
+    *status = 0;
+    if (!group || !hook ||
+        asprintf(&url, "%s/api/hooks/v1/hooks/%s/%s/trigger", root_url, group, hook) < 0) {
+        url = NULL;
+        rt_set_errstr(errstr, "cannot sign the hook call: %s", rt_strerror(rc));
+        goto out;
+    }
+    char nonce[RT_HAWK_NONCE_SIZE];
+    if ((rc = rt_hawk_nonce(nonce)) != RT_OK ||
+        (rc = rt_hawk_header(creds, "POST", url, payload, "application/json", (long)time(NULL),
+                             nonce, &auth)) != RT_OK) {
+        rt_set_errstr(errstr, "cannot sign the hook call: %s", rt_strerror(rc));
+        goto out;
+    }
+    *stage = RT_HOOK_RECORDING;
+    if ((rc = record_call(ctx, errstr)) != RT_OK) goto out;
+    *stage = RT_HOOK_SENDING;
+    rt_http_header headers[] = {{"Authorization", auth}, {"Content-Type", "application/json"}};
+    rc = rt_http_request(h, "POST", url, headers, 2, payload, strlen(payload), &resp);
+    *status = resp.status;
+    if (rc == RT_OK) {
+        json_error_t error;
+        json_t *doc = json_loadb(resp.body, resp.len, 0, &error);
+        const char *id =
+            json_string_value(json_object_get(json_object_get(doc, "status"), "taskId"));
+        if (id && strlen(id) == 22) {
+            memcpy(action_task_id, id, 23);
+        } else {
+            rc = RT_EPROTO;
+            rt_set_errstr(errstr, "hook answer without status.taskId");
+        }
+        json_decref(doc);
+    } else if (resp.status == 401 || resp.status == 403) {
+        rt_set_errstr(errstr,
+                      "taskcluster refused the hook call (HTTP %ld): client %s needs scope "
+                      "hooks:trigger-hook:%s/%s",
+                      resp.status, creds->client_id, hook_group_id, hook_id);
+        rc = RT_EAUTH;
+    } else {
+        rt_set_errstr(errstr, "hook trigger: %s", rt_http_errstr(h));
+    }
+out:
+    rt_http_response_free(&resp);
+    free(group);
+    free(hook);
+    free(url);
+    free(auth);
+    return rc;
 }

@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "common/core/errors.h"
+#include "common/core/hawk.h"
 #include "common/core/taskdef.h"
 #include "common/io/http.h"
 
@@ -110,6 +111,25 @@ RT_MUSTCHECK int rt_tc_find_action_task_except(rt_http *h, const char *root_url,
                                                const char *label, const char *task_id,
                                                const char *const *except, size_t nexcept,
                                                char action_task_id[23], bool *found, char *errstr);
+
+/* Where a hook call stopped (rt_tc_trigger_hook): signing it, recording that it starts, or
+ * sending it (the call may then have reached Taskcluster). */
+typedef enum { RT_HOOK_SIGNING, RT_HOOK_RECORDING, RT_HOOK_SENDING } rt_hook_stage;
+/* Taskcluster's hooks.triggerHook: POST <root_url>/api/hooks/v1/hooks/<group>/<id>/trigger
+ * with payload (JSON text), Hawk-signed with creds, sent once through h (which should make one
+ * attempt: the callers retry after looking for the action task, never blindly).
+ * record_call(ctx, errstr) runs once the call is signed and before it is sent, so that the
+ * caller records that a call starts; its error ends the call unsent. RT_OK with
+ * action_task_id (the answer's status.taskId). Otherwise *stage says where it stopped and
+ * errstr why: RT_EAUTH when Taskcluster refused our credentials (401, 403; errstr names the
+ * scope needed), RT_EPROTO for an answer without a task id, else rt_http_request's error;
+ * *status is the answer's HTTP status (0 when none). Used by retrig-retrigger and retrig-perf. */
+RT_MUSTCHECK int rt_tc_trigger_hook(rt_http *h, const char *root_url, const char *hook_group_id,
+                                    const char *hook_id, const char *payload,
+                                    const rt_hawk_credentials *creds,
+                                    int (*record_call)(void *ctx, char *errstr), void *ctx,
+                                    char action_task_id[23], rt_hook_stage *stage, long *status,
+                                    char *errstr);
 
 typedef struct rt_th_job {
     long id;

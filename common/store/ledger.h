@@ -19,6 +19,9 @@
 
 #include "common/not_core.h"
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "common/core/errors.h"
 #include "common/io/pg.h"
 
@@ -36,5 +39,28 @@ RT_MUSTCHECK int rt_ledger_spent(rt_pg *pg, const char *platform, const char *da
  * rt_budget_settle). The lock stays held until the caller commits or rolls back. */
 RT_MUSTCHECK int rt_ledger_backstop(rt_pg *pg, const char *platform, const char *day, int limit,
                                     int claimed, int minimum, int *kept, int *total);
+
+/* Gives back what the ledger row under `key` spent: a negative row under refund_key for the
+ * same (platform, day) and amount, once (a second call finds refund_key and writes nothing).
+ * out->spent false when there is no row under key (nothing was spent); out->inserted true
+ * when this call wrote the refund, so the caller gives the Redis counter back only then. */
+typedef struct rt_ledger_refund {
+    bool spent, inserted;
+    char platform[600], day[16];
+    int amount;
+} rt_ledger_refund;
+RT_MUSTCHECK int rt_ledger_refund_row(rt_pg *pg, const char *key, const char *refund_key,
+                                      long long set_id, const char *reason, rt_ledger_refund *out);
+
+/* What the ledger records per budget (platform, or "perf:<family>") and UTC day over the
+ * `days` days up to until's UTC day (until: an ISO-8601 time), by budget then day. */
+typedef struct rt_ledger_day {
+    char *platform;
+    char *day; /* "YYYY-MM-DD" */
+    long long spent, entries;
+} rt_ledger_day;
+RT_MUSTCHECK int rt_ledger_days(rt_pg *pg, const char *until, int days, rt_ledger_day **rows,
+                                size_t *n);
+void rt_ledger_day_free(rt_ledger_day *rows, size_t n);
 
 #endif

@@ -21,6 +21,7 @@
 
 #include "common/core/history.h"
 #include "common/io/history_store.h"
+#include "common/store/history.h"
 #include "support/classify_harness.h"
 
 #define ES_FAIL "errorsummary/mochitest-browser-chrome_errorsummary.log"
@@ -401,6 +402,58 @@ static void test_a_landed_regression_failing_on_later_try_pushes_is_not_flaky(vo
     assert_breadth(h, "dom/regression.js", "0 f");
 }
 
+/* common/store/history.h reads history_flakes into typed rows, the same whether it waits for
+ * the answer or asks first and collects it later (retrig report's two connections). */
+static void test_the_store_reads_flakes_waiting_or_not(void **state)
+{
+    rt_ch *h = *state;
+    char key[32], push[16], author[32], at[32];
+    for (int i = 0; i < 8; i++) {
+        snprintf(key, sizeof key, "store%d/0", i);
+        snprintf(push, sizeof push, "%d", 701 + i);
+        snprintf(author, sizeof author, "dev%d@example.com", i % 4);
+        snprintf(at, sizeof at, "2024-06-0%dT%02d:00:00Z", 3 + i / 4, 8 + i);
+        store_result(h, key, "try", push, author, at, "dom/store.js", i % 2 == 0);
+    }
+    rt_history_flakes_query q = {.project = "gecko",
+                                 .until = "2024-06-08T00:00:00Z",
+                                 .window = "7 days",
+                                 .min_branches = 3,
+                                 .flaky_window_days = 7};
+    rt_history_flake *now = NULL, *later = NULL;
+    size_t nnow = 0, nlater = 0;
+    assert_int_equal(rt_history_flakes_read(h->pg, &q, &now, &nnow), RT_OK);
+    assert_int_equal(rt_history_flakes_send(h->pg, &q), RT_OK);
+    assert_int_equal(rt_history_flakes_wait(h->pg, &later, &nlater), RT_OK);
+    assert_int_equal(nnow, 1);
+    assert_int_equal(nlater, nnow);
+    const rt_history_flake *f = &now[0];
+    assert_string_equal(f->test, "dom/store.js");
+    assert_string_equal(f->group_name, "dom/store.js.ini");
+    assert_int_equal(f->failures, 4);
+    assert_int_equal(f->branches, 2); /* dev0 and dev2 saw it fail */
+    assert_false(f->flaky);
+    assert_true(f->failure_rate > 0 && f->failure_rate <= 1);
+    assert_non_null(f->first_failure_at);
+    assert_string_equal(f->first_failure_at, "2024-06-03T08:00:00Z");
+    assert_string_equal(f->first_failure_project, "try");
+    assert_string_equal(later[0].test, f->test);
+    assert_int_equal(later[0].runs, f->runs);
+    assert_int_equal(later[0].failures, f->failures);
+    assert_int_equal(later[0].branches, f->branches);
+    assert_string_equal(later[0].first_failure_at, f->first_failure_at);
+    rt_history_flake_free(now, nnow);
+    rt_history_flake_free(later, nlater);
+    /* a window with nothing: no row, and an error on a bad window is the store's */
+    q.until = "2024-01-08T00:00:00Z";
+    assert_int_equal(rt_history_flakes_read(h->pg, &q, &now, &nnow), RT_OK);
+    assert_int_equal(nnow, 0);
+    rt_history_flake_free(now, nnow);
+    q.window = "seven days";
+    assert_int_equal(rt_history_flakes_read(h->pg, &q, &now, &nnow), RT_EDB);
+    assert_null(now);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -410,6 +463,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_four_try_pushes_by_one_author_are_one_branch_and_not_flaky, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_the_store_reads_flakes_waiting_or_not, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_try_pushes_by_four_authors_are_four_branches_and_flaky,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(

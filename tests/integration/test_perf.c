@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "common/store/ledger.h"
+#include "common/store/perf.h"
 #include "support/classify_harness.h"
 
 #define DECISION      "HkX-TbGXQaSX4ucqGMQNBA"
@@ -1276,9 +1277,152 @@ static void test_followup_finds_a_gecko_backfill_through_the_index(void **state)
     rt_ch_free(h);
 }
 
+/* common/store/perf.h on its own: what it writes, it reads back as retrig-perf, its follow-up
+ * and `retrig perf-report` read it. */
+static void test_the_perf_store_reads_back_what_it_writes(void **state)
+{
+    (void)state;
+    rt_ch *h = rt_ch_new();
+    rt_pg *pg = h->pg;
+    const char *day = rt_ch_today();
+    rt_perf_summary summary = {.id = 9101, .framework = 13, .push_id = 77, .created = 1700000000};
+    snprintf(summary.repository, sizeof summary.repository, "autoland");
+    rt_perf_alert_record intent = {.alert_id = 91011,
+                                   .summary_id = 9101,
+                                   .signature_id = 5,
+                                   .platform = "linux1804-64-shippable-qr",
+                                   .family = "linux",
+                                   .is_regression = true,
+                                   .amount_pct = 12.5,
+                                   .job_id = 4242,
+                                   .task_id = "B3EheQ-IQ5aPzw34KS_a6g",
+                                   .decision_task_id = DECISION,
+                                   .hook_group = "project-gecko",
+                                   .hook_id = "in-tree-action-3-generic/abc",
+                                   .payload = "{\"a\": 1}",
+                                   .jobs_scheduled = 5,
+                                   .budget_day = day,
+                                   .job_key = "job-a"};
+    rt_perf_alert_record covered = intent;
+    covered.alert_id = 91012;
+    covered.job_id = 0;
+    covered.task_id = covered.decision_task_id = NULL;
+    covered.hook_group = covered.hook_id = covered.payload = NULL;
+    covered.jobs_scheduled = 0;
+    covered.budget_day = NULL;
+    covered.outcome = "covered";
+    covered.error = "same job";
+    covered.covered_by = 91011;
+    assert_int_equal(rt_pg_begin(pg), RT_OK);
+    assert_int_equal(rt_perf_store_upsert_summary(pg, &summary, false), RT_OK);
+    assert_int_equal(rt_perf_store_record_intent(pg, &intent), RT_OK);
+    assert_int_equal(rt_perf_store_ledger(pg, "perf:linux", day, 5, 91011, "test"), RT_OK);
+    assert_int_equal(rt_perf_store_record_covered(pg, &covered), RT_OK);
+    assert_int_equal(rt_pg_commit(pg), RT_OK);
+    /* a second covered row of the same alert is a no-op */
+    assert_int_equal(rt_perf_store_record_covered(pg, &covered), RT_OK);
+
+    long long ids[] = {9101, 9102};
+    rt_perf_store_history hist;
+    assert_int_equal(rt_perf_store_history_load(pg, ids, 2, &hist), RT_OK);
+    assert_int_equal(hist.nalerts, 2);
+    assert_int_equal(hist.ntaken, 1);
+    assert_int_equal(hist.taken[0].summary_id, 9101);
+    assert_int_equal(hist.taken[0].taken, 1); /* one job: the covered alert is not counted */
+    assert_false(hist.taken[0].closed);
+    assert_int_equal(hist.njobs, 1);
+    assert_string_equal(hist.jobs[0].job_key, "job-a");
+    rt_perf_store_history_free(&hist);
+
+    rt_perf_summary_state st;
+    assert_int_equal(rt_perf_store_summary_state(pg, 9102, &st), RT_OK);
+    assert_false(st.found);
+    assert_int_equal(rt_perf_store_upsert_summary(pg, &summary, true), RT_OK);
+    assert_int_equal(rt_perf_store_summary_state(pg, 9101, &st), RT_OK);
+    assert_true(st.found && st.handled);
+    assert_int_equal(st.taken, 1);
+
+    rt_perf_open_alert *open = NULL;
+    size_t nopen = 0;
+    assert_int_equal(rt_perf_store_open_alerts(pg, &open, &nopen), RT_OK);
+    assert_int_equal(nopen, 1);
+    assert_int_equal(open[0].alert_id, 91011);
+    assert_int_equal(open[0].summary_id, 9101);
+    free(open);
+
+    bool locked = false;
+    assert_int_equal(rt_perf_store_lock(pg, 9101, &locked), RT_OK);
+    assert_true(locked);
+    assert_int_equal(rt_perf_store_unlock(pg, 9101), RT_OK);
+
+    assert_int_equal(rt_perf_store_attempt(pg, 91011), RT_OK);
+    rt_perf_alert_row row;
+    bool found = false;
+    assert_int_equal(rt_perf_store_alert(pg, 91011, &row, &found), RT_OK);
+    assert_true(found);
+    assert_false(row.finished || row.dry_run);
+    assert_int_equal(row.attempts, 1);
+    assert_true(row.age_ms >= 0 && row.age_ms < 60000);
+    assert_string_equal(row.task_id, "B3EheQ-IQ5aPzw34KS_a6g");
+    assert_string_equal(row.decision_task_id, DECISION);
+    assert_string_equal(row.hook_id, "in-tree-action-3-generic/abc");
+    assert_string_equal(row.payload, "{\"a\": 1}");
+    assert_string_equal(row.repository, "autoland");
+    rt_perf_alert_row_free(&row);
+    assert_int_equal(rt_perf_store_alert(pg, 91013, &row, &found), RT_OK);
+    assert_false(found);
+
+    assert_int_equal(rt_perf_store_error(pg, 91011, "hook down"), RT_OK);
+    assert_int_equal(rt_perf_store_outcome(pg, 91011, "triggered", DECISION, NULL), RT_OK);
+    /* an outcome is written once */
+    assert_int_equal(rt_perf_store_outcome(pg, 91011, "failed", NULL, "late"), RT_OK);
+    assert_int_equal(rt_perf_store_alert(pg, 91011, &row, &found), RT_OK);
+    assert_true(found && row.finished);
+    rt_perf_alert_row_free(&row);
+
+    rt_perf_followed *follow = NULL;
+    size_t nfollow = 0;
+    assert_int_equal(rt_perf_store_to_follow(pg, 24, 500, &follow, &nfollow), RT_OK);
+    assert_int_equal(nfollow, 1);
+    assert_int_equal(follow[0].alert_id, 91011);
+    assert_int_equal(follow[0].signature_id, 5);
+    assert_string_equal(follow[0].action_task_id, DECISION);
+    assert_string_equal(follow[0].task_id, "B3EheQ-IQ5aPzw34KS_a6g");
+    assert_string_equal(follow[0].repository, "autoland");
+    assert_false(follow[0].expired);
+    rt_perf_followed_free(follow, nfollow);
+    assert_int_equal(rt_perf_store_followup(pg, 91011, "failed", "jobs-failed", "2 failed", 3, 1),
+                     RT_OK);
+    assert_int_equal(rt_perf_store_to_follow(pg, 24, 500, &follow, &nfollow), RT_OK);
+    assert_int_equal(nfollow, 0);
+    rt_perf_followed_free(follow, nfollow);
+
+    rt_perf_day d;
+    assert_int_equal(rt_perf_store_day(pg, day, &d), RT_OK);
+    assert_int_equal(d.nledger, 1);
+    assert_string_equal(d.ledger[0].family, "linux");
+    assert_int_equal(d.ledger[0].used, 5);
+    assert_int_equal(d.nalerts, 1);
+    assert_string_equal(d.alerts[0].family, "linux");
+    assert_int_equal(d.alerts[0].backfills, 1);
+    assert_int_equal(d.alerts[0].scheduled, 5);
+    assert_int_equal(d.alerts[0].executed, 1);
+    assert_int_equal(d.alerts[0].failed, 1);
+    assert_int_equal(d.nfailures, 1);
+    assert_int_equal(d.failures[0].alert_id, 91011);
+    assert_string_equal(d.failures[0].reason, "jobs-failed");
+    assert_string_equal(d.failures[0].detail, "2 failed");
+    assert_int_equal(d.failures[0].jobs, 3);
+    assert_int_equal(d.failures[0].completed, 1);
+    assert_true(strlen(d.failures[0].settled_at) == 20);
+    rt_perf_day_free(&d);
+    rt_ch_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_the_perf_store_reads_back_what_it_writes),
         cmocka_unit_test(test_once_backfills_picks_and_a_family_limit_passes_to_the_next_family),
         cmocka_unit_test(test_the_ledger_backstop_refuses_a_claim_redis_granted_past_the_limit),
         cmocka_unit_test(test_alerts_of_one_job_are_one_backfill),

@@ -73,5 +73,27 @@ for f in "$SOURCE"/common/core/*.c "$SOURCE"/common/io/*.c "$SOURCE"/common/stor
     check 'grep -qE "^  $rel\)?\$" "$SOURCE/common/CMakeLists.txt"' "common/$rel is listed in common/CMakeLists.txt"
 done
 
+# Each binary links only the libraries it uses: Redis only for the workers that hold budgets
+# and claims (common/worker_redis.c, named by their setups), none for retrig-history or the
+# CLI; libxml2 and libzip (JUnit artifacts) only for the CLI.
+needed_of() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' '; }
+for b in retrig-classify retrig-retrigger retrig-decide retrig-perf retrig-history retrig; do
+    check '[ -x "$BIN/$b" ]' "$BIN/$b is built"
+done
+if [ -x "$BIN/retrig-history" ] && [ -x "$BIN/retrig" ]; then
+    for b in retrig-history retrig; do
+        n=$(needed_of "$BIN/$b")
+        check '! grep -q libhiredis <<<"$n"' "$b needs no hiredis (it needs: $n)"
+    done
+    for b in retrig-classify retrig-retrigger retrig-perf; do
+        n=$(needed_of "$BIN/$b")
+        check 'grep -q libhiredis <<<"$n"' "$b needs hiredis, so that the check above can fail (it needs: $n)"
+    done
+    for b in retrig-classify retrig-retrigger retrig-decide retrig-perf retrig-history; do
+        n=$(needed_of "$BIN/$b")
+        check '! grep -qE "libxml2|libzip" <<<"$n"' "$b needs neither libxml2 nor libzip (it needs: $n)"
+    done
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,17 +1,22 @@
 # SPDX-License-Identifier: MPL-2.0
 """Checks queue-schemas/: every schema is a valid JSON Schema, every example validates against
 its schema (examples/<schema name>/*.json), the Taskcluster examples are faithful copies of the
-recorded real messages in tests/fixtures, and deliberately broken copies do NOT validate.
+recorded real messages in tests/fixtures, deliberately broken copies do NOT validate, and the
+messages the core's builders write (common/core/messages.h, events.h, culprit_flow.h) validate:
+tests/unit/test_messages.c dumps them when run with RT_MESSAGES_DUMP_DIR.
 
 Run by ctest with /usr/bin/python3; env RT_TEST_SOURCE_DIR (repo root) and RT_TEST_FIXTURES_DIR
-(tests/fixtures) default to paths relative to this file. Prints 'N passed, M failed'.
+(tests/fixtures) default to paths relative to this file, RT_TEST_MESSAGES (the unit test binary)
+to build/tests/unit_test_messages. Prints 'N passed, M failed'.
 """
 import copy
 import datetime
 import json
 import os
 import pathlib
+import subprocess
 import sys
+import tempfile
 
 import jsonschema
 
@@ -249,6 +254,35 @@ def test_broken_messages_of_ours_are_rejected():
     must_reject("culprit-event", m, "a range of one push")
 
 
+def test_built_messages_validate():
+    """What the core builds, from crafted structs and from each example parsed back, validates;
+    a message built from an example is that example."""
+    binary = pathlib.Path(os.environ.get("RT_TEST_MESSAGES",
+                                         SOURCE / "build" / "tests" / "unit_test_messages"))
+    if not binary.is_file():
+        check(False, "the message builders' test binary exists", str(binary))
+        return
+    with tempfile.TemporaryDirectory() as out:
+        run = subprocess.run([str(binary)], env={**os.environ, "RT_MESSAGES_DUMP_DIR": out},
+                             capture_output=True, text=True, timeout=60)
+        check(run.returncode == 0, "unit_test_messages passes while dumping",
+              run.stdout[-2000:] + run.stderr[-2000:])
+        for name in OURS:
+            built = sorted((pathlib.Path(out) / name).glob("*.json"))
+            check(len(built) >= len(examples(name)), f"{name}: the builders wrote messages",
+                  f"{len(built)} files")
+            for p in built:
+                message = load(p)
+                errs = errors(name, message)
+                check(not errs, f"{name} accepts built {p.name}", "; ".join(errs))
+                if p.name.startswith("example-"):
+                    example = SCHEMAS / "examples" / name / p.name.removeprefix("example-")
+                    check(message == load(example), f"{name}: {example.name} built back is itself")
+            if name != "decide-request" and name != "culprit-probe-request":
+                check(any(not p.name.startswith("example-") for p in built),
+                      f"{name}: a message built from typed values is checked too")
+
+
 def test_readme_describes_every_schema():
     readme = (SCHEMAS / "README.md").read_text(encoding="utf-8")
     for name in TASKCLUSTER_MESSAGES + OURS + ["taskcluster-task-status"]:
@@ -259,7 +293,8 @@ def main():
     for test in [test_every_schema_is_valid_json_schema, test_every_example_validates,
                  test_taskcluster_examples_are_the_recorded_fixtures,
                  test_broken_taskcluster_messages_are_rejected,
-                 test_broken_messages_of_ours_are_rejected, test_readme_describes_every_schema]:
+                 test_broken_messages_of_ours_are_rejected, test_built_messages_validate,
+                 test_readme_describes_every_schema]:
         try:
             test()
         except Exception as e:  # a crash in one group must not hide the others

@@ -432,6 +432,7 @@ static void test_artifact_patterns_take_reports_only(void **state)
     assert_true(rt_gh_artifact_wanted(def, "JUnit-results-windows"));
     assert_true(rt_gh_artifact_wanted(def, "test-results-ubuntu-3.12"));
     assert_true(rt_gh_artifact_wanted(def, "surefire-test-reports"));
+    assert_true(rt_gh_artifact_wanted(def, "surefire-reports")); /* Surefire's own folder */
     assert_false(rt_gh_artifact_wanted(def, "ubuntu-latest-3.12-default-ci1_cluster_dumps"));
     assert_false(rt_gh_artifact_wanted(def, "Event File"));
     assert_false(rt_gh_artifact_wanted(def, "coverage-report"));

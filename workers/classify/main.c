@@ -10,15 +10,16 @@
  * the ledger backstop and writes the ledger row; then, under the set's row lock, publishes
  * the retrigger request with a confirm and marks it published; the order of those steps and
  * what each failure leads to is common/core/claim_flow.h's (rt_claim_flow_next), which
- * request_retriggers performs. The statements on runs, sets, their members and ledger rows
- * are common/store/runs.h's and sets.h's (moved there from this file, issue 33). The Pulse message
- * is acked only after that. Transient upstream failures go through delay queues; after the last
- * delay the message is dead-lettered. With decide_policy = adaptive, the set's first round asks for
- * the verdict model's first batch (common/core/decide_rounds.h: from the history of the failing
- * tests, within budget_minimum and retriggers_per_failure) instead of
+ * classify_request_retriggers (request.c) performs. The statements on runs, sets, their members and
+ * ledger rows are common/store/runs.h's and sets.h's (moved there from this file, issue 33). The
+ * Pulse message is acked only after that. Transient upstream failures go through delay queues;
+ * after the last delay the message is dead-lettered. With decide_policy = adaptive, the set's first
+ * round asks for the verdict model's first batch (common/core/decide_rounds.h: from the history of
+ * the failing tests, within budget_minimum and retriggers_per_failure) instead of
  * retriggers_per_failure; retrig-decide asks for the later rounds. classify_concurrency lanes
  * (threads) in one process each run this whole loop with their own connections, like replicas; run
- * replicas for more. */
+ * replicas for more. This file is the message's story; request.c performs the retrigger request,
+ * batch.c the fast path, snapshot.c and shared.c what the lanes share (classify.h). */
 #include <jansson.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -35,6 +36,7 @@
 #include "common/core/decide_rounds.h"
 #include "common/core/eligibility.h"
 #include "common/core/errorsummary.h"
+#include "common/core/evidence.h"
 #include "common/core/ids.h"
 #include "common/core/messages.h"
 #include "common/core/pulse.h"
@@ -59,142 +61,21 @@
 #include "common/store/runs.h"
 #include "common/store/sets.h"
 #include "common/worker.h"
-
-#define MAX_DELAYS 16
-#define MAX_FOUND  32 /* runs of a label already on a push kept as members */
-
-/* Listings of one task group are taken one at a time (a failure's retriggers are counted
- * while its siblings are, and each listing is up to 1,000 pages): a lane that needs a group
- * being listed waits until that listing ends, then lists its own label (the failures of one
- * group are of different labels: one listing's runs are not another's). No lock is held
- * across the network: the table of groups being listed is locked only to look at it and
- * change it, so the listings of other groups go on in parallel, a slow one stalling no other
- * group. A lane lists one group at a time, so the table has a place for each lane
- * (classify_concurrency <= 64). */
-#define GROUP_LISTINGS 64
-static pthread_mutex_t g_listings_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t g_listing_done = PTHREAD_COND_INITIALIZER;
-static struct {
-    bool used;
-    char task_group_id[23];
-} g_listings[GROUP_LISTINGS]; /* the groups being listed */
-
-/* Waits until no other lane lists the group, then marks it listed; returns its place. */
-static size_t group_listing_begin(const char *task_group_id)
-{
-    size_t place;
-    pthread_mutex_lock(&g_listings_lock);
-    for (;;) {
-        bool busy = false;
-        place = GROUP_LISTINGS;
-        for (size_t i = 0; i < GROUP_LISTINGS; i++) {
-            if (!g_listings[i].used)
-                place = place < GROUP_LISTINGS ? place : i;
-            else if (!strcmp(g_listings[i].task_group_id, task_group_id))
-                busy = true;
-        }
-        if (!busy && place < GROUP_LISTINGS) break;
-        pthread_cond_wait(&g_listing_done, &g_listings_lock);
-    }
-    g_listings[place].used = true;
-    snprintf(g_listings[place].task_group_id, sizeof g_listings[place].task_group_id, "%s",
-             task_group_id);
-    pthread_mutex_unlock(&g_listings_lock);
-    return place;
-}
-
-static void group_listing_end(size_t place)
-{
-    pthread_mutex_lock(&g_listings_lock);
-    g_listings[place].used = false;
-    pthread_cond_broadcast(&g_listing_done);
-    pthread_mutex_unlock(&g_listings_lock);
-}
-
-typedef struct cached_task {
-    char task_id[23];
-    rt_taskdef def;
-} cached_task;
-
-typedef struct snapshot snapshot;
-
-typedef struct classify {
-    rt_config *cfg; /* snap's configuration: read once per batch */
-    snapshot *snap; /* held from one safe point to the next */
-    unsigned snap_generation;
-    rt_worker_conns conns;
-    rt_worker_settler settler;
-    size_t lane, lanes; /* this lane's number, and how many there are */
-    rt_amqp *pulse;     /* consumes the Pulse queue */
-    rt_amqp *ours;      /* our broker: requests, retries, dead letters (== pulse when same URL) */
-    rt_redis *redis;
-    rt_pg *pg;
-    rt_http *http;
-    rt_elig_policy policy;
-    char pulse_queue[300];
-    char retry_queue[300];
-    char request_queue[300];
-    char request_key[32];
-    int delays[MAX_DELAYS];
-    size_t ndelays;
-    cached_task *cache;
-    size_t cache_size;
-    rt_tc_run found[MAX_FOUND]; /* the message in hand's runs already on its push */
-    size_t nfound;
-} classify;
-
-/* What handling one message came to. */
-/* ---- the task definition cache (direct-mapped: definitions never change) ---- */
-
-static size_t cache_slot(const classify *w, const char *task_id)
-{
-    size_t h = 5381;
-    for (const char *p = task_id; *p; p++) h = h * 33 + (unsigned char)*p;
-    return h % w->cache_size;
-}
-
-static const rt_taskdef *cache_get(classify *w, const char *task_id)
-{
-    if (!w->cache_size) return NULL;
-    cached_task *c = &w->cache[cache_slot(w, task_id)];
-    return strcmp(c->task_id, task_id) == 0 ? &c->def : NULL;
-}
-
-/* Takes ownership of def's contents. Returns where it lives now (or def when not cached). */
-static const rt_taskdef *cache_put(classify *w, const char *task_id, rt_taskdef *def)
-{
-    if (!w->cache_size) return def;
-    cached_task *c = &w->cache[cache_slot(w, task_id)];
-    rt_taskdef_free(&c->def);
-    snprintf(c->task_id, sizeof c->task_id, "%s", task_id);
-    c->def = *def;
-    memset(def, 0, sizeof *def);
-    return &c->def;
-}
+#include "workers/classify/classify.h"
 
 /* ---- small helpers ---- */
 
 /* Maps an upstream failure: transient -> retry later; anything else -> dead letter. */
-static int record_verdict(classify *w, const rt_pulse_task *msg, const char *verdict,
-                          const char *reason)
+int classify_record_verdict(classify *w, const rt_pulse_task *msg, const char *verdict,
+                            const char *reason)
 {
     return rt_runs_set_verdict(w->pg, msg->task_id, msg->run_id, verdict, reason);
 }
 
-static const char *member_state(const rt_pulse_task *msg)
+const char *classify_member_state(const rt_pulse_task *msg)
 {
     return rt_member_state_name(rt_member_state_of_event(msg->event));
 }
-
-/* What rt_sets_run_facts read along with the run's details (common/store/sets.h). */
-typedef struct run_facts {
-    bool known;
-    long long set_id; /* 0: no set */
-    char original[23];
-    bool published;
-    char day[11]; /* the UTC day ledger_spent is for */
-    int ledger_spent;
-} run_facts;
 
 static int read_run_facts(classify *w, const rt_pulse_task *msg, const rt_taskdef *task,
                           run_facts *f)
@@ -222,8 +103,8 @@ static int read_run_facts(classify *w, const rt_pulse_task *msg, const rt_taskde
 }
 
 /* Looks up the set of (project, revision, label). *set_id 0 when none. */
-static int find_set(classify *w, const char *project, const char *revision, const char *label,
-                    long long *set_id, char original[23], bool *published)
+int classify_find_set(classify *w, const char *project, const char *revision, const char *label,
+                      long long *set_id, char original[23], bool *published)
 {
     rt_set_ref set;
     int rc = rt_sets_find(w->pg, project, revision, label, &set);
@@ -240,7 +121,7 @@ static int add_member(classify *w, long long set_id, const rt_pulse_task *msg)
                             .task_id = msg->task_id,
                             .run_id = msg->run_id,
                             .role = "retrigger",
-                            .state = member_state(msg),
+                            .state = classify_member_state(msg),
                             .resolved_at = msg->resolved};
     return rt_sets_add_member(w->pg, &member);
 }
@@ -284,7 +165,7 @@ out:
 }
 
 /* Records a run as a member of its set, then asks for a decision. */
-static int join_set(classify *w, long long set_id, const rt_pulse_task *msg)
+int classify_join_set(classify *w, long long set_id, const rt_pulse_task *msg)
 {
     int rc = add_member(w, set_id, msg);
     if (rc == RT_OK) rc = request_decision(w, set_id, msg->task_id);
@@ -298,405 +179,6 @@ static bool group_has_sets(classify *w, const char *task_group_id)
     bool exists = true;
     if (rt_sets_group_has_sets(w->pg, task_group_id, &exists) != RT_OK) return true;
     return exists;
-}
-
-/* ---- the retrigger request ---- */
-
-/* Appends value (stolen) to array; false when value is NULL or the append failed. */
-static bool append(json_t *array, json_t *value)
-{
-    return value && json_array_append_new(array, value) == 0;
-}
-
-/* The failing groups and failures of the request; NULL (and *groups_out NULL) when one of
- * them cannot be represented: never a shorter list. */
-static json_t *failures_json(const rt_errorsummary *es, json_t **groups_out)
-{
-    json_t *groups = json_array(), *failures = json_array();
-    bool whole = groups && failures;
-    for (size_t i = 0; whole && i < es->ngroups; i++)
-        if (rt_errorsummary_group_failed(es, &es->groups[i]))
-            whole = append(groups, json_string(es->groups[i].name));
-    for (size_t i = 0; whole && i < es->nfailures && i < 100; i++) {
-        const rt_es_failure *f = &es->failures[i];
-        whole = append(failures, json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s}", "test", f->test,
-                                           "subtest", f->subtest, "status", f->status, "expected",
-                                           f->expected, "message", f->message, "group", f->group));
-    }
-    if (!whole) {
-        json_decref(groups);
-        json_decref(failures);
-        *groups_out = NULL;
-        return NULL;
-    }
-    *groups_out = groups;
-    return failures;
-}
-
-/* A set that asks for no retrigger (the runs on the push are enough): its decide request in
- * place of a retrigger request, and the mark, committed together as publish_request does. */
-static int publish_found_only(classify *w, const char *project, const rt_set_row *s)
-{
-    rt_decide_request req = {.set_id = s->id, .attempt = 1};
-    snprintf(req.project, sizeof req.project, "%s", project);
-    snprintf(req.reason, sizeof req.reason, "existing-runs");
-    char *body = rt_decide_request_build(&req);
-    if (!body) return RT_ENOMEM;
-    char message_id[64];
-    snprintf(message_id, sizeof message_id, "decide-%lld-found", s->id);
-    rt_amqp_publish_opts opts = {.message_id = message_id};
-    int rc = rt_amqp_publish(w->ours, w->cfg->amqp_namespace, "decide", body, strlen(body), &opts);
-    free(body);
-    if (rc != RT_OK) return rc;
-    return rt_sets_mark_published_commit(w->pg, s->id);
-}
-
-/* Publishes the retrigger request of a locked set and marks it published, committing the
- * caller's transaction with the mark (one round trip): a concurrent replica waits on the
- * row lock for the mark and never publishes twice. */
-static int publish_request(classify *w, const char *project, const char *revision,
-                           const char *label, const rt_set_row *s)
-{
-    if (s->count == 0) return publish_found_only(w, project, s);
-    char requested_at[32];
-    rt_worker_utc_now(requested_at);
-    json_error_t error;
-    json_t *groups = json_loads(s->failing_groups, 0, &error);
-    json_t *failures = json_loads(s->failures, 0, &error);
-    json_t *req = json_pack(
-        "{s:i, s:I, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:i, s:s, s:o, s:o}", "version", 1,
-        "set_id", (json_int_t)s->id, "project", project, "revision", revision, "label", label,
-        "task_id", s->original_task_id, "run_id", s->original_run_id, "task_group_id",
-        s->task_group_id, "platform", s->platform, "task_queue_id", s->task_queue_id, "times",
-        s->count, "requested_at", requested_at, "failing_groups", groups ? groups : json_array(),
-        "failures", failures ? failures : json_array());
-    char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
-    json_decref(req);
-    if (!body) return RT_ENOMEM;
-    char message_id[64];
-    snprintf(message_id, sizeof message_id, "retrigger-set-%lld", s->id);
-    rt_amqp_publish_opts opts = {.message_id = message_id};
-    int rc =
-        rt_amqp_publish(w->ours, w->cfg->amqp_namespace, w->request_key, body, strlen(body), &opts);
-    free(body);
-    if (rc != RT_OK) return rc;
-    return rt_sets_mark_published_commit(w->pg, s->id);
-}
-
-/* Publishes the set's request unless somebody did: right after the set's transaction
- * commits, and again on a redelivery when a crash or an error came in between. Under the
- * set's row lock, so that replicas racing here publish it once. */
-static int ensure_published(classify *w, const char *project, const char *revision,
-                            const char *label)
-{
-    rt_set_row s;
-    bool found = false;
-    int rc = rt_sets_lock(w->pg, project, revision, label, &s, &found);
-    bool publish = rc == RT_OK && found && !s.published;
-    if (publish) rc = publish_request(w, project, revision, label, &s); /* commits */
-    rt_set_row_free(&s);
-    if (rc == RT_OK && !publish) return rt_pg_commit(w->pg);
-    if (rc != RT_OK && rt_pg_in_transaction(w->pg)) {
-        int ignored = rt_pg_rollback(w->pg);
-        (void)ignored;
-    }
-    return rc;
-}
-
-/* The runs already on the push, as classify_create_set takes them:
- * [{task_id, run_id, state}] (malloc'd JSON text; NULL when out of memory). */
-static char *found_json(const classify *w)
-{
-    json_t *list = json_array();
-    bool whole = list != NULL; /* never a shorter list: a run left out would be retriggered */
-    for (size_t i = 0; whole && i < w->nfound; i++) {
-        rt_member_state state;
-        if (!rt_member_state_parse(w->found[i].state, &state)) continue; /* not a run state */
-        json_t *o = json_pack("{s:s, s:i, s:s}", "task_id", w->found[i].task_id, "run_id",
-                              w->found[i].run_id, "state", rt_member_state_name(state));
-        whole = o && json_array_append_new(list, o) == 0;
-    }
-    char *text = whole ? json_dumps(list, JSON_COMPACT) : NULL;
-    json_decref(list);
-    return text;
-}
-
-/* retrig_retriggers_requested_total and today's budget gauges after a spend. total: the
- * counter the claim left (< 0: ask Redis, as after the backstop gave some back). */
-static void report_budget(classify *w, const char *platform, const char *day, int limit, int spent,
-                          int total)
-{
-    const rt_std_metrics *m = rt_metrics_std();
-    rt_metric_add(m->retriggers_requested, spent, platform);
-    if (total < 0 &&
-        rt_budget_spent(w->redis, w->cfg->redis_key_prefix, platform, day, &total) != RT_OK)
-        return;
-    rt_metric_set(m->budget_spent, total, platform);
-    rt_metric_set(m->budget_left, limit > total ? limit - total : 0, platform);
-}
-
-/* decide_policy = adaptive: round 1 asks for the model's first batch for the failing tests
- * (their history on other pushes, common/io/history_store.h) less the runs found on the
- * push, instead of eligibility's retriggers_per_failure less them (*wanted, left as it is
- * under seed). */
-static int adaptive_first_round(classify *w, const rt_taskdef *task, const rt_errorsummary *es,
-                                int *wanted)
-{
-    if (rt_decide_policy_from_config(w->cfg) != RT_POLICY_ADAPTIVE) return RT_OK;
-    rt_decide_settings model;
-    rt_decide_settings_from_config(w->cfg, &model);
-    /* One line a failing test (the decision compares lines; the history is the test's). */
-    rt_failure_line lines[RT_VERDICT_MAX_LINES];
-    size_t n = 0;
-    for (size_t i = 0; es && i < es->nfailures && n < RT_VERDICT_MAX_LINES; i++) {
-        const char *test = es->failures[i].test;
-        bool seen = !test || !test[0];
-        for (size_t k = 0; !seen && k < n; k++) seen = !strcmp(lines[k].test, test);
-        if (!seen) lines[n++] = (rt_failure_line){.test = (char *)test};
-    }
-    rt_decide_history history[RT_VERDICT_MAX_LINES];
-    rt_history_lookup q = {.repository = w->cfg->history_repository,
-                           .window_days = w->cfg->history_flaky_window_days,
-                           .min_branches = w->cfg->history_flaky_min_branches,
-                           .project = task->project,
-                           .revision = task->revision};
-    int rc = rt_history_model_counts(w->pg, &q, NULL, lines, n, history);
-    if (rc != RT_OK) return rc;
-    *wanted = (int)rt_round_first(&model, history, n, w->nfound);
-    return RT_OK;
-}
-
-/* What the set claim works on: the run, its task and the (platform, day) budget. */
-typedef struct set_claim {
-    classify *w;
-    const rt_pulse_task *msg;
-    const rt_taskdef *task;
-    const rt_errorsummary *es;
-    const char *platform;
-    char day[11];
-    rt_claim_request req;
-    long long set_id; /* FIND_SET: the set found (0: none) */
-} set_claim;
-
-/* The set, the backstop under the (platform, day) lock, the ledger row and the run's
- * verdict, in one call (migration 0012): committed together, or nothing is written (the
- * set exists, or the backstop refused). The request is published after it, so it never
- * names a set that a crash or a lost connection rolled back. */
-static int create_set(set_claim *c, int count, int minimum, rt_claim_flow_facts *f)
-{
-    classify *w = c->w;
-    const rt_pulse_task *msg = c->msg;
-    const rt_taskdef *task = c->task;
-    json_t *groups = NULL;
-    json_t *failures = failures_json(c->es, &groups);
-    char *groups_text = groups ? json_dumps(groups, JSON_COMPACT) : NULL;
-    char *failures_text = failures ? json_dumps(failures, JSON_COMPACT) : NULL;
-    json_decref(groups);
-    json_decref(failures);
-    char *found_text = found_json(w);
-    rt_set_create in = {.project = task->project,
-                        .revision = task->revision,
-                        .label = task->label,
-                        .platform = c->platform,
-                        .task_id = msg->task_id,
-                        .run_id = msg->run_id,
-                        .count = count,
-                        .failing_groups = groups_text,
-                        .failures = failures_text,
-                        .task_group_id = msg->task_group_id,
-                        .task_queue_id =
-                            msg->task_queue_id ? msg->task_queue_id : task->task_queue_id,
-                        .day = c->day,
-                        .limit = c->req.limit,
-                        .minimum = minimum,
-                        .found = found_text};
-    rt_set_created out;
-    /* A failure list that cannot be written is an error, never an empty list. */
-    int rc =
-        groups_text && failures_text && found_text ? rt_sets_create(w->pg, &in, &out) : RT_ENOMEM;
-    free(found_text);
-    free(groups_text);
-    free(failures_text);
-    if (rc == RT_OK) {
-        f->created = out.created;
-        f->refused = out.refused;
-        f->kept = out.created ? out.kept : count;
-        f->ledger_total = out.ledger_total;
-    }
-    return rc;
-}
-
-/* The line a step's note asks for, before the step. */
-static void note(const set_claim *c, const rt_claim_flow_step *s, const rt_claim_flow_facts *f)
-{
-    const char *task_id = c->msg->task_id;
-    char claimed[16], kept[16], total[16];
-    switch (s->note) {
-    case RT_CLAIM_NOTE_NONE: break;
-    case RT_CLAIM_NOTE_EXHAUSTED_RUNS_DECIDE:
-        rt_log_info("budget exhausted: the runs already on the push decide", "task_id", task_id,
-                    "platform", c->platform, "day", c->day);
-        break;
-    case RT_CLAIM_NOTE_EXHAUSTED:
-        rt_log_info("budget exhausted", "task_id", task_id, "platform", c->platform, "day", c->day);
-        break;
-    case RT_CLAIM_NOTE_BACKSTOP_CUT:
-        snprintf(claimed, sizeof claimed, "%d", s->claimed);
-        snprintf(kept, sizeof kept, "%d", s->kept);
-        snprintf(total, sizeof total, "%d", f->ledger_total);
-        rt_log_warn("budget backstop: the ledger leaves less than Redis granted", "task_id",
-                    task_id, "platform", c->platform, "day", c->day, "claimed", claimed, "kept",
-                    kept, "ledger", total);
-        break;
-    case RT_CLAIM_NOTE_SETTLE_FAILED:
-        rt_log_warn("budget give-back failed", "task_id", task_id, "error",
-                    rt_redis_errstr(c->w->redis));
-        break;
-    case RT_CLAIM_NOTE_REFUND_FAILED:
-        rt_log_warn("budget refund failed", "task_id", task_id, "error",
-                    rt_redis_errstr(c->w->redis));
-        break;
-    }
-    if (s->set_gauges) {
-        rt_metric_set(rt_metrics_std()->budget_left, s->gauge_left, c->platform);
-        rt_metric_set(rt_metrics_std()->budget_spent, s->gauge_spent, c->platform);
-    }
-}
-
-/* Performs one step of the claim (common/core/claim_flow.h) and records its result. */
-static void perform(set_claim *c, const rt_claim_flow_step *s, rt_claim_flow_facts *f)
-{
-    classify *w = c->w;
-    const rt_taskdef *task = c->task;
-    const char *task_id = c->msg->task_id;
-    int rc = RT_OK;
-    switch (s->action) {
-    case RT_CLAIM_READ_LEDGER:
-        rc = rt_ledger_spent(w->pg, c->platform, c->day, &f->ledger_spent);
-        c->req.ledger_spent = f->ledger_spent;
-        f->ledger = (rt_claim_call){true, rc};
-        break;
-    case RT_CLAIM_REDIS:
-        c->req.wanted = s->wanted;
-        c->req.minimum = s->minimum;
-        rc = rt_budget_claim(w->redis, &c->req, &f->claim_result);
-        f->claim = (rt_claim_call){true, rc};
-        f->claims++;
-        f->claim_owner_is_self = rc == RT_OK && f->claim_result.status == RT_CLAIM_EXISTS &&
-                                 !strcmp(f->claim_result.owner_task_id, task_id);
-        break;
-    case RT_CLAIM_FIND_SET: {
-        char original[23] = "";
-        bool published = false;
-        c->set_id = 0;
-        rc = find_set(w, task->project, task->revision, task->label, &c->set_id, original,
-                      &published);
-        f->find_set = (rt_claim_call){true, rc};
-        f->set_exists = rc == RT_OK && c->set_id != 0;
-        f->set_original_is_self = f->set_exists && !strcmp(original, task_id);
-        break;
-    }
-    case RT_CLAIM_JOIN_SET: f->join = (rt_claim_call){true, join_set(w, c->set_id, c->msg)}; break;
-    case RT_CLAIM_CREATE_SET:
-        f->create = (rt_claim_call){true, create_set(c, s->count, s->minimum, f)};
-        break;
-    case RT_CLAIM_SETTLE:
-        rc = rt_budget_settle(w->redis, &c->req, s->claimed, s->kept, s->ledger_total, NULL);
-        f->settle = (rt_claim_call){true, rc};
-        break;
-    case RT_CLAIM_REFUND:
-        rc = rt_budget_refund(w->redis, w->cfg->redis_key_prefix, c->platform, c->day, s->amount);
-        f->refund = (rt_claim_call){true, rc};
-        break;
-    case RT_CLAIM_PUBLISH:
-        rc = ensure_published(w, task->project, task->revision, task->label);
-        f->publish = (rt_claim_call){true, rc};
-        break;
-    case RT_CLAIM_RECORD_VERDICT:
-        f->verdict = (rt_claim_call){true, record_verdict(w, c->msg, "skip", s->verdict_reason)};
-        break;
-    case RT_CLAIM_DONE: break;
-    }
-}
-
-/* How the message settles, as the claim's last step says, with its log line. */
-static void conclude(const set_claim *c, const rt_claim_flow_step *s, const rt_claim_flow_facts *f,
-                     rt_outcome *h)
-{
-    classify *w = c->w;
-    const rt_taskdef *task = c->task;
-    if (s->reason) snprintf(h->reason, sizeof h->reason, "%s", s->reason);
-    rt_settle how = s->end == RT_CLAIM_END_RETRY ? RT_SETTLE_RETRY : RT_SETTLE_REQUEUE;
-    switch (s->end == RT_CLAIM_END_ACK ? RT_CLAIM_CAUSE_NONE : s->cause) {
-    case RT_CLAIM_CAUSE_NONE: break;
-    case RT_CLAIM_CAUSE_POSTGRES:
-        rt_outcome_set(h, how, "postgres: %s", rt_pg_errstr(w->pg));
-        return;
-    case RT_CLAIM_CAUSE_REDIS:
-        rt_outcome_set(h, how, "redis: %s", rt_redis_errstr(w->redis));
-        return;
-    case RT_CLAIM_CAUSE_CREATE_SET:
-        rt_outcome_set(h, how, "creating the set: %s",
-                       s->error == RT_ENOMEM ? "out of memory" : rt_pg_errstr(w->pg));
-        return;
-    case RT_CLAIM_CAUSE_PUBLISH:
-        rt_outcome_set(h, how, "publishing the retrigger request: %s / %s", rt_pg_errstr(w->pg),
-                       rt_amqp_errstr(w->ours));
-        return;
-    case RT_CLAIM_CAUSE_SET_IN_PROGRESS:
-        /* Its owner is between Redis and Postgres: look again later. */
-        rt_outcome_set(h, how, "set-in-progress: owned by %s", f->claim_result.owner_task_id);
-        return;
-    }
-    if (s->reason && !strcmp(s->reason, "existing-runs")) {
-        char found[16];
-        snprintf(found, sizeof found, "%zu", w->nfound);
-        rt_log_info("set made from the runs already on the push; no retrigger asked for", "task_id",
-                    c->msg->task_id, "project", task->project, "label", task->label, "runs", found);
-    } else if (s->reason && !strcmp(s->reason, "retriggers-requested")) {
-        report_budget(w, c->platform, c->day, c->req.limit, s->spent, s->counter_total);
-        char sp[16];
-        snprintf(sp, sizeof sp, "%d", s->spent);
-        rt_log_info("retriggers requested", "task_id", c->msg->task_id, "project", task->project,
-                    "label", task->label, "platform", c->platform, "times", sp);
-    }
-}
-
-/* Claims budget and set, creates the set, publishes the request: the steps of
- * common/core/claim_flow.h, performed here. */
-static void request_retriggers(classify *w, const rt_pulse_task *msg, const rt_taskdef *task,
-                               const rt_errorsummary *es, int wanted, const run_facts *facts,
-                               rt_outcome *h)
-{
-    set_claim c = {.w = w, .msg = msg, .task = task, .es = es};
-    c.platform = task->platform ? task->platform : "unknown";
-    rt_worker_utc_day(c.day);
-    int limit = 0;
-    if (rt_budget_limit_for(&w->cfg->budget_limits, c.platform, 600, &limit) != RT_OK) limit = 0;
-    /* What the durable ledger says was spent today, the floor of the Redis counter: read
-     * with the run's facts, unless the day has turned since. */
-    bool ledger_known = facts->known && !strcmp(facts->day, c.day);
-    c.req = (rt_claim_request){.key_prefix = w->cfg->redis_key_prefix,
-                               .project = task->project,
-                               .revision = task->revision,
-                               .label = task->label,
-                               .platform = c.platform,
-                               .task_id = msg->task_id,
-                               .day = c.day,
-                               .limit = limit,
-                               .ledger_spent = facts->ledger_spent};
-    rt_claim_flow_facts f = {.wanted = wanted,
-                             .budget_minimum = w->cfg->budget_minimum,
-                             .limit = limit,
-                             .runs_found = w->nfound,
-                             .ledger_known = ledger_known,
-                             .ledger_spent = facts->ledger_spent};
-    rt_claim_flow_step s;
-    for (rt_claim_flow_next(&f, &s); s.action != RT_CLAIM_DONE; rt_claim_flow_next(&f, &s)) {
-        note(&c, &s, &f);
-        perform(&c, &s, &f);
-    }
-    conclude(&c, &s, &f, h);
 }
 
 /* ---- gathering the facts ---- */
@@ -713,13 +195,13 @@ static rt_run_fetch run_fetch(const classify *w)
 
 static int fetch_task(classify *w, const char *task_id, const rt_taskdef **out, rt_outcome *h)
 {
-    *out = cache_get(w, task_id);
+    *out = classify_cache_get(w, task_id);
     if (*out) return RT_OK;
     rt_taskdef def;
     rt_run_fetch fetch = run_fetch(w);
     int rc = rt_run_fetch_task(&fetch, task_id, &def, h);
     if (rc != RT_OK) return rc;
-    *out = cache_put(w, task_id, &def);
+    *out = classify_cache_put(w, task_id, &def);
     if (*out == &def) { /* not cached: keep a heap copy for the caller */
         rt_taskdef *copy = malloc(sizeof *copy);
         if (!copy) {
@@ -751,7 +233,7 @@ typedef struct run_call {
 static int fetch_task_for(run_call *c)
 {
     if (fetch_task(c->w, c->msg->task_id, &c->task, c->h) != RT_OK) return RT_EUPSTREAM;
-    c->task_heap = cache_get(c->w, c->msg->task_id) != c->task;
+    c->task_heap = classify_cache_get(c->w, c->msg->task_id) != c->task;
     c->facts.task = c->task;
     return RT_OK;
 }
@@ -773,12 +255,13 @@ static bool join_as_member(run_call *c)
         if (c->task->revision) revision = c->task->revision;
     }
     if (!label || !project || !revision) return true;
-    if (find_set(w, project, revision, label, &c->set_id, c->original, &c->published) != RT_OK) {
+    if (classify_find_set(w, project, revision, label, &c->set_id, c->original, &c->published) !=
+        RT_OK) {
         rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return false;
     }
     if (c->set_id && strcmp(c->original, msg->task_id) != 0 &&
-        join_set(w, c->set_id, msg) != RT_OK) {
+        classify_join_set(w, c->set_id, msg) != RT_OK) {
         rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "postgres or broker: %s", rt_pg_errstr(w->pg));
         return false;
     }
@@ -791,11 +274,11 @@ static bool learn_existing_runs(run_call *c)
     classify *w = c->w;
     char errstr[RT_ERRSTR_SIZE] = "";
     size_t total = 0;
-    size_t place = group_listing_begin(c->msg->task_group_id);
+    size_t place = classify_group_listing_begin(c->msg->task_group_id);
     int rc = rt_tc_label_runs_in_group(w->http, w->cfg->taskcluster_root_url, c->msg->task_group_id,
                                        c->task->label, c->msg->task_id, w->found, MAX_FOUND, &total,
                                        errstr);
-    group_listing_end(place);
+    classify_group_listing_end(place);
     if (rc != RT_OK) {
         rt_outcome_upstream(c->h, rc, "task group", errstr);
         return false;
@@ -836,8 +319,8 @@ static bool learn(run_call *c, rt_elig_need need)
         c->facts.set_original_task_id = c->set_id ? c->original : NULL;
         return true;
     case RT_NEED_SET_LOOKUP:
-        if (find_set(w, c->task->project, c->task->revision, c->task->label, &c->set_id,
-                     c->original, &c->published) != RT_OK)
+        if (classify_find_set(w, c->task->project, c->task->revision, c->task->label, &c->set_id,
+                              c->original, &c->published) != RT_OK)
             break;
         c->facts.set_known = true;
         c->facts.set_original_task_id = c->set_id ? c->original : NULL;
@@ -882,23 +365,23 @@ static void act(run_call *c, const rt_elig_result *r)
     const rt_taskdef *task = c->task;
     if (r->verdict == RT_ELIG_RETRIGGER) {
         int wanted = r->retriggers;
-        if (adaptive_first_round(w, task, &c->es, &wanted) != RT_OK)
+        if (classify_adaptive_first_round(w, task, &c->es, &wanted) != RT_OK)
             rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         else
-            request_retriggers(w, c->msg, task, &c->es, wanted, &c->pre, c->h);
+            classify_request_retriggers(w, c->msg, task, &c->es, wanted, &c->pre, c->h);
         return;
     }
     const char *verdict = rt_elig_verdict_name(r->verdict);
     int rc = RT_OK;
     if (r->code == RT_ELIG_R_IS_RETRIGGER && task) {
-        if (!c->set_id && find_set(w, task->project, task->revision, task->label, &c->set_id,
-                                   c->original, &c->published) != RT_OK)
+        if (!c->set_id && classify_find_set(w, task->project, task->revision, task->label,
+                                            &c->set_id, c->original, &c->published) != RT_OK)
             rc = RT_EDB;
-        if (rc == RT_OK && c->set_id) rc = join_set(w, c->set_id, c->msg);
+        if (rc == RT_OK && c->set_id) rc = classify_join_set(w, c->set_id, c->msg);
     } else if (r->code == RT_ELIG_R_DUPLICATE && task && !c->published) {
-        rc = ensure_published(w, task->project, task->revision, task->label);
+        rc = classify_ensure_published(w, task->project, task->revision, task->label);
     }
-    if (rc == RT_OK) rc = record_verdict(w, c->msg, verdict, r->reason);
+    if (rc == RT_OK) rc = classify_record_verdict(w, c->msg, verdict, r->reason);
     if (rc != RT_OK) {
         rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         return;
@@ -961,7 +444,7 @@ static void handle(classify *w, const rt_amqp_message *m, rt_pulse_task *pre, rt
 
     rt_run_record run = {.task_id = msg.task_id,
                          .run_id = msg.run_id,
-                         .state = member_state(&msg),
+                         .state = classify_member_state(&msg),
                          .reason_resolved = msg.reason_resolved,
                          .task_queue_id = msg.task_queue_id,
                          .task_group_id = msg.task_group_id,
@@ -1029,13 +512,11 @@ static int setup(classify *w, rt_config *cfg, int cache_size)
         rt_log_error("cannot set up HTTP", "error", errstr);
         return rc;
     }
-    rt_worker_setup connect = {"classify",
-                               RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_PULSE |
-                                   RT_WORKER_NEEDS_REDIS | RT_WORKER_NEEDS_POSTGRES,
-                               (int)w->lane,
-                               (int)w->lanes,
-                               declare,
-                               w};
+    rt_worker_setup connect = {
+        "classify",      RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_PULSE | RT_WORKER_NEEDS_POSTGRES,
+        (int)w->lane,    (int)w->lanes,
+        declare,         w,
+        &rt_worker_redis};
     if ((rc = rt_worker_connect(cfg, &connect, &w->conns)) != RT_OK) return rc;
     w->ours = w->conns.broker;
     w->pulse = w->conns.pulse ? w->conns.pulse : w->conns.broker;
@@ -1054,7 +535,7 @@ static void teardown(classify *w)
 }
 
 /* Handles one delivery from src and settles it (ack, retry, dead letter or requeue). */
-static void process(classify *w, rt_amqp *src, rt_amqp_message *m, rt_pulse_task *pre)
+void classify_process(classify *w, rt_amqp *src, rt_amqp_message *m, rt_pulse_task *pre)
 {
     rt_outcome h = {RT_SETTLE_ACK, ""};
     double started = rt_metrics_now();
@@ -1062,225 +543,32 @@ static void process(classify *w, rt_amqp *src, rt_amqp_message *m, rt_pulse_task
     if (rt_worker_settle(&w->settler, src, m, &h, started)) rt_worker_pause();
 }
 
-/* ---- the fast path: completed and exception runs, many at a time ---- */
-
-#define BATCH_MAX 256
-/* One statement per batch (rt_runs_record_batch, common/store/runs.h): picks out the completed
- * and exception runs that may be members of a retrigger set, for the full path to record, and
- * inserts every other run with its verdict, and the failed runs without one (the full path
- * classifies them, without recording them again). */
-enum { FULL_PATH, FAST_PATH, RECORD_ONLY };
-
-/* Parses a delivery for the batch. FAST_PATH: it needs nothing but a runs row with its verdict
- * (or nothing at all); RECORD_ONLY: a failed run, recorded by the batch and then classified
- * by the full path from msg; FULL_PATH: everything else (invalid bodies, retries), msg unset. */
-static int batch_candidate(classify *w, const rt_amqp_message *m, rt_pulse_task *msg)
-{
-    if (rt_amqp_message_header(m, "x-retrig-original-exchange")) return FULL_PATH; /* a retry */
-    char reason[RT_PULSE_REASON_SIZE];
-    if (rt_pulse_parse(m->body, m->len, m->exchange, (size_t)w->cfg->max_message_bytes, msg,
-                       reason) != RT_OK)
-        return FULL_PATH;
-    for (size_t i = 0; i < m->cc_count; i++) (void)rt_pulse_apply_route(msg, m->cc[i]);
-    if (msg->run_id == RT_PULSE_NO_RUN) return FULL_PATH; /* no run to write */
-    return msg->event == RT_TASK_EVENT_FAILED ? RECORD_ONLY : FAST_PATH;
-}
-
-/* Handles the deliveries of one batch: completed and exception runs of task groups that
- * have no retrigger set are written in one INSERT and acked; everything else goes through
- * process() one by one. Long because its three stages share their arrays and the labels
- * fallback and slow: sort each delivery (fast, record-only or full path), write the fast and
- * record-only rows in one INSERT of FAST_COLUMNS arrays (one line per column), then settle the
- * others one by one and ack the fast ones in one frame. */
-static void process_batch(classify *w, rt_amqp *src, rt_amqp_message *batch, size_t n)
-{
-    double started = rt_metrics_now();
-    rt_pulse_task *msgs = calloc(n, sizeof *msgs);
-    int *kind = calloc(n, sizeof *kind);
-    bool *recorded = calloc(n, sizeof *recorded);
-    rt_amqp_message **acks = calloc(n, sizeof *acks);
-    if (!msgs || !kind || !recorded || !acks) goto fallback;
-
-    for (size_t i = 0; i < n; i++) kind[i] = batch_candidate(w, &batch[i], &msgs[i]);
-    size_t rows = 0;
-    for (size_t i = 0; i < n; i++)
-        if (kind[i] != FULL_PATH && msgs[i].event != RT_TASK_EVENT_OTHER) rows++;
-    if (rows) {
-        rt_run_record *records = calloc(n, sizeof *records);
-        bool *member = calloc(n, sizeof *member);
-        for (size_t i = 0; records && i < n; i++) {
-            if (kind[i] == FULL_PATH || msgs[i].event == RT_TASK_EVENT_OTHER) continue;
-            rt_pulse_task *t = &msgs[i];
-            bool failed = kind[i] == RECORD_ONLY;
-            bool completed = t->event == RT_TASK_EVENT_COMPLETED;
-            records[i] = (rt_run_record){.task_id = t->task_id,
-                                         .run_id = t->run_id,
-                                         .state = member_state(t),
-                                         .reason_resolved = t->reason_resolved,
-                                         .task_queue_id = t->task_queue_id,
-                                         .task_group_id = t->task_group_id,
-                                         .project = t->project,
-                                         .revision = t->revision,
-                                         .label = t->tag_label,
-                                         .scheduled_at = t->scheduled,
-                                         .started_at = t->started,
-                                         .resolved_at = t->resolved,
-                                         .verdict = failed ? NULL : "skip",
-                                         .verdict_reason = failed      ? NULL
-                                                           : completed ? "not-failed"
-                                                                       : "exception"};
-        }
-        int rc = records && member ? rt_runs_record_batch(w->pg, records, n, member) : RT_ENOMEM;
-        if (rc != RT_OK) {
-            /* A bad value in one row (or Postgres down): let the full path sort them out. */
-            rt_log_debug("batch insert failed; handling one by one", "error", rt_pg_errstr(w->pg));
-            for (size_t i = 0; i < n; i++)
-                if (msgs[i].event != RT_TASK_EVENT_OTHER) kind[i] = FULL_PATH;
-        } else {
-            for (size_t i = 0; i < n; i++) recorded[i] = kind[i] == RECORD_ONLY;
-            /* May be a member of a set: the full path says. */
-            for (size_t i = 0; i < n; i++)
-                if (member[i]) kind[i] = FULL_PATH;
-        }
-        free(records);
-        free(member);
-    }
-    goto slow;
-fallback:
-    /* Something failed before the batch was written: every message takes the full path. */
-    for (size_t i = 0; kind && i < n; i++) kind[i] = FULL_PATH;
-slow:
-    /* The others first, each settled on its own, so that the fast ones, whose rows are
-     * written, can then be acked together in one frame. A failed run the batch recorded is
-     * classified from its parsed message. */
-    for (size_t i = 0; i < n; i++)
-        if (!kind || kind[i] != FAST_PATH)
-            process(w, src, &batch[i], recorded && recorded[i] ? &msgs[i] : NULL);
-    if (kind) {
-        size_t nfast = 0;
-        for (size_t i = 0; i < n; i++)
-            if (kind[i] == FAST_PATH) acks[nfast++] = &batch[i];
-        if (nfast && rt_amqp_ack_many(src, acks, nfast) != RT_OK)
-            rt_log_warn("could not ack; the broker will redeliver", "error", rt_amqp_errstr(src));
-        for (size_t i = 0; i < n; i++)
-            if (kind[i] == FAST_PATH)
-                rt_metric_inc(rt_metrics_std()->messages, "acked",
-                              msgs[i].event == RT_TASK_EVENT_COMPLETED   ? "not-failed"
-                              : msgs[i].event == RT_TASK_EVENT_EXCEPTION ? "exception"
-                                                                         : "other-event");
-        if (nfast)
-            rt_metric_observe(rt_metrics_std()->processing_seconds, rt_metrics_now() - started,
-                              "batch");
-    }
-    for (size_t i = 0; msgs && i < n; i++) rt_pulse_task_free(&msgs[i]);
-    free(msgs);
-    free(kind);
-    free(recorded);
-    free(acks);
-}
-
 /* ---- lanes: classify_concurrency loops in one process ---- */
 
 /* Each lane is a whole classifier (its own broker, Redis, Postgres and HTTP connections and
  * task cache) consuming the same queues, like replicas sharing a process: a lane waiting on
- * Taskcluster does not hold up the others, and each waits for its services on its own.
- *
- * The configuration they share is an immutable snapshot, swapped by pointer: a lane takes
- * the current one at each safe point and keeps it (a reference) until the next, so a batch
- * reads one configuration from start to end. A SIGHUP is applied by whichever lane reaches
- * a safe point first: it copies the current configuration, applies the reload to the copy
- * and publishes it; no lane waits for another's batch, and the old snapshot is freed when
- * its last lane lets go of it. */
-struct snapshot {
-    atomic_int refs;
-    rt_config cfg;
-    rt_elig_policy policy; /* derived from cfg; points into it */
-};
-
-static pthread_mutex_t g_snapshot_lock = PTHREAD_MUTEX_INITIALIZER; /* g_snapshot's pointer */
-static snapshot *g_snapshot; /* the current one; holds one reference */
-static atomic_uint g_snapshot_generation;
-static pthread_mutex_t g_reload_lock = PTHREAD_MUTEX_INITIALIZER; /* one lane reloads */
-
-static snapshot *snapshot_new(const rt_config *from)
-{
-    snapshot *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
-    if (rt_config_copy(&s->cfg, from) != RT_OK) {
-        free(s);
-        return NULL;
-    }
-    atomic_init(&s->refs, 1);
-    rt_elig_policy_from_config(&s->cfg, &s->policy);
-    return s;
-}
-
-static void snapshot_release(snapshot *s)
-{
-    if (s && atomic_fetch_sub(&s->refs, 1) == 1) {
-        rt_config_free(&s->cfg);
-        free(s);
-    }
-}
-
-static snapshot *snapshot_acquire(unsigned *generation)
-{
-    pthread_mutex_lock(&g_snapshot_lock);
-    snapshot *s = g_snapshot;
-    atomic_fetch_add(&s->refs, 1);
-    *generation = atomic_load(&g_snapshot_generation);
-    pthread_mutex_unlock(&g_snapshot_lock);
-    return s;
-}
-
-static void snapshot_publish(snapshot *s)
-{
-    pthread_mutex_lock(&g_snapshot_lock);
-    snapshot *old = g_snapshot;
-    g_snapshot = s;
-    atomic_fetch_add(&g_snapshot_generation, 1);
-    pthread_mutex_unlock(&g_snapshot_lock);
-    snapshot_release(old);
-}
-
-/* Applies a pending SIGHUP to a copy of the current configuration and publishes it. */
-static void reload_if_asked(void)
-{
-    if (!rt_worker_reload_pending() || pthread_mutex_trylock(&g_reload_lock) != 0) return;
-    unsigned generation;
-    snapshot *current = snapshot_acquire(&generation);
-    snapshot *next = snapshot_new(&current->cfg);
-    snapshot_release(current);
-    if (!next) {
-        rt_log_error("reload: out of memory; keeping the running configuration");
-    } else if (rt_worker_reload(&next->cfg)) {
-        rt_elig_policy_from_config(&next->cfg, &next->policy);
-        snapshot_publish(next);
-    } else {
-        snapshot_release(next);
-    }
-    pthread_mutex_unlock(&g_reload_lock);
-}
+ * Taskcluster does not hold up the others, and each waits for its services on its own. The
+ * configuration they share is a snapshot (snapshot.c). */
 
 /* The lane's safe point (after health): a reload, and the newest snapshot. */
 static int lane_tick(void *ctx, bool idle)
 {
     classify *w = ctx;
     (void)idle;
-    reload_if_asked();
-    if (atomic_load(&g_snapshot_generation) != w->snap_generation) {
+    classify_reload_if_asked();
+    if (classify_snapshot_generation() != w->snap_generation) {
         snapshot *old = w->snap;
-        w->snap = snapshot_acquire(&w->snap_generation);
+        w->snap = classify_snapshot_acquire(&w->snap_generation);
         w->cfg = &w->snap->cfg;
         w->policy = w->snap->policy;
-        snapshot_release(old);
+        classify_snapshot_release(old);
     }
     return 0;
 }
 
 static void lane_batch(void *ctx, rt_amqp *src, rt_amqp_message *batch, size_t n)
 {
-    process_batch(ctx, src, batch, n);
+    classify_process_batch(ctx, src, batch, n);
 }
 
 /* The retry queue's deliveries on their own connection (when Pulse is another broker). */
@@ -1304,7 +592,7 @@ static void *lane_main(void *arg)
 {
     lane *l = arg;
     classify *w = &l->w;
-    w->snap = snapshot_acquire(&w->snap_generation);
+    w->snap = classify_snapshot_acquire(&w->snap_generation);
     l->rc = setup(w, &w->snap->cfg, l->cache_size);
     w->policy = w->snap->policy;
     if (l->rc == RT_OK) {
@@ -1331,7 +619,7 @@ static void *lane_main(void *arg)
         rt_stop_request(); /* a lane that cannot start stops the process */
     }
     teardown(w);
-    snapshot_release(w->snap);
+    classify_snapshot_release(w->snap);
     return NULL;
 }
 
@@ -1342,7 +630,7 @@ static int run(rt_config *cfg)
      * parsed documents in resident memory, and the lanes spend their time waiting. */
     if (nlanes > 1) mallopt(M_ARENA_MAX, 1);
     lane *lanes = calloc(nlanes, sizeof *lanes);
-    if (!lanes || !(g_snapshot = snapshot_new(cfg))) {
+    if (!lanes || classify_snapshot_start(cfg) != RT_OK) {
         free(lanes);
         rt_log_error("out of memory");
         return 1;
@@ -1371,16 +659,14 @@ static int run(rt_config *cfg)
         if (lanes[i].rc != RT_OK && lanes[i].rc != RT_ESTOPPED) rc = lanes[i].rc;
     if (rc == RT_OK) rt_log_info("stopping: finished the messages in hand");
     free(lanes);
-    snapshot_release(g_snapshot);
-    g_snapshot = NULL;
+    classify_snapshot_stop();
     return rt_worker_exit_status(rc);
 }
 
 static int check(rt_config *cfg)
 {
     return rt_worker_check_result(rt_worker_check_services(
-        cfg, "classify",
-        RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_REDIS | RT_WORKER_NEEDS_POSTGRES));
+        cfg, "classify", RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES, &rt_worker_redis));
 }
 
 int main(int argc, char **argv)

@@ -15,6 +15,8 @@
 #include "common/core/culprit.h"
 #include "common/core/culprit_adaptive.h"
 #include "common/core/culprit_flow.h"
+#include "common/core/events.h"
+#include "common/core/evidence.h"
 #include "common/io/history_store.h"
 #include "common/io/log.h"
 #include "common/worker.h"
@@ -155,19 +157,23 @@ static bool exec_changed(rt_pg *pg, const char *sql, int n, const char *const *p
  * key <project>.culprit, once the end is stored. A failed publish is logged, not repeated. */
 static void publish_end(const search *s, const ending *e)
 {
-    json_t *culprit = e->culprit
-                          ? json_pack("{s:s, s:o, s:s, s:s}", "revision", e->culprit, "pushlog_id",
-                                      e->pushlog ? json_integer(atoll(e->pushlog)) : json_null(),
-                                      "author", e->author ? e->author : "", "url", e->url)
-                          : json_null();
-    json_t *o =
-        json_pack("{s:i, s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:o, s:[s, s], s:i, s:i, s:i}",
-                  "version", 1, "kind", "culprit", "set_id", (json_int_t)atoll(s->set_id),
-                  "project", s->project, "revision", s->revision, "label", s->label, "status",
-                  e->status, "reason", e->reason, "culprit", culprit, "range", e->first, e->last,
-                  "rounds", e->rounds, "pushes_probed", e->probed, "jobs_spent", e->spent);
-    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
+    rt_culprit_event ev = {.set_id = atoll(s->set_id),
+                           .label = (char *)s->label,
+                           .found = e->culprit != NULL,
+                           .culprit = {.pushlog_id = e->pushlog ? atoll(e->pushlog) : 0,
+                                       .author = (char *)e->author,
+                                       .url = (char *)e->url},
+                           .rounds = e->rounds,
+                           .pushes_probed = e->probed,
+                           .jobs_spent = e->spent};
+    snprintf(ev.project, sizeof ev.project, "%s", s->project);
+    snprintf(ev.revision, sizeof ev.revision, "%s", s->revision);
+    snprintf(ev.status, sizeof ev.status, "%s", e->status);
+    snprintf(ev.reason, sizeof ev.reason, "%s", e->reason);
+    snprintf(ev.culprit.revision, sizeof ev.culprit.revision, "%s", e->culprit ? e->culprit : "");
+    snprintf(ev.range_first, sizeof ev.range_first, "%s", e->first);
+    snprintf(ev.range_last, sizeof ev.range_last, "%s", e->last);
+    char *text = rt_culprit_event_build(&ev); /* lent strings: nothing to free */
     char key[128], message_id[64];
     snprintf(key, sizeof key, "%s.culprit", s->project);
     snprintf(message_id, sizeof message_id, "culprit-%s", s->set_id);
@@ -283,26 +289,27 @@ static bool stop(const search *s, const char *reason)
 static json_t *window_document(const search *s, const rt_th_push *pushes, const int *jobs,
                                const rt_culprit_push *evidence, size_t n)
 {
-    json_t *list = json_array(), *sigs = json_array();
-    for (size_t i = 0; list && i < n; i++)
-        json_array_append_new(
-            list, json_pack("{s:s, s:I, s:s, s:i, s:i, s:i, s:i, s:i, s:i}", "revision",
-                            pushes[i].revision, "push_id", (json_int_t)pushes[i].id, "author",
-                            pushes[i].author, "runs", evidence[i].runs, "reproduced",
-                            evidence[i].reproduced, "pending", evidence[i].pending, "base_jobs",
-                            jobs[i], "asked", 0, "attempts", 0));
-    size_t i;
-    json_t *line;
-    json_array_foreach(s->lines, i, line)
-    {
-        json_t *sig = json_object_get(line, "line");
-        if (sigs && json_is_string(sig)) json_array_append(sigs, sig);
-    }
-    return json_pack("{s:I, s:o*, s:i, s:o*, s:{s:I, s:I}, s:s}", "failing_push_id",
-                     (json_int_t)s->failing_push_id, "pushes", list, "rounds", 0, "lines", sigs,
-                     "history", "runs", (json_int_t)s->history_runs, "failures",
-                     (json_int_t)s->history_failures, "probe_rule",
-                     s->classify == rt_culprit_adaptive_classify ? "adaptive" : "seed");
+    rt_window_push *list = calloc(n + 1, sizeof *list);
+    if (!list) return NULL;
+    for (size_t i = 0; i < n; i++)
+        list[i] = (rt_window_push){.revision = pushes[i].revision,
+                                   .push_id = pushes[i].id,
+                                   .author = pushes[i].author,
+                                   .runs = evidence[i].runs,
+                                   .reproduced = evidence[i].reproduced,
+                                   .pending = evidence[i].pending,
+                                   .base_jobs = jobs[i]};
+    rt_window_start in = {.failing_push_id = s->failing_push_id,
+                          .pushes = list,
+                          .npushes = n,
+                          .lines = s->lines,
+                          .history_runs = s->history_runs,
+                          .history_failures = s->history_failures,
+                          .probe_rule =
+                              s->classify == rt_culprit_adaptive_classify ? "adaptive" : "seed"};
+    json_t *doc = rt_window_build(&in);
+    free(list);
+    return doc;
 }
 
 /* Stores the window and the search's first step. */
@@ -312,11 +319,11 @@ static void store(const search *s, const rt_th_push *pushes, const int *jobs,
     const rt__decide_culprit_io *io = s->io;
     json_t *doc = window_document(s, pushes, jobs, evidence, n);
     if (doc && r->status == RT_CULPRIT_SEARCHING && r->probe >= 0)
-        json_object_set_new(doc, "next",
-                            json_pack("{s:s, s:i, s:s?, s:i}", "revision",
-                                      pushes[r->probe].revision, "times", r->times, "confirm",
-                                      r->confirm >= 0 ? pushes[r->confirm].revision : NULL,
-                                      "confirm_times", r->confirm >= 0 ? r->confirm_times : 0));
+        json_object_set_new(
+            doc, "next",
+            rt_window_first_next_build(pushes[r->probe].revision, r->times,
+                                       r->confirm >= 0 ? pushes[r->confirm].revision : NULL,
+                                       r->confirm_times));
     char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     if (!text) return; /* out of memory: the next poll tries again */
@@ -491,8 +498,7 @@ static void ask(json_t *push, int times, int round, bool confirm, const char *at
     json_object_set_new(push, "asked", json_integer(member_int(push, "asked") + times));
     json_object_set_new(push, "pending", json_integer(member_int(push, "pending") + times));
     json_object_set_new(push, "request",
-                        json_pack("{s:i, s:i, s:i, s:b, s:s}", "attempt", attempt, "times", times,
-                                  "round", round, "confirm", confirm, "at", at));
+                        rt_window_request_build(attempt, times, round, confirm, at));
 }
 
 /* The probes of the window, one per push probed, with what its runs show now. */
@@ -506,17 +512,18 @@ static json_t *probes_document(search *s, json_t *pushes, const rt_culprit_push 
     {
         json_t *request = json_object_get(push, "request");
         if (!request || !probes) continue;
-        json_array_append_new(
-            probes,
-            json_pack("{s:i, s:O, s:O, s:i, s:i, s:i, s:s, s:b, s:O}", "round",
-                      member_int(request, "round"), "revision", json_object_get(push, "revision"),
-                      "push_id", json_object_get(push, "push_id"), "times",
-                      member_int(push, "asked"), "runs", evidence[i].runs, "reproduced",
-                      evidence[i].reproduced, "class",
-                      rt_culprit_push_class_name(&evidence[i], i == 0, i + 1 == n, model, n,
-                                                 s->classify, &s->adaptive),
-                      "confirm", json_is_true(json_object_get(request, "confirm")), "requested_at",
-                      json_object_get(request, "at")));
+        rt_window_probe probe = {
+            .round = member_int(request, "round"),
+            .revision = json_object_get(push, "revision"),
+            .push_id = json_object_get(push, "push_id"),
+            .times = member_int(push, "asked"),
+            .runs = evidence[i].runs,
+            .reproduced = evidence[i].reproduced,
+            .class_name = rt_culprit_push_class_name(&evidence[i], i == 0, i + 1 == n, model, n,
+                                                     s->classify, &s->adaptive),
+            .confirm = json_is_true(json_object_get(request, "confirm")),
+            .requested_at = json_object_get(request, "at")};
+        json_array_append_new(probes, rt_window_probe_build(&probe));
     }
     return probes;
 }
@@ -681,7 +688,7 @@ static void ask_next(step *t)
     ask(probe, r->times, round, false, at);
     json_object_set_new(
         t->window, "next",
-        json_pack("{s:O, s:i}", "revision", json_object_get(probe, "revision"), "times", r->times));
+        rt_window_next_build(json_string_value(json_object_get(probe, "revision")), r->times));
     t->republish[r->probe] = true;
     t->spent += r->times;
     t->evidence[r->probe].pending += r->times;

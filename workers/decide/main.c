@@ -39,6 +39,8 @@
 
 #include "common/core/bugsug.h"
 #include "common/core/decide_step.h"
+#include "common/core/events.h"
+#include "common/core/evidence.h"
 #include "common/core/hawk.h"
 #include "common/core/history.h"
 #include "common/core/ids.h"
@@ -481,131 +483,150 @@ static const char *member_result(const run_info *r, bool reproduced)
     return NULL;
 }
 
-static json_t *add_unique(json_t *array, const char *task_id)
+/* The retriggers (task ids, each once) whose failures hold line; ids holds e->nruns. */
+static size_t reproducers(const evidence *e, const rt_failure_line *line, rt_event_task_id *ids)
 {
-    size_t i;
-    json_t *v;
-    json_array_foreach(array, i, v)
-    {
-        if (!strcmp(json_string_value(v), task_id)) return array;
+    size_t n = 0;
+    for (size_t k = 0; k < e->nruns; k++) {
+        if (!run_has_line(&e->runs[k], line)) continue;
+        size_t j = 0;
+        while (j < n && strcmp(ids[j], e->runs[k].task_id)) j++;
+        if (j == n) memcpy(ids[n++], e->runs[k].task_id, sizeof *ids);
     }
-    json_array_append_new(array, json_string(task_id));
-    return array;
+    return n;
 }
 
-/* Appends value (stolen) to array; false when value is NULL or the append failed. */
-static bool append(json_t *array, json_t *value)
-{
-    return value && json_array_append_new(array, value) == 0;
-}
-
-/* The evidence stored with the decision (*stored) and the event for bots (*event).
- * Long because the stored evidence and the event are built from the same lines and runs in one
- * pass, so that they can never disagree, and building either fails whole. */
-static int build_documents(decide *w, const evidence *e, const rt_decide_request *req,
-                           const char *decided_at, json_t **stored, json_t **event)
+/* The decision event for bots (queue-schemas/decision-event.json): a malloc'd text, NULL when
+ * out of memory. Each line with the retriggers that reproduced it, and the retriggers that
+ * had resolved (at most EVENT_MAX_TASKS). */
+static char *event_text(const decide *w, const evidence *e, const char *decided_at)
 {
     const set_info *s = &e->set;
     const rt_verdict_result *r = &e->result;
-    json_t *lines = json_array(), *event_lines = json_array(), *runs = json_array();
-    json_t *compared = json_array(), *tracked = json_array();
-    /* Every line and run is in the documents, or building them fails: never a shorter list
-     * (a line JSON cannot hold would otherwise vanish and leave "lines": []). */
-    bool whole = lines && event_lines && runs && compared && tracked;
-    for (size_t i = 0; whole && e->original.have_lines && i < e->original.lines.nlines; i++) {
+    size_t nlines = e->original.have_lines ? e->original.lines.nlines : 0;
+    rt_event_task_id compared[EVENT_MAX_TASKS];
+    rt_decision_event ev = {.set_id = s->id,
+                            .label = (char *)s->label,
+                            .retrigger_task_ids = compared,
+                            .threshold = w->cfg->decide_threshold,
+                            .lines = calloc(nlines ? nlines : 1, sizeof *ev.lines),
+                            .nlines = nlines};
+    rt_event_task_id *by = calloc(nlines * e->nruns + 1, sizeof *by);
+    char *text = NULL;
+    if (!ev.lines || !by) goto out;
+    for (size_t i = 0; i < nlines; i++) {
         const rt_failure_line *line = &e->original.lines.lines[i];
-        json_t *by = json_array();
-        for (size_t k = 0; by && k < e->nruns; k++)
-            if (run_has_line(&e->runs[k], line)) add_unique(by, e->runs[k].task_id);
-        json_t *o = by ? json_pack("{s:s, s:s, s:s, s:i, s:O}", "line", line->signature, "test",
-                                   line->test, "hash", line->hash_hex, "reproduced",
-                                   (int)json_array_size(by), "reproduced_by", by)
-                       : NULL;
-        json_t *history = json_array_get(e->history, i);
-        if (o && history) json_object_set(o, "history", history);
-        json_t *event_line =
-            by ? json_pack("{s:s, s:O}", "line", line->signature, "reproduced_by", by) : NULL;
-        bool stored_line = append(lines, o), event_line_ok = append(event_lines, event_line);
-        whole = stored_line && event_line_ok;
-        json_decref(by);
+        ev.lines[i] =
+            (rt_decision_event_line){.line = line->signature, .reproduced_by = by + i * e->nruns};
+        ev.lines[i].nreproduced_by = reproducers(e, line, ev.lines[i].reproduced_by);
     }
-    for (size_t i = 0; whole && e->original.have_lines && i < e->original.lines.ntracked; i++)
-        whole = append(tracked,
-                       json_pack("{s:s, s:I}", "line", e->original.lines.tracked[i].line.signature,
-                                 "bug", (json_int_t)e->original.lines.tracked[i].bug_id));
-    size_t ncompared = 0, nfound = 0;
-    for (size_t k = 0; k < e->nruns; k++) nfound += e->runs[k].found;
-    for (size_t k = 0; whole && k < e->nruns; k++) {
+    for (size_t k = 0; k < e->nruns && ev.nretrigger_task_ids < EVENT_MAX_TASKS; k++) {
         const run_info *run = &e->runs[k];
+        if (!run->task_id[0] || run->state == RT_RUN_PENDING) continue;
+        size_t j = 0;
+        while (j < ev.nretrigger_task_ids && strcmp(compared[j], run->task_id)) j++;
+        if (j == ev.nretrigger_task_ids)
+            memcpy(compared[ev.nretrigger_task_ids++], run->task_id, sizeof *compared);
+    }
+    snprintf(ev.project, sizeof ev.project, "%s", s->project);
+    snprintf(ev.revision, sizeof ev.revision, "%s", s->revision);
+    snprintf(ev.platform, sizeof ev.platform, "%.128s", s->platform[0] ? s->platform : "unknown");
+    snprintf(ev.verdict, sizeof ev.verdict, "%s", rt_verdict_name(r->verdict));
+    snprintf(ev.reason, sizeof ev.reason, "%s", r->reason);
+    snprintf(ev.original_task_id, sizeof ev.original_task_id, "%s", s->original_task_id);
+    snprintf(ev.decided_at, sizeof ev.decided_at, "%s", decided_at);
+    text = rt_decision_event_build(&ev); /* lent strings and arrays, freed here */
+out:
+    free(ev.lines);
+    free(by);
+    return text;
+}
+
+/* The evidence stored with the decision (*stored, common/core/evidence.h): every line and
+ * run of the set, or nothing. */
+static int build_documents(decide *w, const evidence *e, const rt_decide_request *req,
+                           const char *decided_at, json_t **stored)
+{
+    const set_info *s = &e->set;
+    const rt_verdict_result *r = &e->result;
+    size_t nlines = e->original.have_lines ? e->original.lines.nlines : 0;
+    size_t ntracked = e->original.have_lines ? e->original.lines.ntracked : 0;
+    rt_evidence_line *lines = calloc(nlines + 1, sizeof *lines);
+    rt_evidence_tracked *tracked = calloc(ntracked + 1, sizeof *tracked);
+    rt_evidence_run *runs = calloc(e->nruns + 1, sizeof *runs);
+    rt_event_task_id *by = calloc(nlines * e->nruns + 1, sizeof *by);
+    *stored = NULL;
+    if (!lines || !tracked || !runs || !by) goto out;
+    for (size_t i = 0; i < nlines; i++) {
+        const rt_failure_line *line = &e->original.lines.lines[i];
+        lines[i] = (rt_evidence_line){.signature = line->signature,
+                                      .test = line->test,
+                                      .hash_hex = line->hash_hex,
+                                      .reproduced_by = by + i * e->nruns,
+                                      .nreproduced_by = reproducers(e, line, by + i * e->nruns),
+                                      .history = json_array_get(e->history, i)};
+    }
+    for (size_t i = 0; i < ntracked; i++)
+        tracked[i] = (rt_evidence_tracked){.line = e->original.lines.tracked[i].line.signature,
+                                           .bug = e->original.lines.tracked[i].bug_id};
+    rt_decision_evidence in = {.threshold = w->cfg->decide_threshold,
+                               .verdict = rt_verdict_name(r->verdict),
+                               .reason = r->reason,
+                               .original = {.task_id = s->original_task_id,
+                                            .run_id = s->original_run_id,
+                                            .evidence = rt_run_state_name(e->original.state),
+                                            .job_id = e->original.job_id,
+                                            .push_id = e->original.push_id},
+                               .lines = lines,
+                               .nlines = nlines,
+                               .tracked = tracked,
+                               .ntracked = ntracked,
+                               .runs = runs,
+                               .counts = {.requested = s->count,
+                                          .passed = (int)r->passed,
+                                          .failed = (int)r->failed,
+                                          .exceptions = (int)r->exceptions,
+                                          .no_data = (int)r->no_data,
+                                          .pending = (int)r->pending,
+                                          .missing = (int)e->missing},
+                               .failure_seen_at = s->failure_seen_at,
+                               .retriggers_requested_at =
+                                   s->requested_at[0] ? s->requested_at : NULL,
+                               .decided_at = decided_at,
+                               .deadline = e->deadline,
+                               .attempt = req->attempt,
+                               .request_reason = req->reason,
+                               .classification_id = e->classification_id,
+                               .detail = e->wait_detail};
+    for (size_t k = 0; k < e->nruns; k++) {
+        const run_info *run = &e->runs[k];
+        in.counts.found += run->found;
         if (!run->task_id[0]) continue; /* a retrigger that never arrived */
         bool reproduced = false;
-        for (size_t i = 0; e->original.have_lines && i < e->original.lines.nlines; i++)
+        for (size_t i = 0; i < nlines; i++)
             if (run_has_line(run, &e->original.lines.lines[i])) reproduced = true;
-        json_t *o = json_pack("{s:s, s:i, s:s, s:s, s:s, s:b}", "task_id", run->task_id, "run_id",
-                              run->run_id, "role", run->found ? "found" : "requested", "state",
-                              run->member_state, "evidence", rt_run_state_name(run->state),
-                              "reproduced", reproduced);
-        if (o && run->job_id) json_object_set_new(o, "job_id", json_integer(run->job_id));
-        if (o && run->have_lines)
-            json_object_set_new(o, "lines", json_integer((json_int_t)run->lines.nlines));
-        whole = append(runs, o);
-        if (run->state != RT_RUN_PENDING && json_array_size(compared) < EVENT_MAX_TASKS)
-            add_unique(compared, run->task_id);
-        if (run->state == RT_RUN_PASSED || run->state == RT_RUN_FAILED) ncompared++;
+        runs[in.nruns++] = (rt_evidence_run){.task_id = run->task_id,
+                                             .run_id = run->run_id,
+                                             .found = run->found,
+                                             .member_state = run->member_state,
+                                             .evidence = rt_run_state_name(run->state),
+                                             .reproduced = reproduced,
+                                             .job_id = run->job_id,
+                                             .have_lines = run->have_lines,
+                                             .nlines = run->lines.nlines};
+        if (run->state == RT_RUN_PASSED || run->state == RT_RUN_FAILED) in.counts.compared++;
     }
-    if (!whole) {
-        json_decref(lines);
-        json_decref(event_lines);
-        json_decref(runs);
-        json_decref(compared);
-        json_decref(tracked);
-        *stored = *event = NULL;
-        return RT_ENOMEM;
-    }
-    json_t *original =
-        json_pack("{s:s, s:i, s:s}", "task_id", s->original_task_id, "run_id", s->original_run_id,
-                  "evidence", rt_run_state_name(e->original.state));
-    if (e->original.job_id)
-        json_object_set_new(original, "job_id", json_integer(e->original.job_id));
-    if (e->original.push_id > 0) /* the culprit search's failing push (culprit_flow.c) */
-        json_object_set_new(original, "push_id", json_integer(e->original.push_id));
-    json_t *times = json_pack(
-        "{s:s, s:s?, s:s}", "failure_seen_at", s->failure_seen_at, "retriggers_requested_at",
-        s->requested_at[0] ? s->requested_at : NULL, "decided_at", decided_at);
-    json_t *counts =
-        json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "requested", s->count, "found",
-                  (int)nfound, "compared", (int)ncompared, "passed", (int)r->passed, "failed",
-                  (int)r->failed, "exceptions", (int)r->exceptions, "no_data", (int)r->no_data,
-                  "pending", (int)r->pending, "missing", (int)e->missing);
-    *stored = json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:i, s:s}", "threshold",
-                        w->cfg->decide_threshold, "verdict", rt_verdict_name(r->verdict), "reason",
-                        r->reason, "original", original, "lines", lines, "tracked", tracked, "runs",
-                        runs, "counts", counts, "times", times, "deadline", e->deadline, "attempt",
-                        req->attempt, "request_reason", req->reason);
-    if (*stored && e->classification_id >= 0)
-        json_object_set_new(*stored, "classification_id", json_integer(e->classification_id));
-    if (*stored && e->wait_detail[0])
-        json_object_set_new(*stored, "detail", json_string(e->wait_detail));
+    *stored = rt_decision_evidence_build(&in);
     if (*stored && decide_rounds_evidence(&w->rounds, &e->rounds, *stored) != RT_OK) {
         json_decref(*stored);
         *stored = NULL;
     }
-    char platform[129] = "unknown"; /* the event's limit */
-    if (s->platform[0]) memcpy(platform, s->platform, strnlen(s->platform, 128) + 1);
-    platform[128] = '\0';
-    *event = json_pack("{s:i, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:i}",
-                       "version", 1, "set_id", (json_int_t)s->id, "project", s->project, "revision",
-                       s->revision, "label", s->label, "platform", platform, "verdict",
-                       rt_verdict_name(r->verdict), "reason", r->reason, "original_task_id",
-                       s->original_task_id, "retrigger_task_ids", compared, "lines", event_lines,
-                       "decided_at", decided_at, "threshold", w->cfg->decide_threshold);
-    if (!*stored || !*event) {
-        json_decref(*stored);
-        json_decref(*event);
-        *stored = *event = NULL;
-        return RT_ENOMEM;
-    }
-    return RT_OK;
+out:
+    free(lines);
+    free(tracked);
+    free(runs);
+    free(by);
+    return *stored ? RT_OK : RT_ENOMEM;
 }
 
 /* The cross-branch test history of the original's lines (common/core/history.h), into
@@ -632,15 +653,14 @@ static int store_decision(decide *w, const evidence *e, const rt_decide_request 
     const set_info *s = &e->set;
     *inserted = false;
     utc_now(decided_at);
-    json_t *stored = NULL, *event = NULL;
-    char *stored_text = NULL, *event_text = NULL;
-    int rc = build_documents(w, e, req, decided_at, &stored, &event);
+    json_t *stored = NULL;
+    char *stored_text = NULL, *event = NULL;
+    int rc = build_documents(w, e, req, decided_at, &stored);
     if (rc != RT_OK) return rc;
     stored_text = json_dumps(stored, JSON_COMPACT);
-    event_text = json_dumps(event, JSON_COMPACT);
+    event = event_text(w, e, decided_at);
     json_decref(stored);
-    json_decref(event);
-    if (!stored_text || !event_text) {
+    if (!stored_text || !event) {
         rc = RT_ENOMEM;
         goto out;
     }
@@ -686,7 +706,7 @@ static int store_decision(decide *w, const evidence *e, const rt_decide_request 
     snprintf(key, sizeof key, "%s.%s", s->project, verdict);
     snprintf(message_id, sizeof message_id, "decision-%lld", s->id);
     rt_amqp_publish_opts opts = {.message_id = message_id, .allow_unroutable = true};
-    rc = rt_amqp_publish(w->amqp, w->events, key, event_text, strlen(event_text), &opts);
+    rc = rt_amqp_publish(w->amqp, w->events, key, event, strlen(event), &opts);
 done:
     if (rc == RT_OK) {
         rc = rt_pg_commit(w->pg);
@@ -697,7 +717,7 @@ done:
     }
 out:
     free(stored_text);
-    free(event_text);
+    free(event);
     return rc;
 }
 
@@ -734,7 +754,8 @@ static bool is_member(const evidence *e, const char *task_id)
 typedef struct cancel_walk {
     decide *w;
     const evidence *e;
-    json_t *cancelled; /* task ids cancelled so far */
+    rt_event_task_id *cancelled; /* task ids cancelled so far */
+    size_t ncancelled, cap;
 } cancel_walk;
 
 /* One task of the push's task group: cancelled when it is a pending, unscheduled or running
@@ -751,9 +772,16 @@ static bool cancel_if_pending(void *ctx, const char *id, json_t *status, json_t 
         return false;
     if (strcmp(state, "pending") && strcmp(state, "running") && strcmp(state, "unscheduled"))
         return false;
-    if (cancel_task(c->w, id) == RT_OK)
-        json_array_append_new(c->cancelled, json_string(id));
-    else
+    if (cancel_task(c->w, id) == RT_OK) {
+        if (c->ncancelled == c->cap) {
+            size_t cap = c->cap ? 2 * c->cap : 16;
+            rt_event_task_id *grown = realloc(c->cancelled, cap * sizeof *grown);
+            if (!grown) return false; /* the record counts what it could keep */
+            c->cancelled = grown;
+            c->cap = cap;
+        }
+        memcpy(c->cancelled[c->ncancelled++], id, sizeof *c->cancelled);
+    } else
         rt_log_warn("cancel failed", "task_id", id, "error", rt_http_errstr(c->w->http_post));
     return false;
 }
@@ -771,19 +799,15 @@ static void cancel_pending(decide *w, const evidence *e)
                     s->id_text);
         return;
     }
-    json_t *cancelled = json_array();
-    cancel_walk walk = {w, e, cancelled};
+    cancel_walk walk = {.w = w, .e = e};
     char errstr[RT_ERRSTR_SIZE] = "";
     if (rt_tc_each_group_task(w->http, w->cfg->taskcluster_root_url, s->task_group_id,
                               cancel_if_pending, &walk, errstr) != RT_OK)
         rt_log_warn("cannot list the task group to cancel retriggers", "set_id", s->id_text,
                     "error", errstr);
-    size_t n = json_array_size(cancelled);
-    json_t *record =
-        json_pack("{s:i, s:o, s:I}", "count", (int)n, "task_ids", cancelled,
-                  "estimated_seconds_saved", (json_int_t)(n * (size_t)s->original_seconds));
-    char *text = record ? json_dumps(record, JSON_COMPACT) : NULL;
-    json_decref(record);
+    size_t n = walk.ncancelled;
+    char *text = rt_cancelled_json(walk.cancelled, n, s->original_seconds);
+    free(walk.cancelled);
     const char *params[] = {s->id_text, text};
     if (text && rt_pg_exec(w->pg, SQL_CANCELLED, 2, params, NULL) != RT_OK)
         rt_log_warn("cannot record the cancelled retriggers", "set_id", s->id_text, "error",
@@ -1002,11 +1026,12 @@ static int declare(void *ctx, const rt_worker_conns *conns)
     return rc;
 }
 
-/* The services: Redis too when adaptive asks for rounds (their budget claims). */
-static unsigned decide_needs(const rt_config *cfg)
+/* The services: the broker and Postgres, and Redis when adaptive asks for rounds (their
+ * budget claims). */
+#define DECIDE_NEEDS (RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES)
+static const rt_worker_redis_ops *decide_redis(const rt_config *cfg)
 {
-    return RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES |
-           (decide_rounds_asks(cfg) ? RT_WORKER_NEEDS_REDIS : 0u);
+    return decide_rounds_asks(cfg) ? &rt_worker_redis : NULL;
 }
 
 static int setup(decide *w, rt_config *cfg)
@@ -1023,7 +1048,7 @@ static int setup(decide *w, rt_config *cfg)
     if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) return rc;
     hopts.max_attempts = 1;
     if ((rc = rt_http_new(&w->http_post, &hopts, errstr)) != RT_OK) return rc;
-    rt_worker_setup connect = {"decide", decide_needs(cfg), 0, 1, declare, w};
+    rt_worker_setup connect = {"decide", DECIDE_NEEDS, 0, 1, declare, w, decide_redis(cfg)};
     if ((rc = rt_worker_connect(cfg, &connect, &w->conns)) != RT_OK) return rc;
     w->amqp = w->conns.broker;
     w->pg = w->conns.pg;
@@ -1085,7 +1110,7 @@ static int run(rt_config *cfg)
 
 static int check(rt_config *cfg)
 {
-    int failures = rt_worker_check_services(cfg, "decide", decide_needs(cfg));
+    int failures = rt_worker_check_services(cfg, "decide", DECIDE_NEEDS, decide_redis(cfg));
     if (cfg->decide_cancel_pending && !cfg->dry_run &&
         (!cfg->taskcluster_client_id || !cfg->taskcluster_access_token)) {
         rt_log_error("decide_cancel_pending needs taskcluster_client_id and an access token");

@@ -7,7 +7,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/core/evidence.h"
 #include "common/core/limits.h"
+#include "common/core/messages.h"
 #include "common/core/utf8.h"
 #include "common/io/budget.h"
 #include "common/io/history_store.h"
@@ -216,25 +218,23 @@ static int evaluate(decide_rounds *r, const rounds_set *set, rounds_view *view)
  * (queue-schemas/retrigger-request.json) with the round named. NULL: out of memory. */
 static char *round_request(const rounds_set *set, const set_row *row, int round, int times)
 {
-    char requested_at[32];
-    rt_worker_utc_now(requested_at);
-    json_error_t error;
-    json_t *groups = json_loads(row->failing_groups, 0, &error);
-    json_t *failures = json_loads(row->failures, 0, &error);
-    if (!json_is_array(groups) || !json_is_array(failures)) { /* never a shorter list */
-        json_decref(groups);
-        json_decref(failures);
-        return NULL;
-    }
-    json_t *req = json_pack(
-        "{s:i, s:I, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:i, s:i, s:s, s:o, s:o}", "version", 1,
-        "set_id", (json_int_t)set->id, "project", set->project, "revision", set->revision, "label",
-        row->label, "task_id", row->original_task_id, "run_id", row->original_run_id,
-        "task_group_id", row->task_group_id, "platform", row->platform, "task_queue_id",
-        row->task_queue_id, "times", times, "round", round, "requested_at", requested_at,
-        "failing_groups", groups, "failures", failures);
-    char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
-    json_decref(req);
+    rt_retrigger_request req = {.set_id = set->id,
+                                .label = strdup(row->label),
+                                .run_id = row->original_run_id,
+                                .platform = strdup(row->platform),
+                                .task_queue_id = strdup(row->task_queue_id),
+                                .times = times,
+                                .round = round};
+    snprintf(req.project, sizeof req.project, "%s", set->project);
+    snprintf(req.revision, sizeof req.revision, "%s", set->revision);
+    snprintf(req.task_id, sizeof req.task_id, "%s", row->original_task_id);
+    snprintf(req.task_group_id, sizeof req.task_group_id, "%s", row->task_group_id);
+    rt_worker_utc_now(req.requested_at);
+    char reason[RT_MESSAGE_REASON_SIZE];
+    char *body = rt_request_lists_read(&req, row->failing_groups, row->failures, reason) == RT_OK
+                     ? rt_retrigger_request_build(&req)
+                     : NULL; /* never a shorter list */
+    rt_retrigger_request_free(&req);
     return body;
 }
 
@@ -458,63 +458,22 @@ static long likeliest(const rounds_view *view)
     return best;
 }
 
-static json_t *outcome_json(const rt_policy_outcome *o)
-{
-    return json_pack("{s:s, s:s, s:I}", "verdict", rt_verdict_name(o->verdict), "reason", o->reason,
-                     "more", (json_int_t)o->more);
-}
-
 int decide_rounds_evidence(const decide_rounds *r, const rounds_view *view, json_t *stored)
 {
-    json_t *policy = json_pack(
-        "{s:s, s:s}", "name", rt_policy_name(r->policy), "shadow",
-        rt_policy_name(r->policy == RT_POLICY_SEED ? RT_POLICY_ADAPTIVE : RT_POLICY_SEED));
-    bool whole = policy != NULL;
-    if (whole && view->loaded)
-        whole = json_object_set_new(policy, "rounds", json_integer(view->rounds)) == 0 &&
-                json_object_set_new(policy, "retriggers",
-                                    json_integer((json_int_t)view->state.requested)) == 0 &&
-                json_object_set_new(policy, "found", json_integer((json_int_t)view->state.found)) ==
-                    0 &&
-                json_object_set_new(policy, "refused", json_boolean(view->refused)) == 0;
-    if (whole && view->evaluated) {
-        const rt_round_plan *plan = &view->plan;
-        json_t *outcomes = json_object();
-        whole = outcomes && json_object_set_new(policy, "outcomes", outcomes) == 0;
-        for (size_t p = 0; whole && p < RT_POLICY_COUNT; p++) {
-            json_t *o = outcome_json(&plan->result.outcome[p]);
-            whole = o && json_object_set_new(outcomes, rt_policy_name((rt_policy)p), o) == 0;
-        }
-        json_t *settings = json_pack(
-            "{s:f, s:f, s:i, s:i, s:i}", "confidence", r->model.confidence, "prior_regression",
-            r->model.prior_regression, "max_retriggers", r->model.max_retriggers, "first_batch_min",
-            r->model.first_batch_min, "first_batch_max", r->model.first_batch_max);
-        whole = whole && settings && json_object_set_new(policy, "settings", settings) == 0 &&
-                json_object_set_new(policy, "spent", json_integer((json_int_t)plan->spent)) == 0;
-        /* Each line of the original: its p_regression and the history the model used. */
-        json_t *lines = json_object_get(stored, "lines");
-        whole = whole && json_array_size(lines) == view->nlines;
-        for (size_t i = 0; whole && i < view->nlines; i++) {
-            const rt_decide_history *hist = &view->history[i];
-            json_t *line = json_array_get(lines, i);
-            json_t *model = json_pack("{s:I, s:I, s:I}", "runs", (json_int_t)hist->runs, "failures",
-                                      (json_int_t)hist->failures, "signature_failures",
-                                      (json_int_t)hist->signature_failures);
-            whole = model && json_object_set_new(line, "model", model) == 0 &&
-                    json_object_set_new(line, "p_regression",
-                                        json_real(plan->result.p_regression[i])) == 0;
-        }
-        long best = likeliest(view);
-        if (whole && best >= 0)
-            whole = json_object_set_new(stored, "p_regression",
-                                        json_real(plan->result.p_regression[best])) == 0;
-    }
-    if (!whole || json_object_set_new(stored, "policy", policy) != 0) {
-        if (whole) policy = NULL; /* stolen by the failed set */
-        json_decref(policy);
-        return RT_ENOMEM;
-    }
-    return RT_OK;
+    rt_policy_evidence in = {.policy = r->policy,
+                             .shadow =
+                                 r->policy == RT_POLICY_SEED ? RT_POLICY_ADAPTIVE : RT_POLICY_SEED,
+                             .loaded = view->loaded,
+                             .rounds = view->rounds,
+                             .retriggers = view->state.requested,
+                             .found = view->state.found,
+                             .refused = view->refused,
+                             .plan = view->evaluated ? &view->plan : NULL,
+                             .settings = &r->model,
+                             .history = view->history,
+                             .nlines = view->nlines,
+                             .likeliest = likeliest(view)};
+    return rt_policy_evidence_add(stored, &in);
 }
 
 int decide_rounds_store(decide_rounds *r, const rounds_view *view, const char *set_id_text)

@@ -463,7 +463,8 @@ static int setup(history *w, rt_config *cfg)
     rt_worker_setup connect = {
         "history", RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_PULSE | RT_WORKER_NEEDS_POSTGRES,
         0,         1,
-        declare,   w};
+        declare,   w,
+        NULL /* no Redis: this binary links no hiredis */};
     if ((rc = rt_worker_connect(cfg, &connect, &w->conns)) != RT_OK) return rc;
     w->ours = w->conns.broker;
     w->pulse = w->conns.pulse ? w->conns.pulse : w->conns.broker;
@@ -512,7 +513,7 @@ static int run(rt_config *cfg)
 static int check(rt_config *cfg)
 {
     return rt_worker_check_result(rt_worker_check_services(
-        cfg, "history", RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES));
+        cfg, "history", RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES, NULL));
 }
 
 int main(int argc, char **argv)

@@ -20,6 +20,7 @@
 #include "common/core/utf8.h"
 #include "common/io/log.h"
 #include "common/io/upstream.h"
+#include "common/store/perf.h"
 
 #define MAX_ALERTS_PER_RUN 500
 #define MAX_DATA_JOBS      20  /* completed jobs whose Perfherder data is looked at */
@@ -33,23 +34,6 @@
 /* Where gecko's action tasks write the labels and ids of the tasks they created. */
 static const char *const LABEL_TO_TASKID[] = {"public/label-to-taskid.json",
                                               "public/actions/label-to-taskid.json"};
-
-static const char SQL_TO_FOLLOW[] =
-    "SELECT a.alert_id, a.action_task_id, a.signature_id, s.repository,"
-    " coalesce(a.finished_at, a.intent_at) < now() - make_interval(hours => $1::integer)"
-    " AS expired, coalesce(a.task_id, '') AS task_id"
-    " FROM perf_alerts a JOIN perf_summaries s ON s.summary_id = a.summary_id"
-    " WHERE a.outcome IN ('triggered', 'found-existing') AND a.action_task_id IS NOT NULL"
-    " AND NOT a.dry_run AND (a.followup_state IS NULL OR a.followup_state = 'pending')"
-    " ORDER BY coalesce(a.finished_at, a.intent_at) LIMIT 500";
-enum { TF_ALERT, TF_ACTION_TASK, TF_SIGNATURE, TF_REPOSITORY, TF_EXPIRED, TF_TASK, TF_N };
-static const char *const TO_FOLLOW_COLS[TF_N] = {"alert_id",   "action_task_id", "signature_id",
-                                                 "repository", "expired",        "task_id"};
-static const char SQL_RECORD[] =
-    "UPDATE perf_alerts SET followup_state = $2, followup_reason = $3, followup_detail = $4,"
-    " followup_jobs = $5::integer, followup_completed = $6::integer, followup_checked_at = now(),"
-    " followup_settled_at = CASE WHEN $2 = 'pending' THEN NULL ELSE now() END"
-    " WHERE alert_id = $1::bigint AND (followup_state IS NULL OR followup_state = 'pending')";
 
 typedef struct followed {
     const char *alert_id;
@@ -736,26 +720,16 @@ out:
 int rt_perf_followup(const rt_config *cfg, rt_pg *pg, rt_http *http, int *settled)
 {
     *settled = 0;
-    char window[16];
-    snprintf(window, sizeof window, "%d", cfg->perf_followup_window_hours);
-    const char *params[] = {window};
-    PGresult *res = NULL;
-    int c[TF_N];
-    char cols_err[RT_ERRSTR_SIZE] = "";
-    int rc = rt_pg_exec(pg, SQL_TO_FOLLOW, 1, params, &res);
+    rt_perf_followed *list = NULL;
+    size_t n = 0;
+    int rc =
+        rt_perf_store_to_follow(pg, cfg->perf_followup_window_hours, MAX_ALERTS_PER_RUN, &list, &n);
     if (rc != RT_OK) return rc;
-    if (rt_pg_columns(res, TO_FOLLOW_COLS, TF_N, c, cols_err) != RT_OK) {
-        rt_log_error("cannot read the backfills to follow up", "error", cols_err);
-        PQclear(res);
-        return RT_EINVAL;
-    }
-    for (int i = 0; i < PQntuples(res) && i < MAX_ALERTS_PER_RUN; i++) {
-        followed f = {PQgetvalue(res, i, c[TF_ALERT]),
-                      PQgetvalue(res, i, c[TF_ACTION_TASK]),
-                      atoll(PQgetvalue(res, i, c[TF_SIGNATURE])),
-                      PQgetvalue(res, i, c[TF_REPOSITORY]),
-                      PQgetvalue(res, i, c[TF_EXPIRED])[0] == 't',
-                      PQgetvalue(res, i, c[TF_TASK])};
+    for (size_t i = 0; i < n; i++) {
+        char alert_id[32];
+        snprintf(alert_id, sizeof alert_id, "%lld", list[i].alert_id);
+        followed f = {alert_id,           list[i].action_task_id, list[i].signature_id,
+                      list[i].repository, list[i].expired,        list[i].task_id};
         verdict v = {0};
         char errstr[RT_ERRSTR_SIZE] = "";
         if (assess(cfg, http, &f, &v, errstr) != RT_OK) {
@@ -763,13 +737,13 @@ int rt_perf_followup(const rt_config *cfg, rt_pg *pg, rt_http *http, int *settle
                         "action_task_id", f.action_task_id, "error", errstr);
             continue;
         }
-        char jobs[16], completed[16];
-        snprintf(jobs, sizeof jobs, "%d", v.jobs);
-        snprintf(completed, sizeof completed, "%d", v.completed);
-        const char *up[] = {f.alert_id, v.state, v.reason, v.detail, jobs, completed};
-        if ((rc = rt_pg_exec(pg, SQL_RECORD, 6, up, NULL)) != RT_OK) break;
+        if ((rc = rt_perf_store_followup(pg, list[i].alert_id, v.state, v.reason, v.detail, v.jobs,
+                                         v.completed)) != RT_OK)
+            break;
         if (!strcmp(v.state, "pending")) continue;
         (*settled)++;
+        char completed[16];
+        snprintf(completed, sizeof completed, "%d", v.completed);
         if (v.reason)
             rt_log_warn("backfill needs manual work", "alert_id", f.alert_id, "action_task_id",
                         f.action_task_id, "reason", v.reason, "detail", v.detail);
@@ -777,6 +751,6 @@ int rt_perf_followup(const rt_config *cfg, rt_pg *pg, rt_http *http, int *settle
             rt_log_info("backfill done", "alert_id", f.alert_id, "action_task_id", f.action_task_id,
                         "jobs", completed);
     }
-    PQclear(res);
+    rt_perf_followed_free(list, n);
     return rc;
 }

@@ -17,7 +17,10 @@
  * (Hawk). Alerts whose call was interrupted are resumed first: the action task is looked up
  * in the task group before any new call. Dry-run records the payload and sends nothing.
  * Each run starts with the follow-up of earlier backfills (followup.h): their action task
- * and spawned jobs, failures recorded with a reason. Single-threaded. */
+ * and spawned jobs, failures recorded with a reason. What Postgres holds of summaries and
+ * alerts is read and written through common/store/perf.h. This file reads Perfherder, picks and
+ * runs the schedule; backfill.c backfills each pick and resumes interrupted calls (perf.h).
+ * Single-threaded. */
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -43,117 +46,14 @@
 #include "common/options.h"
 #include "common/policy.h"
 #include "common/store/ledger.h"
+#include "common/store/perf.h"
 #include "common/worker.h"
 #include "workers/perf/followup.h"
+#include "workers/perf/perf.h"
 
-#define MAX_PAGES  100
-#define LOCK_CLASS 7273
+#define MAX_PAGES 100
 
 static bool g_once;
-
-typedef struct perf {
-    rt_config *cfg;
-    rt_perf_options opts;
-    rt_worker_conns conns;
-    rt_pg *pg;           /* conns.pg */
-    rt_redis *redis;     /* conns.redis */
-    rt_http *http;       /* GETs, with retries */
-    rt_http *http_post;  /* the hook call: one attempt */
-    char day[11];        /* the UTC day whose budget this run spends */
-    char owner[96];      /* who claims budget: host:pid */
-    int failures;        /* alerts left with an error this run */
-    rt_metric *left_out; /* retrig_perf_left_out_total{what} */
-} perf;
-
-static const char SQL_TRY_LOCK[] = "SELECT pg_try_advisory_lock(7273, $1::integer)";
-static const char SQL_UNLOCK[] = "SELECT pg_advisory_unlock(7273, $1::integer)";
-static const char SQL_HANDLED_ALERTS[] =
-    "SELECT alert_id FROM perf_alerts WHERE summary_id = ANY($1::bigint[])";
-/* What a summary gave already: its jobs backfilled (or in flight, or found backfilled); an
- * alert covered by a sibling's backfill is the same job and not counted. */
-#define SQL_JOBS_TAKEN                                                                             \
-    "(SELECT count(DISTINCT coalesce(a.job_key, a.alert_id::text)) FROM perf_alerts a"             \
-    " WHERE a.summary_id = s.summary_id AND (a.outcome IS NULL OR a.outcome IN"                    \
-    " ('triggered', 'dry-run', 'found-existing', 'already-backfilled')))"
-static const char SQL_TAKEN[] =
-    "SELECT s.summary_id, s.handled_at IS NOT NULL AS handled, " SQL_JOBS_TAKEN " AS taken"
-    " FROM perf_summaries s WHERE s.summary_id = ANY($1::bigint[])";
-enum { TK_SUMMARY, TK_HANDLED, TK_TAKEN, TK_N };
-static const char *const TAKEN_COLS[TK_N] = {"summary_id", "handled", "taken"};
-/* The jobs those were, for covering their alerts' siblings. */
-static const char SQL_HANDLED_JOBS[] =
-    "SELECT DISTINCT summary_id, job_key FROM perf_alerts WHERE summary_id = ANY($1::bigint[])"
-    " AND job_key IS NOT NULL AND (outcome IS NULL OR outcome IN ('triggered', 'dry-run',"
-    " 'found-existing', 'already-backfilled'))";
-enum { HJ_SUMMARY, HJ_JOB_KEY, HJ_N };
-static const char *const HANDLED_JOBS_COLS[HJ_N] = {"summary_id", "job_key"};
-static const char SQL_ALERT[] =
-    "SELECT outcome IS NOT NULL AS finished, dry_run, attempts,"
-    " (extract(epoch FROM now() - intent_at) * 1000)::bigint AS age_ms,"
-    " task_id, decision_task_id, hook_group_id, hook_id, payload::text AS payload,"
-    " (SELECT repository FROM perf_summaries s"
-    " WHERE s.summary_id = perf_alerts.summary_id) AS repository"
-    " FROM perf_alerts WHERE alert_id = $1::bigint";
-enum {
-    AL_FINISHED,
-    AL_DRY_RUN,
-    AL_ATTEMPTS,
-    AL_AGE_MS,
-    AL_TASK,
-    AL_DECISION_TASK,
-    AL_HOOK_GROUP,
-    AL_HOOK,
-    AL_PAYLOAD,
-    AL_REPOSITORY,
-    AL_N
-};
-static const char *const ALERT_COLS[AL_N] = {
-    "finished",         "dry_run",       "attempts", "age_ms",  "task_id",
-    "decision_task_id", "hook_group_id", "hook_id",  "payload", "repository"};
-static const char SQL_OPEN_ALERTS[] =
-    "SELECT alert_id, summary_id FROM perf_alerts WHERE outcome IS NULL AND NOT dry_run"
-    " ORDER BY intent_at";
-enum { OA_ALERT, OA_SUMMARY, OA_N };
-static const char *const OPEN_ALERTS_COLS[OA_N] = {"alert_id", "summary_id"};
-static const char SQL_SUMMARY_STATE[] =
-    "SELECT s.handled_at IS NOT NULL AS handled, " SQL_JOBS_TAKEN " AS taken"
-    " FROM perf_summaries s WHERE s.summary_id = $1::bigint";
-enum { SS_HANDLED, SS_TAKEN, SS_N };
-static const char *const SUMMARY_STATE_COLS[SS_N] = {"handled", "taken"};
-static const char SQL_SUMMARY[] =
-    "INSERT INTO perf_summaries (summary_id, repository, framework_id, push_id, revision,"
-    " created_at, handled_at) VALUES ($1::bigint, $2, $3::integer, $4::bigint, $5,"
-    " to_timestamp($6::bigint), CASE WHEN $7::boolean THEN now() END)"
-    " ON CONFLICT (summary_id) DO UPDATE SET handled_at ="
-    " coalesce(perf_summaries.handled_at, EXCLUDED.handled_at)";
-static const char SQL_INTENT[] =
-    "INSERT INTO perf_alerts (alert_id, summary_id, signature_id, platform, family, is_regression,"
-    " amount_pct, job_id, task_id, decision_task_id, hook_group_id, hook_id, payload,"
-    " jobs_scheduled, budget_day, dry_run, outcome, action_task_id, error, finished_at, job_key,"
-    " covered_by)"
-    " VALUES ($1::bigint, $2::bigint, $3::bigint, $4, $5, $6::boolean, $7::double precision,"
-    " $8::bigint, $9, $10, $11, $12, $13::jsonb, $14::integer, $15::date, $16::boolean, $17::text, "
-    "$18,"
-    " $19, CASE WHEN $17::text IS NULL THEN NULL ELSE now() END, $20, $21::bigint)";
-/* The same row for a covered alert; a second run finds it and does nothing. */
-static const char SQL_COVERED[] =
-    "INSERT INTO perf_alerts (alert_id, summary_id, signature_id, platform, family, is_regression,"
-    " amount_pct, job_id, task_id, decision_task_id, hook_group_id, hook_id, payload,"
-    " jobs_scheduled, budget_day, dry_run, outcome, action_task_id, error, finished_at, job_key,"
-    " covered_by)"
-    " VALUES ($1::bigint, $2::bigint, $3::bigint, $4, $5, $6::boolean, $7::double precision,"
-    " $8::bigint, $9, $10, $11, $12, $13::jsonb, $14::integer, $15::date, $16::boolean, $17::text, "
-    "$18, $19, now(), $20, $21::bigint) ON CONFLICT (alert_id) DO NOTHING";
-static const char SQL_LEDGER[] =
-    "INSERT INTO budget_ledger (platform, day, amount, idempotency_key, reason)"
-    " VALUES ($1, $2::date, $3::integer, 'perf-alert:' || $4, $5)";
-static const char SQL_ATTEMPT[] =
-    "UPDATE perf_alerts SET attempts = attempts + 1, intent_at = now() WHERE alert_id = $1::bigint";
-static const char SQL_OUTCOME[] =
-    "UPDATE perf_alerts SET outcome = $2, action_task_id = $3, error = $4, finished_at = now()"
-    " WHERE alert_id = $1::bigint AND outcome IS NULL";
-static const char SQL_ERROR[] =
-    "UPDATE perf_alerts SET error = $2 WHERE alert_id = $1::bigint AND outcome IS NULL";
 
 static void utc_day(time_t now, char day[11])
 {
@@ -163,12 +63,10 @@ static void utc_day(time_t now, char day[11])
 }
 
 /* "perf:<family>": the budget's name in Redis and in the ledger. */
-static void budget_name(const perf *w, size_t family, char *out, size_t size)
+void perf_budget_name(const perf *w, size_t family, char *out, size_t size)
 {
     snprintf(out, size, "perf:%s", rt_perf_family_name(&w->opts, family));
 }
-
-static bool pg_true(PGresult *res, int row, int col) { return PQgetvalue(res, row, col)[0] == 't'; }
 
 /* ---- reading Perfherder ------------------------------------------------------------- */
 
@@ -231,104 +129,39 @@ static int fetch_framework(perf *w, const char *framework, time_t oldest, rt_per
     return rc;
 }
 
-static char *id_array(const rt_perf_summaries *s)
+/* What earlier runs did for the summaries read (common/store/perf.h). */
+static int load_history(perf *w, const rt_perf_summaries *s, rt_perf_store_history *h)
 {
-    size_t size = 3 + s->count * 21;
-    char *text = malloc(size);
-    if (!text) return NULL;
-    size_t n = (size_t)snprintf(text, size, "{");
-    for (size_t i = 0; i < s->count; i++)
-        n += (size_t)snprintf(text + n, size - n, "%s%lld", i ? "," : "", s->items[i].id);
-    snprintf(text + n, size - n, "}");
-    return text;
-}
-
-typedef struct history {
-    long long *alerts;
-    size_t nalerts;
-    rt_perf_taken *taken;
-    size_t ntaken;
-    PGresult *jobs_res; /* owns the job keys */
-    rt_perf_job *jobs;
-    size_t njobs;
-} history;
-
-static int load_history(perf *w, const rt_perf_summaries *s, history *h)
-{
-    char *ids = id_array(s);
+    long long *ids = calloc(s->count + 1, sizeof *ids);
     if (!ids) return RT_ENOMEM;
-    const char *params[] = {ids};
-    PGresult *a = NULL, *t = NULL;
-    int tc[TK_N], jc[HJ_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    int rc = rt_pg_exec(w->pg, SQL_HANDLED_ALERTS, 1, params, &a);
-    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_TAKEN, 1, params, &t);
-    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_HANDLED_JOBS, 1, params, &h->jobs_res);
+    for (size_t i = 0; i < s->count; i++) ids[i] = s->items[i].id;
+    int rc = rt_perf_store_history_load(w->pg, ids, s->count, h);
     free(ids);
-    if (rc != RT_OK) goto out;
-    if (rt_pg_columns(t, TAKEN_COLS, TK_N, tc, errstr) != RT_OK ||
-        rt_pg_columns(h->jobs_res, HANDLED_JOBS_COLS, HJ_N, jc, errstr) != RT_OK) {
-        rt_log_error("cannot read what earlier runs did", "error", errstr);
-        rc = RT_EINVAL;
-        goto out;
-    }
-    h->alerts = calloc((size_t)PQntuples(a) + 1, sizeof *h->alerts);
-    h->taken = calloc((size_t)PQntuples(t) + 1, sizeof *h->taken);
-    h->jobs = calloc((size_t)PQntuples(h->jobs_res) + 1, sizeof *h->jobs);
-    if (!h->alerts || !h->taken || !h->jobs) {
-        rc = RT_ENOMEM;
-        goto out;
-    }
-    for (int i = 0; i < PQntuples(h->jobs_res); i++)
-        h->jobs[h->njobs++] = (rt_perf_job){atoll(PQgetvalue(h->jobs_res, i, jc[HJ_SUMMARY])),
-                                            PQgetvalue(h->jobs_res, i, jc[HJ_JOB_KEY])};
-    for (int i = 0; i < PQntuples(a); i++) h->alerts[h->nalerts++] = atoll(PQgetvalue(a, i, 0));
-    for (int i = 0; i < PQntuples(t); i++)
-        h->taken[h->ntaken++] =
-            (rt_perf_taken){atoll(PQgetvalue(t, i, tc[TK_SUMMARY])),
-                            atoi(PQgetvalue(t, i, tc[TK_TAKEN])), pg_true(t, i, tc[TK_HANDLED])};
-out:
-    PQclear(a);
-    PQclear(t);
     return rc;
 }
-
-static int upsert_summary(perf *w, const rt_perf_summary *s, bool close);
 
 /* An alert whose job another backfill covers: its row, outcome covered, no budget. */
 static int record_covered(perf *w, const rt_perf_cover *c)
 {
-    char alert[32], summary[32], sig[32], pct[32], by[32];
+    char alert[32], summary[32];
     snprintf(alert, sizeof alert, "%lld", c->alert->id);
     snprintf(summary, sizeof summary, "%lld", c->summary->id);
-    snprintf(sig, sizeof sig, "%lld", c->alert->signature_id);
-    snprintf(pct, sizeof pct, "%.4f", c->alert->amount_pct);
-    snprintf(by, sizeof by, "%lld", c->by_alert_id);
-    const char *params[] = {
-        alert,
-        summary,
-        sig,
-        c->alert->platform,
-        rt_perf_family_name(&w->opts, rt_perf_family_of(&w->opts, c->alert->platform)),
-        c->alert->is_regression ? "true" : "false",
-        pct,
-        NULL,
-        NULL,
-        NULL,
-        NULL,
-        NULL,
-        NULL,
-        "0",
-        NULL,
-        w->cfg->dry_run ? "true" : "false",
-        "covered",
-        NULL,
-        c->reason,
-        c->alert->job_key,
-        c->by_alert_id ? by : NULL};
+    rt_perf_alert_record r = {
+        .alert_id = c->alert->id,
+        .summary_id = c->summary->id,
+        .signature_id = c->alert->signature_id,
+        .platform = c->alert->platform,
+        .family = rt_perf_family_name(&w->opts, rt_perf_family_of(&w->opts, c->alert->platform)),
+        .is_regression = c->alert->is_regression,
+        .amount_pct = c->alert->amount_pct,
+        .dry_run = w->cfg->dry_run,
+        .outcome = "covered",
+        .error = c->reason,
+        .job_key = c->alert->job_key,
+        .covered_by = c->by_alert_id};
     int rc = rt_pg_begin(w->pg);
-    if (rc == RT_OK) rc = upsert_summary(w, c->summary, false);
-    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_COVERED, 21, params, NULL);
+    if (rc == RT_OK) rc = rt_perf_store_upsert_summary(w->pg, c->summary, false);
+    if (rc == RT_OK) rc = rt_perf_store_record_covered(w->pg, &r);
     if (rc == RT_OK) rc = rt_pg_commit(w->pg);
     if (rc != RT_OK) {
         rt_log_warn("cannot record a covered alert", "alert_id", alert, "error",
@@ -347,7 +180,7 @@ static int load_budgets(perf *w)
 {
     for (size_t f = 0; f <= w->opts.nfamilies; f++) {
         char name[64];
-        budget_name(w, f, name, sizeof name);
+        perf_budget_name(w, f, name, sizeof name);
         int counter = 0,
             rc = rt_budget_spent(w->redis, w->cfg->redis_key_prefix, name, w->day, &counter);
         if (rc != RT_OK) return rc;
@@ -355,726 +188,6 @@ static int load_budgets(perf *w)
         if ((rc = rt_ledger_spent(w->pg, name, w->day, &ledger)) != RT_OK) return rc;
         w->opts.used[f] = counter > ledger ? counter : ledger;
     }
-    return RT_OK;
-}
-
-/* ---- one alert -------------------------------------------------------------------- */
-
-typedef struct target {
-    long long job_id;
-    char task_id[23];
-    char decision_task_id[23];
-    json_t *tags;
-    rt_taskdef def; /* the task's definition: schedulerId, task group, push */
-} target;
-
-/* GET a JSON document; *status receives the HTTP status of a failure (0 when none). */
-static int get_json(perf *w, const char *url, json_t **out, long *status, char *errstr)
-{
-    rt_http_response resp;
-    int rc = rt_http_get(w->http, url, &resp);
-    *status = rc == RT_OK ? 0 : resp.status;
-    *out = NULL;
-    if (rc != RT_OK) {
-        rt_set_errstr(errstr, "%s", rt_http_errstr(w->http));
-    } else {
-        json_error_t error;
-        *out = json_loadb(resp.body, resp.len, 0, &error);
-        if (!*out) {
-            rt_set_errstr(errstr, "answer is not JSON: %s", error.text);
-            rc = RT_EPROTO;
-        }
-    }
-    rt_http_response_free(&resp);
-    return rc;
-}
-
-/* The job of the alert's data point at the summary's push, and its task. RT_ENOTFOUND
- * when Perfherder or Treeherder has none (errstr says which). */
-static int find_target(perf *w, const rt_perf_pick *p, target *t, char *errstr)
-{
-    char *url = NULL;
-    json_t *doc = NULL;
-    long status = 0;
-    int rc = RT_ENOMEM;
-    if (asprintf(&url, "%s/api/project/%s/performance/data/?signature_id=%lld&push_id=%lld",
-                 w->cfg->treeherder_url, p->summary->repository, p->alert->signature_id,
-                 p->summary->push_id) < 0) {
-        url = NULL;
-        goto out;
-    }
-    if ((rc = get_json(w, url, &doc, &status, errstr)) != RT_OK) goto out;
-    long long best = -1;
-    const char *key;
-    json_t *series;
-    json_object_foreach(doc, key, series)
-    {
-        size_t i;
-        json_t *d;
-        json_array_foreach(series, i, d)
-        {
-            json_t *id = json_object_get(d, "id"), *job = json_object_get(d, "job_id");
-            if (json_integer_value(json_object_get(d, "signature_id")) != p->alert->signature_id ||
-                json_integer_value(json_object_get(d, "push_id")) != p->summary->push_id ||
-                !json_is_integer(job) || json_integer_value(job) <= 0)
-                continue;
-            if (best < 0 || json_integer_value(id) < best) {
-                best = json_integer_value(id);
-                t->job_id = json_integer_value(job);
-            }
-        }
-    }
-    json_decref(doc);
-    doc = NULL;
-    if (best < 0) {
-        rt_set_errstr(errstr, "no data point of signature %lld at push %lld",
-                      p->alert->signature_id, p->summary->push_id);
-        rc = RT_ENOTFOUND;
-        goto out;
-    }
-    free(url);
-    if (asprintf(&url, "%s/api/project/%s/jobs/%lld/", w->cfg->treeherder_url,
-                 p->summary->repository, t->job_id) < 0) {
-        url = NULL;
-        rc = RT_ENOMEM;
-        goto out;
-    }
-    rc = get_json(w, url, &doc, &status, errstr);
-    if (rc == RT_EUPSTREAM && status == 404) {
-        rt_set_errstr(errstr, "Treeherder has no job %lld", t->job_id);
-        rc = RT_ENOTFOUND;
-    }
-    if (rc != RT_OK) goto out;
-    json_t *meta = json_object_get(doc, "taskcluster_metadata");
-    const char *task_id = json_string_value(json_object_get(meta, "task_id"));
-    if (!task_id) task_id = json_string_value(json_object_get(doc, "task_id"));
-    if (!task_id || !rt_valid_task_id(task_id)) {
-        rt_set_errstr(errstr, "job %lld has no Taskcluster task", t->job_id);
-        rc = RT_ENOTFOUND;
-        goto out;
-    }
-    memcpy(t->task_id, task_id, 23);
-    char *body = NULL;
-    size_t len = 0;
-    if ((rc = rt_tc_get_task(w->http, w->cfg->taskcluster_root_url, t->task_id, &body, &len,
-                             errstr)) != RT_OK)
-        goto out;
-    json_decref(doc);
-    char reason[128] = "";
-    rc = rt_taskdef_parse(body, len, (size_t)w->cfg->http_max_body_bytes, &t->def, reason);
-    if (rc != RT_OK) {
-        free(body);
-        doc = NULL;
-        rt_set_errstr(errstr, "task %s: invalid definition: %s", t->task_id, reason);
-        goto out;
-    }
-    json_error_t error;
-    doc = json_loadb(body, len, 0, &error);
-    free(body);
-    /* In Gecko the push's decision task is the task group of its tasks. */
-    memcpy(t->decision_task_id, t->def.task_group_id, 23);
-    json_t *tags = json_object_get(doc, "tags");
-    t->tags = json_is_object(tags) ? json_incref(tags) : json_object();
-    rc = RT_OK;
-out:
-    json_decref(doc);
-    free(url);
-    return rc;
-}
-
-/* The push's backfill action, rendered for the task and checked (common/core/trust.h).
- * RT_ENOTFOUND when the push has none; RT_EAUTH when the call is refused (*refused_code
- * and errstr say why), and then nothing is to be sent. */
-static int render_backfill(perf *w, const rt_perf_pick *p, const target *t, char **hook_group,
-                           char **hook_id, char **payload_text, const char **refused_code,
-                           char *errstr)
-{
-    char *url = NULL;
-    rt_http_response resp = {0};
-    rt_actions *actions = NULL;
-    json_t *input = NULL, *payload = NULL;
-    int rc = RT_ENOMEM;
-    if (asprintf(&url, "%s/api/queue/v1/task/%s/artifacts/public/actions.json",
-                 w->cfg->taskcluster_root_url, t->decision_task_id) < 0) {
-        url = NULL;
-        goto out;
-    }
-    rc = rt_http_get(w->http, url, &resp);
-    if (rc != RT_OK) {
-        rt_set_errstr(errstr, "actions.json: %s", rt_http_errstr(w->http));
-        if (rc == RT_EUPSTREAM && resp.status == 404) rc = RT_ENOTFOUND;
-        goto out;
-    }
-    if (rt_actions_parse(resp.body, resp.len, RT_ACTIONS_MAX_BYTES, &actions, errstr) != RT_OK) {
-        rc = RT_ENOTFOUND;
-        goto out;
-    }
-    rt_tag tagv[64];
-    size_t ntags = 0;
-    const char *key;
-    json_t *value;
-    json_object_foreach(t->tags, key, value)
-    {
-        if (json_is_string(value) && ntags < 64)
-            tagv[ntags++] = (rt_tag){key, json_string_value(value)};
-    }
-    const rt_action *action = NULL;
-    if ((rc = rt_actions_find(actions, "backfill", tagv, ntags, &action, errstr)) != RT_OK)
-        goto out;
-    input = rt_actions_input("backfill", NULL, w->cfg->perf_backfill_times,
-                             w->cfg->perf_backfill_depth);
-    if (!input) {
-        rc = RT_ENOMEM;
-        goto out;
-    }
-    rc = rt_actions_render(actions, action, t->decision_task_id,
-                           rt_action_is_task_group(action) ? NULL : t->task_id, input, &payload,
-                           errstr);
-    if (rc != RT_OK) goto out; /* never sent approximately */
-    /* The push wrote actions.json: what it asks for is sent only if it is ours to ask. */
-    rt_hook_policy policy;
-    rt_hook_policy_from_config(w->cfg, &policy);
-    rt_hook_call call = {
-        .hook_group_id = action->hook_group_id,
-        .hook_id = action->hook_id,
-        .payload = payload,
-        .project = t->def.project,
-        .revision = t->def.revision,
-        .scheduler_id = t->def.scheduler_id,
-        .task_group_id = t->def.task_group_id,
-        .task_id = rt_action_is_task_group(action) ? NULL : t->task_id,
-        .action_name = action->name, /* "backfill", with the input it was rendered with */
-        .input = input,
-    };
-    rt_hook_verdict verdict;
-    rt_hawk_credentials creds;
-    if (!t->def.project || strcmp(t->def.project, p->summary->repository) != 0) {
-        *refused_code = "push";
-        rt_set_errstr(errstr, "task %s is not on a push of %s (its project: %s)", t->task_id,
-                      p->summary->repository, t->def.project ? t->def.project : "none");
-        rc = RT_EAUTH;
-    } else if (rt_hook_check(&policy, &call, &verdict) != RT_OK) {
-        *refused_code = verdict.code;
-        rt_set_errstr(errstr, "%s", verdict.reason);
-        rc = RT_EAUTH;
-    } else if (!w->cfg->dry_run && !rt_taskcluster_credentials(w->cfg, verdict.level, &creds)) {
-        *refused_code = "credentials";
-        rt_set_errstr(errstr, "no Taskcluster credentials for level %d (project %s)", verdict.level,
-                      t->def.project);
-        rc = RT_EAUTH;
-    }
-    if (rc != RT_OK) goto out;
-    *payload_text = json_dumps(payload, JSON_COMPACT);
-    *hook_group = strdup(action->hook_group_id);
-    *hook_id = strdup(action->hook_id);
-    if (!*payload_text || !*hook_group || !*hook_id) rc = RT_ENOMEM;
-out:
-    free(url);
-    rt_http_response_free(&resp);
-    rt_actions_free(actions);
-    json_decref(input);
-    json_decref(payload);
-    return rc;
-}
-
-/* Triggers the hook: RT_OK with the action task id, or an error with errstr. */
-static int call_hook(perf *w, long long alert_id, const char *project, const char *hook_group,
-                     const char *hook_id, const char *payload, char action_task_id[23],
-                     char *errstr)
-{
-    char *group = rt_http_url_escape(hook_group), *hook = rt_http_url_escape(hook_id), *url = NULL;
-    char *auth = NULL;
-    rt_http_response resp = {0};
-    int rc = RT_ENOMEM;
-    if (!group || !hook ||
-        asprintf(&url, "%s/api/hooks/v1/hooks/%s/%s/trigger", w->cfg->taskcluster_root_url, group,
-                 hook) < 0) {
-        url = NULL;
-        goto out;
-    }
-    char nonce[RT_HAWK_NONCE_SIZE];
-    rt_hawk_credentials creds;
-    int level = rt_trust_project_level(&w->cfg->project_levels, project);
-    if (!rt_taskcluster_credentials(w->cfg, level, &creds)) {
-        rt_set_errstr(errstr, "no Taskcluster credentials for level %d (project %s)", level,
-                      project ? project : "none");
-        rc = RT_EAUTH;
-        goto out;
-    }
-    if ((rc = rt_hawk_nonce(nonce)) != RT_OK ||
-        (rc = rt_hawk_header(&creds, "POST", url, payload, "application/json", (long)time(NULL),
-                             nonce, &auth)) != RT_OK) {
-        rt_set_errstr(errstr, "cannot sign the hook call: %s", rt_strerror(rc));
-        goto out;
-    }
-    char id_text[32];
-    snprintf(id_text, sizeof id_text, "%lld", alert_id);
-    const char *params[] = {id_text};
-    if ((rc = rt_pg_exec(w->pg, SQL_ATTEMPT, 1, params, NULL)) != RT_OK) {
-        rt_set_errstr(errstr, "postgres: %s", rt_pg_errstr(w->pg));
-        goto out;
-    }
-    rt_http_header headers[] = {{"Authorization", auth}, {"Content-Type", "application/json"}};
-    rc = rt_http_request(w->http_post, "POST", url, headers, 2, payload, strlen(payload), &resp);
-    if (rc == RT_OK) {
-        json_error_t error;
-        json_t *doc = json_loadb(resp.body, resp.len, 0, &error);
-        const char *id =
-            json_string_value(json_object_get(json_object_get(doc, "status"), "taskId"));
-        if (id && strlen(id) == 22) {
-            memcpy(action_task_id, id, 23);
-        } else {
-            rc = RT_EPROTO;
-            rt_set_errstr(errstr, "hook answer without status.taskId");
-        }
-        json_decref(doc);
-    } else if (resp.status == 401 || resp.status == 403) {
-        rt_set_errstr(errstr,
-                      "taskcluster refused the hook call (HTTP %ld): client %s needs scope "
-                      "hooks:trigger-hook:%s/%s",
-                      resp.status, creds.client_id, hook_group, hook_id);
-    } else {
-        rt_set_errstr(errstr, "hook trigger: %s", rt_http_errstr(w->http_post));
-    }
-out:
-    rt_http_response_free(&resp);
-    free(group);
-    free(hook);
-    free(url);
-    free(auth);
-    return rc;
-}
-
-static int record_outcome(perf *w, const char *alert_id, const char *outcome,
-                          const char *action_task_id, const char *error)
-{
-    const char *params[] = {alert_id, outcome, action_task_id, error};
-    return rt_pg_exec(w->pg, SQL_OUTCOME, 4, params, NULL);
-}
-
-/* Calls the hook for an alert whose intent is recorded, and records what happened. */
-static void trigger(perf *w, const char *alert_text, const char *project, const char *hook_group,
-                    const char *hook_id, const char *payload)
-{
-    char action_task_id[23] = "", errstr[RT_ERRSTR_SIZE] = "";
-    int rc = call_hook(w, atoll(alert_text), project, hook_group, hook_id, payload, action_task_id,
-                       errstr);
-    if (rc == RT_OK) {
-        if (record_outcome(w, alert_text, "triggered", action_task_id, NULL) != RT_OK) {
-            rt_log_error("backfill triggered but not recorded; the next run finds its action task",
-                         "alert_id", alert_text, "error", rt_pg_errstr(w->pg));
-            w->failures++;
-        } else {
-            rt_log_info("backfill triggered", "alert_id", alert_text, "action_task_id",
-                        action_task_id);
-        }
-        return;
-    }
-    /* The call may have reached Taskcluster: the next run looks for its action task. */
-    w->failures++;
-    rt_log_warn("backfill call failed; the next run looks again", "alert_id", alert_text, "error",
-                errstr);
-    const char *params[] = {alert_text, errstr};
-    if (rt_pg_exec(w->pg, SQL_ERROR, 2, params, NULL) != RT_OK)
-        rt_log_warn("cannot record the error", "alert_id", alert_text);
-}
-
-/* The row of an alert (SQL_ALERT), and in c its columns. */
-static int read_alert(perf *w, const char *alert_text, PGresult **row, int c[AL_N])
-{
-    const char *params[] = {alert_text};
-    char errstr[RT_ERRSTR_SIZE] = "";
-    int rc = rt_pg_exec(w->pg, SQL_ALERT, 1, params, row);
-    if (rc != RT_OK || rt_pg_columns(*row, ALERT_COLS, AL_N, c, errstr) == RT_OK) return rc;
-    rt_log_error("cannot read the alert", "alert_id", alert_text, "error", errstr);
-    PQclear(*row);
-    *row = NULL;
-    return RT_EINVAL;
-}
-
-/* An alert with an intent and no outcome: an interrupted call. Runs under the lock. */
-static void resume(perf *w, const char *alert_text, PGresult *row, const int c[AL_N])
-{
-    long long call_ms = (long long)w->cfg->http_connect_timeout_ms + w->cfg->http_timeout_ms;
-    if (pg_true(row, 0, c[AL_DRY_RUN])) return; /* dry-run rows are finished at once */
-    if (atoi(PQgetvalue(row, 0, c[AL_ATTEMPTS])) > 0 &&
-        atoll(PQgetvalue(row, 0, c[AL_AGE_MS])) < call_ms) {
-        rt_log_info("backfill call may still be in flight; left for the next run", "alert_id",
-                    alert_text);
-        return;
-    }
-    const char *task_id = PQgetvalue(row, 0, c[AL_TASK]),
-               *group = PQgetvalue(row, 0, c[AL_DECISION_TASK]);
-    char action_task_id[23] = "", errstr[RT_ERRSTR_SIZE] = "";
-    bool found = false;
-    if (rt_tc_find_action_task(w->http, w->cfg->taskcluster_root_url, group, "backfill", NULL,
-                               task_id, action_task_id, &found, errstr) != RT_OK) {
-        w->failures++;
-        rt_log_warn("cannot look for the backfill task; left for the next run", "alert_id",
-                    alert_text, "error", errstr);
-        return;
-    }
-    if (found) {
-        if (record_outcome(w, alert_text, "found-existing", action_task_id, NULL) != RT_OK)
-            w->failures++;
-        else
-            rt_log_info("backfill task found; not calling again", "alert_id", alert_text,
-                        "action_task_id", action_task_id);
-        return;
-    }
-    trigger(w, alert_text, PQgetvalue(row, 0, c[AL_REPOSITORY]),
-            PQgetvalue(row, 0, c[AL_HOOK_GROUP]), PQgetvalue(row, 0, c[AL_HOOK]),
-            PQgetvalue(row, 0, c[AL_PAYLOAD]));
-}
-
-static bool lock_summary(perf *w, long long summary_id, char key[16])
-{
-    snprintf(key, 16, "%d", (int)(summary_id % 2147483647));
-    const char *params[] = {key};
-    PGresult *res = NULL;
-    if (rt_pg_exec(w->pg, SQL_TRY_LOCK, 1, params, &res) != RT_OK) return false;
-    bool locked = pg_true(res, 0, 0);
-    PQclear(res);
-    return locked;
-}
-
-static void unlock_summary(perf *w, const char key[16])
-{
-    const char *params[] = {key};
-    PGresult *res = NULL;
-    if (rt_pg_exec(w->pg, SQL_UNLOCK, 1, params, &res) != RT_OK)
-        rt_log_warn("cannot release a summary lock", "lock", key);
-    PQclear(res);
-}
-
-static int upsert_summary(perf *w, const rt_perf_summary *s, bool close)
-{
-    char id[32], fw[16], push[32], created[32];
-    snprintf(id, sizeof id, "%lld", s->id);
-    snprintf(fw, sizeof fw, "%d", s->framework);
-    snprintf(push, sizeof push, "%lld", s->push_id);
-    snprintf(created, sizeof created, "%lld", (long long)s->created);
-    const char *params[] = {
-        id,      s->repository,           fw, push, s->revision[0] ? s->revision : NULL,
-        created, close ? "true" : "false"};
-    return rt_pg_exec(w->pg, SQL_SUMMARY, 7, params, NULL);
-}
-
-typedef struct intent {
-    const char *outcome; /* NULL: a call follows */
-    const target *target;
-    const char *hook_group, *hook_id, *payload;
-    int cost; /* 0: no budget spent */
-    const char *action_task_id, *error;
-} intent;
-
-/* The alert's row, its ledger entry (when it cost budget) and its summary, together. When it
- * costs budget, the backstop (common/store/ledger.h) comes first: if the family's ledger total
- * (*ledger_total) leaves less than the cost, nothing is written and *refused is set. */
-static int record_alert(perf *w, const rt_perf_pick *p, const intent *in, bool close, bool *refused,
-                        int *ledger_total)
-{
-    char alert[32], summary[32], sig[32], pct[32], job[32], cost[16], family[64];
-    snprintf(alert, sizeof alert, "%lld", p->alert->id);
-    snprintf(summary, sizeof summary, "%lld", p->summary->id);
-    snprintf(sig, sizeof sig, "%lld", p->alert->signature_id);
-    snprintf(pct, sizeof pct, "%.4f", p->alert->amount_pct);
-    snprintf(job, sizeof job, "%lld", in->target ? in->target->job_id : 0);
-    snprintf(cost, sizeof cost, "%d", in->cost);
-    budget_name(w, p->family, family, sizeof family);
-    bool have_job = in->target && in->target->job_id > 0;
-    const char *params[] = {
-        alert,
-        summary,
-        sig,
-        p->alert->platform,
-        rt_perf_family_name(&w->opts, p->family),
-        p->alert->is_regression ? "true" : "false",
-        pct,
-        have_job ? job : NULL,
-        have_job && in->target->task_id[0] ? in->target->task_id : NULL,
-        have_job && in->target->decision_task_id[0] ? in->target->decision_task_id : NULL,
-        in->hook_group,
-        in->hook_id,
-        in->payload,
-        cost,
-        in->cost ? w->day : NULL,
-        w->cfg->dry_run ? "true" : "false",
-        in->outcome,
-        in->action_task_id,
-        in->error,
-        p->alert->job_key,
-        NULL};
-    *refused = false;
-    *ledger_total = 0;
-    int rc = rt_pg_begin(w->pg);
-    if (rc == RT_OK && in->cost) {
-        int kept = 0;
-        rc = rt_ledger_backstop(w->pg, family, w->day, w->opts.limit[p->family], in->cost, in->cost,
-                                &kept, ledger_total);
-        if (rc == RT_OK && kept < in->cost) {
-            *refused = true;
-            if ((rc = rt_pg_rollback(w->pg)) != RT_OK)
-                rt_log_warn("rollback failed", "error", rt_pg_errstr(w->pg));
-            return rc;
-        }
-    }
-    if (rc == RT_OK) rc = upsert_summary(w, p->summary, close);
-    if (rc == RT_OK) rc = rt_pg_exec(w->pg, SQL_INTENT, 21, params, NULL);
-    if (rc == RT_OK && in->cost) {
-        char reason[256];
-        snprintf(reason, sizeof reason, "perf backfill of alert %lld (summary %lld, %s)",
-                 p->alert->id, p->summary->id, p->alert->platform);
-        const char *lparams[] = {family, w->day, cost, alert, reason};
-        rc = rt_pg_exec(w->pg, SQL_LEDGER, 5, lparams, NULL);
-    }
-    if (rc == RT_OK) rc = rt_pg_commit(w->pg);
-    if (rc != RT_OK) {
-        rt_log_warn("cannot record the alert", "alert_id", alert, "error", rt_pg_errstr(w->pg));
-        if (rt_pg_rollback(w->pg) != RT_OK)
-            rt_log_warn("rollback failed", "error", rt_pg_errstr(w->pg));
-    }
-    return rc;
-}
-
-/* Records an alert that needs no call (and spends no budget). */
-static void finish_without_call(perf *w, const rt_perf_pick *p, const target *t,
-                                const char *outcome, const char *action_task_id, const char *why,
-                                bool close)
-{
-    intent in = {.outcome = outcome, .target = t, .action_task_id = action_task_id, .error = why};
-    char alert[32];
-    bool refused = false; /* never: no budget is spent */
-    int ledger = 0;
-    snprintf(alert, sizeof alert, "%lld", p->alert->id);
-    if (record_alert(w, p, &in, close, &refused, &ledger) != RT_OK)
-        w->failures++;
-    else
-        rt_log_info("alert handled without a backfill", "alert_id", alert, "outcome", outcome,
-                    "reason", why ? why : "");
-}
-
-/* The backstop refused a claim Redis granted (the family's ledger total, `ledger`, leaves
- * less than the cost): the claim goes back to the Redis counter, which is raised to the
- * ledger total, and the alert's dedupe key goes, so the alert is left for a later run as when
- * Redis itself finds the family out of budget. A claim found (EXISTS) is given back under the
- * name of the runner that made it, which the dedupe key records. A give-back that fails
- * leaves the dedupe key: the next run meets the backstop again and gives the claim back then. */
-static void give_back_claim(perf *w, const rt_claim_request *claimed, const char *dedupe,
-                            const rt_claim *claim, const char *alert, int ledger)
-{
-    rt_claim_request req = *claimed;
-    if (claim->status == RT_CLAIM_EXISTS) req.task_id = claim->owner_task_id;
-    char cost[16], total[16];
-    snprintf(cost, sizeof cost, "%d", claim->spent);
-    snprintf(total, sizeof total, "%d", ledger);
-    rt_log_warn("budget backstop: the ledger leaves less than Redis granted", "alert_id", alert,
-                "family", req.platform, "day", req.day, "claimed", cost, "kept", "0", "ledger",
-                total);
-    if (rt_budget_settle_keyed(w->redis, &req, dedupe, claim->spent, 0, ledger, NULL) != RT_OK) {
-        w->failures++;
-        rt_log_warn("redis: cannot give the budget back; alert left for the next run", "alert_id",
-                    alert, "error", rt_redis_errstr(w->redis));
-        return;
-    }
-    rt_log_info("family out of budget; alert left for a later run", "alert_id", alert, "family",
-                req.platform);
-}
-
-/* Whether the summary is done meanwhile: handled, or as many jobs taken as it may have. */
-static int summary_done(perf *w, long long summary_id, bool *done)
-{
-    char sid[32], errstr[RT_ERRSTR_SIZE] = "";
-    snprintf(sid, sizeof sid, "%lld", summary_id);
-    const char *params[] = {sid};
-    PGresult *res = NULL;
-    int c[SS_N];
-    int rc = rt_pg_exec(w->pg, SQL_SUMMARY_STATE, 1, params, &res);
-    if (rc == RT_OK && (rc = rt_pg_columns(res, SUMMARY_STATE_COLS, SS_N, c, errstr)) != RT_OK)
-        rt_log_error("cannot read the summary", "summary_id", sid, "error", errstr);
-    *done = rc == RT_OK && PQntuples(res) == 1 &&
-            (pg_true(res, 0, c[SS_HANDLED]) ||
-             atoi(PQgetvalue(res, 0, c[SS_TAKEN])) >= w->opts.max_per_summary);
-    PQclear(res);
-    return rc;
-}
-
-/* How a step of backfill ended: go on, the alert is finished for this run, or it is left
- * for the next run because an upstream or Postgres call failed (errstr says why). */
-typedef enum { STEP_GO, STEP_DONE, STEP_UPSTREAM, STEP_STORAGE } step;
-
-/* Under the summary's lock, what another runner did until a moment ago counts: an alert
- * already recorded is finished (or resumed when its hook call was interrupted), a summary
- * handled meanwhile skips it. */
-static step still_open(perf *w, const rt_perf_pick *p, const char *alert)
-{
-    PGresult *res = NULL;
-    int ac[AL_N];
-    if (read_alert(w, alert, &res, ac) != RT_OK) return STEP_STORAGE;
-    if (PQntuples(res) == 1) {
-        if (!pg_true(res, 0, ac[AL_FINISHED])) resume(w, alert, res, ac);
-        PQclear(res);
-        return STEP_DONE;
-    }
-    PQclear(res);
-    bool done = false;
-    if (summary_done(w, p->summary->id, &done) != RT_OK) return STEP_STORAGE;
-    if (done) rt_log_info("summary done meanwhile; alert skipped", "alert_id", alert);
-    return done ? STEP_DONE : STEP_GO;
-}
-
-/* The job to backfill, no backfill action task already made for it, and the hook call
- * rendered from its push's actions.json (hook_group, hook_id, payload: the caller frees
- * them). An alert with nothing to call is finished here with its outcome. */
-static step prepare(perf *w, const rt_perf_pick *p, const char *alert, target *t, char **hook_group,
-                    char **hook_id, char **payload, char *errstr)
-{
-    int rc = find_target(w, p, t, errstr);
-    if (rc == RT_ENOTFOUND) {
-        finish_without_call(w, p, t, "no-job", NULL, errstr, false);
-        return STEP_DONE;
-    }
-    if (rc != RT_OK) return STEP_UPSTREAM;
-    char existing[23] = "";
-    bool found = false;
-    if (rt_tc_find_action_task(w->http, w->cfg->taskcluster_root_url, t->decision_task_id,
-                               "backfill", NULL, t->task_id, existing, &found, errstr) != RT_OK)
-        return STEP_UPSTREAM;
-    if (found) {
-        finish_without_call(w, p, t, "already-backfilled", existing, NULL, p->closes_summary);
-        return STEP_DONE;
-    }
-    const char *refused_code = NULL;
-    rc = render_backfill(w, p, t, hook_group, hook_id, payload, &refused_code, errstr);
-    if (rc == RT_ENOTFOUND) {
-        finish_without_call(w, p, t, "no-backfill-action", NULL, errstr, false);
-        return STEP_DONE;
-    }
-    if (rc == RT_EAUTH) {
-        rt_metric_inc(rt_metrics_std()->hooks_refused, "perf", refused_code);
-        rt_log_warn("backfill hook call refused; not sent", "alert_id", alert, "task_id",
-                    t->task_id, "reason", errstr);
-        finish_without_call(w, p, t, "refused-hook", NULL, errstr, false);
-        return STEP_DONE;
-    }
-    return rc == RT_OK ? STEP_GO : STEP_UPSTREAM;
-}
-
-/* The family's budget claimed in Redis (under the alert's dedupe key) and the intent
- * recorded with its ledger row, the backstop. STEP_GO: the hook is to be called. A claim
- * the intent could not be recorded for is refunded; one the backstop refused is given back
- * (give_back_claim). */
-static step claim_and_record(perf *w, const rt_perf_pick *p, const char *alert, const target *t,
-                             char *hook_group, char *hook_id, char *payload)
-{
-    char family[64], dedupe[64];
-    budget_name(w, p->family, family, sizeof family);
-    int ledger = 0;
-    if (rt_ledger_spent(w->pg, family, w->day, &ledger) != RT_OK) return STEP_STORAGE;
-    rt_claim_request req = {.key_prefix = w->cfg->redis_key_prefix,
-                            .platform = family,
-                            .task_id = w->owner,
-                            .day = w->day,
-                            .wanted = w->opts.cost,
-                            .minimum = w->opts.cost,
-                            .limit = w->opts.limit[p->family],
-                            .ledger_spent = ledger};
-    snprintf(dedupe, sizeof dedupe, "perf-alert:%s", alert);
-    rt_claim claim;
-    if (rt_budget_claim_keyed(w->redis, &req, dedupe, &claim) != RT_OK) {
-        w->failures++;
-        rt_log_warn("redis: cannot claim budget; alert left for the next run", "alert_id", alert,
-                    "error", rt_redis_errstr(w->redis));
-        return STEP_DONE;
-    }
-    if (claim.status == RT_CLAIM_EXHAUSTED) {
-        rt_log_info("family out of budget; alert left for a later run", "alert_id", alert, "family",
-                    family);
-        return STEP_DONE;
-    }
-    /* EXISTS: a runner claimed and died before recording; its spend is this alert's. */
-    intent in = {.outcome = w->cfg->dry_run ? "dry-run" : NULL,
-                 .target = t,
-                 .hook_group = hook_group,
-                 .hook_id = hook_id,
-                 .payload = payload,
-                 .cost = claim.spent};
-    bool refused = false;
-    if (record_alert(w, p, &in, p->closes_summary, &refused, &ledger) != RT_OK) {
-        w->failures++;
-        if (claim.status == RT_CLAIM_CLAIMED &&
-            rt_budget_refund(w->redis, w->cfg->redis_key_prefix, family, w->day, claim.spent) !=
-                RT_OK)
-            rt_log_warn("cannot give the budget back", "alert_id", alert);
-        return STEP_DONE;
-    }
-    if (refused) {
-        give_back_claim(w, &req, dedupe, &claim, alert, ledger);
-        return STEP_DONE;
-    }
-    if (w->cfg->dry_run) {
-        rt_log_info("dry run: backfill not sent", "alert_id", alert, "task_id", t->task_id,
-                    "hook_id", hook_id);
-        return STEP_DONE;
-    }
-    return STEP_GO;
-}
-
-/* One picked alert: under its summary's lock, still open, prepared, claimed and recorded,
- * then the backfill hook called. */
-static void backfill(perf *w, const rt_perf_pick *p)
-{
-    char alert[32], lock[16], errstr[RT_ERRSTR_SIZE] = "";
-    snprintf(alert, sizeof alert, "%lld", p->alert->id);
-    if (!lock_summary(w, p->summary->id, lock)) {
-        rt_log_info("summary busy with another runner; skipped", "alert_id", alert);
-        return;
-    }
-    target t = {0};
-    char *hook_group = NULL, *hook_id = NULL, *payload = NULL;
-    step r = still_open(w, p, alert);
-    if (r == STEP_GO) r = prepare(w, p, alert, &t, &hook_group, &hook_id, &payload, errstr);
-    if (r == STEP_GO) r = claim_and_record(w, p, alert, &t, hook_group, hook_id, payload);
-    if (r == STEP_GO) trigger(w, alert, t.def.project, hook_group, hook_id, payload);
-    if (r == STEP_UPSTREAM || r == STEP_STORAGE) {
-        w->failures++;
-        rt_log_warn(r == STEP_UPSTREAM ? "upstream error; alert left for the next run"
-                                       : "postgres error; alert left for the next run",
-                    "alert_id", alert, "error", r == STEP_UPSTREAM ? errstr : rt_pg_errstr(w->pg));
-    }
-    unlock_summary(w, lock);
-    json_decref(t.tags);
-    rt_taskdef_free(&t.def);
-    free(hook_group);
-    free(hook_id);
-    free(payload);
-}
-
-/* Alerts whose hook call was interrupted in an earlier run. */
-static int resume_open(perf *w)
-{
-    PGresult *open = NULL;
-    int oc[OA_N], ac[AL_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    int rc = rt_pg_exec(w->pg, SQL_OPEN_ALERTS, 0, NULL, &open);
-    if (rc != RT_OK) return rc;
-    if (rt_pg_columns(open, OPEN_ALERTS_COLS, OA_N, oc, errstr) != RT_OK) {
-        rt_log_error("cannot read the open alerts", "error", errstr);
-        PQclear(open);
-        return RT_EINVAL;
-    }
-    for (int i = 0; i < PQntuples(open) && !rt_stop_requested(); i++) {
-        const char *alert = PQgetvalue(open, i, oc[OA_ALERT]);
-        char lock[16];
-        if (!lock_summary(w, atoll(PQgetvalue(open, i, oc[OA_SUMMARY])), lock)) continue;
-        PGresult *row = NULL;
-        if (read_alert(w, alert, &row, ac) == RT_OK && PQntuples(row) == 1 &&
-            !pg_true(row, 0, ac[AL_FINISHED]))
-            resume(w, alert, row, ac);
-        PQclear(row);
-        unlock_summary(w, lock);
-    }
-    PQclear(open);
     return RT_OK;
 }
 
@@ -1086,7 +199,7 @@ static int run_once(perf *w)
     utc_day(now, w->day);
     w->failures = 0;
     rt_perf_summaries summaries = {0};
-    history h = {0};
+    rt_perf_store_history h = {0};
     rt_perf_result result = {0};
     /* First the backfills of earlier runs: what became of their action tasks and jobs. */
     int settled = 0, rc = rt_perf_followup(w->cfg, w->pg, w->http, &settled);
@@ -1108,7 +221,7 @@ static int run_once(perf *w)
             free(summaries.items[i].alerts);
     }
     summaries.count = kept;
-    if ((rc = resume_open(w)) != RT_OK || (rc = load_history(w, &summaries, &h)) != RT_OK) {
+    if ((rc = perf_resume_open(w)) != RT_OK || (rc = load_history(w, &summaries, &h)) != RT_OK) {
         rt_log_error("postgres error; nothing is done this run", "error", rt_pg_errstr(w->pg));
         goto out;
     }
@@ -1123,7 +236,7 @@ static int run_once(perf *w)
     snprintf(counts, sizeof counts, "%zu summaries, %zu picks", summaries.count, result.npicks);
     rt_log_info("alerts picked", "counts", counts, "day", w->day);
     for (size_t i = 0; i < result.nclosed; i++) {
-        if (upsert_summary(w, result.closed[i], true) != RT_OK) {
+        if (rt_perf_store_upsert_summary(w->pg, result.closed[i], true) != RT_OK) {
             w->failures++;
             rt_log_warn("cannot mark a summary handled", "error", rt_pg_errstr(w->pg));
         }
@@ -1131,7 +244,7 @@ static int run_once(perf *w)
     for (size_t i = 0; i < result.npicks && !rt_stop_requested(); i++) {
         /* Between two alerts: readiness only (the picks were made with the running options). */
         rt_worker_health(&w->conns);
-        backfill(w, &result.picks[i]);
+        perf_backfill(w, &result.picks[i]);
     }
     /* Covered alerts are recorded after the picks, so a covering alert's row exists. */
     for (size_t i = 0; i < result.ncovered && !rt_stop_requested(); i++)
@@ -1139,10 +252,7 @@ static int run_once(perf *w)
 out:
     rt_perf_result_free(&result);
     rt_perf_summaries_free(&summaries);
-    free(h.alerts);
-    free(h.taken);
-    free(h.jobs);
-    PQclear(h.jobs_res);
+    rt_perf_store_history_free(&h);
     if (rc == RT_OK && w->failures) {
         char n[16];
         snprintf(n, sizeof n, "%d", w->failures);
@@ -1173,8 +283,8 @@ static int setup(perf *w, rt_config *cfg)
     if ((rc = rt_http_new(&w->http, &hopts, errstr)) != RT_OK) return rc;
     hopts.max_attempts = 1;
     if ((rc = rt_http_new(&w->http_post, &hopts, errstr)) != RT_OK) return rc;
-    rt_worker_setup connect = {"perf", RT_WORKER_NEEDS_REDIS | RT_WORKER_NEEDS_POSTGRES, 0, 1, NULL,
-                               NULL};
+    rt_worker_setup connect = {"perf", RT_WORKER_NEEDS_POSTGRES, 0, 1, NULL,
+                               NULL,   &rt_worker_redis};
     if ((rc = rt_worker_connect(cfg, &connect, &w->conns)) != RT_OK) return rc;
     w->redis = w->conns.redis;
     w->pg = w->conns.pg;
@@ -1233,7 +343,7 @@ static int check(rt_config *cfg)
         return 2;
     }
     int failures =
-        rt_worker_check_services(cfg, "perf", RT_WORKER_NEEDS_REDIS | RT_WORKER_NEEDS_POSTGRES);
+        rt_worker_check_services(cfg, "perf", RT_WORKER_NEEDS_POSTGRES, &rt_worker_redis);
     failures += rt_worker_needs_taskcluster(cfg);
     return rt_worker_check_result(failures);
 }
