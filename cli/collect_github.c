@@ -11,17 +11,23 @@
  * makes the attempt known. A collector killed mid-way loses only the attempt in hand and
  * the next one redoes it; attempts already known cost no request. The run listing starts a
  * few days before the newest run stored (re-runs of recent runs are found), or --since
- * ago; a first page answered 304 to its stored ETag means nothing changed.
+ * ago; a first page answered 304 to its stored ETag means nothing changed. A run GitHub
+ * lists without a pull request (from a fork, or of a pull request merged since) and every
+ * run from a fork gets its pull request looked up (find_pull: by head owner and branch, by
+ * commit without a branch; once per head repository and branch per pass), so a fork's pull
+ * request counts as pr:<N> and its author's association is stored.
  *
  * Rate limits (common/io/github_client.h): the command stops before the limit with a message
  * naming the reset, and a later invocation resumes; with --interval it waits for the reset
  * instead. Single-threaded; SIGTERM/SIGINT stop after the attempt in hand. */
+#include <ctype.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,10 +80,10 @@ static const char SQL_INSERT_RUN[] =
     "INSERT INTO github_runs (repository, run_id, attempt, workflow_id, workflow_path,"
     " workflow_name, event, conclusion, head_branch, head_sha, head_repository, pr, branch_key,"
     " main, html_url, created_at, run_started_at, artifacts, expired_artifacts, junit_files,"
-    " outcomes)"
+    " outcomes, author_association)"
     " VALUES ($1, $2::bigint, $3::integer, $4::bigint, $5, $6, $7, $8, $9, $10, $11,"
     " $12::integer, $13, $14::boolean, $15, to_timestamp($16::bigint), to_timestamp($17::bigint),"
-    " $18::integer, $19::integer, $20::integer, $21::integer)"
+    " $18::integer, $19::integer, $20::integer, $21::integer, $22)"
     " ON CONFLICT DO NOTHING RETURNING attempt";
 static const char SQL_GAP[] =
     "INSERT INTO github_run_gaps (repository, run_id, attempt, kind, artifact, file, detail)"
@@ -122,10 +128,21 @@ typedef struct collector {
     const char *artifact_pattern;
     char *default_branch;
     bool progress;
+    /* the pull requests looked up this pass, per head repository and branch */
+    struct pull_seen *pulls;
+    size_t npulls, cap_pulls;
     /* totals of this invocation */
     long runs_listed, attempts_stored, attempts_known, artifacts, expired, files, outcomes, gaps,
-        pages_unchanged;
+        pages_unchanged, prs_found;
 } collector;
+
+/* The pull requests listed for a head repository and branch (the commit for a run without
+ * a branch); each run picks its own among them (rt_gh_pull_for_run). */
+typedef struct pull_seen {
+    char *head_repo, *branch;
+    char *listing; /* the answer, NULL when the look-up failed */
+    size_t len;
+} pull_seen;
 
 static void usage(FILE *out)
 {
@@ -261,11 +278,16 @@ static void show_progress(collector *c, bool last)
     fflush(stderr);
 }
 
-/* Stores one attempt and all it found in one transaction. Long because the 21 parameters of its
+/* Stores one attempt and all it found in one transaction, as the pull request `pull` when
+ * one was looked up (number 0: as listed). Long because the 22 parameters of its
  * github_runs row are formatted and listed one per line, then the same transaction writes each
  * JUnit file's outcomes, each gap and the collection state, with one rollback for any failure. */
-static int store_attempt(collector *c, const rt_gh_run *run, attempt_data *d)
+static int store_attempt(collector *c, const rt_gh_run *listed, const rt_gh_pull *pull,
+                         attempt_data *d)
 {
+    rt_gh_run found = *listed; /* the pull request looked up, when GitHub listed none */
+    if (pull->number) found.pr = pull->number;
+    const rt_gh_run *run = &found;
     char run_id[24], attempt[16], workflow_id[24], pr[16], created[24], started[24],
         branch_key[600];
     char artifacts[16], expired[16], files[24], outcomes[24], run_at[32];
@@ -307,9 +329,10 @@ static int store_attempt(collector *c, const rt_gh_run *run, attempt_data *d)
                             artifacts,
                             expired,
                             files,
-                            outcomes};
+                            outcomes,
+                            pull->association[0] ? pull->association : NULL};
     PGresult *res = NULL;
-    rc = rt_pg_exec(c->pg, SQL_INSERT_RUN, 21, params, &res);
+    rc = rt_pg_exec(c->pg, SQL_INSERT_RUN, 22, params, &res);
     bool fresh = rc == RT_OK && PQntuples(res) == 1;
     PQclear(res);
     if (rc == RT_OK && !fresh) { /* another collector stored it meanwhile */
@@ -381,8 +404,8 @@ static int store_attempt(collector *c, const rt_gh_run *run, attempt_data *d)
 
 /* Downloads and reads the artifacts of one attempt, then stores it. RT_ERETRY when the
  * client stopped (nothing stored for the attempt). */
-static int collect_attempt(collector *c, const rt_gh_run *run, const rt_gh_artifacts *artifacts,
-                           const time_t *starts, int nstarts)
+static int collect_attempt(collector *c, const rt_gh_run *run, const rt_gh_pull *pull,
+                           const rt_gh_artifacts *artifacts, const time_t *starts, int nstarts)
 {
     attempt_data d = {0};
     int rc = RT_OK;
@@ -444,7 +467,7 @@ static int collect_attempt(collector *c, const rt_gh_run *run, const rt_gh_artif
                          d.artifacts ? "no JUnit XML file in the matching artifacts"
                                      : "no artifact matches --artifact-pattern");
     }
-    if (rc == RT_OK) rc = store_attempt(c, run, &d);
+    if (rc == RT_OK) rc = store_attempt(c, run, pull, &d);
     attempt_data_free(&d);
     show_progress(c, false);
     return rc;
@@ -519,6 +542,106 @@ static int stored_attempts(collector *c, const char *run_id, int n, bool *known,
     return RT_OK;
 }
 
+/* s percent-encoded for a query string into out (RFC 3986 unreserved characters kept). */
+static void query_escape(const char *s, char *out, size_t size)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && o + 4 < size; p++) {
+        if (isalnum(*p) || strchr("-._~", *p)) {
+            out[o++] = (char)*p;
+        } else {
+            out[o++] = '%';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 15];
+        }
+    }
+    out[o] = '\0';
+}
+
+/* The pull request of a run GitHub lists without one (or from a fork, whose author's
+ * association decides whether it counts toward a flaky-test issue): the pull requests of its
+ * head repository and branch are listed once per pass (GET /pulls?head=OWNER:BRANCH&state=all:
+ * merged and closed ones too; by commit for a run without a branch) and each run picks its
+ * own. out->number 0 when there is none or the look-up failed (the run is then stored as
+ * listed); RT_ERETRY when the client stopped (the attempt is left for the next pass). */
+static int find_pull(collector *c, const rt_gh_run *run, rt_gh_pull *out)
+{
+    memset(out, 0, sizeof *out);
+    bool fork = run->head_repository && strcasecmp(run->head_repository, c->repo) != 0;
+    bool pr_event = !strncmp(run->event, "pull_request", 12);
+    if (!fork && !(pr_event && run->pr == 0)) return RT_OK;
+    const char *head_repo = run->head_repository ? run->head_repository : c->repo;
+    const char *branch = run->head_branch[0] ? run->head_branch : run->head_sha;
+    pull_seen *seen = NULL;
+    for (size_t i = 0; i < c->npulls && !seen; i++)
+        if (!strcasecmp(c->pulls[i].head_repo, head_repo) && !strcmp(c->pulls[i].branch, branch))
+            seen = &c->pulls[i];
+    if (!seen) {
+        char path[2048], escaped[800], owner[128];
+        if (run->head_branch[0]) {
+            snprintf(owner, sizeof owner, "%.*s", (int)strcspn(head_repo, "/"), head_repo);
+            query_escape(run->head_branch, escaped, sizeof escaped);
+            snprintf(path, sizeof path, "/repos/%s/pulls?head=%s:%s&state=all&per_page=100",
+                     c->repo, owner, escaped);
+        } else {
+            snprintf(path, sizeof path, "/repos/%s/commits/%s/pulls?per_page=100", c->repo,
+                     run->head_sha);
+        }
+        rt_gh_response resp;
+        int rc = rt_gh_request(c->gh, "GET", path, NULL, NULL, &resp);
+        if (rc == RT_ERETRY && rt_gh_client_stopped(c->gh)) {
+            rt_gh_response_free(&resp);
+            return rc;
+        }
+        if (rc != RT_OK)
+            rt_log_warn("cannot look up a run's pull request; stored as listed", "branch", branch,
+                        "error", rt_gh_client_errstr(c->gh));
+        if (c->npulls == c->cap_pulls) {
+            size_t cap = c->cap_pulls ? c->cap_pulls * 2 : 16;
+            pull_seen *grown = realloc(c->pulls, cap * sizeof *grown);
+            if (!grown) {
+                rt_gh_response_free(&resp);
+                return RT_ENOMEM;
+            }
+            c->pulls = grown;
+            c->cap_pulls = cap;
+        }
+        seen = &c->pulls[c->npulls];
+        seen->head_repo = strdup(head_repo);
+        seen->branch = strdup(branch);
+        seen->listing = rc == RT_OK && resp.body ? strndup(resp.body, resp.len) : NULL;
+        seen->len = seen->listing ? resp.len : 0;
+        rt_gh_response_free(&resp);
+        if (!seen->head_repo || !seen->branch || (rc == RT_OK && !seen->listing)) {
+            free(seen->head_repo);
+            free(seen->branch);
+            free(seen->listing);
+            return RT_ENOMEM;
+        }
+        c->npulls++;
+    }
+    if (!seen->listing) return RT_OK;
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc = rt_gh_pull_for_run(seen->listing, seen->len, run, out, errstr);
+    if (rc == RT_EPROTO) rt_log_warn("bad pull request listing", "error", errstr);
+    if (rc == RT_ENOMEM) return rc;
+    if (out->number) c->prs_found++;
+    return RT_OK;
+}
+
+static void forget_pulls(collector *c)
+{
+    for (size_t i = 0; i < c->npulls; i++) {
+        free(c->pulls[i].head_repo);
+        free(c->pulls[i].branch);
+        free(c->pulls[i].listing);
+    }
+    free(c->pulls);
+    c->pulls = NULL;
+    c->npulls = c->cap_pulls = 0;
+}
+
 /* Every attempt of a listed run not stored yet. */
 static int collect_run(collector *c, const rt_gh_run *run)
 {
@@ -554,11 +677,13 @@ static int collect_run(collector *c, const rt_gh_run *run)
         }
         rt_gh_response_free(&resp);
     }
+    rt_gh_pull pull = {0};
+    if (rc == RT_OK) rc = find_pull(c, run, &pull);
     rt_gh_artifacts artifacts = {0};
     if (rc == RT_OK) rc = list_artifacts(c, run->id, &artifacts);
     for (int a = 1; rc == RT_OK && a <= n && !rt_stop_requested(); a++) {
         if (known[a - 1]) continue;
-        rc = collect_attempt(c, a == n ? run : &attempts[a - 1], &artifacts, starts, n);
+        rc = collect_attempt(c, a == n ? run : &attempts[a - 1], &pull, &artifacts, starts, n);
     }
     rt_gh_artifacts_free(&artifacts);
     for (int a = 0; a < n; a++) rt_gh_run_free(&attempts[a]);
@@ -769,6 +894,10 @@ static void print_summary(collector *c, int rc)
            c->repo, c->runs_listed, c->attempts_stored, c->attempts_known, c->artifacts, c->expired,
            c->files, c->outcomes, c->gaps, rt_gh_client_requests(c->gh),
            rt_gh_client_rate_remaining(c->gh));
+    if (c->prs_found)
+        printf("%ld runs counted as the pull request they were looked up under (GitHub lists "
+               "none for runs from forks and of merged pull requests)\n",
+               c->prs_found);
     if (c->pages_unchanged) printf("run listing unchanged since the last pass (ETag)\n");
     if (rc == RT_ERETRY && rt_gh_client_stopped(c->gh)) {
         char shown[RT_ERRSTR_SIZE];
@@ -922,13 +1051,15 @@ int rt_cli_collect_github(int argc, char **argv, rt_config *cfg)
         (void)rt_stop_sleep_ms(duration_seconds(interval) * 1000);
         if (rt_stop_requested()) break;
         c.runs_listed = c.attempts_stored = c.attempts_known = c.artifacts = c.expired = 0;
-        c.files = c.outcomes = c.gaps = c.pages_unchanged = 0;
+        c.files = c.outcomes = c.gaps = c.pages_unchanged = c.prs_found = 0;
+        forget_pulls(&c);                 /* a new pass looks pull requests up again */
         if (rt_gh_client_stopped(c.gh)) { /* a budget ends the periodic mode too */
             break;
         }
     }
     status = 0;
 out:
+    forget_pulls(&c);
     free(c.default_branch);
     rt_pg_free(c.pg);
     rt_gh_client_free(c.gh);

@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "common/io/pg.h"
 #include "common/store/history.h"
+#include "common/store/outcomes.h"
 
 static void usage(FILE *out)
 {
@@ -167,6 +168,52 @@ static int add_github_columns(rt_pg *pg, const rt__flakes_query *q, json_t *rows
     return rc;
 }
 
+/* Labels each row with its outcomes that are no plain failure ("outcomes": FLAKY, a JUnit
+ * failure then pass within one run; common/store/outcomes.h) and lists in *others the tests
+ * that reported only DISABLED, COLLECTION_ERROR or BUILD_FAILED: no test failure, never
+ * flaky, shown as what they are. */
+static int add_outcome_labels(rt_pg *pg, const rt__flakes_query *q, json_t *rows, json_t **others)
+{
+    rt_outcome_labels_list labels = {0};
+    rt_test_variants variants = {0};
+    *others = json_array();
+    int rc =
+        *others ? rt_outcome_labels_read(pg, q->project, q->until, q->window, &labels) : RT_ENOMEM;
+    if (rc == RT_OK) rc = rt_test_variants_read(pg, q->project, q->until, q->window, &variants);
+    if (rc == RT_EDB) rt_log_error("cannot query the test history", "error", rt_pg_errstr(pg));
+    if (rc != RT_OK) {
+        rt_outcome_labels_free(&labels);
+        return rc;
+    }
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        const char *test = json_string_value(json_object_get(row, "test"));
+        json_t *o = rt_outcome_labels_json(rt_outcome_labels_find(&labels, test));
+        if (!o || json_object_set_new(row, "outcomes", o) != 0) rc = RT_ENOMEM;
+        /* failures by variant (GitHub's matrix jobs), and the one variant failing alone */
+        size_t n = 0;
+        const rt_flaky_variant *v = rt_test_variants_of(&variants, test, &n);
+        json_t *by = rt_test_variants_json(v, n);
+        if (!by || json_object_update(row, by) != 0) rc = RT_ENOMEM;
+        json_decref(by);
+    }
+    rt_test_variants_free(&variants);
+    for (size_t k = 0; rc == RT_OK && k < labels.count; k++) {
+        const rt_outcome_labels *l = &labels.items[k];
+        bool listed = false;
+        json_array_foreach(rows, i, row) listed =
+            listed || !strcmp(json_string_value(json_object_get(row, "test")), l->test);
+        if (listed || l->disabled + l->collection_error + l->build_failed == 0) continue;
+        json_t *other =
+            json_pack("{s:s, s:o}", "test", l->test, "outcomes", rt_outcome_labels_json(l));
+        if (!other || json_array_append_new(*others, other) != 0) rc = RT_ENOMEM;
+    }
+    rt_outcome_labels_free(&labels);
+    return rc;
+}
+
 /* The coverage section and the gaps list (GitHub projects; zeros and [] otherwise). */
 static int coverage(rt_pg *pg, const rt__flakes_query *q, json_t **cov, json_t **gaps)
 {
@@ -221,6 +268,8 @@ static int coverage(rt_pg *pg, const rt__flakes_query *q, json_t **cov, json_t *
     return rc;
 }
 
+static void print_labels(json_t *outcomes);
+
 static void print_table(json_t *rows)
 {
     printf("%-5s %6s %6s %6s %8s %6s  %-20s %5s %7s  %s\n", "FLAKY", "RUNS", "FAILS", "RATE",
@@ -251,7 +300,24 @@ static void print_table(json_t *rows)
                rt_cli_text(first_time),
                (long long)json_integer_value(json_object_get(row, "rerun_flips")), issue_text,
                rt_cli_text(json_string_value(json_object_get(row, "test"))));
+        print_labels(json_object_get(row, "outcomes"));
+        const char *only = json_string_value(json_object_get(row, "only_variant"));
+        if (only)
+            printf("%*s fails on one variant only: %s (of %zu)\n", 72, "", rt_cli_text(only),
+                   json_array_size(json_object_get(row, "variants")));
     }
+}
+
+/* The outcomes of a test that are no plain failure, on a line under it. */
+static void print_labels(json_t *outcomes)
+{
+    if (!json_object_size(outcomes)) return;
+    printf("%*s outcomes:", 72, "");
+    const char *key;
+    json_t *n;
+    json_object_foreach(outcomes, key, n)
+        printf(" %s x%lld", key, (long long)json_integer_value(n));
+    printf("\n");
 }
 
 int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
@@ -311,15 +377,16 @@ int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
     }
     rt_pg *pg = NULL;
     if (rt__cli_connect_read(cfg, "cli", &pg) != 0) return 1;
-    json_t *rows = rt__cli_flakes(pg, &q), *cov = NULL, *gaps = NULL;
+    json_t *rows = rt__cli_flakes(pg, &q), *cov = NULL, *gaps = NULL, *others = NULL;
     int status = 1;
     if (!rows || add_github_columns(pg, &q, rows) != RT_OK ||
+        add_outcome_labels(pg, &q, rows, &others) != RT_OK ||
         coverage(pg, &q, &cov, &gaps) != RT_OK)
         goto out;
     if (json) {
-        json_t *doc =
-            json_pack("{s:s, s:s, s:s, s:O, s:O, s:O}", "project", q.project, "window", q.window,
-                      "until", q.until, "tests", rows, "coverage", cov, "gaps", gaps);
+        json_t *doc = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O, s:O}", "project", q.project,
+                                "window", q.window, "until", q.until, "tests", rows,
+                                "not_test_failures", others, "coverage", cov, "gaps", gaps);
         char *text =
             doc ? json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(6) | JSON_ENSURE_ASCII)
                 : NULL;
@@ -329,6 +396,18 @@ int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
         free(text);
     } else {
         print_table(rows);
+        size_t i;
+        json_t *other;
+        if (json_array_size(others))
+            printf("not test failures (disabled, collection or build errors: never flaky):\n");
+        json_array_foreach(others, i, other)
+        {
+            const char *key;
+            json_t *n;
+            json_object_foreach(json_object_get(other, "outcomes"), key, n)
+                printf("  %-16s x%-5lld %s\n", key, (long long)json_integer_value(n),
+                       rt_cli_text(json_string_value(json_object_get(other, "test"))));
+        }
         json_int_t attempts = json_integer_value(json_object_get(cov, "run_attempts"));
         if (attempts)
             printf("coverage: %lld run attempts, %lld with outcomes, %lld with gaps (%zu listed"
@@ -344,5 +423,6 @@ out:
     json_decref(rows);
     json_decref(cov);
     json_decref(gaps);
+    json_decref(others);
     return status;
 }

@@ -9,7 +9,13 @@
  * (flaky_issue_tracker: GitHub Issues or Bugzilla, common/issue_tracker.h) and records
  * each step in flaky_issues (migrations/0016_github.sql) right after it. Before creating,
  * the tracker is searched for the test's hidden marker, so a crash between creating and
- * recording, or a second run, never makes a second issue. */
+ * recording, or a second run, never makes a second issue.
+ *
+ * Strangers cannot drive it: the rule must hold on trusted branches alone, the repository's
+ * own and the fork pull requests whose author association is one of
+ * flaky_issues_trusted_associations (migrations/0036_github_fork_trust.sql); other fork pull
+ * requests are counted in the issue as evidence. At most flaky_issues_max_new issues are
+ * opened per pass (the flakiest first); names are escaped in the terminal table. */
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -23,12 +29,16 @@
 #include "common/core/github.h"
 #include "common/issue_tracker.h"
 #include "common/io/pg.h"
+#include "common/store/outcomes.h"
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
 /* $1 project, $2 now, $3 window, $4 min branches, $5 the window's end: the end of now's UTC
  * day, so that the window is whole days, read from the rollup (as `retrig flakes` reads it;
- * a window ending at now reads the raw rows, which took minutes at 50 million outcomes). */
+ * a window ending at now reads the raw rows, which took minutes at 50 million outcomes);
+ * $6 the trusted author associations, comma-separated. trusted_fork_branches: the branches
+ * (pull requests) with a failure in the window that count toward opening an issue, and
+ * those that do not (fork pull requests of authors not trusted: github_fork_runs). */
 // clang-format off
 static const char SQL_CANDIDATES[] =
     "WITH f AS (SELECT * FROM history_flakes($1, $5::timestamptz - $3::interval,"
@@ -62,20 +72,31 @@ static const char SQL_CANDIDATES[] =
     "           FROM history_tests ht JOIN history_runs r ON r.id = ht.run_id"
     "          WHERE r.repository = $1 AND ht.test = t.test AND r.branch_class = 'other'"
     "            AND r.run_at >= $5::timestamptz - $3::interval AND r.run_at < $5::timestamptz)"
-    "          AS prs_ran_failed"
+    "          AS prs_ran_failed,"
+    "        (SELECT count(DISTINCT r.branch_key) FILTER (WHERE x.history_run_id IS NULL) || ' ' ||"
+    "                count(DISTINCT r.branch_key) FILTER (WHERE x.history_run_id IS NOT NULL)"
+    "           FROM history_tests ht JOIN history_runs r ON r.id = ht.run_id"
+    "           LEFT JOIN github_fork_runs x ON x.history_run_id = r.id"
+    "                 AND NOT coalesce(upper(x.author_association)"
+    "                                  = ANY (string_to_array($6, ',')), false)"
+    "          WHERE r.repository = $1 AND ht.test = t.test AND ht.failed"
+    "            AND r.branch_class = 'other'"
+    "            AND r.run_at >= $5::timestamptz - $3::interval AND r.run_at < $5::timestamptz)"
+    "          AS trusted_fork_branches"
     "   FROM t LEFT JOIN f ON f.test = t.test LEFT JOIN m ON m.test = t.test"
     "   LEFT JOIN flaky_issues fi ON fi.project = $1 AND fi.test = t.test"
     "  ORDER BY coalesce(f.flaky, false) DESC, coalesce(f.branches, 0) DESC, t.test";
 enum {
     C_TEST, C_RUNS, C_FAILURES, C_RATE, C_BRANCHES, C_PRS, C_MAIN_FAILURES, C_PUSH_CHANCE,
     C_FLAKY, C_FLIPS, C_LAST_FAILURE, C_FF_AT, C_FF_BRANCH, C_FF_REVISION, C_FF_URL, C_MESSAGE,
-    C_STATE, C_NUMBER, C_URL, C_COMMENT, C_FIGURES, C_PRS_RAN_FAILED, C_N
+    C_STATE, C_NUMBER, C_URL, C_COMMENT, C_FIGURES, C_PRS_RAN_FAILED, C_TRUSTED_FORK, C_N
 };
 static const char *const CANDIDATE_COLS[C_N] = {
     "test", "runs", "failures", "failure_rate", "branches", "prs", "main_failures",
     "push_failure_chance", "flaky", "rerun_flips", "last_failure", "first_failure_at",
     "first_failure_branch", "first_failure_revision", "first_failure_url", "message", "state",
-    "issue_number", "issue_url", "comment_id", "figures", "prs_ran_failed"};
+    "issue_number", "issue_url", "comment_id", "figures", "prs_ran_failed",
+    "trusted_fork_branches"};
 // clang-format on
 
 static const char SQL_RECORD[] =
@@ -103,6 +124,10 @@ static void usage(FILE *out)
             "becomes flaky (history_flaky_min_branches, history_flaky_window_days,\n"
             "flaky_issue_on_main), its figures comment edited while it stays flaky, closed\n"
             "after flaky_issue_quiet_days without a failure, reopened if it fails again.\n"
+            "Only the repository's own branches and fork pull requests of trusted authors\n"
+            "(flaky_issues_trusted_associations) count toward opening an issue; other fork\n"
+            "pull requests are shown as evidence. At most flaky_issues_max_new issues are\n"
+            "opened per pass.\n"
             "--dry-run (the default) prints what it would do; --apply does it on the tracker\n"
             "(flaky_issue_tracker: GitHub Issues of --repo, default the project, labelled\n"
             "flaky_issue_label; or Bugzilla) and records it. The GitHub token (issues: write)\n"
@@ -121,6 +146,7 @@ typedef struct plan_row {
     char marker[RT_FLAKY_MARKER_SIZE];
     char *title;
     const char *done; /* what --apply did, NULL in a dry run */
+    const char *held; /* "deferred" (flaky_issues_max_new), "forks" (flaky through forks only) */
 } plan_row;
 
 static const char *value_or_null(PGresult *res, int row, int col)
@@ -141,8 +167,13 @@ static void read_candidate(PGresult *res, int r, const int *c, const rt_config *
     f->prs = atol(PQgetvalue(res, r, c[C_PRS]));
     f->main_failures = atol(PQgetvalue(res, r, c[C_MAIN_FAILURES]));
     f->push_failure_chance = atof(PQgetvalue(res, r, c[C_PUSH_CHANCE]));
-    f->flaky = PQgetvalue(res, r, c[C_FLAKY])[0] == 't' ||
-               (cfg->flaky_issue_on_main && f->main_failures > 0);
+    /* strangers cannot drive an issue: the rule must hold on the trusted branches alone */
+    long trusted = 0;
+    if (sscanf(PQgetvalue(res, r, c[C_TRUSTED_FORK]), "%ld %ld", &trusted, &f->fork_branches) != 2)
+        trusted = f->fork_branches = 0;
+    f->flaky =
+        (PQgetvalue(res, r, c[C_FLAKY])[0] == 't' && trusted > cfg->history_flaky_min_branches) ||
+        (cfg->flaky_issue_on_main && f->main_failures > 0);
     f->rerun_flips = atol(PQgetvalue(res, r, c[C_FLIPS]));
     f->last_failure = (time_t)atoll(PQgetvalue(res, r, c[C_LAST_FAILURE]));
     f->first_failure_time = value_or_null(res, r, c[C_FF_AT]);
@@ -326,6 +357,8 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
     rt_tracker *tracker = NULL;
     PGresult *res = NULL;
     plan_row *plan = NULL;
+    rt_outcome_labels_list labels = {0};
+    rt_test_variants variants = {0};
     int n = 0;
     json_t *out_rows = json_array();
     if (rt_pg_connect(&pg, cfg->database_url, "cli", errstr) != RT_OK) {
@@ -339,8 +372,14 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
                      rt_pg_errstr(pg));
         goto out;
     }
-    const char *params[] = {project, now_text, window, min_branches, until_text};
-    if (rt_pg_exec(pg, SQL_CANDIDATES, 5, params, &res) != RT_OK) {
+    char trusted[512] = "";
+    for (size_t i = 0; i < cfg->flaky_issues_trusted_associations.count; i++) {
+        size_t used = strlen(trusted);
+        snprintf(trusted + used, sizeof trusted - used, "%s%s", used ? "," : "",
+                 cfg->flaky_issues_trusted_associations.items[i]);
+    }
+    const char *params[] = {project, now_text, window, min_branches, until_text, trusted};
+    if (rt_pg_exec(pg, SQL_CANDIDATES, 6, params, &res) != RT_OK) {
         rt_log_error("cannot query the test history", "error", rt_pg_errstr(pg));
         goto out;
     }
@@ -350,12 +389,26 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         goto out;
     }
     n = PQntuples(res);
+    if (rt_outcome_labels_read(pg, project, until_text, window, &labels) != RT_OK ||
+        rt_test_variants_read(pg, project, until_text, window, &variants) != RT_OK) {
+        rt_log_error("cannot query the test history", "error", rt_pg_errstr(pg));
+        goto out;
+    }
+    int creates = 0, deferred = 0;
     if (n && !(plan = calloc((size_t)n, sizeof *plan))) goto out;
     for (int r = 0; r < n; r++) {
         plan_row *p = &plan[r];
         rt_flaky_figures *f = &p->fig;
         f->project = project;
         read_candidate(res, r, c, cfg, p);
+        f->variants = rt_test_variants_of(&variants, f->test, &f->nvariants);
+        const rt_outcome_labels *l = rt_outcome_labels_find(&labels, f->test);
+        if (l) {
+            f->outcome_flaky = l->flaky;
+            f->outcome_disabled = l->disabled;
+            f->outcome_collection_error = l->collection_error;
+            f->outcome_build_failed = l->build_failed;
+        }
         p->fresh = rt_flaky_figures_json(f);
         p->title = rt_flaky_title(f);
         if (!p->fresh || !p->title) goto out;
@@ -363,6 +416,17 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         p->action =
             rt_flaky_decide(p->state, f->flaky, rt_flaky_figures_changed(p->stored, p->fresh),
                             f->last_failure, now, cfg->flaky_issue_quiet_days, &p->reason);
+        if (p->state == RT_FLAKY_NONE && !f->flaky && PQgetvalue(res, r, c[C_FLAKY])[0] == 't') {
+            p->reason = "flaky only through pull requests from forks: evidence, not counted";
+            p->held = "forks";
+        }
+        /* the flakiest first (the query's order); the others wait for the next pass */
+        if (p->action == RT_FLAKY_CREATE && creates++ >= cfg->flaky_issues_max_new) {
+            p->action = RT_FLAKY_NOTHING;
+            p->reason = "flaky, waiting: flaky_issues_max_new issues opened this pass";
+            p->held = "deferred";
+            deferred++;
+        }
     }
 
     if (apply) {
@@ -396,10 +460,12 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
                                                       : "closed",
                           "issue_url", p->issue.url[0] ? p->issue.url : NULL, "done", p->done,
                           "title", p->title, "figures", p->fresh);
+            const char *only = rt_flaky_only_variant(p->fig.variants, p->fig.nvariants);
+            if (row && only) json_object_set_new(row, "only_variant", json_string(only));
             if (!row || json_array_append_new(out_rows, row) != 0) goto out;
         }
-        json_t *doc = json_pack("{s:s, s:b, s:s, s:O}", "project", project, "dry_run", !apply,
-                                "tracker", tracker_name, "tests", out_rows);
+        json_t *doc = json_pack("{s:s, s:b, s:s, s:i, s:O}", "project", project, "dry_run", !apply,
+                                "tracker", tracker_name, "deferred", deferred, "tests", out_rows);
         char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) : NULL;
         json_decref(doc);
         if (!text) goto out;
@@ -409,21 +475,29 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         printf("%s%s: %d to create, %d to update, %d to close, %d to reopen (%s)\n",
                apply ? "" : "dry run: ", project, counts[RT_FLAKY_CREATE], counts[RT_FLAKY_UPDATE],
                counts[RT_FLAKY_CLOSE], counts[RT_FLAKY_REOPEN], tracker_name);
+        if (deferred)
+            printf("%d more flaky tests wait for the next pass (flaky_issues_max_new %d)\n",
+                   deferred, cfg->flaky_issues_max_new);
         printf("%-8s %-7s %5s %8s %5s %6s  %s\n", "ACTION", "STATE", "FAILS", "BRANCHES", "FLIPS",
                "ISSUE", "TEST");
         for (int r = 0; r < n; r++) {
             plan_row *p = &plan[r];
-            if (p->action == RT_FLAKY_NOTHING && p->state == RT_FLAKY_NONE) continue;
+            if (p->action == RT_FLAKY_NOTHING && p->state == RT_FLAKY_NONE && !p->held) continue;
             char issue[24] = "-";
             if (p->issue.number) snprintf(issue, sizeof issue, "#%lld", p->issue.number);
             printf("%-8s %-7s %5ld %8ld %5ld %6s  %s\n",
-                   p->done ? p->done : rt_flaky_action_name(p->action),
+                   p->done   ? p->done
+                   : p->held ? p->held
+                             : rt_flaky_action_name(p->action),
                    p->state == RT_FLAKY_NONE   ? "-"
                    : p->state == RT_FLAKY_OPEN ? "open"
                                                : "closed",
-                   p->fig.failures, p->fig.branches, p->fig.rerun_flips, issue, p->fig.test);
+                   p->fig.failures, p->fig.branches, p->fig.rerun_flips, issue,
+                   rt_cli_text(p->fig.test));
             if (!apply && p->action == RT_FLAKY_CREATE)
-                printf("         would open: %s\n", p->title);
+                printf("         would open: %s\n", rt_cli_text(p->title));
+            const char *only = rt_flaky_only_variant(p->fig.variants, p->fig.nvariants);
+            if (only) printf("         fails on one variant only: %s\n", rt_cli_text(only));
         }
     }
     status = 0;
@@ -434,6 +508,8 @@ out:
         free(plan[r].title);
     }
     free(plan);
+    rt_outcome_labels_free(&labels);
+    rt_test_variants_free(&variants);
     json_decref(out_rows);
     PQclear(res);
     rt_tracker_free(tracker);

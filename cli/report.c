@@ -24,6 +24,7 @@
 #include "cli/html.h"
 #include "common/io/pg.h"
 #include "common/store/history.h"
+#include "common/store/outcomes.h"
 
 #define CHART_TARGET_WIDTH 372 /* px for the whole window */
 #define DOTS_MAX           5   /* dots per slot and lane */
@@ -64,6 +65,8 @@ typedef struct page {
     size_t nrows;
     const row **order; /* the rows in page order */
     json_t *all, *main, *now, *coverage;
+    rt_outcome_labels_list labels; /* FLAKY, DISABLED, ... per test (common/store/outcomes.h) */
+    rt_test_variants variants;     /* runs and failures per variant (GitHub's matrix jobs) */
 } page;
 
 static void usage(FILE *out)
@@ -573,6 +576,38 @@ static void badges(FILE *f, const page *p, const row *w)
         long long n = integer(r, "failures");
         fprintf(f, "<span class=\"badge rare\">failed %lld×</span>", n);
     }
+    /* the one variant (matrix job) it fails on, when it ran on several */
+    size_t nvariants = 0;
+    const rt_flaky_variant *v = rt_test_variants_of(&p->variants, w->test, &nvariants);
+    const char *only = rt_flaky_only_variant(v, nvariants);
+    if (only) {
+        fprintf(f,
+                "<span class=\"badge outcome\" title=\"failed on this variant (matrix job) "
+                "only, of %zu that ran it\">only on ",
+                nvariants);
+        rt__html_cut(f, only, 120);
+        fputs("</span>", f);
+    }
+    /* the outcomes the reports gave it that are no plain failure */
+    const rt_outcome_labels *l = rt_outcome_labels_find(&p->labels, w->test);
+    if (l && l->flaky)
+        fprintf(f,
+                "<span class=\"badge outcome\" title=\"failed, then passed within one run (the "
+                "report's own re-runs)\">FLAKY %ld×</span>",
+                l->flaky);
+    if (l && l->disabled)
+        fprintf(f, "<span class=\"badge outcome\" title=\"reported disabled\">DISABLED %ld×</span>",
+                l->disabled);
+    if (l && l->collection_error)
+        fprintf(f,
+                "<span class=\"badge outcome\" title=\"the test file could not be collected: "
+                "no test failure\">COLLECTION_ERROR %ld×</span>",
+                l->collection_error);
+    if (l && l->build_failed)
+        fprintf(f,
+                "<span class=\"badge outcome\" title=\"the package did not build: no test "
+                "failure\">BUILD_FAILED %ld×</span>",
+                l->build_failed);
 }
 
 static void first_failure(FILE *f, const page *p, json_t *first)
@@ -1035,6 +1070,11 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
     if (choose_slots(&p, pg) != 0) goto out;
     geometry(&p);
     if (load_marks(&p, pg) != 0) goto out;
+    if (rt_outcome_labels_read(pg, p.q.project, p.until_text, exact_window, &p.labels) != RT_OK ||
+        rt_test_variants_read(pg, p.q.project, p.until_text, exact_window, &p.variants) != RT_OK) {
+        rt_log_error("cannot query the test history", "error", rt_pg_errstr(pg));
+        goto out;
+    }
     if (!(p.coverage = rt__cli_coverage(pg, cfg, p.q.project, p.start_text, p.until_text,
                                         p.until - p.start)))
         goto out;
@@ -1066,6 +1106,8 @@ out:
     json_decref(p.main);
     json_decref(p.now);
     json_decref(p.coverage);
+    rt_outcome_labels_free(&p.labels);
+    rt_test_variants_free(&p.variants);
     rt_pg_free(pg2);
     rt_pg_free(pg);
     return status;

@@ -18,7 +18,8 @@
 #define RT_CONFIG_FILE_MAX (1024 * 1024)
 #define RT_SECRET_FILE_MAX 8192
 
-/* Alphabetical. Keep docs/configuration.md's reference in step (scripts/readme-config-table; a test checks). */
+/* Alphabetical. Keep docs/configuration.md's reference in step (scripts/readme-config-table; a test
+ * checks). */
 const rt_config_key rt_config_keys[] = {
     {"amqp_ca_file", RT_CFG_STRING, OFF(amqp_ca_file), NULL, 0, 0, false,
      "CA bundle used to verify the broker's TLS certificate for amqps:// (default: system CAs)"},
@@ -117,6 +118,14 @@ const rt_config_key rt_config_keys[] = {
      "days without a failure after which retrig flaky-issues closes a flaky test's issue"},
     {"flaky_issue_tracker", RT_CFG_STRING, OFF(flaky_issue_tracker), "github", 0, 0, false,
      "where retrig flaky-issues files issues: github (the project's GitHub Issues) or bugzilla"},
+    {"flaky_issues_max_new", RT_CFG_INT, OFF(flaky_issues_max_new), "5", 0, 10000, false,
+     "issues retrig flaky-issues opens at most per pass (the flakiest first; the others wait "
+     "for the next pass): a flood of new test names cannot flood the tracker"},
+    {"flaky_issues_trusted_associations", RT_CFG_LIST, OFF(flaky_issues_trusted_associations),
+     "OWNER, MEMBER, COLLABORATOR", 0, 0, false,
+     "GitHub author associations whose pull requests from forks count toward opening a flaky-test "
+     "issue; other fork pull requests are shown in the issue as evidence, never counted (the "
+     "repository's own branches always count)"},
     {"github_api_url", RT_CFG_STRING, OFF(github_api_url), "https://api.github.com", 0, 0, false,
      "GitHub REST API root URL (collect-github, flaky-issues)"},
     {"github_listing_cap", RT_CFG_INT, OFF(github_listing_cap), "1000", 2, 1000, false,
@@ -801,6 +810,17 @@ static int finish(rt_config *cfg, char *errstr)
         strcmp(cfg->flaky_issue_tracker, "bugzilla") != 0) {
         rt_set_errstr(errstr, "bad value for 'flaky_issue_tracker': expected github or bugzilla");
         return RT_ECONFIG;
+    }
+    for (size_t i = 0; i < cfg->flaky_issues_trusted_associations.count; i++) {
+        const char *a = cfg->flaky_issues_trusted_associations.items[i];
+        if (!*a || strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != strlen(a)) {
+            rt_set_errstr(errstr,
+                          "bad value for 'flaky_issues_trusted_associations': '%s' is not a "
+                          "GitHub author association (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, "
+                          "...)",
+                          a);
+            return RT_ECONFIG;
+        }
     }
     for (size_t i = 0; i < cfg->bugzilla_components.count; i++) {
         const char *m = cfg->bugzilla_components.items[i], *eq = strchr(m, '='),

@@ -63,6 +63,8 @@ typedef struct rt_config {
     bool flaky_issue_on_main;
     int flaky_issue_quiet_days;
     char *flaky_issue_tracker;
+    int flaky_issues_max_new;
+    rt_config_list flaky_issues_trusted_associations;
     char *github_api_url;
     int github_listing_cap;
     int github_rate_limit_reserve;

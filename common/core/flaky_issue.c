@@ -26,6 +26,18 @@ void rt_flaky_marker(const char *project, const char *test, char out[RT_FLAKY_MA
     snprintf(out, RT_FLAKY_MARKER_SIZE, "retrig-flaky: %016llx", (unsigned long long)h);
 }
 
+const char *rt_flaky_only_variant(const rt_flaky_variant *variants, size_t n)
+{
+    const char *only = NULL;
+    size_t failing = 0;
+    for (size_t i = 0; i < n; i++)
+        if (variants[i].failures > 0) {
+            only = variants[i].name;
+            failing++;
+        }
+    return n >= 2 && failing == 1 ? only : NULL;
+}
+
 bool rt_flaky_marker_matches(const char *first_line, const char *marker)
 {
     size_t n = strlen(marker);
@@ -78,12 +90,13 @@ json_t *rt_flaky_figures_json(const rt_flaky_figures *f)
         first = json_pack("{s:s, s:s?, s:s?, s:s?}", "time", f->first_failure_time, "branch",
                           f->first_failure_branch, "revision", f->first_failure_revision, "url",
                           f->first_failure_url);
-    return json_pack("{s:i, s:I, s:I, s:f, s:I, s:I, s:I, s:f, s:I, s:b, s:o}", "window_days",
+    return json_pack("{s:i, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:f, s:I, s:b, s:o}", "window_days",
                      f->window_days, "runs", (json_int_t)f->runs, "failures",
                      (json_int_t)f->failures, "failure_rate", f->failure_rate, "branches",
-                     (json_int_t)f->branches, "prs", (json_int_t)f->prs, "main_failures",
-                     (json_int_t)f->main_failures, "push_failure_chance", f->push_failure_chance,
-                     "rerun_flips", (json_int_t)f->rerun_flips, "flaky", f->flaky, "first_failure",
+                     (json_int_t)f->branches, "prs", (json_int_t)f->prs, "fork_branches",
+                     (json_int_t)f->fork_branches, "main_failures", (json_int_t)f->main_failures,
+                     "push_failure_chance", f->push_failure_chance, "rerun_flips",
+                     (json_int_t)f->rerun_flips, "flaky", f->flaky, "first_failure",
                      first ? first : json_null());
 }
 
@@ -169,32 +182,66 @@ static size_t longest_backticks(const char *s, size_t n)
     return best;
 }
 
-/* Printable text of s[0..n): control characters other than newline and tab dropped,
- * "\r\n" as "\n"; single_line turns newlines and tabs into spaces. */
-static void add_clean(text *t, const char *s, size_t n, bool single_line)
+/* The bytes of the character at p (n bytes left) when it is one a reader cannot see but
+ * that changes what is shown: a C1 control (U+0080-U+009F) or a bidirectional control
+ * (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069, which reorder the text around
+ * them: a test name could show as another's); 0 for any other character. */
+static size_t invisible_length(const unsigned char *p, size_t n)
+{
+    if (n >= 2 && p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) return 2;
+    if (n >= 2 && p[0] == 0xD8 && p[1] == 0x9C) return 2;
+    if (n >= 3 && p[0] == 0xE2 && p[1] == 0x80 &&
+        (p[2] == 0x8E || p[2] == 0x8F || (p[2] >= 0xAA && p[2] <= 0xAE)))
+        return 3;
+    if (n >= 3 && p[0] == 0xE2 && p[1] == 0x81 && p[2] >= 0xA6 && p[2] <= 0xA9) return 3;
+    return 0;
+}
+
+/* Printable text of s[0..n): control characters other than newline and tab dropped (C0,
+ * DEL, C1) and so are bidirectional controls, "\r\n" as "\n"; single_line turns newlines
+ * and tabs into spaces; in_table escapes '|' as "\\|" (GitHub splits a table row at every
+ * unescaped '|', inside code spans too: a name could end its cell and leave a mention or a
+ * link in the next). */
+static void add_clean_in(text *t, const char *s, size_t n, bool single_line, bool in_table)
 {
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c == '\n' || c == '\t') {
+        size_t skip = invisible_length((const unsigned char *)s + i, n - i);
+        if (skip) {
+            i += skip - 1;
+        } else if (c == '\n' || c == '\t') {
             add(t, single_line ? " " : (const char *)&s[i], 1);
+        } else if (c == '|' && in_table) {
+            add(t, "\\|", 2);
         } else if (c >= 0x20 && c != 0x7f) {
             add(t, &s[i], 1);
         }
     }
 }
 
-/* A Markdown code span holding s (at most max bytes, cut on a character boundary). */
-static void add_code_span(text *t, const char *s, size_t max)
+static void add_clean(text *t, const char *s, size_t n, bool single_line)
+{
+    add_clean_in(t, s, n, single_line, false);
+}
+
+/* A Markdown code span holding s (at most max bytes, cut on a character boundary); in_table:
+ * inside a table cell, its '|' escaped. */
+static void add_code_span_in(text *t, const char *s, size_t max, bool in_table)
 {
     size_t n = rt_utf8_prefix(s, max);
     size_t ticks = longest_backticks(s, n) + 1;
     for (size_t i = 0; i < ticks; i++) adds(t, "`");
     bool pad = n && (s[0] == '`' || s[n - 1] == '`');
     if (pad) adds(t, " ");
-    add_clean(t, s, n, true);
+    add_clean_in(t, s, n, true, in_table);
     if (n < strlen(s)) adds(t, "…");
     if (pad) adds(t, " ");
     for (size_t i = 0; i < ticks; i++) adds(t, "`");
+}
+
+static void add_code_span(text *t, const char *s, size_t max)
+{
+    add_code_span_in(t, s, max, false);
 }
 
 /* Plain Markdown text: characters with a meaning escaped with a backslash. */
@@ -213,6 +260,11 @@ static void add_figures(text *t, const rt_flaky_figures *f)
     addf(t, "| failure rate | %.1f%% (%ld of %ld runs) |\n", 100.0 * f->failure_rate, f->failures,
          f->runs);
     addf(t, "| pull requests / branches hit | %ld / %ld |\n", f->prs, f->branches);
+    if (f->fork_branches > 0)
+        addf(t,
+             "| of those, pull requests from forks (evidence only: not counted toward opening an "
+             "issue) | %ld |\n",
+             f->fork_branches);
     addf(t, "| failures on the main branch | %ld |\n", f->main_failures);
     if (f->prs_ran > 0)
         addf(t,
@@ -221,16 +273,26 @@ static void add_figures(text *t, const rt_flaky_figures *f)
              100.0 * (double)f->prs_failed / (double)f->prs_ran, f->prs_failed, f->prs_ran);
     addf(t, "| chance a push sees it fail | %.1f%% |\n", 100.0 * f->push_failure_chance);
     addf(t, "| failed, then passed on a re-run of the same commit | %ld |\n", f->rerun_flips);
+    if (f->outcome_flaky > 0)
+        addf(t,
+             "| of those, FLAKY in the report itself (failed, then passed within one run) | %ld "
+             "|\n",
+             f->outcome_flaky);
+    if (f->outcome_disabled + f->outcome_collection_error + f->outcome_build_failed > 0)
+        addf(t,
+             "| runs reporting it DISABLED / COLLECTION_ERROR / BUILD_FAILED (no test failure, "
+             "not counted) | %ld / %ld / %ld |\n",
+             f->outcome_disabled, f->outcome_collection_error, f->outcome_build_failed);
     if (f->first_failure_time) {
         adds(t, "| first failure | ");
         add_escaped(t, f->first_failure_time, 40);
         if (f->first_failure_branch) {
             adds(t, " on ");
-            add_code_span(t, f->first_failure_branch, 255);
+            add_code_span_in(t, f->first_failure_branch, 255, true);
         }
         if (f->first_failure_revision) {
             adds(t, " at commit ");
-            add_code_span(t, f->first_failure_revision, 12);
+            add_code_span_in(t, f->first_failure_revision, 12, true);
         }
         if (f->first_failure_url && !strncmp(f->first_failure_url, "https://", 8) &&
             !strpbrk(f->first_failure_url, " ()<>[]\"'`\n\r\t")) {
@@ -240,6 +302,27 @@ static void add_figures(text *t, const rt_flaky_figures *f)
         }
         adds(t, " |\n");
     }
+}
+
+/* The failures by variant (matrix job): a table, names in code spans, and a sentence when
+ * one variant alone fails. At most 50 rows. */
+static void add_variants(text *t, const rt_flaky_figures *f)
+{
+    if (!f->nvariants) return;
+    const char *only = rt_flaky_only_variant(f->variants, f->nvariants);
+    adds(t, "\n");
+    if (only) {
+        adds(t, "It fails on one variant only: ");
+        add_code_span(t, only, 255);
+        addf(t, " (of %zu variants that ran it).\n\n", f->nvariants);
+    }
+    adds(t, "| variant (matrix job) | failures / runs |\n| --- | --- |\n");
+    for (size_t i = 0; i < f->nvariants && i < 50; i++) {
+        adds(t, "| ");
+        add_code_span_in(t, f->variants[i].name, 255, true);
+        addf(t, " | %ld / %ld |\n", f->variants[i].failures, f->variants[i].runs);
+    }
+    if (f->nvariants > 50) addf(t, "| … %zu more | |\n", f->nvariants - 50);
 }
 
 static void add_excerpt(text *t, const char *message)
@@ -278,9 +361,13 @@ char *rt_flaky_body(const rt_flaky_figures *f, const char *marker)
     add_escaped(&t, f->project, 200);
     addf(&t, ": it failed on %ld pull requests or branches within %d days", f->branches,
          f->window_days);
+    if (f->fork_branches > 0)
+        addf(&t, " (%ld of them pull requests from forks, shown as evidence only)",
+             f->fork_branches);
     if (f->main_failures) addf(&t, ", %ld times on the main branch", f->main_failures);
     adds(&t, ".\n\n");
     add_figures(&t, f);
+    add_variants(&t, f);
     add_excerpt(&t, f->message);
     adds(&t, "\nretrig keeps this issue: it edits one comment with the latest figures while the "
              "test stays flaky, closes the issue once the test has been quiet, and reopens it "
@@ -295,6 +382,7 @@ char *rt_flaky_comment(const rt_flaky_figures *f, const char *when)
     add_escaped(&t, when ? when : "", 40);
     adds(&t, "):\n\n");
     add_figures(&t, f);
+    add_variants(&t, f);
     add_excerpt(&t, f->message);
     return finish(&t);
 }

@@ -16,8 +16,10 @@
  * quoted further down cannot pose as another test's marker.
  *
  * Text: test names go in Markdown code spans, the failure excerpt in a code fence longer
- * than any run of backticks in it, control characters dropped, its size bounded and never
- * cut inside a UTF-8 character. Thread-safe (no shared state). */
+ * than any run of backticks in it, control characters (C0, DEL, C1) and bidirectional
+ * controls dropped from every text (titles too), '|' escaped in table cells (a branch
+ * named "@octocat|" stays one code span: it neither ends its cell nor mentions anyone), its
+ * size bounded and never cut inside a UTF-8 character. Thread-safe (no shared state). */
 #ifndef RETRIG_COMMON_FLAKY_ISSUE_H
 #define RETRIG_COMMON_FLAKY_ISSUE_H
 
@@ -44,6 +46,17 @@ typedef enum {
     RT_FLAKY_REOPEN,
 } rt_flaky_action;
 
+/* A test's runs and failures in one variant: for GitHub the matrix job (the artifact's name,
+ * github_run_variants of migration 0038). */
+typedef struct rt_flaky_variant {
+    const char *name;
+    long runs, failures;
+} rt_flaky_variant;
+
+/* The one variant with failures when the test ran on at least two and failed on that one
+ * only ("flaky on Windows only"); NULL otherwise. */
+const char *rt_flaky_only_variant(const rt_flaky_variant *variants, size_t n);
+
 /* The figures of one test over the flaky window, as the issue shows them. */
 typedef struct rt_flaky_figures {
     const char *project; /* OWNER/NAME */
@@ -52,16 +65,23 @@ typedef struct rt_flaky_figures {
     long runs, failures;
     double failure_rate;
     long branches, prs, main_failures;
-    double push_failure_chance;     /* pushes that saw it fail / pushes that ran it */
-    long prs_ran, prs_failed;       /* pull requests and other branches that ran it, saw it fail */
-    long rerun_flips;               /* failed, then passed on a re-run of the same commit */
-    bool flaky;                     /* the rule: branches, or main when configured */
-    time_t last_failure;            /* 0: never */
-    const char *first_failure_time; /* ISO-8601, may be NULL */
+    double push_failure_chance; /* pushes that saw it fail / pushes that ran it */
+    long prs_ran, prs_failed;   /* pull requests and other branches that ran it, saw it fail */
+    long rerun_flips;           /* failed, then passed on a re-run of the same commit */
+    long fork_branches;         /* of branches, pull requests from forks by authors not
+                                   trusted (flaky_issues_trusted_associations): shown as
+                                   evidence, never counted toward opening an issue */
+    long outcome_flaky;         /* runs whose report says FLAKY: failed, then passed in it */
+    long outcome_disabled, outcome_collection_error, outcome_build_failed; /* no failures */
+    bool flaky;                         /* the rule on trusted branches, or main when configured */
+    time_t last_failure;                /* 0: never */
+    const char *first_failure_time;     /* ISO-8601, may be NULL */
     const char *first_failure_branch;   /* may be NULL */
     const char *first_failure_revision; /* may be NULL */
     const char *first_failure_url;      /* the run's page, may be NULL */
     const char *message;                /* the failing JUnit message, may be NULL */
+    const rt_flaky_variant *variants;   /* by name; none for projects without variants */
+    size_t nvariants;
 } rt_flaky_figures;
 
 /* "retrig-flaky: <16 hex>" of project and test into out (RT_FLAKY_MARKER_SIZE bytes). */

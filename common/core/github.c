@@ -439,6 +439,75 @@ int rt_gh_parse_default_branch(const char *json, size_t len, char **branch, char
     return RT_OK;
 }
 
+/* "full_name" of obj's member `key` (a repository object), NULL when absent or odd. */
+static const char *repo_name_of(json_t *obj, const char *key)
+{
+    bool bad = false;
+    const char *name = text_of(json_object_get(obj, key), "full_name", &bad);
+    return name && !bad && rt_gh_valid_repo(name) ? name : NULL;
+}
+
+int rt_gh_pull_for_run(const char *json, size_t len, const rt_gh_run *run, rt_gh_pull *out,
+                       char *errstr)
+{
+    memset(out, 0, sizeof *out);
+    json_t *root = load(json, len, errstr);
+    if (!root) return RT_EPROTO;
+    if (!json_is_array(root) || json_array_size(root) > RT_GH_MAX_ITEMS) {
+        rt_set_errstr(errstr, "the pull request listing is not an array of at most %d items",
+                      RT_GH_MAX_ITEMS);
+        json_decref(root);
+        return RT_EPROTO;
+    }
+    json_t *best = NULL, *first = NULL;
+    time_t best_created = 0;
+    size_t i;
+    json_t *o;
+    json_array_foreach(root, i, o)
+    {
+        bool bad = false;
+        json_t *head = json_object_get(o, "head"), *base = json_object_get(o, "base");
+        long long number = json_is_object(o) ? positive_int(o, "number") : 0;
+        if (!number || number > 1000000000 || !json_is_object(head)) continue;
+        const char *base_repo = repo_name_of(base, "repo"), *head_repo = repo_name_of(head, "repo");
+        const char *ref = text_of(head, "ref", &bad), *sha = text_of(head, "sha", &bad);
+        if (bad || (base_repo && run->repository && strcasecmp(base_repo, run->repository)))
+            continue;
+        if (run->head_branch[0]) { /* looked up by head: the same branch of the same fork */
+            if (!ref || strcmp(ref, run->head_branch)) continue;
+            if (head_repo && run->head_repository && strcasecmp(head_repo, run->head_repository))
+                continue;
+        }
+        if (sha && run->head_sha && !strcasecmp(sha, run->head_sha)) {
+            best = o; /* the pull request's head is the run's commit */
+            break;
+        }
+        /* else the newest opened before the run (a branch may serve one pull request after
+         * another), else the newest */
+        time_t created = 0;
+        const char *created_text = text_of(o, "created_at", &bad);
+        if (created_text && rt_gh_parse_time(created_text, &created) != RT_OK) created = 0;
+        if (!first) first = o;
+        if (created && created <= run->created_at && created > best_created) {
+            best = o;
+            best_created = created;
+        }
+    }
+    if (!best) best = first;
+    int rc = RT_ENOTFOUND;
+    if (best) {
+        bool bad = false;
+        const char *association = text_of(best, "author_association", &bad);
+        out->number = (int)positive_int(best, "number");
+        if (association && !bad && valid_word(association) &&
+            strlen(association) < sizeof out->association)
+            snprintf(out->association, sizeof out->association, "%s", association);
+        rc = RT_OK;
+    }
+    json_decref(root);
+    return rc;
+}
+
 char *rt_gh_link_next(const char *link)
 {
     if (!link || strlen(link) > RT_GH_MAX_LINK) return NULL;

@@ -140,6 +140,23 @@ bool rt_gh_valid_branch(const char *s);
 /* A commit id: 7 to 64 hexadecimal digits. */
 bool rt_gh_valid_sha(const char *s);
 
+/* The pull request of a run GitHub lists without one (runs from forks, and runs of pull
+ * requests merged since): looked up by collect-github with
+ * GET /repos/{o}/{r}/pulls?head=OWNER:BRANCH&state=all (OWNER the head repository's) or, for
+ * a run without a branch, GET /repos/{o}/{r}/commits/{sha}/pulls; both answer a JSON array of
+ * pull requests. */
+typedef struct rt_gh_pull {
+    int number;
+    char association[32]; /* author_association (OWNER, MEMBER, CONTRIBUTOR, ...), "" unknown */
+} rt_gh_pull;
+/* The pull request of `run` in such an answer: one into run->repository whose head is the
+ * run's branch of run->head_repository (any head for a run without a branch): the one whose
+ * head commit is the run's, else the newest created before the run (a branch may carry one
+ * pull request after another), else the first listed (GitHub lists the newest first).
+ * RT_OK, RT_ENOTFOUND when none matches, RT_EPROTO when the answer is not an array. */
+RT_MUSTCHECK int rt_gh_pull_for_run(const char *json, size_t len, const rt_gh_run *run,
+                                    rt_gh_pull *out, char *errstr);
+
 /* The artifacts collect-github downloads by default: test reports by their usual names. */
 #define RT_GH_ARTIFACT_PATTERN_DEFAULT                                                             \
     "*junit*,*test-result*,*test-report*,*surefire*,*pytest*,*.xml"

@@ -65,11 +65,12 @@ class GitHubFake:
         self.rate = None  # {"limit", "remaining", "reset_s", "reset"}
         self.renamed = {}  # old full name -> new full name (answered 301 as GitHub does)
         self.listing_cap = 1000  # runs a filtered listing serves at most (GitHub: 1,000)
+        self.pulls = {}  # repo -> [pull request spec]
 
     # ---- scenario ---------------------------------------------------------------------
     def load(self, spec):
         known = {"repos", "runs", "page_size", "rate_limit", "issues", "token",
-                 "bugzilla_api_key", "bugs", "renamed", "listing_cap"}
+                 "bugzilla_api_key", "bugs", "renamed", "listing_cap", "pulls"}
         unknown = set(spec) - known
         if unknown:
             raise ValueError("unknown github scenario keys: %s" % ", ".join(sorted(unknown)))
@@ -78,6 +79,8 @@ class GitHubFake:
                 self.repos[name] = dict(repo)
             for run in spec.get("runs", []):
                 self.add_run(run)
+            for pull in spec.get("pulls", []):
+                self.add_pull(pull)
             for old, new in spec.get("renamed", {}).items():
                 self.renamed[old] = new
             if "listing_cap" in spec:
@@ -129,7 +132,76 @@ class GitHubFake:
         run["attempts"] = attempts
         self.runs[(repo, int(run["id"]))] = run
 
+    def add_pull(self, pull):
+        pull = dict(pull)
+        repo = pull["repo"]
+        self.repos.setdefault(repo, {"default_branch": "main"})
+        pull.setdefault("head_repository", repo)
+        pull.setdefault("state", "open")
+        pull.setdefault("merged", False)
+        pull.setdefault("author_association", "CONTRIBUTOR")
+        pull.setdefault("user", pull["head_repository"].split("/")[0])
+        pull.setdefault("created_at", "2024-05-01T09:00:00Z")
+        pull["number"] = int(pull["number"])
+        self.pulls.setdefault(repo, []).append(pull)
+
     # ---- shapes -----------------------------------------------------------------------
+    def pull_view(self, base, p):
+        """A pull request as GitHub's "List pull requests" documents it (the fields of a
+        pull request simple that matter here, and a few around them)."""
+        repo, head = p["repo"], p["head_repository"]
+        closed = p["state"] == "closed"
+        closed_at = p.get("closed_at", p["created_at"]) if closed else None
+
+        def repo_view(name):
+            return {"id": self.repo_id(name) if name in self.repos else 2000 + len(name),
+                    "name": name.split("/")[1], "full_name": name,
+                    "owner": {"login": name.split("/")[0]}, "fork": name != repo,
+                    "url": "%s/repos/%s" % (base, name)}
+
+        return {
+            "url": "%s/repos/%s/pulls/%d" % (base, repo, p["number"]),
+            "id": 700000 + p["number"], "node_id": "PR_%d" % p["number"],
+            "html_url": "https://github.com/%s/pull/%d" % (repo, p["number"]),
+            "number": p["number"], "state": p["state"], "locked": False,
+            "title": p.get("title", p["head_branch"]),
+            "user": {"login": p["user"], "id": 1, "type": "User"},
+            "body": p.get("body"), "created_at": p["created_at"],
+            "updated_at": closed_at or p["created_at"], "closed_at": closed_at,
+            "merged_at": closed_at if p["merged"] else None,
+            "merge_commit_sha": "f" * 40 if p["merged"] else None, "draft": False,
+            "head": {"label": "%s:%s" % (head.split("/")[0], p["head_branch"]),
+                     "ref": p["head_branch"], "sha": p["head_sha"],
+                     "user": {"login": head.split("/")[0]}, "repo": repo_view(head)},
+            "base": {"label": "%s:%s" % (repo.split("/")[0],
+                                         self.repos[repo].get("default_branch", "main")),
+                     "ref": self.repos[repo].get("default_branch", "main"), "sha": "0" * 40,
+                     "user": {"login": repo.split("/")[0]}, "repo": repo_view(repo)},
+            "author_association": p["author_association"],
+        }
+
+    def list_pulls(self, base, path, query, repo):
+        """GET /repos/{o}/{r}/pulls: state open (default), closed (merged too) or all;
+        head=USER:REF (the head repository's owner and branch), newest first."""
+        state = query.get("state", ["open"])[0]
+        head = query.get("head", [None])[0]
+        pulls = [p for p in self.pulls.get(repo, []) if state == "all" or p["state"] == state]
+        if head is not None:
+            user, _, ref = head.partition(":")
+            pulls = [p for p in pulls
+                     if p["head_repository"].split("/")[0].lower() == user.lower()
+                     and (not ref or p["head_branch"] == ref)]
+        pulls.sort(key=lambda p: (p["created_at"], p["number"]), reverse=True)
+        chunk, headers = self.page(base, path, query, [self.pull_view(base, p) for p in pulls])
+        return 200, chunk, headers
+
+    def commit_pulls(self, base, path, query, repo, sha):
+        """GET /repos/{o}/{r}/commits/{sha}/pulls: the pull requests whose head is the commit."""
+        pulls = [p for p in self.pulls.get(repo, []) if p["head_sha"] == sha]
+        pulls.sort(key=lambda p: (p["created_at"], p["number"]), reverse=True)
+        chunk, headers = self.page(base, path, query, [self.pull_view(base, p) for p in pulls])
+        return 200, chunk, headers
+
     def run_view(self, base, run, attempt_no=None):
         attempts = run["attempts"]
         n = attempt_no or len(attempts)
@@ -420,6 +492,10 @@ class GitHubFake:
             location = "%s/storage/artifacts/%s.zip?sv=2021-08-06&se=%s&sig=%s" % (
                 base, rest[2], urllib.parse.quote(iso(time.time() + 60)), signature)
             return 302, b"", {"Location": location}
+        if rest == ["pulls"] and method == "GET":
+            return self.list_pulls(base, path, query, repo)
+        if len(rest) == 3 and rest[0] == "commits" and rest[2] == "pulls" and method == "GET":
+            return self.commit_pulls(base, path, query, repo, rest[1])
         if rest == ["issues"]:
             return self.issues_root(base, path, method, query, body, repo)
         if len(rest) == 2 and rest[0] == "issues" and rest[1].isdigit():

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MPL-2.0
 # github_scenario.py - writes a fake-upstream scenario (README.md, "GitHub and Bugzilla") for a
 # dask-like GitHub project: a week of GitHub Actions runs of dask/distributed's test workflow
-# on pull requests (some from forks, which GitHub lists without a pull request number), on
-# main, with re-run attempts after red runs, a cancelled run, an expired artifact, a run that
-# uploaded no test report and one whose report is cut short. Each attempt uploads one JUnit
+# on pull requests (some from forks, which GitHub lists without a pull request number, and
+# one merged since, listed without one too: all are in "pulls" to be looked up), on main, with re-run attempts after red runs, a cancelled run, an expired artifact, a run that
+# uploaded no test report and one whose report is cut short, and a test flaky on Windows
+# only. Each attempt uploads one JUnit
 # artifact per platform, in the shape pytest --junitxml writes (test names like
 # distributed/tests/test_worker.py::test_...). Deterministic for a given --seed and --now.
 #
@@ -43,6 +44,10 @@ FLAKY = {
     "distributed/tests/test_scheduler.py::test_stress_scatter_death": (
         0.10, "AssertionError: assert 'erred' == 'memory'\n  - memory\n  + erred"),
 }
+# flaky on Windows only (its own random stream, so the other draws stay as they were)
+WINDOWS_ONLY = ("distributed/tests/test_nanny.py::test_nanny_restart", 0.3,
+                "PermissionError: [WinError 32] The process cannot access the file because it is "
+                "being used by another process")
 MAIN_ONCE = "distributed/tests/test_nanny.py::test_nanny_closes_cleanly"
 BROKEN_IN_PR = (31, "distributed/tests/test_utils.py::test_parse_bytes",
                 "ValueError: Could not interpret '5 foos' as a byte unit")
@@ -72,7 +77,7 @@ def junit(results, timestamp):
     return "\n".join(out)
 
 
-def attempt_results(rng, *, pr, main, first_main_run):
+def attempt_results(rng, *, pr, main, first_main_run, platform="", windows_rng=None):
     results = []
     for path, names in FILES.items():
         for name in names:
@@ -82,6 +87,9 @@ def attempt_results(rng, *, pr, main, first_main_run):
                 message = FLAKY[test][1]
             if main and first_main_run and test == MAIN_ONCE:
                 message = "AssertionError: nanny process still alive after close()"
+            if (windows_rng and platform.startswith("windows") and test == WINDOWS_ONLY[0]
+                    and windows_rng.random() < WINDOWS_ONLY[1]):
+                message = WINDOWS_ONLY[2]
             if pr == BROKEN_IN_PR[0] and test == BROKEN_IN_PR[1]:
                 message = BROKEN_IN_PR[2]
             results.append((path, name, message))
@@ -90,6 +98,7 @@ def attempt_results(rng, *, pr, main, first_main_run):
 
 def build(now, days, seed, token):
     rng = random.Random(seed)
+    windows_rng = random.Random(seed + 1)
     start = now - days * 86400
     runs = []
     run_id = 9100000000
@@ -106,7 +115,8 @@ def build(now, days, seed, token):
             artifacts = []
             for platform in PLATFORMS:
                 results = attempt_results(rng, pr=pr, main=main,
-                                          first_main_run=state["first_main"] and platform == PLATFORMS[0])
+                                          first_main_run=state["first_main"] and platform == PLATFORMS[0],
+                                          platform=platform, windows_rng=windows_rng)
                 red = red or any(r[2] for r in results)
                 text = junit(results, iso(started + 600))
                 artifacts.append({"name": "test-results-%s%s" % (platform, "" if n == 1 else "-attempt%d" % n),
@@ -153,7 +163,29 @@ def build(now, days, seed, token):
             if t < now - 3600:
                 add(t, branch, "%040x" % rng.getrandbits(160), pr=pr, fork=fork, special=special)
     runs.sort(key=lambda r: r["created_at"])
+    # GitHub lists no pull request for a fork's runs nor for a merged one's: collect-github
+    # looks them up (GET /pulls?head=OWNER:BRANCH&state=all), so they are here as pull
+    # requests; the last pull request of the repository's own branches was merged since.
+    pulls = {}
+    own = [r for r in runs if r["pull_requests"]]
+    merged = own[-1]["pull_requests"][0] if own else None
+    for r in runs:
+        if r["head_repository"] == FORK or (merged and r["pull_requests"] == [merged]):
+            number = int(r["title"].split("#")[1])
+            pulls[number] = {"repo": REPO, "number": number, "head_repository": r["head_repository"],
+                             "head_branch": r["head_branch"], "head_sha": r["head_sha"],
+                             "state": "closed" if number == merged else "open",
+                             "merged": number == merged,
+                             "author_association": "CONTRIBUTOR" if r["head_repository"] == FORK
+                             else "MEMBER",
+                             "created_at": iso(calendar.timegm(time.strptime(r["created_at"],
+                                                                             "%Y-%m-%dT%H:%M:%SZ")) - 600)
+                             if number not in pulls else pulls[number]["created_at"]}
+    for r in runs:
+        if merged and r["pull_requests"] == [merged]:
+            r["pull_requests"] = []
     github = {"repos": {REPO: {"default_branch": "main"}}, "runs": runs,
+              "pulls": [pulls[n] for n in sorted(pulls)],
               "rate_limit": {"limit": 5000, "remaining": 5000, "reset_s": 3600}}
     if token:
         github["token"] = token

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* fuzz_github.c - libFuzzer target for the GitHub answers collect-github and flaky-issues
  * read (common/core/github.h): the same bytes as a run listing, one run, an artifact listing,
- * an issue listing, one issue, a comment listing, an id answer, a repository and a Link
- * header. Invariants: every kept run passes the checks (positive id, attempt from 1 to
- * RT_GH_MAX_ATTEMPTS, a branch key that fits), every kept artifact has a name, a next link
- * is http(s). */
+ * an issue listing, one issue, a comment listing, an id answer, a repository, a pull request
+ * listing and a Link header. Invariants: every kept run passes the checks (positive id,
+ * attempt from 1 to RT_GH_MAX_ATTEMPTS, a branch key that fits), every kept artifact has a
+ * name, a pull request found has a positive number, a next link is http(s). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -49,6 +49,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)rt_gh_parse_id(text, size, &id, errstr);
     char *branch = NULL;
     if (rt_gh_parse_default_branch(text, size, &branch, errstr) == RT_OK) free(branch);
+    /* a pull request listing, for a fork's run and for a run without a branch */
+    rt_gh_run fork = {.repository = "o/r",
+                      .head_repository = "alice/r",
+                      .head_branch = "fix",
+                      .head_sha = "abcdef12",
+                      .event = "pull_request",
+                      .created_at = 1714557600};
+    rt_gh_pull pull;
+    for (int k = 0; k < 2; k++) {
+        if (k) fork.head_branch = "";
+        int rc = rt_gh_pull_for_run(text, size, &fork, &pull, errstr);
+        if (rc == RT_OK &&
+            (pull.number <= 0 || strlen(pull.association) >= sizeof pull.association))
+            __builtin_trap();
+        if (rc != RT_OK && pull.number != 0) __builtin_trap();
+    }
     char *link = malloc(size + 1);
     if (link) {
         memcpy(link, data, size);

@@ -5,7 +5,9 @@
  * one issue per test through create, a crash between creating and recording (the issue is
  * found by its marker and adopted) and a second delivery; one figures comment, edited, not
  * one per run; quiet for flaky_issue_quiet_days -> closed with a comment -> failing again
- * -> reopened; the same life on Bugzilla, payloads checked field by field. */
+ * -> reopened; the same life on Bugzilla, payloads checked field by field; fork pull
+ * requests of strangers never open an issue alone, at most flaky_issues_max_new are opened
+ * per pass, hostile names are stripped and escaped. */
 #include "support/util.h"
 
 #include <jansson.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "common/core/flaky_issue.h"
 #include "common/core/history.h"
@@ -107,6 +110,79 @@ static void fail_on_prs(fi_test *t, int first, int last, const char *run_at)
 {
     for (int pr = first; pr <= last; pr++) add_run(t, pr, run_at, true);
     add_run(t, 0, run_at, false);
+}
+
+/* One run as collect-github stores it (history run of source github, its github_runs row
+ * and github_run_files row): `test` failing or passing on branch `branch` of head_repo
+ * (REPO: the repository's own branch; another: a pull request from that fork), pull
+ * request pr (0: none), its author's association (NULL: unknown). */
+static void add_github_outcome(fi_test *t, const char *test, const char *status, bool fail,
+                               const char *branch, const char *head_repo, int pr,
+                               const char *association, const char *run_at)
+{
+    rt_history_rows rows = {0};
+    assert_int_equal(rt_history_rows_add_test(&rows, test, "pkg/test_mod.py", status, NULL, fail,
+                                              NULL, fail ? "AssertionError" : NULL),
+                     RT_OK);
+    char run_key[64], run_id[24], sha[41], key[600], prs[16];
+    int id = ++t->runs;
+    snprintf(run_id, sizeof run_id, "%d", 7000 + id);
+    snprintf(run_key, sizeof run_key, "%s/1/junit/report.xml", run_id);
+    snprintf(sha, sizeof sha, "%040d", id);
+    snprintf(prs, sizeof prs, "%d", pr);
+    bool fork = strcmp(head_repo, REPO) != 0;
+    if (pr)
+        snprintf(key, sizeof key, "pr:%d", pr);
+    else if (fork)
+        snprintf(key, sizeof key, "fork:%s:%s", head_repo, branch);
+    else
+        snprintf(key, sizeof key, "%s", branch);
+    bool main_branch = !fork && !pr && !strcmp(branch, "main");
+    rt_history_run run = {.source = "github",
+                          .run_key = run_key,
+                          .repository = REPO,
+                          .project = REPO,
+                          .branch = branch,
+                          .main = main_branch,
+                          .branch_key = key,
+                          .pr = pr,
+                          .push = sha,
+                          .revision = sha,
+                          .platform = "junit",
+                          .run_at = run_at,
+                          .complete_results = true};
+    bool inserted = false;
+    assert_int_equal(rt_pg_begin(t->h->pg), RT_OK);
+    assert_int_equal(rt_history_store(t->h->pg, &run, &rows, false, &inserted), RT_OK);
+    const char *gp[] = {REPO,      run_id,          branch, sha,
+                        head_repo, pr ? prs : NULL, key,    main_branch ? "t" : "f",
+                        run_at,    association};
+    assert_int_equal(
+        rt_pg_exec(t->h->pg,
+                   "INSERT INTO github_runs (repository, run_id, attempt, event, conclusion,"
+                   " head_branch, head_sha, head_repository, pr, branch_key, main, created_at,"
+                   " run_started_at, author_association) VALUES ($1, $2::bigint, 1,"
+                   " 'pull_request', 'failure', $3, $4, $5, $6::integer, $7, $8::boolean,"
+                   " $9::timestamptz, $9::timestamptz, $10)",
+                   10, gp, NULL),
+        RT_OK);
+    const char *fp[] = {REPO, run_key, run_id};
+    assert_int_equal(rt_pg_exec(t->h->pg,
+                                "INSERT INTO github_run_files (history_run_id, repository, run_id,"
+                                " attempt, artifact, file) SELECT id, $1, $3::bigint, 1, 'junit',"
+                                " 'report.xml' FROM history_runs WHERE source = 'github'"
+                                " AND run_key = $2",
+                                3, fp, NULL),
+                     RT_OK);
+    assert_int_equal(rt_pg_commit(t->h->pg), RT_OK);
+    rt_history_rows_free(&rows);
+}
+
+static void add_github_run(fi_test *t, const char *test, const char *branch, const char *head_repo,
+                           int pr, const char *association, const char *run_at, bool fail)
+{
+    add_github_outcome(t, test, fail ? "FAIL" : "PASS", fail, branch, head_repo, pr, association,
+                       run_at);
 }
 
 static int flaky_issues(fi_test *t, char **out, const char *now, const char *mode,
@@ -425,6 +501,199 @@ static void test_bugzilla_gets_one_bug_per_test_with_its_fields(void **state)
     assert_int_equal(sql_int(t, "SELECT count(*) FROM flaky_issues WHERE state = 'closed'"), 1);
 }
 
+/* Four pull requests from forks by strangers fail a test: shown, never an issue; a member's
+ * fork pull request and the repository's own branches count, and the issue then shows the
+ * strangers' pull requests as evidence. */
+static void test_fork_prs_of_strangers_never_open_an_issue_alone(void **state)
+{
+    fi_test *t = *state;
+    static const char *const who[] = {"CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "NONE", NULL};
+    for (int i = 0; i < 4; i++) {
+        char fork[64];
+        snprintf(fork, sizeof fork, "stranger%d/widgets", i);
+        add_github_run(t, FLAKY, "patch-1", fork, 10 + i, who[i], DAY(08), true);
+    }
+    add_github_run(t, FLAKY, "main", REPO, 0, NULL, DAY(08), false);
+    char *out = NULL;
+    assert_int_equal(flaky_issues(t, &out, T0, "--dry-run", NULL), 0);
+    assert_non_null(strstr(out, "0 to create"));
+    assert_non_null(strstr(out, "forks"));
+    assert_null(strstr(out, "would open"));
+    free(out);
+    assert_int_equal(flaky_issues(t, &out, T0, "--apply", NULL), 0);
+    free(out);
+    json_t *posts = calls(t, "POST", "/repos/acme/widgets/issues");
+    assert_int_equal(json_array_size(posts), 0);
+    json_decref(posts);
+
+    /* with trusted branches past history_flaky_min_branches (3): a member's fork pull request
+     * and three branches of the repository itself */
+    add_github_run(t, FLAKY, "fix", "member/widgets", 20, "MEMBER", DAY(08), true);
+    add_github_run(t, FLAKY, "feature-a", REPO, 0, NULL, DAY(08), true);
+    add_github_run(t, FLAKY, "feature-b", REPO, 0, NULL, DAY(08), true);
+    add_github_run(t, FLAKY, "feature-c", REPO, 0, NULL, DAY(08), true);
+    assert_int_equal(flaky_issues(t, &out, T0, "--apply", NULL), 0);
+    assert_non_null(strstr(out, "created"));
+    free(out);
+    posts = calls(t, "POST", "/repos/acme/widgets/issues");
+    assert_int_equal(json_array_size(posts), 1);
+    json_t *payload = body_of(json_array_get(posts, 0));
+    const char *body = json_string_value(json_object_get(payload, "body"));
+    assert_non_null(strstr(body, "4 of them pull requests from forks"));
+    assert_non_null(strstr(body, "not counted toward opening an issue) | 4 |"));
+    json_decref(payload);
+    json_decref(posts);
+}
+
+/* Eight tests become flaky at once: flaky_issues_max_new (5) are opened, the others wait
+ * for the next pass, which opens them. */
+static void test_at_most_max_new_issues_are_opened_per_pass(void **state)
+{
+    fi_test *t = *state;
+    for (int k = 0; k < 8; k++) {
+        char test[64];
+        snprintf(test, sizeof test, "pkg/test_mod.py::test_many_%d", k);
+        for (int pr = 1; pr <= 4; pr++)
+            add_github_run(t, test, "fix", REPO, pr, NULL, DAY(08), true);
+    }
+    char *out = NULL;
+    assert_int_equal(flaky_issues(t, &out, T0, "--dry-run", NULL), 0);
+    assert_non_null(strstr(out, "5 to create"));
+    assert_non_null(strstr(out, "3 more flaky tests wait for the next pass"));
+    free(out);
+    assert_int_equal(flaky_issues(t, &out, T0, "--apply", NULL), 0);
+    free(out);
+    json_t *posts = calls(t, "POST", "/repos/acme/widgets/issues");
+    assert_int_equal(json_array_size(posts), 5);
+    json_decref(posts);
+    rt_fake_reset(&t->h->fake);
+    assert_int_equal(flaky_issues(t, &out, T0, "--apply", NULL), 0);
+    free(out);
+    posts = calls(t, "POST", "/repos/acme/widgets/issues");
+    assert_int_equal(json_array_size(posts), 3);
+    json_decref(posts);
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM flaky_issues"), 8);
+}
+
+/* A test name with bidirectional and control characters, first failing on a branch named
+ * "@octocat|": the title and body drop the invisible characters, the table cell keeps the
+ * branch in one code span (no mention, no extra cell), the terminal table escapes. */
+static void test_hostile_names_are_stripped_and_escaped(void **state)
+{
+    fi_test *t = *state;
+    const char *hostile = "pkg/test_mod.py::test_\xe2\x80\xae"
+                          "evil\x1b[31m\xc2\x9b";
+    for (int i = 0; i < 4; i++) {
+        char branch[32];
+        snprintf(branch, sizeof branch, i ? "b%d" : "@octocat|", i);
+        add_github_run(t, hostile, branch, REPO, 0, NULL, i ? DAY(09) : DAY(08), true);
+    }
+    char *out = NULL;
+    assert_int_equal(flaky_issues(t, &out, T0, "--dry-run", NULL), 0);
+    assert_null(strchr(out, '\x1b'));
+    assert_null(strstr(out, "\xe2\x80\xae"));
+    assert_non_null(strstr(out, "\\x1b"));
+    free(out);
+    assert_int_equal(flaky_issues(t, &out, T0, "--apply", NULL), 0);
+    free(out);
+    json_t *posts = calls(t, "POST", "/repos/acme/widgets/issues");
+    assert_int_equal(json_array_size(posts), 1);
+    json_t *payload = body_of(json_array_get(posts, 0));
+    const char *title = json_string_value(json_object_get(payload, "title"));
+    const char *body = json_string_value(json_object_get(payload, "body"));
+    assert_string_equal(title, "Flaky test: pkg/test_mod.py::test_evil[31m");
+    assert_null(strstr(body, "\xe2\x80\xae"));
+    assert_null(strstr(body, "\xc2\x9b"));
+    assert_null(strchr(body, '\x1b'));
+    assert_non_null(strstr(body, " on `@octocat\\|` at commit "));
+    json_decref(payload);
+    json_decref(posts);
+}
+
+/* The outcomes a report gives that are no plain failure are shown as such: a test FLAKY
+ * within its runs is labelled in retrig flakes (table and JSON), the page and its issue; a
+ * module that failed to collect and a disabled test, on as many branches, open no issue and
+ * are listed apart as no test failures. */
+static void test_outcomes_are_labelled_and_non_failures_open_no_issue(void **state)
+{
+    fi_test *t = *state;
+    static const char *const branches[] = {"b1", "b2", "b3", "b4", "b5"};
+    for (int i = 0; i < 5; i++) {
+        add_github_outcome(t, FLAKY, i < 2 ? "FLAKY" : "FAIL", true, branches[i], REPO, 0, NULL,
+                           DAY(08));
+        add_github_outcome(t, "pkg.tests.test_broken", "COLLECTION_ERROR", false, branches[i], REPO,
+                           0, NULL, DAY(08));
+        add_github_outcome(t, "pkg/test_mod.py::test_off", "DISABLED", false, branches[i], REPO, 0,
+                           NULL, DAY(08));
+    }
+    char *out = NULL;
+    assert_int_equal(flaky_issues(t, &out, T0, "--apply", NULL), 0);
+    assert_non_null(strstr(out, "1 to create"));
+    free(out);
+    json_t *posts = calls(t, "POST", "/repos/acme/widgets/issues");
+    assert_int_equal(json_array_size(posts), 1);
+    json_t *payload = body_of(json_array_get(posts, 0));
+    assert_string_equal(json_string_value(json_object_get(payload, "title")), "Flaky test: " FLAKY);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(payload, "body")),
+               "FLAKY in the report itself (failed, then passed within one run) | 2 |"));
+    json_decref(payload);
+    json_decref(posts);
+
+    const char *json_argv[] = {"retrig", "flakes",   "--project", REPO, "--until",
+                               T0,       "--format", "json",      NULL};
+    assert_int_equal(rt_test_run(t->env, json_argv, &out, NULL), 0);
+    json_t *doc = json_loads(out, 0, NULL);
+    free(out);
+    assert_non_null(doc);
+    json_t *row = json_array_get(json_object_get(doc, "tests"), 0);
+    assert_string_equal(json_string_value(json_object_get(row, "test")), FLAKY);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(row, "outcomes"), "FLAKY")),
+                     2);
+    json_t *others = json_object_get(doc, "not_test_failures");
+    assert_int_equal(json_array_size(others), 2);
+    size_t i;
+    json_t *o;
+    int seen = 0;
+    json_array_foreach(others, i, o)
+    {
+        const char *test = json_string_value(json_object_get(o, "test"));
+        json_t *outcomes = json_object_get(o, "outcomes");
+        if (!strcmp(test, "pkg.tests.test_broken"))
+            seen += json_integer_value(json_object_get(outcomes, "COLLECTION_ERROR")) == 5;
+        if (!strcmp(test, "pkg/test_mod.py::test_off"))
+            seen += json_integer_value(json_object_get(outcomes, "DISABLED")) == 5;
+    }
+    assert_int_equal(seen, 2);
+    json_decref(doc);
+
+    const char *table_argv[] = {"retrig", "flakes",   "--project", REPO, "--until",
+                                T0,       "--format", "table",     NULL};
+    assert_int_equal(rt_test_run(t->env, table_argv, &out, NULL), 0);
+    assert_non_null(strstr(out, "outcomes: FLAKY x2"));
+    assert_non_null(strstr(out, "COLLECTION_ERROR x5     pkg.tests.test_broken"));
+    free(out);
+
+    char page_path[] = "/tmp/retrig_outcomes_page_XXXXXX";
+    int fd = mkstemp(page_path);
+    assert_true(fd >= 0);
+    close(fd);
+    char out_arg[64];
+    snprintf(out_arg, sizeof out_arg, "--out=%s", page_path);
+    const char *report_argv[] = {"retrig",  "report", "--project", REPO,
+                                 "--until", T0,       out_arg,     NULL};
+    assert_int_equal(rt_test_run(t->env, report_argv, &out, NULL), 0);
+    free(out);
+    FILE *f = fopen(page_path, "r");
+    assert_non_null(f);
+    static char html[1 << 20];
+    size_t n = fread(html, 1, sizeof html - 1, f);
+    html[n] = '\0';
+    fclose(f);
+    unlink(page_path);
+    assert_non_null(strstr(html, ">FLAKY 2×</span>"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -434,6 +703,14 @@ int main(void)
             test_quiet_closed_then_back_reopened_with_one_edited_comment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bugzilla_gets_one_bug_per_test_with_its_fields, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_fork_prs_of_strangers_never_open_an_issue_alone, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_at_most_max_new_issues_are_opened_per_pass, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_names_are_stripped_and_escaped, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_outcomes_are_labelled_and_non_failures_open_no_issue,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

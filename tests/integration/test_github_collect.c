@@ -420,11 +420,11 @@ static void test_a_flaky_rerun_within_an_attempt_is_a_flip_and_a_bad_testcase_a_
         "<testcase name=\"passes\" classname=\"org.example.RetryTest\"/>"
         "</testsuite>";
     load(t,
-         json_pack(
-             "[o]",
-             run(8700, "fix-retry", 11, NULL, 9000,
-                 json_pack("[o]", attempt("success", 9000,
-                                          json_pack("[o]", artifact("surefire", xml, false)))))),
+         json_pack("[o]",
+                   run(8700, "fix-retry", 11, NULL, 9000,
+                       json_pack("[o]", attempt("success", 9000,
+                                                json_pack("[o]", artifact("surefire-test-reports",
+                                                                          xml, false)))))),
          NULL);
     char *out = NULL;
     assert_int_equal(collect(t, &out, NULL, NULL, NULL), 0);
@@ -440,10 +440,11 @@ static void test_a_flaky_rerun_within_an_attempt_is_a_flip_and_a_bad_testcase_a_
                                 " AND failed_attempt = 1 AND passed_attempt = 1"
                                 " AND test = 'org.example.RetryTest::failsOnce'"),
                      1);
-    char *detail = rt_ch_sql_text(t->h,
-                                  "SELECT detail FROM github_run_gaps WHERE run_id = 8700"
-                                  " AND kind = 'unparsable-file' AND artifact = 'surefire'",
-                                  0, NULL);
+    char *detail =
+        rt_ch_sql_text(t->h,
+                       "SELECT detail FROM github_run_gaps WHERE run_id = 8700"
+                       " AND kind = 'unparsable-file' AND artifact = 'surefire-test-reports'",
+                       0, NULL);
     assert_non_null(detail);
     assert_non_null(strstr(detail, "1 of 3 testcases set aside, the rest stored"));
     free(detail);
@@ -702,6 +703,169 @@ static void test_secondary_limit_without_retry_after_backs_off_exponentially(voi
     assert_true(second >= 1.95 && second < 3.0); /* doubled */
 }
 
+/* GitHub lists no pull request for runs from forks nor for pull requests merged since: each
+ * is looked up (by head owner and branch, by commit for a run without a branch) once per head
+ * repository and branch, and counted as that pull request, with its author's association;
+ * another fork's branch of the same name is not that pull request. */
+static void test_fork_and_merged_prs_get_their_number(void **state)
+{
+    gh_test *t = *state;
+    char *red = junit(",3,", false);
+    json_t *runs = json_pack(
+        "[o, o, o, o, o]",
+        run(8500, "patch-1", 0, "bob/widgets", 9000,
+            json_pack("[o]",
+                      attempt("failure", 9000, json_pack("[o]", artifact("junit", red, false))))),
+        run(8501, "patch-1", 0, "bob/widgets", 8000,
+            json_pack("[o]",
+                      attempt("failure", 8000, json_pack("[o]", artifact("junit", red, false))))),
+        run(8502, "feature", 0, NULL, 7000,
+            json_pack("[o]",
+                      attempt("failure", 7000, json_pack("[o]", artifact("junit", red, false))))),
+        run(8503, "patch-1", 0, "carol/widgets", 6000,
+            json_pack("[o]",
+                      attempt("failure", 6000, json_pack("[o]", artifact("junit", red, false))))),
+        run(8504, "detached", 0, NULL, 5000,
+            json_pack("[o]",
+                      attempt("failure", 5000, json_pack("[o]", artifact("junit", red, false))))));
+    free(red);
+    /* the runs as GitHub lists them: pull requests events, pull_requests empty; the last one
+     * with a null head_branch */
+    json_t *r;
+    size_t i;
+    json_array_foreach(runs, i, r) json_object_set_new(r, "event", json_string("pull_request"));
+    json_object_set_new(json_array_get(runs, 4), "head_branch", json_null());
+    char sha0[41], sha1[41], sha2[41], sha4[41];
+    snprintf(sha0, sizeof sha0, "%040llx", 8500LL * 7919);
+    snprintf(sha1, sizeof sha1, "%040llx", 8501LL * 7919);
+    snprintf(sha2, sizeof sha2, "%040llx", 8502LL * 7919);
+    snprintf(sha4, sizeof sha4, "%040llx", 8504LL * 7919);
+    json_t *pulls = json_pack(
+        "[{s:s, s:i, s:s, s:s, s:s, s:s}, {s:s, s:i, s:s, s:s, s:s, s:s},"
+        " {s:s, s:i, s:s, s:s, s:s, s:s, s:b, s:s}, {s:s, s:i, s:s, s:s, s:s, s:s, s:b, s:s}]",
+        /* bob's pull request: an older one of the same branch, then the open one */
+        "repo", REPO, "number", 40, "head_repository", "bob/widgets", "head_branch", "patch-1",
+        "head_sha", sha0, "author_association", "CONTRIBUTOR", "repo", REPO, "number", 42,
+        "head_repository", "bob/widgets", "head_branch", "patch-1", "head_sha", sha1,
+        "author_association", "CONTRIBUTOR",
+        /* the repository's own branch, merged since */
+        "repo", REPO, "number", 43, "head_repository", REPO, "head_branch", "feature", "head_sha",
+        sha2, "state", "closed", "merged", true, "author_association", "MEMBER",
+        /* found by its commit */
+        "repo", REPO, "number", 44, "head_repository", REPO, "head_branch", "gone", "head_sha",
+        sha4, "state", "closed", "merged", true, "author_association", "OWNER");
+    load(t, runs, json_pack("{s:o}", "pulls", pulls));
+    char *out = NULL;
+    assert_int_equal(collect(t, &out, NULL, NULL, NULL), 0);
+    assert_non_null(strstr(out, "5 attempts stored"));
+    assert_non_null(strstr(out, "4 runs counted as the pull request"));
+    free(out);
+    char *key = rt_ch_sql_text(t->h,
+                               "SELECT string_agg(branch_key || ':' || coalesce(pr::text, '-') ||"
+                               " ':' || coalesce(author_association, '-'), ' ' ORDER BY run_id)"
+                               " FROM github_runs",
+                               0, NULL);
+    /* bob's two runs are his pull requests 40 and 42 (the head commit decides), carol's
+     * branch of the same name is hers, not bob's */
+    assert_string_equal(key, "pr:40:40:CONTRIBUTOR pr:42:42:CONTRIBUTOR pr:43:43:MEMBER"
+                             " fork:carol/widgets:patch-1:-:- pr:44:44:OWNER");
+    free(key);
+    assert_int_equal(sql_int(t, "SELECT count(DISTINCT pr) FROM history_runs WHERE pr IS NOT NULL"),
+                     4);
+    /* one look-up per head repository and branch: bob's branch once for his two runs */
+    json_t *calls = rt_fake_calls(&t->h->fake, "/repos/acme/widgets/pulls");
+    assert_int_equal(json_array_size(calls), 3);
+    json_decref(calls);
+    calls = rt_fake_calls(&t->h->fake, "/repos/acme/widgets/commits/");
+    assert_int_equal(json_array_size(calls), 1);
+    json_decref(calls);
+}
+
+/* Each outcome keeps its variant (the matrix job naming its artifact): a test failing on
+ * Windows in both attempts of a re-run while Ubuntu passes is no flip, one failing then
+ * passing on Windows is; retrig flakes breaks its failures down by variant and says it
+ * fails on Windows only. */
+static void test_variants_are_kept_and_flips_compare_the_same_variant(void **state)
+{
+    gh_test *t = *state;
+    char *red = junit(",3,", false), *green = junit(NULL, false);
+    json_t *runs = json_pack(
+        "[o, o]",
+        run(8800, "fix-win", 21, NULL, 9000,
+            json_pack("[o, o]",
+                      attempt("failure", 9000,
+                              json_pack("[o, o]", artifact("test-results-windows-3.12", red, false),
+                                        artifact("test-results-ubuntu-3.12", green, false))),
+                      attempt("failure", 5000,
+                              json_pack("[o, o]", artifact("test-results-windows-3.12", red, false),
+                                        artifact("test-results-ubuntu-3.12", green, false))))),
+        run(8801, "fix-win-2", 22, NULL, 8000,
+            json_pack(
+                "[o, o]",
+                attempt("failure", 8000,
+                        json_pack("[o, o]", artifact("test-results-windows-3.12", red, false),
+                                  artifact("test-results-ubuntu-3.12", green, false))),
+                attempt("success", 4000,
+                        json_pack("[o, o]",
+                                  artifact("test-results-windows-3.12-attempt2", green, false),
+                                  artifact("test-results-ubuntu-3.12", green, false))))));
+    free(red);
+    free(green);
+    load(t, runs, NULL);
+    char *out = NULL;
+    assert_int_equal(collect(t, &out, NULL, NULL, NULL), 0);
+    assert_non_null(strstr(out, "4 attempts stored"));
+    free(out);
+    /* Windows failed in both attempts of 8800: no flip; 8801 flipped on Windows */
+    assert_int_equal(sql_int(t, "SELECT count(*) FROM github_rerun_flips WHERE run_id = 8800"), 0);
+    char *variants = rt_ch_sql_text(t->h,
+                                    "SELECT array_to_string(variants, ',') FROM github_rerun_flips"
+                                    " WHERE run_id = 8801 AND test = 'pkg/test_mod.py::test_3'",
+                                    0, NULL);
+    assert_string_equal(variants, "test-results-windows-3.12");
+    free(variants);
+    const char *argv[] = {"retrig", "flakes", "--project", REPO, "--format", "json", NULL};
+    assert_int_equal(rt_test_run(t->env, argv, &out, NULL), 0);
+    json_t *doc = json_loads(out, 0, NULL);
+    free(out);
+    json_t *row = json_array_get(json_object_get(doc, "tests"), 0);
+    assert_string_equal(json_string_value(json_object_get(row, "test")), "pkg/test_mod.py::test_3");
+    assert_string_equal(json_string_value(json_object_get(row, "only_variant")),
+                        "test-results-windows-3.12");
+    json_t *by = json_object_get(row, "variants");
+    assert_int_equal(json_array_size(by), 2);
+    json_t *ubuntu = json_array_get(by, 0), *windows = json_array_get(by, 1);
+    assert_string_equal(json_string_value(json_object_get(ubuntu, "variant")),
+                        "test-results-ubuntu-3.12");
+    assert_int_equal(json_integer_value(json_object_get(ubuntu, "runs")), 4);
+    assert_int_equal(json_integer_value(json_object_get(ubuntu, "failures")), 0);
+    assert_int_equal(json_integer_value(json_object_get(windows, "runs")), 4);
+    assert_int_equal(json_integer_value(json_object_get(windows, "failures")), 3);
+    json_decref(doc);
+    const char *table[] = {"retrig", "flakes", "--project", REPO, "--format", "table", NULL};
+    assert_int_equal(rt_test_run(t->env, table, &out, NULL), 0);
+    assert_non_null(strstr(out, "fails on one variant only: test-results-windows-3.12 (of 2)"));
+    free(out);
+    /* the flaky-test page says it too */
+    char page_path[] = "/tmp/retrig_variants_page_XXXXXX";
+    int fd = mkstemp(page_path);
+    assert_true(fd >= 0);
+    close(fd);
+    char out_arg[64];
+    snprintf(out_arg, sizeof out_arg, "--out=%s", page_path);
+    const char *report[] = {"retrig", "report", "--project", REPO, out_arg, NULL};
+    assert_int_equal(rt_test_run(t->env, report, &out, NULL), 0);
+    free(out);
+    FILE *f = fopen(page_path, "r");
+    assert_non_null(f);
+    static char html[1 << 20];
+    size_t n = fread(html, 1, sizeof html - 1, f);
+    html[n] = '\0';
+    fclose(f);
+    unlink(page_path);
+    assert_non_null(strstr(html, ">only on test-results-windows-3.12</span>"));
+}
+
 /* GitHub does not charge a conditional request answered 304, nor does --max-requests: two
  * unchanged workflow listings fit a budget of 2 after the repository's own request. */
 static void test_not_modified_answers_cost_no_budget(void **state)
@@ -789,6 +953,9 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_secondary_limit_without_retry_after_backs_off_exponentially, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fork_and_merged_prs_get_their_number, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_variants_are_kept_and_flips_compare_the_same_variant,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_modified_answers_cost_no_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_default_pattern_downloads_reports_only, setup,
                                         teardown),

@@ -184,6 +184,58 @@ static void test_hostile_names_and_messages_stay_inside_their_markup(void **stat
     free(message);
 }
 
+/* Bidirectional and C1 controls leave no trace in the title and body (a name that reads as
+ * another's), and a '|' in a table cell is escaped, so a branch named "@octocat|" stays one
+ * code span in its cell: it neither splits the row nor leaves "@octocat" outside the span. */
+static void test_bidi_controls_dropped_and_pipes_escaped_in_cells(void **state)
+{
+    (void)state;
+    rt_flaky_figures f = figures("t::test_\xe2\x80\xae"
+                                 "cba\xe2\x81\xa6\xc2\x85x\xd8\x9c",
+                                 "boom\xe2\x80\x8f");
+    f.first_failure_branch = "@octocat|";
+    f.fork_branches = 3;
+    char marker[RT_FLAKY_MARKER_SIZE];
+    rt_flaky_marker(f.project, f.test, marker);
+    char *title = rt_flaky_title(&f), *body = rt_flaky_body(&f, marker);
+    assert_string_equal(title, "Flaky test: t::test_cbax");
+    assert_non_null(strstr(body, "`t::test_cbax` is flaky"));
+    assert_non_null(strstr(body, "\nboom\n"));
+    assert_non_null(strstr(body, " on `@octocat\\|` at commit "));
+    assert_null(strstr(body, "@octocat|"));
+    assert_non_null(strstr(body, "(3 of them pull requests from forks"));
+    free(title);
+    free(body);
+}
+
+/* The issue breaks the failures down by variant (matrix job) and says when one variant
+ * alone fails; a variant's name stays in its table cell. */
+static void test_body_breaks_failures_down_by_variant(void **state)
+{
+    (void)state;
+    rt_flaky_variant variants[] = {{"test-results-ubuntu-3.12", 20, 0},
+                                   {"test-results-windows-3.12", 20, 5},
+                                   {"odd|name", 3, 0}};
+    rt_flaky_figures f = figures("t::test_reconnect", NULL);
+    f.variants = variants;
+    f.nvariants = 3;
+    char marker[RT_FLAKY_MARKER_SIZE];
+    rt_flaky_marker(f.project, f.test, marker);
+    char *body = rt_flaky_body(&f, marker);
+    assert_non_null(strstr(body, "It fails on one variant only: `test-results-windows-3.12` (of "
+                                 "3 variants that ran it)."));
+    assert_non_null(strstr(body, "| `test-results-windows-3.12` | 5 / 20 |\n"));
+    assert_non_null(strstr(body, "| `test-results-ubuntu-3.12` | 0 / 20 |\n"));
+    assert_non_null(strstr(body, "| `odd\\|name` | 0 / 3 |\n"));
+    free(body);
+    /* failing on two variants: no "only" */
+    variants[0].failures = 1;
+    body = rt_flaky_body(&f, marker);
+    assert_null(strstr(body, "one variant only"));
+    free(body);
+    assert_null(rt_flaky_only_variant(variants, 1));
+}
+
 static void test_utf8_prefix_never_splits_a_character(void **state)
 {
     (void)state;
@@ -271,6 +323,8 @@ int main(void)
         cmocka_unit_test(test_marker_is_per_project_and_test_and_only_on_a_first_line),
         cmocka_unit_test(test_body_has_the_marker_first_then_the_figures),
         cmocka_unit_test(test_hostile_names_and_messages_stay_inside_their_markup),
+        cmocka_unit_test(test_bidi_controls_dropped_and_pipes_escaped_in_cells),
+        cmocka_unit_test(test_body_breaks_failures_down_by_variant),
         cmocka_unit_test(test_utf8_prefix_never_splits_a_character),
         cmocka_unit_test(test_figures_change_only_on_what_the_issue_shows),
         cmocka_unit_test(test_payloads_field_by_field),

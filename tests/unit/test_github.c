@@ -463,6 +463,55 @@ static void test_redirects_never_go_from_https_to_http(void **state)
     assert_true(rt_gh_redirect_allowed("http://127.0.0.1:8080/repos/o/r", "https://x.test/s"));
 }
 
+/* A pull request listing as GitHub documents it (GET /pulls?head=...&state=all): the run's
+ * commit picks its pull request, else the newest opened before the run; another fork's
+ * branch of the same name or a pull request into another repository is never it. */
+static void test_pull_request_of_a_fork_run(void **state)
+{
+    (void)state;
+    static const char listing[] =
+        "[{\"number\": 9, \"state\": \"open\", \"author_association\": \"NONE\","
+        "  \"created_at\": \"2024-05-03T00:00:00Z\","
+        "  \"head\": {\"ref\": \"fix\", \"sha\": \"cccccccc\", \"repo\": {\"full_name\": "
+        "\"alice/r\"}},"
+        "  \"base\": {\"ref\": \"main\", \"repo\": {\"full_name\": \"o/r\"}}},"
+        " {\"number\": 8, \"state\": \"closed\", \"author_association\": \"CONTRIBUTOR\","
+        "  \"created_at\": \"2024-04-20T00:00:00Z\", \"merged_at\": \"2024-04-22T00:00:00Z\","
+        "  \"head\": {\"ref\": \"fix\", \"sha\": \"bbbbbbbb\", \"repo\": {\"full_name\": "
+        "\"alice/r\"}},"
+        "  \"base\": {\"ref\": \"main\", \"repo\": {\"full_name\": \"o/r\"}}},"
+        " {\"number\": 7, \"author_association\": \"OWNER\", \"created_at\": "
+        "\"2024-04-01T00:00:00Z\","
+        "  \"head\": {\"ref\": \"fix\", \"sha\": \"aaaaaaaa\", \"repo\": {\"full_name\": "
+        "\"mallory/r\"}},"
+        "  \"base\": {\"ref\": \"main\", \"repo\": {\"full_name\": \"o/r\"}}}]";
+    rt_gh_run run = {.repository = "o/r",
+                     .head_repository = "alice/r",
+                     .head_branch = "fix",
+                     .head_sha = "cccccccc",
+                     .event = "pull_request"};
+    rt_gh_pull pull;
+    char err[RT_ERRSTR_SIZE] = "";
+    assert_int_equal(rt_gh_pull_for_run(listing, strlen(listing), &run, &pull, err), RT_OK);
+    assert_int_equal(pull.number, 9);
+    assert_string_equal(pull.association, "NONE");
+    /* an older commit of the branch: the pull request open then (8), not the newest */
+    run.head_sha = "dddddddd";
+    assert_int_equal(rt_gh_parse_time("2024-04-21T00:00:00Z", &run.created_at), RT_OK);
+    assert_int_equal(rt_gh_pull_for_run(listing, strlen(listing), &run, &pull, err), RT_OK);
+    assert_int_equal(pull.number, 8);
+    assert_string_equal(pull.association, "CONTRIBUTOR");
+    /* mallory's branch "fix" with alice's listing: none is hers */
+    run.head_repository = "mallory/x";
+    assert_int_equal(rt_gh_pull_for_run(listing, strlen(listing), &run, &pull, err), RT_ENOTFOUND);
+    assert_int_equal(pull.number, 0);
+    /* a pull request into another repository is not this run's */
+    run.head_repository = "alice/r";
+    run.repository = "other/r";
+    assert_int_equal(rt_gh_pull_for_run(listing, strlen(listing), &run, &pull, err), RT_ENOTFOUND);
+    assert_int_equal(rt_gh_pull_for_run("{}", 2, &run, &pull, err), RT_EPROTO);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -478,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_zip_entries_failing_their_crc_are_capped),
         cmocka_unit_test(test_redirects_never_go_from_https_to_http),
         cmocka_unit_test(test_artifact_patterns_take_reports_only),
+        cmocka_unit_test(test_pull_request_of_a_fork_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
