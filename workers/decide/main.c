@@ -27,7 +27,11 @@
  *
  * Culprit searches: a regression on a project of culprit_projects is stored with
  * culprit_status 'searching'; the tick then finds its window and bisects it with probe
- * requests to retrig-retrigger (culprit_flow.c). Single-threaded; run replicas. */
+ * requests to retrig-retrigger (culprit_flow.c). Single-threaded; run replicas.
+ *
+ * This file is a request's story; gather.c gathers the evidence, documents.c builds what a
+ * decision stores and publishes, cancel.c cancels retriggers no longer needed (decide.h), and
+ * the statements are common/store/decide_sets.c's. */
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -58,78 +62,10 @@
 #include "common/worker.h"
 #include "workers/decide/culprit_flow.h"
 #include "common/store/decide_sets.h"
+#include "workers/decide/decide.h"
 #include "workers/decide/rounds.h"
 
-#define MAX_DELAYS       16
-#define SWEEP_BATCH      50
-#define EVENT_MAX_TASKS  100
-#define ORIGINAL_NO_DATA "original-logs-unusable"
-
-typedef struct decide {
-    rt_config *cfg;
-    rt_worker_conns conns;
-    rt_amqp *amqp; /* conns.broker */
-    rt_pg *pg;
-    rt_http *http;      /* Treeherder and Taskcluster GETs, with the client's retries */
-    rt_http *http_post; /* cancel calls: one attempt */
-    char queue[300];
-    char events[300]; /* the decision events exchange, <ns>.decisions */
-    int delays[MAX_DELAYS];
-    size_t ndelays;
-    time_t next_sweep;
-    time_t next_culprit_poll;
-    decide_rounds rounds; /* the verdict policy (rounds.h) */
-} decide;
-
-typedef struct set_info {
-    long long id;
-    char id_text[32];
-    char project[65], revision[41];
-    char label[1024];
-    char platform[600];
-    char original_task_id[23];
-    int original_run_id;
-    int count; /* retriggers asked for, every round */
-    char status[16];
-    char task_group_id[23];
-    bool decided;
-    bool past_deadline;
-    char failure_seen_at[40];
-    char requested_at[40]; /* "" when unknown */
-    long original_seconds; /* the original run's duration, 0 when unknown */
-} set_info;
-
-/* One run of the set as the verdict sees it, with what we learnt about it. */
-typedef struct run_info {
-    char task_id[23];
-    int run_id;
-    char member_state[16]; /* "" for a retrigger that has not arrived */
-    bool found;            /* a run that was on the push before the set (role found) */
-    rt_run_state state;
-    long job_id;
-    long push_id; /* the job's Treeherder push, 0 when unknown */
-    rt_bugsug lines;
-    bool have_lines;
-} run_info;
-
-typedef struct evidence {
-    set_info set;
-    run_info original;
-    int classification_id; /* -1 unknown */
-    run_info runs[RT_VERDICT_MAX_RUNS];
-    size_t nruns;
-    size_t missing; /* retriggers asked for that never arrived (part of runs, PENDING) */
-    rt_verdict_result result;
-    const char *wait; /* why we must look again later, NULL when nothing to wait for */
-    char wait_detail[RT_ERRSTR_SIZE];
-    bool deadline;
-    json_t *history; /* lines[].history: one object a line of the original, NULL: none */
-    rt_verdict_run vruns[RT_VERDICT_MAX_RUNS]; /* what the verdict saw (input) */
-    bool tracked[RT_VERDICT_MAX_LINES];
-    rt_verdict_input input;
-    bool have_input; /* the original's lines were compared */
-    rounds_view rounds;
-} evidence;
+#define SWEEP_BATCH 50
 
 static void evidence_free(evidence *e)
 {
@@ -173,366 +109,6 @@ static int load_set(decide *w, long long set_id, set_info *s, bool *found)
     return RT_OK;
 }
 
-/* ---- gathering ---- */
-
-typedef enum { LOOK_LINES, LOOK_NO_DATA, LOOK_WAIT } look;
-
-/* What Treeherder knows of one failed run: its job, its logs, its failure lines. On
- * LOOK_WAIT *why is the wait reason (RT_UNDECIDED_*) and detail says more. */
-static look look_at_run(decide *w, const set_info *s, run_info *run, int *classification,
-                        const char **why, char *detail)
-{
-    char errstr[RT_ERRSTR_SIZE] = "";
-    rt_th_job job;
-    bool found = false;
-    int rc = rt_th_job_for_task(w->http, w->cfg->treeherder_url, run->task_id, run->run_id, &job,
-                                &found, errstr);
-    if (rc != RT_OK) goto upstream;
-    if (!found || job.retry_id != run->run_id) {
-        *why = RT_UNDECIDED_JOB_NOT_INGESTED;
-        snprintf(detail, RT_ERRSTR_SIZE, "no Treeherder job for %s run %d yet", run->task_id,
-                 run->run_id);
-        return LOOK_WAIT;
-    }
-    run->job_id = job.id;
-    run->push_id = job.push_id;
-    if (classification) *classification = job.failure_classification_id;
-
-    rt_th_logs logs;
-    rc = rt_th_job_logs(w->http, w->cfg->treeherder_url, s->project, job.id, &logs, errstr);
-    if (rc != RT_OK) goto upstream;
-    if (logs.pending > 0 || logs.total == 0) {
-        *why = RT_UNDECIDED_LOGS_NOT_PARSED;
-        snprintf(detail, RT_ERRSTR_SIZE, "job %ld: %d of %d logs not parsed", job.id,
-                 logs.total ? logs.pending : 0, logs.total);
-        return LOOK_WAIT;
-    }
-    if (logs.parsed == 0) return LOOK_NO_DATA; /* every log failed or was skipped for size */
-
-    char *body = NULL;
-    size_t len = 0;
-    rc = rt_th_bug_suggestions(w->http, w->cfg->treeherder_url, s->project, job.id, &body, &len,
-                               errstr);
-    if (rc != RT_OK) goto upstream;
-    rt_bugsug_options opts = {0};
-    rc = rt_bugsug_parse(body, len, &opts, &run->lines, errstr);
-    free(body);
-    if (rc != RT_OK) {
-        rt_log_warn("unusable bug_suggestions: the run counts as no data", "task_id", run->task_id,
-                    "error", errstr);
-        return LOOK_NO_DATA;
-    }
-    run->have_lines = true;
-    return LOOK_LINES;
-upstream:
-    if (rt_upstream_transient(rc)) {
-        *why = RT_UNDECIDED_UPSTREAM_ERROR;
-        snprintf(detail, RT_ERRSTR_SIZE, "%s", errstr);
-        return LOOK_WAIT;
-    }
-    /* A permanent refusal (4xx, a body of the wrong shape): waiting cannot help. */
-    rt_log_warn("treeherder refused; the run counts as no data", "task_id", run->task_id, "error",
-                errstr);
-    return LOOK_NO_DATA;
-}
-
-static void note_wait(evidence *e, const char *why, const char *detail)
-{
-    if (!e->wait) {
-        e->wait = why;
-        snprintf(e->wait_detail, sizeof e->wait_detail, "%s", detail);
-    }
-}
-
-/* The set's members that give evidence into e->runs; *distinct: the retriggers asked for
- * that arrived (a task's reruns count once). */
-_Static_assert(sizeof((run_info *)0)->task_id == sizeof((rt_decide_member *)0)->task_id &&
-                   sizeof((run_info *)0)->member_state == sizeof((rt_decide_member *)0)->state,
-               "a member's texts are copied whole");
-
-static int load_members(decide *w, evidence *e, size_t *distinct, rt_outcome *h)
-{
-    const set_info *s = &e->set;
-    rt_decide_member members[RT_VERDICT_MAX_RUNS];
-    size_t n = 0;
-    if (rt_decide_sets_members(w->pg, s->id, s->original_task_id, s->original_run_id, members,
-                               RT_VERDICT_MAX_RUNS - e->nruns, &n) != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
-        return RT_EDB;
-    }
-    for (size_t i = 0; i < n; i++) {
-        run_info *r = &e->runs[e->nruns++];
-        memcpy(r->task_id, members[i].task_id, sizeof r->task_id);
-        r->run_id = members[i].run_id;
-        memcpy(r->member_state, members[i].state, sizeof r->member_state);
-        r->found = members[i].found;
-        bool seen = r->found;
-        for (size_t k = 0; k + 1 < e->nruns && !seen; k++)
-            if (!e->runs[k].found && !strcmp(e->runs[k].task_id, r->task_id)) seen = true;
-        if (!seen) (*distinct)++;
-    }
-    return RT_OK;
-}
-
-/* Fills e from Postgres and Treeherder and runs the verdict. */
-static int gather(decide *w, evidence *e, rt_outcome *h)
-{
-    set_info *s = &e->set;
-    char detail[RT_ERRSTR_SIZE] = "";
-    const char *why = NULL;
-
-    snprintf(e->original.task_id, sizeof e->original.task_id, "%s", s->original_task_id);
-    e->original.run_id = s->original_run_id;
-    snprintf(e->original.member_state, sizeof e->original.member_state, "failed");
-    e->classification_id = -1;
-    look o = look_at_run(w, s, &e->original, &e->classification_id, &why, detail);
-    if (o == LOOK_WAIT) {
-        note_wait(e, why, detail);
-        rt_verdict_undecided(&e->result, why);
-        e->result.verdict = RT_VERDICT_NOT_YET;
-        return RT_OK;
-    }
-    if (o == LOOK_NO_DATA) {
-        e->original.state = RT_RUN_NO_DATA;
-        rt_verdict_undecided(&e->result, ORIGINAL_NO_DATA);
-        return RT_OK;
-    }
-    e->original.state = RT_RUN_FAILED;
-
-    size_t distinct = 0; /* retriggers asked for that arrived (a task's reruns count once) */
-    if (load_members(w, e, &distinct, h) != RT_OK) return RT_EDB;
-
-    for (size_t i = 0; i < e->nruns; i++) {
-        run_info *r = &e->runs[i];
-        rt_member_state member = RT_MEMBER_PENDING;
-        (void)rt_member_state_parse(r->member_state, &member);
-        r->state = rt_member_run_state(member);
-        if (r->state != RT_RUN_FAILED) continue;
-        /* A failure's lines decide: Treeherder's, once its logs are parsed. */
-        look l = look_at_run(w, s, r, NULL, &why, detail);
-        if (l == LOOK_NO_DATA)
-            r->state = RT_RUN_NO_DATA;
-        else if (l == LOOK_WAIT) {
-            r->state = RT_RUN_PENDING;
-            note_wait(e, why, detail);
-        }
-    }
-    /* Retriggers asked for that have not resolved yet (a task's reruns count once). */
-    while (distinct + e->missing < (size_t)s->count && e->nruns < RT_VERDICT_MAX_RUNS) {
-        e->runs[e->nruns++].state = RT_RUN_PENDING;
-        e->missing++;
-    }
-
-    rt_verdict_run *vruns = e->vruns;
-    for (size_t i = 0; i < e->nruns; i++) {
-        vruns[i].state = e->runs[i].state;
-        vruns[i].lines = e->runs[i].have_lines ? e->runs[i].lines.lines : NULL;
-        vruns[i].nlines = e->runs[i].have_lines ? e->runs[i].lines.nlines : 0;
-    }
-    bool *tracked_line = e->tracked;
-    for (size_t i = 0;
-         e->original.have_lines && i < e->original.lines.nlines && i < RT_VERDICT_MAX_LINES; i++)
-        tracked_line[i] =
-            rt_bugsug_tracking_bug(&e->original.lines, &e->original.lines.lines[i]) != 0;
-    rt_verdict_input in = {.original = e->original.lines.lines,
-                           .noriginal = e->original.lines.nlines,
-                           .original_tracked = tracked_line,
-                           .runs = vruns,
-                           .nruns = e->nruns,
-                           .threshold = w->cfg->decide_threshold};
-    if (rt_verdict_decide(&in, &e->result) != RT_OK) {
-        rt_outcome_set(h, RT_SETTLE_DEAD, "internal: verdict input refused");
-        return RT_EINVAL;
-    }
-    e->input = in; /* the verdict policy reads the same evidence (rounds.h) */
-    e->have_input = e->original.have_lines && e->original.lines.nlines > 0;
-    return RT_OK;
-}
-
-/* ---- the decision ---- */
-
-static bool run_has_line(const run_info *r, const rt_failure_line *line)
-{
-    if (r->state != RT_RUN_FAILED || !r->have_lines) return false;
-    for (size_t k = 0; k < r->lines.nlines; k++)
-        if (rt_failure_line_equal(&r->lines.lines[k], line)) return true;
-    return false;
-}
-
-static const char *member_result(const run_info *r, bool reproduced)
-{
-    switch (r->state) {
-    case RT_RUN_PASSED: return "passed";
-    case RT_RUN_FAILED: return reproduced ? "same-failure" : "other-failure";
-    case RT_RUN_EXCEPTION: return "exception";
-    case RT_RUN_NO_DATA: return "no-data";
-    case RT_RUN_PENDING: return NULL;
-    }
-    return NULL;
-}
-
-/* The retriggers (task ids, each once) whose failures hold line; ids holds e->nruns. */
-static size_t reproducers(const evidence *e, const rt_failure_line *line, rt_event_task_id *ids)
-{
-    size_t n = 0;
-    for (size_t k = 0; k < e->nruns; k++) {
-        if (!run_has_line(&e->runs[k], line)) continue;
-        size_t j = 0;
-        while (j < n && strcmp(ids[j], e->runs[k].task_id)) j++;
-        if (j == n) memcpy(ids[n++], e->runs[k].task_id, sizeof *ids);
-    }
-    return n;
-}
-
-/* The decision event for bots (queue-schemas/decision-event.json): a malloc'd text, NULL when
- * out of memory. Each line with the retriggers that reproduced it, and the retriggers that
- * had resolved (at most EVENT_MAX_TASKS). */
-static char *event_text(const decide *w, const evidence *e, const char *decided_at)
-{
-    const set_info *s = &e->set;
-    const rt_verdict_result *r = &e->result;
-    size_t nlines = e->original.have_lines ? e->original.lines.nlines : 0;
-    rt_event_task_id compared[EVENT_MAX_TASKS];
-    rt_decision_event ev = {.set_id = s->id,
-                            .label = (char *)s->label,
-                            .retrigger_task_ids = compared,
-                            .threshold = w->cfg->decide_threshold,
-                            .lines = calloc(nlines ? nlines : 1, sizeof *ev.lines),
-                            .nlines = nlines};
-    rt_event_task_id *by = calloc(nlines * e->nruns + 1, sizeof *by);
-    char *text = NULL;
-    if (!ev.lines || !by) goto out;
-    for (size_t i = 0; i < nlines; i++) {
-        const rt_failure_line *line = &e->original.lines.lines[i];
-        ev.lines[i] =
-            (rt_decision_event_line){.line = line->signature, .reproduced_by = by + i * e->nruns};
-        ev.lines[i].nreproduced_by = reproducers(e, line, ev.lines[i].reproduced_by);
-    }
-    for (size_t k = 0; k < e->nruns && ev.nretrigger_task_ids < EVENT_MAX_TASKS; k++) {
-        const run_info *run = &e->runs[k];
-        if (!run->task_id[0] || run->state == RT_RUN_PENDING) continue;
-        size_t j = 0;
-        while (j < ev.nretrigger_task_ids && strcmp(compared[j], run->task_id)) j++;
-        if (j == ev.nretrigger_task_ids)
-            memcpy(compared[ev.nretrigger_task_ids++], run->task_id, sizeof *compared);
-    }
-    snprintf(ev.project, sizeof ev.project, "%s", s->project);
-    snprintf(ev.revision, sizeof ev.revision, "%s", s->revision);
-    snprintf(ev.platform, sizeof ev.platform, "%.128s", s->platform[0] ? s->platform : "unknown");
-    snprintf(ev.verdict, sizeof ev.verdict, "%s", rt_verdict_name(r->verdict));
-    snprintf(ev.reason, sizeof ev.reason, "%s", r->reason);
-    snprintf(ev.original_task_id, sizeof ev.original_task_id, "%s", s->original_task_id);
-    snprintf(ev.decided_at, sizeof ev.decided_at, "%s", decided_at);
-    text = rt_decision_event_build(&ev); /* lent strings and arrays, freed here */
-out:
-    free(ev.lines);
-    free(by);
-    return text;
-}
-
-/* The evidence stored with the decision (*stored, common/core/evidence.h): every line and
- * run of the set, or nothing. */
-static int build_documents(decide *w, const evidence *e, const rt_decide_request *req,
-                           const char *decided_at, json_t **stored)
-{
-    const set_info *s = &e->set;
-    const rt_verdict_result *r = &e->result;
-    size_t nlines = e->original.have_lines ? e->original.lines.nlines : 0;
-    size_t ntracked = e->original.have_lines ? e->original.lines.ntracked : 0;
-    rt_evidence_line *lines = calloc(nlines + 1, sizeof *lines);
-    rt_evidence_tracked *tracked = calloc(ntracked + 1, sizeof *tracked);
-    rt_evidence_run *runs = calloc(e->nruns + 1, sizeof *runs);
-    rt_event_task_id *by = calloc(nlines * e->nruns + 1, sizeof *by);
-    *stored = NULL;
-    if (!lines || !tracked || !runs || !by) goto out;
-    for (size_t i = 0; i < nlines; i++) {
-        const rt_failure_line *line = &e->original.lines.lines[i];
-        lines[i] = (rt_evidence_line){.signature = line->signature,
-                                      .test = line->test,
-                                      .hash_hex = line->hash_hex,
-                                      .reproduced_by = by + i * e->nruns,
-                                      .nreproduced_by = reproducers(e, line, by + i * e->nruns),
-                                      .history = json_array_get(e->history, i)};
-    }
-    for (size_t i = 0; i < ntracked; i++)
-        tracked[i] = (rt_evidence_tracked){.line = e->original.lines.tracked[i].line.signature,
-                                           .bug = e->original.lines.tracked[i].bug_id};
-    rt_decision_evidence in = {.threshold = w->cfg->decide_threshold,
-                               .verdict = rt_verdict_name(r->verdict),
-                               .reason = r->reason,
-                               .original = {.task_id = s->original_task_id,
-                                            .run_id = s->original_run_id,
-                                            .evidence = rt_run_state_name(e->original.state),
-                                            .job_id = e->original.job_id,
-                                            .push_id = e->original.push_id},
-                               .lines = lines,
-                               .nlines = nlines,
-                               .tracked = tracked,
-                               .ntracked = ntracked,
-                               .runs = runs,
-                               .counts = {.requested = s->count,
-                                          .passed = (int)r->passed,
-                                          .failed = (int)r->failed,
-                                          .exceptions = (int)r->exceptions,
-                                          .no_data = (int)r->no_data,
-                                          .pending = (int)r->pending,
-                                          .missing = (int)e->missing},
-                               .failure_seen_at = s->failure_seen_at,
-                               .retriggers_requested_at =
-                                   s->requested_at[0] ? s->requested_at : NULL,
-                               .decided_at = decided_at,
-                               .deadline = e->deadline,
-                               .attempt = req->attempt,
-                               .request_reason = req->reason,
-                               .classification_id = e->classification_id,
-                               .detail = e->wait_detail};
-    for (size_t k = 0; k < e->nruns; k++) {
-        const run_info *run = &e->runs[k];
-        in.counts.found += run->found;
-        if (!run->task_id[0]) continue; /* a retrigger that never arrived */
-        bool reproduced = false;
-        for (size_t i = 0; i < nlines; i++)
-            if (run_has_line(run, &e->original.lines.lines[i])) reproduced = true;
-        runs[in.nruns++] = (rt_evidence_run){.task_id = run->task_id,
-                                             .run_id = run->run_id,
-                                             .found = run->found,
-                                             .member_state = run->member_state,
-                                             .evidence = rt_run_state_name(run->state),
-                                             .reproduced = reproduced,
-                                             .job_id = run->job_id,
-                                             .have_lines = run->have_lines,
-                                             .nlines = run->lines.nlines};
-        if (run->state == RT_RUN_PASSED || run->state == RT_RUN_FAILED) in.counts.compared++;
-    }
-    *stored = rt_decision_evidence_build(&in);
-    if (*stored && decide_rounds_evidence(&w->rounds, &e->rounds, *stored) != RT_OK) {
-        json_decref(*stored);
-        *stored = NULL;
-    }
-out:
-    free(lines);
-    free(tracked);
-    free(runs);
-    free(by);
-    return *stored ? RT_OK : RT_ENOMEM;
-}
-
-/* The cross-branch test history of the original's lines (common/core/history.h), into
- * e->history. Best effort: without it the decision is still stored. */
-static void look_up_history(decide *w, evidence *e)
-{
-    if (!e->original.have_lines || !e->original.lines.nlines) return;
-    rt_history_lookup q = {.repository = w->cfg->history_repository,
-                           .window_days = w->cfg->history_flaky_window_days,
-                           .min_branches = w->cfg->history_flaky_min_branches,
-                           .project = e->set.project,
-                           .revision = e->set.revision};
-    if (rt_history_lines_lookup(w->pg, &q, e->original.lines.lines, e->original.lines.nlines,
-                                &e->history) != RT_OK)
-        rt_log_warn("cannot read the test history; decided without it", "set_id", e->set.id_text,
-                    "error", rt_pg_errstr(w->pg));
-}
-
 /* Inserts the decision, marks the set, records each member's result and publishes the
  * event, in one transaction. *inserted false: another worker decided first. */
 static int store_decision(decide *w, const evidence *e, const rt_decide_request *req,
@@ -543,10 +119,10 @@ static int store_decision(decide *w, const evidence *e, const rt_decide_request 
     utc_now(decided_at);
     json_t *stored = NULL;
     char *stored_text = NULL, *event = NULL;
-    int rc = build_documents(w, e, req, decided_at, &stored);
+    int rc = decide_build_documents(w, e, req, decided_at, &stored);
     if (rc != RT_OK) return rc;
     stored_text = json_dumps(stored, JSON_COMPACT);
-    event = event_text(w, e, decided_at);
+    event = decide_event_text(w, e, decided_at);
     json_decref(stored);
     if (!stored_text || !event) {
         rc = RT_ENOMEM;
@@ -573,8 +149,8 @@ static int store_decision(decide *w, const evidence *e, const rt_decide_request 
         const run_info *run = &e->runs[k];
         bool reproduced = false;
         for (size_t i = 0; e->original.have_lines && i < e->original.lines.nlines; i++)
-            if (run_has_line(run, &e->original.lines.lines[i])) reproduced = true;
-        const char *result = member_result(run, reproduced);
+            if (decide_run_has_line(run, &e->original.lines.lines[i])) reproduced = true;
+        const char *result = decide_member_result(run, reproduced);
         if (!run->task_id[0] || !result) continue;
         rc = rt_decide_sets_member_result(w->pg, s->id, run->task_id, run->run_id, result);
     }
@@ -599,102 +175,6 @@ out:
     return rc;
 }
 
-/* ---- cancelling what is no longer needed ---- */
-
-static int cancel_task(decide *w, const char *task_id)
-{
-    char url[512];
-    snprintf(url, sizeof url, "%s/api/queue/v1/task/%s/cancel", w->cfg->taskcluster_root_url,
-             task_id);
-    char nonce[RT_HAWK_NONCE_SIZE], *auth = NULL;
-    rt_hawk_credentials creds = {w->cfg->taskcluster_client_id, w->cfg->taskcluster_access_token,
-                                 w->cfg->taskcluster_certificate};
-    int rc = rt_hawk_nonce(nonce);
-    if (rc == RT_OK)
-        rc = rt_hawk_header(&creds, "POST", url, NULL, NULL, (long)time(NULL), nonce, &auth);
-    if (rc != RT_OK) return rc;
-    rt_http_header headers[] = {{"Authorization", auth}};
-    rt_http_response resp;
-    rc = rt_http_request(w->http_post, "POST", url, headers, 1, NULL, 0, &resp);
-    rt_http_response_free(&resp);
-    free(auth);
-    return rc;
-}
-
-static bool is_member(const evidence *e, const char *task_id)
-{
-    if (!strcmp(task_id, e->set.original_task_id)) return true;
-    for (size_t i = 0; i < e->nruns; i++)
-        if (e->runs[i].task_id[0] && !strcmp(e->runs[i].task_id, task_id)) return true;
-    return false;
-}
-
-typedef struct cancel_walk {
-    decide *w;
-    const evidence *e;
-    rt_event_task_id *cancelled; /* task ids cancelled so far */
-    size_t ncancelled, cap;
-} cancel_walk;
-
-/* One task of the push's task group: cancelled when it is a pending, unscheduled or running
- * task with the set's label that is not a member yet. Never stops the walk. */
-static bool cancel_if_pending(void *ctx, const char *id, json_t *status, json_t *task)
-{
-    cancel_walk *c = ctx;
-    const char *state = json_string_value(json_object_get(status, "state"));
-    const char *label = json_string_value(json_object_get(json_object_get(task, "tags"), "label"));
-    if (!label)
-        label = json_string_value(json_object_get(json_object_get(task, "metadata"), "name"));
-    if (!id || !state || !label || !rt_valid_task_id(id) || strcmp(label, c->e->set.label) ||
-        is_member(c->e, id))
-        return false;
-    if (strcmp(state, "pending") && strcmp(state, "running") && strcmp(state, "unscheduled"))
-        return false;
-    if (cancel_task(c->w, id) == RT_OK) {
-        if (c->ncancelled == c->cap) {
-            size_t cap = c->cap ? 2 * c->cap : 16;
-            rt_event_task_id *grown = realloc(c->cancelled, cap * sizeof *grown);
-            if (!grown) return false; /* the record counts what it could keep */
-            c->cancelled = grown;
-            c->cap = cap;
-        }
-        memcpy(c->cancelled[c->ncancelled++], id, sizeof *c->cancelled);
-    } else
-        rt_log_warn("cancel failed", "task_id", id, "error", rt_http_errstr(c->w->http_post));
-    return false;
-}
-
-/* Cancels the set's retriggers still pending or running: the tasks of the push's task
- * group with the set's label that are not members yet. Best effort (a listing that fails
- * part way keeps what was cancelled until then); records the count, the task ids and an
- * estimate of the task time saved (the original run's duration each). */
-static void cancel_pending(decide *w, const evidence *e)
-{
-    const set_info *s = &e->set;
-    if (!s->task_group_id[0] || !w->cfg->taskcluster_client_id ||
-        !w->cfg->taskcluster_access_token) {
-        rt_log_warn("cannot cancel pending retriggers: no task group or no credentials", "set_id",
-                    s->id_text);
-        return;
-    }
-    cancel_walk walk = {.w = w, .e = e};
-    char errstr[RT_ERRSTR_SIZE] = "";
-    if (rt_tc_each_group_task(w->http, w->cfg->taskcluster_root_url, s->task_group_id,
-                              cancel_if_pending, &walk, errstr) != RT_OK)
-        rt_log_warn("cannot list the task group to cancel retriggers", "set_id", s->id_text,
-                    "error", errstr);
-    size_t n = walk.ncancelled;
-    char *text = rt_cancelled_json(walk.cancelled, n, s->original_seconds);
-    free(walk.cancelled);
-    if (text && rt_decide_sets_cancelled(w->pg, s->id, text) != RT_OK)
-        rt_log_warn("cannot record the cancelled retriggers", "set_id", s->id_text, "error",
-                    rt_pg_errstr(w->pg));
-    free(text);
-    char count[16];
-    snprintf(count, sizeof count, "%zu", n);
-    rt_log_info("pending retriggers cancelled", "set_id", s->id_text, "count", count);
-}
-
 /* ---- one request ---- */
 
 static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_outcome *h)
@@ -716,7 +196,7 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_
     if (e->set.decided || !strcmp(e->set.status, "decided") || !strcmp(e->set.status, "failed"))
         goto out; /* decided before (a redelivery), or no retriggers were ever made */
     e->deadline = e->set.past_deadline || !strncmp(req->reason, "deadline", 8);
-    if (gather(w, e, h) != RT_OK) goto out;
+    if (decide_gather(w, e, h) != RT_OK) goto out;
     /* The verdict policy in force on that evidence (rounds.h): adaptive may ask for another
      * round of retriggers instead, whose members ask again. */
     rounds_set policy_set = {.id = e->set.id,
@@ -753,7 +233,7 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_
         goto out; /* the next member's request comes from retrig-classify */
     }
 
-    look_up_history(w, e);
+    decide_look_up_history(w, e);
     decide_rounds_finish(&w->rounds, &policy_set, &e->rounds);
     bool inserted = false;
     char decided_at[40];
@@ -783,7 +263,7 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_
         if (w->cfg->dry_run)
             rt_log_info("dry run: pending retriggers not cancelled", "set_id", e->set.id_text);
         else
-            cancel_pending(w, e);
+            decide_cancel_pending(w, e);
     }
 out:
     evidence_free(e);
