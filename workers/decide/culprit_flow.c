@@ -22,80 +22,10 @@
 #include "common/worker.h"
 #include "common/io/upstream.h"
 #include "common/policy.h"
+#include "common/store/culprit_searches.h"
 
-#define CLAIM_BATCH   "5"
+#define CLAIM_BATCH   5
 #define MAX_JOBS_SEEN 200 /* jobs of the label read on one push of the window */
-
-/* The searches due, claimed by moving culprit_checked_at (a replica skips them then). */
-static const char SQL_CLAIM[] =
-    "UPDATE decisions d SET culprit_checked_at = now() FROM retrigger_sets s"
-    " WHERE s.id = d.set_id AND d.set_id IN (SELECT set_id FROM decisions"
-    "   WHERE culprit_status = 'searching'"
-    "   AND (culprit_checked_at IS NULL"
-    "        OR culprit_checked_at < now() - make_interval(secs => $1::integer))"
-    "   ORDER BY culprit_checked_at NULLS FIRST, set_id LIMIT " CLAIM_BATCH
-    "   FOR UPDATE SKIP LOCKED)"
-    " RETURNING d.set_id, s.project, s.revision, s.label, d.evidence::text AS evidence,"
-    " coalesce(s.platform, 'unknown') AS platform,"
-    " coalesce(d.culprit_window::text, '') AS culprit_window, d.culprit_jobs_spent,"
-    " coalesce(d.culprit_range_first, '') AS culprit_range_first,"
-    " coalesce(d.culprit_range_last, '') AS culprit_range_last,"
-    " coalesce(to_char(d.failure_seen_at AT TIME ZONE 'UTC',"
-    "                  'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), '') AS failure_seen_at";
-enum {
-    CLAIM_SET_ID,
-    CLAIM_PROJECT,
-    CLAIM_REVISION,
-    CLAIM_LABEL,
-    CLAIM_EVIDENCE,
-    CLAIM_PLATFORM,
-    CLAIM_WINDOW,
-    CLAIM_JOBS_SPENT,
-    CLAIM_RANGE_FIRST,
-    CLAIM_RANGE_LAST,
-    CLAIM_SEEN_AT,
-    CLAIM_N
-};
-static const char *const CLAIM_COLS[CLAIM_N] = {[CLAIM_SET_ID] = "set_id",
-                                                [CLAIM_PROJECT] = "project",
-                                                [CLAIM_REVISION] = "revision",
-                                                [CLAIM_LABEL] = "label",
-                                                [CLAIM_EVIDENCE] = "evidence",
-                                                [CLAIM_PLATFORM] = "platform",
-                                                [CLAIM_WINDOW] = "culprit_window",
-                                                [CLAIM_JOBS_SPENT] = "culprit_jobs_spent",
-                                                [CLAIM_RANGE_FIRST] = "culprit_range_first",
-                                                [CLAIM_RANGE_LAST] = "culprit_range_last",
-                                                [CLAIM_SEEN_AT] = "failure_seen_at"};
-static const char SQL_PROBE_ROW[] =
-    "SELECT attempt, state, coalesce(error, '') AS error FROM culprit_pending_probes"
-    " WHERE set_id = $1::bigint AND revision = $2";
-enum { PROBE_ATTEMPT, PROBE_STATE, PROBE_ERROR, PROBE_N };
-static const char *const PROBE_ROW_COLS[PROBE_N] = {
-    [PROBE_ATTEMPT] = "attempt", [PROBE_STATE] = "state", [PROBE_ERROR] = "error"};
-static const char SQL_PROBE_DONE[] =
-    "UPDATE culprit_pending_probes SET state = 'done', done_at = now()"
-    " WHERE set_id = $1::bigint AND revision = $2 AND attempt = $3::integer"
-    " AND state = 'triggered'";
-/* A step of a search under way: its window, probes and spend, its status once over. */
-static const char SQL_UPDATE[] =
-    "UPDATE decisions SET culprit_window = $2::jsonb, culprit_probes = $3::jsonb,"
-    " culprit_jobs_spent = $4::integer, culprit_status = $5, culprit_reason = $6,"
-    " culprit_revision = $7, culprit_pushlog_id = $8::bigint, culprit_author = $9,"
-    " culprit_url = $10, culprit_range_first = $11, culprit_range_last = $12,"
-    " culprit_updated_at = now()"
-    " WHERE set_id = $1::bigint AND culprit_status = 'searching' RETURNING set_id";
-static const char SQL_STORE[] =
-    "UPDATE decisions SET culprit_window = $2::jsonb, culprit_status = $3, culprit_reason = $4,"
-    " culprit_revision = $5, culprit_pushlog_id = $6::bigint, culprit_author = $7,"
-    " culprit_url = $8, culprit_range_first = $9, culprit_range_last = $10,"
-    " culprit_updated_at = now()"
-    " WHERE set_id = $1::bigint AND culprit_status = 'searching' AND culprit_window IS NULL"
-    " RETURNING set_id";
-static const char SQL_STOP[] =
-    "UPDATE decisions SET culprit_status = 'stopped', culprit_reason = $2,"
-    " culprit_updated_at = now() WHERE set_id = $1::bigint AND culprit_status = 'searching'"
-    " RETURNING set_id";
 
 bool rt__decide_culprit_project(const rt_config *cfg, const char *project)
 {
@@ -143,15 +73,6 @@ typedef struct ending {
     const char *first, *last;
     int rounds, probed, spent;
 } ending;
-
-/* Exactly-once writes (RETURNING set_id): false when nothing changed or on error. */
-static bool exec_changed(rt_pg *pg, const char *sql, int n, const char *const *params)
-{
-    PGresult *res = NULL;
-    bool changed = rt_pg_exec(pg, sql, n, params, &res) == RT_OK && PQntuples(res) == 1;
-    PQclear(res);
-    return changed;
-}
 
 /* The culprit event (queue-schemas/culprit-event.json) on the decisions exchange, routing
  * key <project>.culprit, once the end is stored. A failed publish is logged, not repeated. */
@@ -275,8 +196,8 @@ out:
 /* Stops the search with reason; true when this call stopped it. */
 static bool stop(const search *s, const char *reason)
 {
-    const char *params[] = {s->set_id, reason};
-    if (!exec_changed(s->io->pg, SQL_STOP, 2, params)) {
+    bool changed = false;
+    if (rt_culprit_searches_stop(s->io->pg, s->set_id, reason, &changed) != RT_OK || !changed) {
         rt_log_warn("culprit search not stopped (stopped before, or a database error)", "set_id",
                     s->set_id, "error", rt_pg_errstr(s->io->pg));
         return false;
@@ -344,17 +265,18 @@ static void store(const search *s, const rt_th_push *pushes, const int *jobs,
         snprintf(url, sizeof url, "%s/jobs?repo=%s&revision=%s", io->cfg->treeherder_url,
                  s->project, culprit->revision);
     }
-    const char *params[] = {s->set_id,
-                            text,
-                            rt_culprit_status_name(r->status),
-                            r->reason,
-                            culprit ? culprit->revision : NULL,
-                            pushlog[0] ? pushlog : NULL,
-                            culprit ? culprit->author : NULL,
-                            culprit ? url : NULL,
-                            pushes[r->first].revision,
-                            pushes[r->last].revision};
-    if (!exec_changed(io->pg, SQL_STORE, 10, params)) {
+    rt_culprit_stored stored = {.set_id = s->set_id,
+                                .window = text,
+                                .status = rt_culprit_status_name(r->status),
+                                .reason = r->reason,
+                                .revision = culprit ? culprit->revision : NULL,
+                                .pushlog_id = pushlog[0] ? pushlog : NULL,
+                                .author = culprit ? culprit->author : NULL,
+                                .url = culprit ? url : NULL,
+                                .range_first = pushes[r->first].revision,
+                                .range_last = pushes[r->last].revision};
+    bool changed = false;
+    if (rt_culprit_searches_store_window(io->pg, &stored, &changed) != RT_OK || !changed) {
         rt_log_warn("culprit window not stored (a replica stored it, or a database error)",
                     "set_id", s->set_id, "error", rt_pg_errstr(io->pg));
         free(text);
@@ -554,26 +476,15 @@ typedef struct probe_row {
  * error, logged. */
 static bool read_probe(const search *s, const char *revision, probe_row *row)
 {
-    const char *params[] = {s->set_id, revision};
-    PGresult *res = NULL;
-    if (rt_pg_exec(s->io->pg, SQL_PROBE_ROW, 2, params, &res) != RT_OK) {
+    bool found = false;
+    probe_row read = {0};
+    if (rt_culprit_searches_probe(s->io->pg, s->set_id, revision, &read.attempt, read.state,
+                                  read.error, sizeof read.error, &found) != RT_OK) {
         rt_log_warn("cannot read a culprit probe", "set_id", s->set_id, "error",
                     rt_pg_errstr(s->io->pg));
         return false;
     }
-    int c[PROBE_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    if (rt_pg_columns(res, PROBE_ROW_COLS, PROBE_N, c, errstr) != RT_OK) {
-        rt_log_warn("cannot read a culprit probe", "set_id", s->set_id, "error", errstr);
-        PQclear(res);
-        return false;
-    }
-    if (PQntuples(res) == 1) {
-        row->attempt = atoi(PQgetvalue(res, 0, c[PROBE_ATTEMPT]));
-        snprintf(row->state, sizeof row->state, "%s", PQgetvalue(res, 0, c[PROBE_STATE]));
-        snprintf(row->error, sizeof row->error, "%s", PQgetvalue(res, 0, c[PROBE_ERROR]));
-    }
-    PQclear(res);
+    if (found) *row = read;
     return true;
 }
 
@@ -648,10 +559,8 @@ static bool read_push(step *t, size_t i)
     json_object_set_new(push, "reproduced", json_integer(e->reproduced));
     json_object_set_new(push, "pending", json_integer(e->pending));
     if (e->pending == 0) {
-        char attempt_text[16];
-        snprintf(attempt_text, sizeof attempt_text, "%d", attempt);
-        const char *params[] = {s->set_id, revision, attempt_text};
-        if (rt_pg_exec(s->io->pg, SQL_PROBE_DONE, 3, params, NULL) != RT_OK) return false;
+        if (rt_culprit_searches_probe_done(s->io->pg, s->set_id, revision, attempt) != RT_OK)
+            return false;
     }
     int unlisted =
         rt_culprit_unlisted(member_int(push, "base_jobs"), member_int(push, "asked"), seen_jobs);
@@ -727,20 +636,23 @@ static void store_step(step *t, const rt_culprit_model *model)
         snprintf(url, sizeof url, "%s/jobs?repo=%s&revision=%s", io->cfg->treeherder_url,
                  s->project, culprit_revision);
     }
-    const char *params[] = {
-        s->set_id,
-        window_text,
-        probes_text,
-        spent_text,
-        rt_culprit_status_name(r->status),
-        r->reason,
-        culprit_revision,
-        pushlog[0] ? pushlog : NULL,
-        culprit_revision ? json_string_value(json_object_get(culprit, "author")) : NULL,
-        culprit_revision ? url : NULL,
-        json_string_value(json_object_get(json_array_get(t->pushes, (size_t)r->first), "revision")),
-        json_string_value(json_object_get(json_array_get(t->pushes, (size_t)r->last), "revision"))};
-    if (!exec_changed(io->pg, SQL_UPDATE, 12, params)) {
+    rt_culprit_stored stored = {
+        .set_id = s->set_id,
+        .window = window_text,
+        .probes = probes_text,
+        .jobs_spent = spent_text,
+        .status = rt_culprit_status_name(r->status),
+        .reason = r->reason,
+        .revision = culprit_revision,
+        .pushlog_id = pushlog[0] ? pushlog : NULL,
+        .author = culprit_revision ? json_string_value(json_object_get(culprit, "author")) : NULL,
+        .url = culprit_revision ? url : NULL,
+        .range_first = json_string_value(
+            json_object_get(json_array_get(t->pushes, (size_t)r->first), "revision")),
+        .range_last = json_string_value(
+            json_object_get(json_array_get(t->pushes, (size_t)r->last), "revision"))};
+    bool changed = false;
+    if (rt_culprit_searches_step(io->pg, &stored, &changed) != RT_OK || !changed) {
         rt_log_warn("culprit search's step not stored; trying at the next poll", "set_id",
                     s->set_id, "error", rt_pg_errstr(io->pg));
         goto out;
@@ -753,10 +665,10 @@ static void store_step(step *t, const rt_culprit_model *model)
                     .reason = r->reason,
                     .culprit = culprit_revision,
                     .pushlog = pushlog[0] ? pushlog : NULL,
-                    .author = params[8],
+                    .author = stored.author,
                     .url = culprit_revision ? url : NULL,
-                    .first = params[10],
-                    .last = params[11],
+                    .first = stored.range_first,
+                    .last = stored.range_last,
                     .rounds = member_int(t->window, "rounds"),
                     .probed = probed_pushes(t->pushes, t->n),
                     .spent = t->spent};
@@ -868,16 +780,15 @@ static void load_history(search *s, const char *before)
     s->history_failures = h.signature_failures >= 0 ? h.signature_failures : h.failures;
 }
 
-/* The search of one claimed decision, from its row (set_id, project, revision, label,
- * evidence; c: the columns of CLAIM_COLS). */
-static void look_at(const rt__decide_culprit_io *io, PGresult *res, const int *c, int row)
+/* The search of one claimed decision, from its row. */
+static void look_at(const rt__decide_culprit_io *io, const rt_culprit_claimed *row)
 {
-    search s = {.io = io, .label = PQgetvalue(res, row, c[CLAIM_LABEL])};
+    search s = {.io = io, .label = row->label};
     s.classify = rt_culprit_classifier(rt_decide_policy_from_config(io->cfg), io->cfg, &s.adaptive);
-    snprintf(s.set_id, sizeof s.set_id, "%s", PQgetvalue(res, row, c[CLAIM_SET_ID]));
-    snprintf(s.project, sizeof s.project, "%s", PQgetvalue(res, row, c[CLAIM_PROJECT]));
-    snprintf(s.revision, sizeof s.revision, "%s", PQgetvalue(res, row, c[CLAIM_REVISION]));
-    json_t *evidence = json_loads(PQgetvalue(res, row, c[CLAIM_EVIDENCE]), 0, NULL);
+    snprintf(s.set_id, sizeof s.set_id, "%s", row->set_id);
+    snprintf(s.project, sizeof s.project, "%s", row->project);
+    snprintf(s.revision, sizeof s.revision, "%s", row->revision);
+    json_t *evidence = json_loads(row->evidence, 0, NULL);
     json_t *push_id = json_object_get(json_object_get(evidence, "original"), "push_id");
     s.lines = json_object_get(evidence, "lines");
     int compared =
@@ -898,15 +809,15 @@ static void look_at(const rt__decide_culprit_io *io, PGresult *res, const int *c
         stop(&s, "no-failure-line");
     else {
         s.failing_push_id = (long)json_integer_value(push_id);
-        s.platform = PQgetvalue(res, row, c[CLAIM_PLATFORM]);
-        s.jobs_spent = atoi(PQgetvalue(res, row, c[CLAIM_JOBS_SPENT]));
-        s.range_first = PQgetvalue(res, row, c[CLAIM_RANGE_FIRST]);
-        s.range_last = PQgetvalue(res, row, c[CLAIM_RANGE_LAST]);
-        const char *window = PQgetvalue(res, row, c[CLAIM_WINDOW]);
+        s.platform = row->platform;
+        s.jobs_spent = (int)row->jobs_spent;
+        s.range_first = row->range_first;
+        s.range_last = row->range_last;
+        const char *window = row->window;
         if (window[0]) {
             go_on(&s, window);
         } else {
-            load_history(&s, PQgetvalue(res, row, c[CLAIM_SEEN_AT]));
+            load_history(&s, row->failure_seen_at);
             find_window(&s);
         }
     }
@@ -915,21 +826,13 @@ static void look_at(const rt__decide_culprit_io *io, PGresult *res, const int *c
 
 void rt__decide_culprit_poll(const rt__decide_culprit_io *io)
 {
-    char interval[16];
-    snprintf(interval, sizeof interval, "%d", io->cfg->culprit_poll_interval_s);
-    const char *params[] = {interval};
-    PGresult *res = NULL;
-    if (rt_pg_exec(io->pg, SQL_CLAIM, 1, params, &res) != RT_OK) {
+    rt_culprit_claimed *rows = NULL;
+    size_t n = 0;
+    if (rt_culprit_searches_claim(io->pg, io->cfg->culprit_poll_interval_s, CLAIM_BATCH, &rows,
+                                  &n) != RT_OK) {
         rt_log_warn("cannot look for culprit searches", "error", rt_pg_errstr(io->pg));
         return;
     }
-    int c[CLAIM_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    if (rt_pg_columns(res, CLAIM_COLS, CLAIM_N, c, errstr) != RT_OK) {
-        rt_log_warn("cannot look for culprit searches", "error", errstr);
-        PQclear(res);
-        return;
-    }
-    for (int i = 0; i < PQntuples(res); i++) look_at(io, res, c, i);
-    PQclear(res);
+    for (size_t i = 0; i < n; i++) look_at(io, &rows[i]);
+    rt_culprit_claimed_free(rows, n);
 }
