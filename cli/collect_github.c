@@ -41,6 +41,7 @@
 #include "common/io/http.h"
 #include "common/io/pg.h"
 #include "common/io/stop.h"
+#include "common/store/github.h"
 
 #define MAX_WORKFLOWS       8
 #define RERUN_LOOKBACK_DAYS 3 /* the listing starts this long before the newest run stored */
@@ -49,53 +50,6 @@
 #define ZIP_MAX_FILE_BYTES  (64L * 1024 * 1024)
 #define ZIP_MAX_TOTAL_BYTES (256L * 1024 * 1024)
 #define JUNIT_FILE_GLOB     "*.xml"
-#define TS(col)             "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-
-// clang-format off
-static const char SQL_STATE_GET[] =
-    "SELECT " TS("newest_created_at") " FROM github_collect_state"
-    " WHERE repository = $1 AND workflow = $2";
-// clang-format on
-static const char SQL_STATE_START[] =
-    "INSERT INTO github_collect_state (repository, workflow, last_pass_started)"
-    " VALUES ($1, $2, now()) ON CONFLICT (repository, workflow)"
-    " DO UPDATE SET last_pass_started = now()";
-static const char SQL_STATE_FINISH[] =
-    "UPDATE github_collect_state SET last_stop_reason = $3,"
-    " last_pass_finished = CASE WHEN $3::text IS NULL THEN now() ELSE last_pass_finished END"
-    " WHERE repository = $1 AND workflow = $2";
-static const char SQL_STATE_RUN[] =
-    "UPDATE github_collect_state SET runs_stored = runs_stored + 1,"
-    " newest_run_id = CASE WHEN newest_created_at IS NULL"
-    "                   OR to_timestamp($4::bigint) > newest_created_at"
-    "                 THEN $3::bigint ELSE newest_run_id END,"
-    " newest_created_at = GREATEST(newest_created_at, to_timestamp($4::bigint))"
-    " WHERE repository = $1 AND workflow = $2";
-static const char SQL_ATTEMPTS_KNOWN[] =
-    "SELECT attempt, extract(epoch FROM run_started_at)::bigint AS started FROM github_runs"
-    " WHERE repository = $1 AND run_id = $2::bigint";
-enum { K_ATTEMPT, K_STARTED, K_N };
-static const char *const ATTEMPTS_KNOWN_COLS[K_N] = {"attempt", "started"};
-static const char SQL_INSERT_RUN[] =
-    "INSERT INTO github_runs (repository, run_id, attempt, workflow_id, workflow_path,"
-    " workflow_name, event, conclusion, head_branch, head_sha, head_repository, pr, branch_key,"
-    " main, html_url, created_at, run_started_at, artifacts, expired_artifacts, junit_files,"
-    " outcomes, author_association)"
-    " VALUES ($1, $2::bigint, $3::integer, $4::bigint, $5, $6, $7, $8, $9, $10, $11,"
-    " $12::integer, $13, $14::boolean, $15, to_timestamp($16::bigint), to_timestamp($17::bigint),"
-    " $18::integer, $19::integer, $20::integer, $21::integer, $22)"
-    " ON CONFLICT DO NOTHING RETURNING attempt";
-static const char SQL_GAP[] =
-    "INSERT INTO github_run_gaps (repository, run_id, attempt, kind, artifact, file, detail)"
-    " VALUES ($1, $2::bigint, $3::integer, $4, $5, $6, $7) ON CONFLICT DO NOTHING";
-static const char SQL_FILE[] =
-    "INSERT INTO github_run_files (history_run_id, repository, run_id, attempt, artifact, file)"
-    " SELECT id, $1, $3::bigint, $4::integer, $5, $6 FROM history_runs"
-    " WHERE source = 'github' AND project = $1 AND run_key = $2 ON CONFLICT DO NOTHING";
-static const char SQL_ETAG_GET[] = "SELECT etag FROM github_etags WHERE url = $1";
-static const char SQL_ETAG_PUT[] =
-    "INSERT INTO github_etags (url, etag) VALUES ($1, $2)"
-    " ON CONFLICT (url) DO UPDATE SET etag = EXCLUDED.etag, updated_at = now()";
 
 /* A JUnit file read from an artifact. */
 typedef struct junit_file {
@@ -309,32 +263,30 @@ static int store_attempt(collector *c, const rt_gh_run *listed, const rt_gh_pull
 
     int rc = rt_pg_begin(c->pg);
     if (rc != RT_OK) return rc;
-    const char *params[] = {c->repo,
-                            run_id,
-                            attempt,
-                            run->workflow_id ? workflow_id : NULL,
-                            run->workflow_path,
-                            run->name,
-                            run->event,
-                            run->conclusion,
-                            run->head_branch,
-                            run->head_sha,
-                            run->head_repository,
-                            run->pr > 0 ? pr : NULL,
-                            branch_key,
-                            main_branch ? "t" : "f",
-                            run->html_url,
-                            created,
-                            started,
-                            artifacts,
-                            expired,
-                            files,
-                            outcomes,
-                            pull->association[0] ? pull->association : NULL};
-    PGresult *res = NULL;
-    rc = rt_pg_exec(c->pg, SQL_INSERT_RUN, 22, params, &res);
-    bool fresh = rc == RT_OK && PQntuples(res) == 1;
-    PQclear(res);
+    rt_gh_run_row row = {.repository = c->repo,
+                         .run_id = run_id,
+                         .attempt = attempt,
+                         .workflow_id = run->workflow_id ? workflow_id : NULL,
+                         .workflow_path = run->workflow_path,
+                         .workflow_name = run->name,
+                         .event = run->event,
+                         .conclusion = run->conclusion,
+                         .head_branch = run->head_branch,
+                         .head_sha = run->head_sha,
+                         .head_repository = run->head_repository,
+                         .pr = run->pr > 0 ? pr : NULL,
+                         .branch_key = branch_key,
+                         .main = main_branch,
+                         .html_url = run->html_url,
+                         .created_at = created,
+                         .run_started_at = started,
+                         .artifacts = artifacts,
+                         .expired_artifacts = expired,
+                         .junit_files = files,
+                         .outcomes = outcomes,
+                         .author_association = pull->association[0] ? pull->association : NULL};
+    bool fresh = false;
+    rc = rt_gh_store_run(c->pg, &row, &fresh);
     if (rc == RT_OK && !fresh) { /* another collector stored it meanwhile */
         rc = rt_pg_rollback(c->pg);
         c->attempts_known++;
@@ -366,21 +318,15 @@ static int store_attempt(collector *c, const rt_gh_run *listed, const rt_gh_pull
         bool inserted = false;
         rc = rt_history_store(c->pg, &hr, &f->rows, false, &inserted);
         if (rc == RT_OK) {
-            const char *fp[] = {c->repo, run_key, run_id, attempt, f->artifact, f->name};
-            rc = rt_pg_exec(c->pg, SQL_FILE, 6, fp, NULL);
+            rc = rt_gh_store_file(c->pg, c->repo, run_key, run_id, attempt, f->artifact, f->name);
         }
         free(run_key);
     }
     for (size_t i = 0; rc == RT_OK && i < d->ngaps; i++) {
-        const char *gp[] = {
-            c->repo,         run_id,           attempt, d->gaps[i].kind, d->gaps[i].artifact,
-            d->gaps[i].file, d->gaps[i].detail};
-        rc = rt_pg_exec(c->pg, SQL_GAP, 7, gp, NULL);
+        rc = rt_gh_store_gap(c->pg, c->repo, run_id, attempt, d->gaps[i].kind, d->gaps[i].artifact,
+                             d->gaps[i].file, d->gaps[i].detail);
     }
-    if (rc == RT_OK) {
-        const char *sp[] = {c->repo, c->workflow, run_id, created};
-        rc = rt_pg_exec(c->pg, SQL_STATE_RUN, 4, sp, NULL);
-    }
+    if (rc == RT_OK) rc = rt_gh_store_run_counted(c->pg, c->repo, c->workflow, run_id, created);
     if (rc == RT_OK) rc = rt_pg_commit(c->pg);
     if (rc != RT_OK) {
         rt_log_error("cannot store a run attempt", "run_id", run_id, "attempt", attempt, "error",
@@ -517,29 +463,9 @@ static int list_artifacts(collector *c, long long run_id, rt_gh_artifacts *out)
 /* The attempts 1..n of the run stored before: known[a - 1], and starts[a - 1] their starts. */
 static int stored_attempts(collector *c, const char *run_id, int n, bool *known, time_t *starts)
 {
-    const char *params[] = {c->repo, run_id};
-    PGresult *res = NULL;
-    int col[K_N];
-    char errstr[RT_ERRSTR_SIZE] = "";
-    int rc = rt_pg_exec(c->pg, SQL_ATTEMPTS_KNOWN, 2, params, &res);
-    if (rc != RT_OK) {
-        rt_log_error("cannot read stored attempts", "error", rt_pg_errstr(c->pg));
-        return rc;
-    }
-    if (rt_pg_columns(res, ATTEMPTS_KNOWN_COLS, K_N, col, errstr) != RT_OK) {
-        rt_log_error("cannot read stored attempts", "error", errstr);
-        PQclear(res);
-        return RT_EINVAL;
-    }
-    for (int r = 0; r < PQntuples(res); r++) {
-        int a = atoi(PQgetvalue(res, r, col[K_ATTEMPT]));
-        if (a >= 1 && a <= n) {
-            known[a - 1] = true;
-            starts[a - 1] = (time_t)atoll(PQgetvalue(res, r, col[K_STARTED]));
-        }
-    }
-    PQclear(res);
-    return RT_OK;
+    int rc = rt_gh_store_attempts(c->pg, c->repo, atoll(run_id), n, known, starts);
+    if (rc != RT_OK) rt_log_error("cannot read stored attempts", "error", rt_pg_errstr(c->pg));
+    return rc;
 }
 
 /* s percent-encoded for a query string into out (RFC 3986 unreserved characters kept). */
@@ -690,16 +616,7 @@ static int collect_run(collector *c, const rt_gh_run *run)
     return rc;
 }
 
-static char *etag_of(collector *c, const char *url)
-{
-    const char *params[] = {url};
-    PGresult *res = NULL;
-    char *etag = NULL;
-    if (rt_pg_exec(c->pg, SQL_ETAG_GET, 1, params, &res) == RT_OK && PQntuples(res) == 1)
-        etag = strdup(PQgetvalue(res, 0, 0));
-    PQclear(res);
-    return etag;
-}
+static char *etag_of(collector *c, const char *url) { return rt_gh_store_etag(c->pg, url); }
 
 static const char *cap_text(const collector *c)
 {
@@ -768,15 +685,13 @@ static int list_window(collector *c, const char *first, const char *etag, bool s
 /* One pass over the run listing of a workflow ("*": all). */
 static int collect_pass(collector *c, const char *since_arg)
 {
-    const char *sp[] = {c->repo, c->workflow};
-    PGresult *res = NULL;
-    int rc = rt_pg_exec(c->pg, SQL_STATE_GET, 2, sp, &res);
+    char newest_text[32];
+    bool known = false;
+    int rc = rt_gh_store_newest(c->pg, c->repo, c->workflow, newest_text, &known);
     time_t now = time(NULL), since = now - DEFAULT_SINCE_DAYS * 86400L, newest = 0;
-    if (rc == RT_OK && PQntuples(res) == 1 && !PQgetisnull(res, 0, 0) &&
-        rt_gh_parse_time(PQgetvalue(res, 0, 0), &newest) == RT_OK)
+    if (rc == RT_OK && known && rt_gh_parse_time(newest_text, &newest) == RT_OK)
         since = newest - RERUN_LOOKBACK_DAYS * 86400L;
-    PQclear(res);
-    if (rc == RT_OK) rc = rt_pg_exec(c->pg, SQL_STATE_START, 2, sp, NULL);
+    if (rc == RT_OK) rc = rt_gh_store_pass_started(c->pg, c->repo, c->workflow);
     if (rc != RT_OK) {
         rt_log_error("cannot read the collection state", "error", rt_pg_errstr(c->pg));
         return rc;
@@ -858,13 +773,11 @@ static int collect_pass(collector *c, const char *since_arg)
     if (!reason && rc == RT_ERETRY && rt_gh_client_stopped(c->gh))
         reason = rt_gh_client_stopped(c->gh) == RT_GH_STOP_BUDGET ? "budget" : "rate-limit";
     if (complete && first_etag && !capped) {
-        const char *ep[] = {full_first, first_etag};
-        if (rt_pg_exec(c->pg, SQL_ETAG_PUT, 2, ep, NULL) != RT_OK)
+        if (rt_gh_store_etag_put(c->pg, full_first, first_etag) != RT_OK)
             rt_log_warn("cannot store an ETag", "error", rt_pg_errstr(c->pg));
     }
     if (complete || reason) {
-        const char *fp[] = {c->repo, c->workflow, reason};
-        if (rt_pg_exec(c->pg, SQL_STATE_FINISH, 3, fp, NULL) != RT_OK)
+        if (rt_gh_store_pass_finished(c->pg, c->repo, c->workflow, reason) != RT_OK)
             rt_log_warn("cannot store the collection state", "error", rt_pg_errstr(c->pg));
     }
     free(etag);
