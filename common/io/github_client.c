@@ -351,6 +351,83 @@ static bool space_mutation(rt_gh_client *c)
     return true;
 }
 
+/* A 3xx answer to a request of url. GitHub moves renamed repositories (301) and asks clients
+ * to follow 301, 302 and 307, repeating the request. Only within github_api_url (same scheme,
+ * host and port, under its path), so the token never leaves for another host or an http://
+ * URL; a redirect elsewhere is refused, not followed without it. *next: the URL to follow
+ * (the caller's), or NULL: RT_OK when the answer is the caller's own (an artifact's /zip
+ * pointing at its storage, with redirect_ok), else RT_EUPSTREAM with errstr set. */
+static int follow_redirect(rt_gh_client *c, const char *method, const char *url, const char *shown,
+                           const rt_gh_response *resp, bool redirect_ok, int *redirects,
+                           char **next_out)
+{
+    *next_out = NULL;
+    char *next = resp->location ? resolve_location(url, resp->location) : NULL;
+    size_t n = strlen(c->api_url);
+    bool inside = next && !strncmp(next, c->api_url, n) &&
+                  (next[n] == '/' || next[n] == '?' || next[n] == '\0');
+    /* an artifact's /zip: the storage URL, unless GitHub moved the API path itself */
+    if (redirect_ok && next &&
+        !(inside &&
+          (!strncmp(next + n, "/repos/", 7) || !strncmp(next + n, "/repositories/", 14)))) {
+        free(next);
+        return RT_OK;
+    }
+    if (!inside || ++*redirects > MAX_REDIRECTS) {
+        rt_set_errstr(c->errstr, "%s %s: HTTP %ld redirect %s", method, shown, resp->status,
+                      !next     ? "without a usable Location"
+                      : !inside ? "outside github_api_url refused (the token goes nowhere else)"
+                                : "loop");
+        free(next);
+        return RT_EUPSTREAM;
+    }
+    *next_out = next;
+    return RT_OK;
+}
+
+/* What a 403 or 429 answer leads to. */
+typedef enum {
+    LIMIT_AGAIN, /* the primary limit is used up: before_request waits for the reset or stops */
+    LIMIT_WAIT,  /* a secondary limit: wait *delay seconds, then try again */
+    LIMIT_STOP,  /* a permission the token lacks, or a wait over max_retry_after_s */
+} limit_step;
+static limit_step on_limit(rt_gh_client *c, const char *method, const char *shown,
+                           const rt_gh_response *resp, const xfer *x, int *secondary_limits,
+                           long *delay, int *rc)
+{
+    bool primary = x->remaining == 0;
+    bool secondary =
+        x->retry_after >= 0 || resp->status == 429 || strcasestr(resp->body, "rate limit") != NULL;
+    *rc = RT_ERETRY;
+    if (primary && x->retry_after < 0) {
+        rt_set_errstr(c->errstr, "%s %s: HTTP %ld, rate limit used up", method, shown,
+                      resp->status);
+        if (c->reset <= time(NULL)) c->reset = time(NULL) + 60;
+        return LIMIT_AGAIN;
+    }
+    if (!secondary) {
+        rt_set_errstr(c->errstr, "%s %s: HTTP %ld (the token may lack a permission)", method, shown,
+                      resp->status);
+        *rc = RT_EAUTH;
+        return LIMIT_STOP;
+    }
+    ++*secondary_limits;
+    if (x->retry_after >= 0) {
+        *delay = x->retry_after;
+    } else { /* at least a minute, doubled each time, a random quarter more */
+        long base = c->opts.secondary_wait_s
+                    << (*secondary_limits - 1 < 6 ? *secondary_limits - 1 : 6);
+        *delay = base + (long)(rand_r(&c->jitter_seed) % (unsigned)(base / 4 + 1));
+    }
+    rt_set_errstr(c->errstr, "%s %s: HTTP %ld, secondary rate limit (retry after %ld s)", method,
+                  shown, resp->status, *delay);
+    if (*delay > c->opts.max_retry_after_s) {
+        c->stopped = RT_GH_STOP_RATE_LIMIT;
+        return LIMIT_STOP;
+    }
+    return LIMIT_WAIT;
+}
+
 static int request(rt_gh_client *c, const char *method, const char *path, const char *if_none_match,
                    const char *json_body, bool redirect_ok, rt_gh_response *resp)
 {
@@ -402,32 +479,9 @@ static int request(rt_gh_client *c, const char *method, const char *path, const 
             break;
         } else if (resp->status == 301 || resp->status == 302 || resp->status == 303 ||
                    resp->status == 307 || resp->status == 308) {
-            /* GitHub moves renamed repositories (301) and asks clients to follow 301, 302
-             * and 307, repeating the request. Only within github_api_url (same scheme, host
-             * and port, under its path), so the token never leaves for another host or an
-             * http:// URL; a redirect elsewhere is refused, not followed without it. */
-            char *next = resp->location ? resolve_location(url, resp->location) : NULL;
-            size_t n = strlen(c->api_url);
-            bool inside = next && !strncmp(next, c->api_url, n) &&
-                          (next[n] == '/' || next[n] == '?' || next[n] == '\0');
-            /* an artifact's /zip: the storage URL, unless GitHub moved the API path itself */
-            if (redirect_ok && next &&
-                !(inside &&
-                  (!strncmp(next + n, "/repos/", 7) || !strncmp(next + n, "/repositories/", 14)))) {
-                free(next);
-                rc = RT_OK;
-                break;
-            }
-            if (!inside || ++redirects > MAX_REDIRECTS) {
-                rt_set_errstr(c->errstr, "%s %s: HTTP %ld redirect %s", method, shown, resp->status,
-                              !next     ? "without a usable Location"
-                              : !inside ? "outside github_api_url refused (the token goes "
-                                          "nowhere else)"
-                                        : "loop");
-                free(next);
-                rc = RT_EUPSTREAM;
-                break;
-            }
+            char *next = NULL; /* within github_api_url only (follow_redirect) */
+            rc = follow_redirect(c, method, url, shown, resp, redirect_ok, &redirects, &next);
+            if (!next) break; /* RT_OK: an artifact's storage URL; else refused */
             char status[24];
             snprintf(status, sizeof status, "%ld", resp->status);
             free(url);
@@ -438,38 +492,10 @@ static int request(rt_gh_client *c, const char *method, const char *path, const 
             attempt--; /* a redirect is no failed attempt */
             continue;
         } else if (resp->status == 403 || resp->status == 429) {
-            bool primary = x.remaining == 0;
-            bool secondary = x.retry_after >= 0 || resp->status == 429 ||
-                             strcasestr(resp->body, "rate limit") != NULL;
-            if (primary && x.retry_after < 0) {
-                rt_set_errstr(c->errstr, "%s %s: HTTP %ld, rate limit used up", method, shown,
-                              resp->status);
-                if (c->reset <= time(NULL)) c->reset = time(NULL) + 60;
-                rc = RT_ERETRY;
-                if (attempt < c->opts.max_attempts + 1) continue; /* before_request decides */
-                break;
-            }
-            if (!secondary) {
-                rt_set_errstr(c->errstr, "%s %s: HTTP %ld (the token may lack a permission)",
-                              method, shown, resp->status);
-                rc = RT_EAUTH;
-                break;
-            }
-            secondary_limits++;
-            if (x.retry_after >= 0) {
-                delay = x.retry_after;
-            } else { /* at least a minute, doubled each time, a random quarter more */
-                long base = c->opts.secondary_wait_s
-                            << (secondary_limits - 1 < 6 ? secondary_limits - 1 : 6);
-                delay = base + (long)(rand_r(&c->jitter_seed) % (unsigned)(base / 4 + 1));
-            }
-            rt_set_errstr(c->errstr, "%s %s: HTTP %ld, secondary rate limit (retry after %ld s)",
-                          method, shown, resp->status, delay);
-            rc = RT_ERETRY;
-            if (delay > c->opts.max_retry_after_s) {
-                c->stopped = RT_GH_STOP_RATE_LIMIT;
-                break;
-            }
+            limit_step step = on_limit(c, method, shown, resp, &x, &secondary_limits, &delay, &rc);
+            if (step == LIMIT_AGAIN && attempt < c->opts.max_attempts + 1)
+                continue; /* the primary limit: before_request decides */
+            if (step != LIMIT_WAIT) break;
         } else if (resp->status >= 500) {
             rt_set_errstr(c->errstr, "%s %s: HTTP %ld", method, shown, resp->status);
             rc = RT_ERETRY;
