@@ -682,6 +682,52 @@ static int list_window(collector *c, const char *first, const char *etag, bool s
     return rc;
 }
 
+/* A listing whose total reaches the cap: GitHub serves at most github_listing_cap (1,000) runs
+ * of a listing filtered by creation time, silently, so the window [since's day, now] is halved
+ * until none reaches it, the older half first; each window is paginated as the first one was.
+ * *complete: every window was listed to its end. */
+static int list_split(collector *c, const char *first, time_t since, time_t now, const char *day,
+                      bool *complete)
+{
+    struct tm tm;
+    int rc;
+    char *base = strndup(first, (size_t)(strstr(first, "created=") - first));
+    time_t stack_from[64], stack_to[64];
+    int depth = 0;
+    stack_from[depth] = since - since % 86400;
+    stack_to[depth++] = now + 3600;
+    *complete = true;
+    rt_log_warn("run listing reaches GitHub's cap: split into created windows", "cap", cap_text(c),
+                "since", day);
+    rc = base ? RT_OK : RT_ENOMEM;
+    while (rc == RT_OK && depth > 0 && !rt_stop_requested()) {
+        time_t from = stack_from[--depth], to = stack_to[depth];
+        char a[32], b[32], url[1200];
+        gmtime_r(&from, &tm);
+        strftime(a, sizeof a, "%Y-%m-%dT%H%%3A%M%%3A%SZ", &tm);
+        gmtime_r(&to, &tm);
+        strftime(b, sizeof b, "%Y-%m-%dT%H%%3A%M%%3A%SZ", &tm);
+        snprintf(url, sizeof url, "%screated=%s..%s", base, a, b);
+        bool window_capped = false, window_complete = false;
+        rc = list_window(c, url, NULL, to - from >= 2 && depth < 62, &window_capped,
+                         &window_complete, NULL);
+        if (rc == RT_OK && window_capped) {
+            time_t mid = from + (to - from) / 2;
+            rt_log_info("run listing window reaches GitHub's cap: split in two", "cap", cap_text(c),
+                        "window", url + strlen(base));
+            stack_from[depth] = mid + 1; /* newer half after the older one */
+            stack_to[depth++] = to;
+            stack_from[depth] = from;
+            stack_to[depth++] = mid;
+            continue;
+        }
+        *complete = *complete && window_complete;
+    }
+    if (depth > 0) *complete = false;
+    free(base);
+    return rc;
+}
+
 /* One pass over the run listing of a workflow ("*": all). */
 static int collect_pass(collector *c, const char *since_arg)
 {
@@ -730,45 +776,7 @@ static int collect_pass(collector *c, const char *since_arg)
     char *etag = etag_of(c, full_first), *first_etag = NULL;
     bool complete = false, capped = false;
     rc = list_window(c, first, etag, true, &capped, &complete, &first_etag);
-    if (rc == RT_OK && capped) {
-        /* GitHub serves at most github_listing_cap (1,000) runs of a listing filtered by
-         * creation time, silently: halve the window [since's day, now] until none reaches
-         * it, the older half first; each window is paginated as the first one was. */
-        char *base = strndup(first, (size_t)(strstr(first, "created=") - first));
-        time_t stack_from[64], stack_to[64];
-        int depth = 0;
-        stack_from[depth] = since - since % 86400;
-        stack_to[depth++] = now + 3600;
-        complete = true;
-        rt_log_warn("run listing reaches GitHub's cap: split into created windows", "cap",
-                    cap_text(c), "since", day);
-        rc = base ? RT_OK : RT_ENOMEM;
-        while (rc == RT_OK && depth > 0 && !rt_stop_requested()) {
-            time_t from = stack_from[--depth], to = stack_to[depth];
-            char a[32], b[32], url[1200];
-            gmtime_r(&from, &tm);
-            strftime(a, sizeof a, "%Y-%m-%dT%H%%3A%M%%3A%SZ", &tm);
-            gmtime_r(&to, &tm);
-            strftime(b, sizeof b, "%Y-%m-%dT%H%%3A%M%%3A%SZ", &tm);
-            snprintf(url, sizeof url, "%screated=%s..%s", base, a, b);
-            bool window_capped = false, window_complete = false;
-            rc = list_window(c, url, NULL, to - from >= 2 && depth < 62, &window_capped,
-                             &window_complete, NULL);
-            if (rc == RT_OK && window_capped) {
-                time_t mid = from + (to - from) / 2;
-                rt_log_info("run listing window reaches GitHub's cap: split in two", "cap",
-                            cap_text(c), "window", url + strlen(base));
-                stack_from[depth] = mid + 1; /* newer half after the older one */
-                stack_to[depth++] = to;
-                stack_from[depth] = from;
-                stack_to[depth++] = mid;
-                continue;
-            }
-            complete = complete && window_complete;
-        }
-        if (depth > 0) complete = false;
-        free(base);
-    }
+    if (rc == RT_OK && capped) rc = list_split(c, first, since, now, day, &complete);
     const char *reason = rt_stop_requested() ? "signal" : NULL;
     if (!reason && rc == RT_ERETRY && rt_gh_client_stopped(c->gh))
         reason = rt_gh_client_stopped(c->gh) == RT_GH_STOP_BUDGET ? "budget" : "rate-limit";

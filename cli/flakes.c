@@ -320,6 +320,32 @@ static void print_labels(json_t *outcomes)
     printf("\n");
 }
 
+/* Under the table: the tests that reported only disabled, collection or build errors, and
+ * the coverage of a GitHub project's collection. */
+static void print_others_and_coverage(json_t *others, json_t *cov, json_t *gaps)
+{
+    size_t i;
+    json_t *other;
+    if (json_array_size(others))
+        printf("not test failures (disabled, collection or build errors: never flaky):\n");
+    json_array_foreach(others, i, other)
+    {
+        const char *key;
+        json_t *n;
+        json_object_foreach(json_object_get(other, "outcomes"), key, n)
+            printf("  %-16s x%-5lld %s\n", key, (long long)json_integer_value(n),
+                   rt_cli_text(json_string_value(json_object_get(other, "test"))));
+    }
+    json_int_t attempts = json_integer_value(json_object_get(cov, "run_attempts"));
+    if (attempts)
+        printf("coverage: %lld run attempts, %lld with outcomes, %lld with gaps (%zu listed"
+               " by --format json)\n",
+               (long long)attempts,
+               (long long)json_integer_value(json_object_get(cov, "attempts_with_outcomes")),
+               (long long)json_integer_value(json_object_get(cov, "attempts_with_gaps")),
+               json_array_size(gaps));
+}
+
 int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
 {
     static const struct option options[] = {
@@ -396,26 +422,7 @@ int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
         free(text);
     } else {
         print_table(rows);
-        size_t i;
-        json_t *other;
-        if (json_array_size(others))
-            printf("not test failures (disabled, collection or build errors: never flaky):\n");
-        json_array_foreach(others, i, other)
-        {
-            const char *key;
-            json_t *n;
-            json_object_foreach(json_object_get(other, "outcomes"), key, n)
-                printf("  %-16s x%-5lld %s\n", key, (long long)json_integer_value(n),
-                       rt_cli_text(json_string_value(json_object_get(other, "test"))));
-        }
-        json_int_t attempts = json_integer_value(json_object_get(cov, "run_attempts"));
-        if (attempts)
-            printf("coverage: %lld run attempts, %lld with outcomes, %lld with gaps (%zu listed"
-                   " by --format json)\n",
-                   (long long)attempts,
-                   (long long)json_integer_value(json_object_get(cov, "attempts_with_outcomes")),
-                   (long long)json_integer_value(json_object_get(cov, "attempts_with_gaps")),
-                   json_array_size(gaps));
+        print_others_and_coverage(others, cov, gaps);
     }
     status = 0;
 out:
