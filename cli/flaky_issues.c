@@ -29,90 +29,8 @@
 #include "common/core/github.h"
 #include "common/issue_tracker.h"
 #include "common/io/pg.h"
+#include "common/store/flaky_issues.h"
 #include "common/store/outcomes.h"
-
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-
-/* $1 project, $2 now, $3 window, $4 min branches, $5 the window's end: the end of now's UTC
- * day, so that the window is whole days, read from the rollup (as `retrig flakes` reads it;
- * a window ending at now reads the raw rows, which took minutes at 50 million outcomes);
- * $6 the trusted author associations, comma-separated. trusted_fork_branches: the branches
- * (pull requests) with a failure in the window that count toward opening an issue, and
- * those that do not (fork pull requests of authors not trusted: github_fork_runs). */
-// clang-format off
-static const char SQL_CANDIDATES[] =
-    "WITH f AS (SELECT * FROM history_flakes($1, $5::timestamptz - $3::interval,"
-    "                 $5::timestamptz, false, $4::integer, $3::interval)),"
-    " m AS (SELECT test, failures FROM history_flakes($1, $5::timestamptz - $3::interval,"
-    "                 $5::timestamptz, true, $4::integer, $3::interval)),"
-    " t AS (SELECT test FROM f UNION SELECT test FROM flaky_issues WHERE project = $1)"
-    " SELECT t.test, coalesce(f.runs, 0) AS runs, coalesce(f.failures, 0) AS failures,"
-    "        coalesce(f.failure_rate, 0) AS failure_rate, coalesce(f.branches, 0) AS branches,"
-    "        coalesce(f.prs, 0) AS prs, coalesce(m.failures, 0) AS main_failures,"
-    "        coalesce(f.push_failure_chance, 0) AS push_failure_chance,"
-    "        coalesce(f.flaky, false) AS flaky,"
-    "        (SELECT count(*) FROM github_rerun_flips x WHERE x.repository = $1"
-    "           AND x.test = t.test AND x.failed_at >= $5::timestamptz - $3::interval"
-    "           AND x.failed_at <= $2::timestamptz) AS rerun_flips,"
-    "        (SELECT extract(epoch FROM max(r.run_at))::bigint FROM history_tests ht"
-    "           JOIN history_runs r ON r.id = ht.run_id WHERE r.repository = $1"
-    "           AND ht.test = t.test AND ht.failed AND r.run_at <= $2::timestamptz)"
-    "          AS last_failure,"
-    "        " TS("f.first_failure_at") " AS first_failure_at, f.first_failure_branch,"
-    "        f.first_failure_revision,"
-    "        (SELECT g.html_url FROM github_runs g WHERE g.repository = $1"
-    "           AND g.head_sha = f.first_failure_revision ORDER BY g.run_started_at LIMIT 1)"
-    "          AS first_failure_url,"
-    "        (SELECT ht.message FROM history_tests ht JOIN history_runs r ON r.id = ht.run_id"
-    "           WHERE r.repository = $1 AND ht.test = t.test AND ht.failed"
-    "             AND r.run_at <= $2::timestamptz ORDER BY r.run_at DESC LIMIT 1) AS message,"
-    "        fi.state, fi.issue_number, fi.issue_url, fi.comment_id, fi.figures::text AS figures,"
-    "        (SELECT count(DISTINCT r.branch_key) || ' ' ||"
-    "                count(DISTINCT r.branch_key) FILTER (WHERE ht.failed)"
-    "           FROM history_tests ht JOIN history_runs r ON r.id = ht.run_id"
-    "          WHERE r.repository = $1 AND ht.test = t.test AND r.branch_class = 'other'"
-    "            AND r.run_at >= $5::timestamptz - $3::interval AND r.run_at < $5::timestamptz)"
-    "          AS prs_ran_failed,"
-    "        (SELECT count(DISTINCT r.branch_key) FILTER (WHERE x.history_run_id IS NULL) || ' ' ||"
-    "                count(DISTINCT r.branch_key) FILTER (WHERE x.history_run_id IS NOT NULL)"
-    "           FROM history_tests ht JOIN history_runs r ON r.id = ht.run_id"
-    "           LEFT JOIN github_fork_runs x ON x.history_run_id = r.id"
-    "                 AND NOT coalesce(upper(x.author_association)"
-    "                                  = ANY (string_to_array($6, ',')), false)"
-    "          WHERE r.repository = $1 AND ht.test = t.test AND ht.failed"
-    "            AND r.branch_class = 'other'"
-    "            AND r.run_at >= $5::timestamptz - $3::interval AND r.run_at < $5::timestamptz)"
-    "          AS trusted_fork_branches"
-    "   FROM t LEFT JOIN f ON f.test = t.test LEFT JOIN m ON m.test = t.test"
-    "   LEFT JOIN flaky_issues fi ON fi.project = $1 AND fi.test = t.test"
-    "  ORDER BY coalesce(f.flaky, false) DESC, coalesce(f.branches, 0) DESC, t.test";
-enum {
-    C_TEST, C_RUNS, C_FAILURES, C_RATE, C_BRANCHES, C_PRS, C_MAIN_FAILURES, C_PUSH_CHANCE,
-    C_FLAKY, C_FLIPS, C_LAST_FAILURE, C_FF_AT, C_FF_BRANCH, C_FF_REVISION, C_FF_URL, C_MESSAGE,
-    C_STATE, C_NUMBER, C_URL, C_COMMENT, C_FIGURES, C_PRS_RAN_FAILED, C_TRUSTED_FORK, C_N
-};
-static const char *const CANDIDATE_COLS[C_N] = {
-    "test", "runs", "failures", "failure_rate", "branches", "prs", "main_failures",
-    "push_failure_chance", "flaky", "rerun_flips", "last_failure", "first_failure_at",
-    "first_failure_branch", "first_failure_revision", "first_failure_url", "message", "state",
-    "issue_number", "issue_url", "comment_id", "figures", "prs_ran_failed",
-    "trusted_fork_branches"};
-// clang-format on
-
-static const char SQL_RECORD[] =
-    "INSERT INTO flaky_issues (project, test, marker, tracker, state, issue_number, issue_url,"
-    " comment_id, opened_at, updated_at, closed_at, reopened_at, last_failure_at, figures)"
-    " VALUES ($1, $2, $3, $4, $5, $6::bigint, $7, $8::bigint, $9::timestamptz, $9::timestamptz,"
-    " CASE WHEN $5 = 'closed' THEN $9::timestamptz END, NULL, to_timestamp($10::bigint),"
-    " $11::jsonb)"
-    " ON CONFLICT (project, test) DO UPDATE SET state = EXCLUDED.state,"
-    " issue_number = EXCLUDED.issue_number, issue_url = EXCLUDED.issue_url,"
-    " comment_id = EXCLUDED.comment_id, updated_at = EXCLUDED.updated_at,"
-    " closed_at = CASE WHEN EXCLUDED.state = 'closed' THEN coalesce(CASE WHEN"
-    "   flaky_issues.state = 'closed' THEN flaky_issues.closed_at END, EXCLUDED.updated_at) END,"
-    " reopened_at = CASE WHEN flaky_issues.state = 'closed' AND EXCLUDED.state = 'open'"
-    "   THEN EXCLUDED.updated_at ELSE flaky_issues.reopened_at END,"
-    " last_failure_at = EXCLUDED.last_failure_at, figures = EXCLUDED.figures";
 
 static void usage(FILE *out)
 {
@@ -149,49 +67,43 @@ typedef struct plan_row {
     const char *held; /* "deferred" (flaky_issues_max_new), "forks" (flaky through forks only) */
 } plan_row;
 
-static const char *value_or_null(PGresult *res, int row, int col)
-{
-    return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
-}
-
-/* The figures of one row of SQL_CANDIDATES and the state of its test's issue. */
-static void read_candidate(PGresult *res, int r, const int *c, const rt_config *cfg, plan_row *p)
+/* The figures of one candidate and the state of its test's issue; f's texts point into
+ * the candidate, which outlives the plan. */
+static void read_candidate(const rt_flaky_candidate *k, const rt_config *cfg, plan_row *p)
 {
     rt_flaky_figures *f = &p->fig;
-    f->test = PQgetvalue(res, r, c[C_TEST]);
+    f->test = k->test;
     f->window_days = cfg->history_flaky_window_days;
-    f->runs = atol(PQgetvalue(res, r, c[C_RUNS]));
-    f->failures = atol(PQgetvalue(res, r, c[C_FAILURES]));
-    f->failure_rate = atof(PQgetvalue(res, r, c[C_RATE]));
-    f->branches = atol(PQgetvalue(res, r, c[C_BRANCHES]));
-    f->prs = atol(PQgetvalue(res, r, c[C_PRS]));
-    f->main_failures = atol(PQgetvalue(res, r, c[C_MAIN_FAILURES]));
-    f->push_failure_chance = atof(PQgetvalue(res, r, c[C_PUSH_CHANCE]));
+    f->runs = (long)k->runs;
+    f->failures = (long)k->failures;
+    f->failure_rate = k->failure_rate;
+    f->branches = (long)k->branches;
+    f->prs = (long)k->prs;
+    f->main_failures = (long)k->main_failures;
+    f->push_failure_chance = k->push_failure_chance;
     /* strangers cannot drive an issue: the rule must hold on the trusted branches alone */
     long trusted = 0;
-    if (sscanf(PQgetvalue(res, r, c[C_TRUSTED_FORK]), "%ld %ld", &trusted, &f->fork_branches) != 2)
+    if (sscanf(k->trusted_fork_branches, "%ld %ld", &trusted, &f->fork_branches) != 2)
         trusted = f->fork_branches = 0;
-    f->flaky =
-        (PQgetvalue(res, r, c[C_FLAKY])[0] == 't' && trusted > cfg->history_flaky_min_branches) ||
-        (cfg->flaky_issue_on_main && f->main_failures > 0);
-    f->rerun_flips = atol(PQgetvalue(res, r, c[C_FLIPS]));
-    f->last_failure = (time_t)atoll(PQgetvalue(res, r, c[C_LAST_FAILURE]));
-    f->first_failure_time = value_or_null(res, r, c[C_FF_AT]);
-    f->first_failure_branch = value_or_null(res, r, c[C_FF_BRANCH]);
-    f->first_failure_revision = value_or_null(res, r, c[C_FF_REVISION]);
-    f->first_failure_url = value_or_null(res, r, c[C_FF_URL]);
-    f->message = value_or_null(res, r, c[C_MESSAGE]);
-    const char *prs = PQgetvalue(res, r, c[C_PRS_RAN_FAILED]);
-    if (sscanf(prs, "%ld %ld", &f->prs_ran, &f->prs_failed) != 2) f->prs_ran = f->prs_failed = 0;
-    const char *state = value_or_null(res, r, c[C_STATE]);
+    f->flaky = (k->flaky && trusted > cfg->history_flaky_min_branches) ||
+               (cfg->flaky_issue_on_main && f->main_failures > 0);
+    f->rerun_flips = (long)k->rerun_flips;
+    f->last_failure = (time_t)k->last_failure;
+    f->first_failure_time = k->first_failure_at;
+    f->first_failure_branch = k->first_failure_branch;
+    f->first_failure_revision = k->first_failure_revision;
+    f->first_failure_url = k->first_failure_url;
+    f->message = k->message;
+    if (sscanf(k->prs_ran_failed, "%ld %ld", &f->prs_ran, &f->prs_failed) != 2)
+        f->prs_ran = f->prs_failed = 0;
+    const char *state = k->state;
     p->state = !state ? RT_FLAKY_NONE : !strcmp(state, "open") ? RT_FLAKY_OPEN : RT_FLAKY_CLOSED;
     if (state) {
-        p->issue.number = atoll(PQgetvalue(res, r, c[C_NUMBER]));
-        snprintf(p->issue.url, sizeof p->issue.url, "%s", PQgetvalue(res, r, c[C_URL]));
-        p->issue.comment_id =
-            PQgetisnull(res, r, c[C_COMMENT]) ? 0 : atoll(PQgetvalue(res, r, c[C_COMMENT]));
+        p->issue.number = k->issue_number;
+        snprintf(p->issue.url, sizeof p->issue.url, "%s", k->issue_url);
+        p->issue.comment_id = k->comment_id;
         p->issue.open = p->state == RT_FLAKY_OPEN;
-        p->stored = json_loads(PQgetvalue(res, r, c[C_FIGURES]), 0, NULL);
+        p->stored = json_loads(k->figures, 0, NULL);
     }
 }
 
@@ -199,24 +111,20 @@ static void read_candidate(PGresult *res, int r, const int *c, const rt_config *
 static int record(rt_pg *pg, const char *project, plan_row *p, const char *tracker,
                   const char *now_text)
 {
-    char number[24], comment[24], last[24];
-    snprintf(number, sizeof number, "%lld", p->issue.number);
-    snprintf(comment, sizeof comment, "%lld", p->issue.comment_id);
-    snprintf(last, sizeof last, "%lld", (long long)p->fig.last_failure);
     char *figures = json_dumps(p->fresh, JSON_COMPACT);
     if (!figures) return RT_ENOMEM;
-    const char *params[] = {project,
-                            p->fig.test,
-                            p->marker,
-                            tracker,
-                            p->issue.open ? "open" : "closed",
-                            number,
-                            p->issue.url,
-                            p->issue.comment_id > 0 ? comment : NULL,
-                            now_text,
-                            p->fig.last_failure > 0 ? last : "0",
-                            figures};
-    int rc = rt_pg_exec(pg, SQL_RECORD, 11, params, NULL);
+    rt_flaky_issue_row row = {.project = project,
+                              .test = p->fig.test,
+                              .marker = p->marker,
+                              .tracker = tracker,
+                              .open = p->issue.open,
+                              .number = p->issue.number,
+                              .url = p->issue.url,
+                              .comment_id = p->issue.comment_id,
+                              .at = now_text,
+                              .last_failure = (long long)p->fig.last_failure,
+                              .figures = figures};
+    int rc = rt_flaky_issue_record(pg, &row);
     if (rc != RT_OK) rt_log_error("cannot record the issue", "error", rt_pg_errstr(pg));
     free(figures);
     return rc;
@@ -338,7 +246,7 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         rt_log_error("--now wants an ISO-8601 time such as 2024-05-01T10:00:00Z", "value", now_arg);
         return 2;
     }
-    char now_text[32], until_text[32], window[32], min_branches[16];
+    char now_text[32], until_text[32], window[32];
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(now_text, sizeof now_text, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -346,7 +254,6 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
     gmtime_r(&until, &tm);
     strftime(until_text, sizeof until_text, "%Y-%m-%dT00:00:00Z", &tm);
     snprintf(window, sizeof window, "%d days", cfg->history_flaky_window_days);
-    snprintf(min_branches, sizeof min_branches, "%d", cfg->history_flaky_min_branches);
     char errstr[RT_ERRSTR_SIZE] = "";
     if (token_file) {
         if (rt__cli_token_file(cfg, token_file)) return 2;
@@ -355,7 +262,8 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
     int status = 1;
     rt_pg *pg = NULL;
     rt_tracker *tracker = NULL;
-    PGresult *res = NULL;
+    rt_flaky_candidate *cands = NULL;
+    size_t ncands = 0;
     plan_row *plan = NULL;
     rt_outcome_labels_list labels = {0};
     rt_test_variants variants = {0};
@@ -378,17 +286,12 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         snprintf(trusted + used, sizeof trusted - used, "%s%s", used ? "," : "",
                  cfg->flaky_issues_trusted_associations.items[i]);
     }
-    const char *params[] = {project, now_text, window, min_branches, until_text, trusted};
-    if (rt_pg_exec(pg, SQL_CANDIDATES, 6, params, &res) != RT_OK) {
+    if (rt_flaky_candidates(pg, project, now_text, window, cfg->history_flaky_min_branches,
+                            until_text, trusted, &cands, &ncands) != RT_OK) {
         rt_log_error("cannot query the test history", "error", rt_pg_errstr(pg));
         goto out;
     }
-    int c[C_N];
-    if (rt_pg_columns(res, CANDIDATE_COLS, C_N, c, errstr) != RT_OK) {
-        rt_log_error("cannot query the test history", "error", errstr);
-        goto out;
-    }
-    n = PQntuples(res);
+    n = (int)ncands;
     if (rt_outcome_labels_read(pg, project, until_text, window, &labels) != RT_OK ||
         rt_test_variants_read(pg, project, until_text, window, &variants) != RT_OK) {
         rt_log_error("cannot query the test history", "error", rt_pg_errstr(pg));
@@ -400,7 +303,7 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         plan_row *p = &plan[r];
         rt_flaky_figures *f = &p->fig;
         f->project = project;
-        read_candidate(res, r, c, cfg, p);
+        read_candidate(&cands[r], cfg, p);
         f->variants = rt_test_variants_of(&variants, f->test, &f->nvariants);
         const rt_outcome_labels *l = rt_outcome_labels_find(&labels, f->test);
         if (l) {
@@ -416,7 +319,7 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         p->action =
             rt_flaky_decide(p->state, f->flaky, rt_flaky_figures_changed(p->stored, p->fresh),
                             f->last_failure, now, cfg->flaky_issue_quiet_days, &p->reason);
-        if (p->state == RT_FLAKY_NONE && !f->flaky && PQgetvalue(res, r, c[C_FLAKY])[0] == 't') {
+        if (p->state == RT_FLAKY_NONE && !f->flaky && cands[r].flaky) {
             p->reason = "flaky only through pull requests from forks: evidence, not counted";
             p->held = "forks";
         }
@@ -511,7 +414,7 @@ out:
     rt_outcome_labels_free(&labels);
     rt_test_variants_free(&variants);
     json_decref(out_rows);
-    PQclear(res);
+    rt_flaky_candidates_free(cands, ncands);
     rt_tracker_free(tracker);
     rt_pg_free(pg);
     return status;
