@@ -24,6 +24,17 @@ enum { JN_ID, JN_OPENED, JN_JOINED, JN_N };
 static const char *const JOIN_COLS[JN_N] = {"id", "opened", "joined"};
 static const char SQL_OF_SET[] = "SELECT pool_id FROM pooled_set_members WHERE set_id = $1::bigint";
 static const char *const OF_SET_COLS[] = {"pool_id"};
+static const char SQL_SET_FAILURE[] =
+    "SELECT s.project, s.revision, coalesce(s.platform, '') AS platform, s.label,"
+    " coalesce(f.value->>'test', '') AS test, coalesce(f.value->>'group', '') AS group_name"
+    " FROM retrigger_sets s LEFT JOIN LATERAL ("
+    "  SELECT e.value FROM jsonb_array_elements(CASE WHEN jsonb_typeof(s.failures) = 'array'"
+    "   THEN s.failures ELSE '[]'::jsonb END) WITH ORDINALITY AS e(value, n)"
+    "  WHERE coalesce(e.value->>'test', '') <> '' ORDER BY e.n LIMIT 1) f ON true"
+    " WHERE s.id = $1::bigint";
+enum { SF_PROJECT, SF_REVISION, SF_PLATFORM, SF_LABEL, SF_TEST, SF_GROUP, SF_N };
+static const char *const SET_FAILURE_COLS[SF_N] = {"project", "revision", "platform",
+                                                   "label",   "test",     "group_name"};
 static const char SQL_LOCK[] =
     "SELECT id, project, revision, test, coalesce(group_name, '') AS group_name, state,"
     " now() >= settle_until AS settled, now() >= deadline_at AS past_deadline, rounds,"
@@ -55,8 +66,10 @@ static const char SQL_MEMBERS[] =
     " s.retrigger_count + s.later_retriggers AS requested, s.found_count AS found,"
     " m.asked_round, m.asked, m.set_round, s.round AS latest_set_round,"
     " (s.status = 'decided' OR EXISTS (SELECT 1 FROM decisions d WHERE d.set_id = s.id))"
-    "  AS set_decided, s.project"
+    "  AS set_decided, s.project,"
+    " r.set_id IS NOT NULL AS round_made, coalesce(r.refused, false) AS round_refused"
     " FROM pooled_set_members m JOIN retrigger_sets s ON s.id = m.set_id"
+    " LEFT JOIN retrigger_rounds r ON r.set_id = m.set_id AND r.round = m.set_round"
     " WHERE m.pool_id = $1::bigint ORDER BY m.joined_at, m.set_id LIMIT $2::integer";
 enum {
     MB_SET_ID,
@@ -72,11 +85,14 @@ enum {
     MB_LATEST_SET_ROUND,
     MB_SET_DECIDED,
     MB_PROJECT,
+    MB_ROUND_MADE,
+    MB_ROUND_REFUSED,
     MB_N
 };
 static const char *const MEMBER_COLS[MB_N] = {
-    "set_id",      "config", "retriggers", "reproduced",       "unusable",    "requested", "found",
-    "asked_round", "asked",  "set_round",  "latest_set_round", "set_decided", "project"};
+    "set_id",           "config",      "retriggers",  "reproduced", "unusable",
+    "requested",        "found",       "asked_round", "asked",      "set_round",
+    "latest_set_round", "set_decided", "project",     "round_made", "round_refused"};
 static const char SQL_MEMBER_EVIDENCE[] =
     "UPDATE pooled_set_members SET retriggers = $2::integer, reproduced = $3::integer,"
     " unusable = $4::integer WHERE set_id = $1::bigint";
@@ -151,6 +167,29 @@ int rt_pools_join(rt_pg *pg, const rt_pools_join_in *in, long long *pool_id, boo
     *pool_id = rt_pg_int(res, 0, c[JN_ID]);
     *opened = rt_pg_bool(res, 0, c[JN_OPENED]);
     *joined = rt_pg_bool(res, 0, c[JN_JOINED]);
+    PQclear(res);
+    return RT_OK;
+}
+
+int rt_pools_set_failure_of(rt_pg *pg, long long set_id, rt_pools_set_failure *out)
+{
+    char set[32];
+    snprintf(set, sizeof set, "%lld", set_id);
+    const char *params[] = {set};
+    PGresult *res = NULL;
+    int c[SF_N];
+    memset(out, 0, sizeof *out);
+    int rc = rt_pg_exec(pg, SQL_SET_FAILURE, 1, params, &res);
+    if (rc == RT_OK) rc = rt_pg_result_columns(&res, SET_FAILURE_COLS, SF_N, c);
+    if (rc != RT_OK) return rc;
+    if (PQntuples(res) == 1) {
+        copy(out->project, sizeof out->project, rt_pg_text(res, 0, c[SF_PROJECT]));
+        copy(out->revision, sizeof out->revision, rt_pg_text(res, 0, c[SF_REVISION]));
+        copy(out->platform, sizeof out->platform, rt_pg_text(res, 0, c[SF_PLATFORM]));
+        copy(out->label, sizeof out->label, rt_pg_text(res, 0, c[SF_LABEL]));
+        copy(out->test, sizeof out->test, rt_pg_text(res, 0, c[SF_TEST]));
+        copy(out->group_name, sizeof out->group_name, rt_pg_text(res, 0, c[SF_GROUP]));
+    }
     PQclear(res);
     return RT_OK;
 }
@@ -230,6 +269,8 @@ int rt_pools_members(rt_pg *pg, long long pool_id, rt_pool_member *out, size_t m
         m->latest_set_round = (int)rt_pg_int(res, i, c[MB_LATEST_SET_ROUND]);
         m->set_decided = rt_pg_bool(res, i, c[MB_SET_DECIDED]);
         copy(m->project, sizeof m->project, rt_pg_text(res, i, c[MB_PROJECT]));
+        m->round_made = rt_pg_bool(res, i, c[MB_ROUND_MADE]);
+        m->round_refused = rt_pg_bool(res, i, c[MB_ROUND_REFUSED]);
     }
     PQclear(res);
     return RT_OK;

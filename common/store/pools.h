@@ -37,6 +37,14 @@ typedef struct rt_pools_join_in {
  * *opened: this call opened it; *joined: this call added the member. */
 RT_MUSTCHECK int rt_pools_join(rt_pg *pg, const rt_pools_join_in *in, long long *pool_id,
                                bool *opened, bool *joined);
+/* The first failure naming a test of a retrigger set (its failures, as retrig-classify
+ * stored them) with the set's platform and label; test "" when none names one. */
+typedef struct rt_pools_set_failure {
+    char test[RT_POOLS_TEST_SIZE], group_name[RT_POOLS_TEST_SIZE];
+    char project[65], revision[41];
+    char platform[RT_POOLS_CONFIG_SIZE], label[512];
+} rt_pools_set_failure;
+RT_MUSTCHECK int rt_pools_set_failure_of(rt_pg *pg, long long set_id, rt_pools_set_failure *out);
 /* The pooled set of a retrigger set; 0 when it has none. */
 RT_MUSTCHECK int rt_pools_of_set(rt_pg *pg, long long set_id, long long *pool_id);
 
@@ -69,6 +77,8 @@ typedef struct rt_pool_member {
     int latest_set_round;                 /* retrigger_sets.round now */
     bool set_decided;
     char project[65];
+    bool round_made;    /* the set round set_round exists (retrigger_rounds) */
+    bool round_refused; /* and the budget granted it nothing */
 } rt_pool_member;
 
 /* The members, the opening one first (joined_at, then set id); *n at most max. */
