@@ -212,6 +212,24 @@ static long long hook_times(rt_ch *h, size_t *calls)
     return times;
 }
 
+/* The output of a retrig command against the harness database (malloc'd). */
+static char *retrig(rt_ch *h, const char *args)
+{
+    char cmd[1024], out[256];
+    snprintf(cmd, sizeof cmd, "RETRIG_DATABASE_URL='%s' %s/retrig %s 2>&1", h->database_url,
+             RT_TEST_BIN_DIR, args);
+    FILE *pipe = popen(cmd, "r");
+    assert_non_null(pipe);
+    char *all = NULL;
+    size_t size = 0;
+    FILE *mem = open_memstream(&all, &size);
+    size_t n;
+    while ((n = fread(out, 1, sizeof out, pipe)) > 0) fwrite(out, 1, n, mem);
+    fclose(mem);
+    assert_int_equal(pclose(pipe), 0);
+    return all;
+}
+
 static void assert_text(rt_ch *h, const char *sql, const char *want)
 {
     char *v = rt_ch_sql_text(h, sql, 0, NULL);
@@ -278,6 +296,27 @@ static void test_failing_on_3_of_7_configurations_is_one_pooled_regression(void 
     assert_int_equal(hook_times(h, &calls), 0);
     assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+
+    /* retrig explain of any failing task: every configuration's evidence in one table. */
+    char args[64];
+    snprintf(args, sizeof args, "explain %s", tasks[1]);
+    char *out = retrig(h, args);
+    static const char *const want[] = {
+        "the pooled verdict (pooled set ",
+        TEST_NAME " on every configuration of the push)",
+        "regression (confident), p_regression 1.000; 0 round(s), 0 retrigger(s) asked for",
+        "config                                   push run retriggers reproduced pending",
+        "linux1804-64/opt                         passed            0          0       0\n",
+        "policy pooled: p_regression 1.000",
+        "  <- this set",
+        "the seed rule on this task's own runs: undecided (no-usable-retriggers)"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (!strstr(out, want[i])) fail_msg("retrig explain lacks '%s':\n%s", want[i], out);
+    size_t failing = 0;
+    for (const char *at = out; (at = strstr(at, "failed            0          0       0")); at++)
+        failing++;
+    if (failing != 3) fail_msg("retrig explain: %zu failing configurations:\n%s", failing, out);
+    free(out);
 }
 
 static void test_failing_on_1_of_7_is_intermittent_retriggering_only_it(void **state)
