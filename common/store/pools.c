@@ -67,7 +67,8 @@ static const char SQL_MEMBERS[] =
     " m.asked_round, m.asked, m.set_round, s.round AS latest_set_round,"
     " (s.status = 'decided' OR EXISTS (SELECT 1 FROM decisions d WHERE d.set_id = s.id))"
     "  AS set_decided, s.project,"
-    " r.set_id IS NOT NULL AS round_made, coalesce(r.refused, false) AS round_refused"
+    " r.set_id IS NOT NULL AS round_made, coalesce(r.refused, false) AS round_refused,"
+    " coalesce(r.published_at IS NOT NULL, false) AS round_published"
     " FROM pooled_set_members m JOIN retrigger_sets s ON s.id = m.set_id"
     " LEFT JOIN retrigger_rounds r ON r.set_id = m.set_id AND r.round = m.set_round"
     " WHERE m.pool_id = $1::bigint ORDER BY m.joined_at, m.set_id LIMIT $2::integer";
@@ -87,12 +88,13 @@ enum {
     MB_PROJECT,
     MB_ROUND_MADE,
     MB_ROUND_REFUSED,
+    MB_ROUND_PUBLISHED,
     MB_N
 };
 static const char *const MEMBER_COLS[MB_N] = {
-    "set_id",           "config",      "retriggers",  "reproduced", "unusable",
-    "requested",        "found",       "asked_round", "asked",      "set_round",
-    "latest_set_round", "set_decided", "project",     "round_made", "round_refused"};
+    "set_id",  "config",      "retriggers",    "reproduced",     "unusable",         "requested",
+    "found",   "asked_round", "asked",         "set_round",      "latest_set_round", "set_decided",
+    "project", "round_made",  "round_refused", "round_published"};
 static const char SQL_MEMBER_EVIDENCE[] =
     "UPDATE pooled_set_members SET retriggers = $2::integer, reproduced = $3::integer,"
     " unusable = $4::integer WHERE set_id = $1::bigint";
@@ -271,6 +273,7 @@ int rt_pools_members(rt_pg *pg, long long pool_id, rt_pool_member *out, size_t m
         copy(m->project, sizeof m->project, rt_pg_text(res, i, c[MB_PROJECT]));
         m->round_made = rt_pg_bool(res, i, c[MB_ROUND_MADE]);
         m->round_refused = rt_pg_bool(res, i, c[MB_ROUND_REFUSED]);
+        m->round_published = rt_pg_bool(res, i, c[MB_ROUND_PUBLISHED]);
     }
     PQclear(res);
     return RT_OK;

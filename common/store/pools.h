@@ -77,8 +77,9 @@ typedef struct rt_pool_member {
     int latest_set_round;                 /* retrigger_sets.round now */
     bool set_decided;
     char project[65];
-    bool round_made;    /* the set round set_round exists (retrigger_rounds) */
-    bool round_refused; /* and the budget granted it nothing */
+    bool round_made;      /* the set round set_round exists (retrigger_rounds) */
+    bool round_refused;   /* and the budget granted it nothing */
+    bool round_published; /* and its retrigger request went out */
 } rt_pool_member;
 
 /* The members, the opening one first (joined_at, then set id); *n at most max. */

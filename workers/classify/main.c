@@ -368,7 +368,7 @@ static void act(run_call *c, const rt_elig_result *r)
     const rt_taskdef *task = c->task;
     if (r->verdict == RT_ELIG_RETRIGGER) {
         /* pooled: no retrigger at first; the pooled set asks (workers/classify/pooled.h). */
-        bool pooled = rt_decide_policy_pooled(w->cfg);
+        bool pooled = classify_pooled(w->cfg, &c->es);
         int wanted = pooled ? 0 : r->retriggers;
         if (classify_adaptive_first_round(w, task, &c->es, &wanted) != RT_OK)
             rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));

@@ -6,15 +6,27 @@
 
 #include "common/core/decide_pool.h"
 #include "common/io/log.h"
+#include "common/policy.h"
 #include "common/store/pools.h"
 #include "common/store/sets.h"
+
+/* The first failure naming a test, NULL when none does. */
+static const rt_es_failure *first_test(const rt_errorsummary *es)
+{
+    for (size_t i = 0; es && i < es->nfailures; i++)
+        if (es->failures[i].test && es->failures[i].test[0]) return &es->failures[i];
+    return NULL;
+}
+
+bool classify_pooled(const rt_config *cfg, const rt_errorsummary *es)
+{
+    return rt_decide_policy_pooled(cfg) && first_test(es) != NULL;
+}
 
 int classify_pool_join(rt_pg *pg, const rt_config *cfg, const rt_taskdef *task,
                        const rt_errorsummary *es)
 {
-    const rt_es_failure *first = NULL;
-    for (size_t i = 0; es && i < es->nfailures && !first; i++)
-        if (es->failures[i].test && es->failures[i].test[0]) first = &es->failures[i];
+    const rt_es_failure *first = first_test(es);
     if (!first || !task->project || !task->revision || !task->label) return RT_OK;
     rt_set_ref set;
     int rc = rt_sets_find(pg, task->project, task->revision, task->label, &set);

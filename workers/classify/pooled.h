@@ -17,6 +17,10 @@
 #include "common/core/taskdef.h"
 #include "common/io/pg.h"
 
+/* Whether the failure is pooled: decide_policy = pooled and a failure of es names a test
+ * (a failure naming none, a crash of no test, keeps the seed rule's retriggers). */
+bool classify_pooled(const rt_config *cfg, const rt_errorsummary *es);
+
 /* Joins the set of (task's project, revision, label), when it exists, to the pooled set of
  * es's first failing test. RT_OK with nothing done when the set does not exist (the
  * failure was not retriggered: budget, duplicate of another task) or no failure names a

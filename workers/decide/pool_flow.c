@@ -32,7 +32,8 @@ typedef struct pool_look {
     pool_config where[RT_POOL_MAX_CONFIGS];
     rt_pool_config configs[RT_POOL_MAX_CONFIGS];
     size_t nconfigs;
-    size_t planned[RT_POOL_MAX_CONFIGS]; /* per member: planned, not made yet */
+    size_t planned[RT_POOL_MAX_CONFIGS];   /* per member: planned, not made yet */
+    bool unpublished[RT_POOL_MAX_CONFIGS]; /* per member: made, its request not out */
     size_t spent;
     rt_pool_result result;
 } pool_look;
@@ -127,12 +128,14 @@ static int gather_configs(pool_flow *p, pool_look *l, bool deadline)
         int pending = asked_for - m->retriggers - m->unusable;
         /* A share of the latest round planned and not made yet (a crash, or a replica
          * between its plan and its asks). */
-        l->planned[i] = m->asked_round == l->row.rounds && m->asked > 0 && !m->round_made &&
-                                m->latest_set_round < m->set_round
-                            ? (size_t)m->asked
-                            : 0;
+        bool latest = m->asked_round == l->row.rounds && m->asked > 0;
+        l->planned[i] =
+            latest && !m->round_made && m->latest_set_round < m->set_round ? (size_t)m->asked : 0;
         if (pending < 0) pending = 0;
         pending += (int)l->planned[i];
+        /* Made but its request not out (a crash between the two): asked again, which
+         * publishes it; its retriggers are pending already (the set's count has them). */
+        l->unpublished[i] = latest && m->round_made && !m->round_refused && !m->round_published;
         if (deadline) pending = 0; /* the retriggers still missing are left out */
         l->configs[l->nconfigs] = (rt_pool_config){.failed = true,
                                                    .retriggers = (size_t)m->retriggers,
@@ -232,7 +235,7 @@ static int ask_planned(pool_flow *p, const pool_look *l, const pool_set *set)
 {
     for (size_t i = 0; i < l->nmembers; i++) {
         const rt_pool_member *m = &l->members[i];
-        if (!l->planned[i]) continue;
+        if (!l->planned[i] && !l->unpublished[i]) continue;
         char id_text[32];
         snprintf(id_text, sizeof id_text, "%lld", m->set_id);
         rounds_set rs = {.id = m->set_id,
@@ -241,12 +244,13 @@ static int ask_planned(pool_flow *p, const pool_look *l, const pool_set *set)
                          .revision = l->row.revision,
                          .failure_seen_at = set->failure_seen_at};
         bool refused = false;
-        int rc = decide_rounds_ask_more(p->rounds, &rs, m->set_round, l->planned[i],
-                                        l->result.p_regression, &refused);
+        size_t more = l->planned[i] ? l->planned[i] : (size_t)m->asked;
+        int rc = decide_rounds_ask_more(p->rounds, &rs, m->set_round, more, l->result.p_regression,
+                                        &refused);
         if (rc != RT_OK) return rc;
         char round[16], times[24];
         snprintf(round, sizeof round, "%d", m->set_round);
-        snprintf(times, sizeof times, "%zu", l->planned[i]);
+        snprintf(times, sizeof times, "%zu", more);
         rt_log_info(refused ? "pooled round refused by the budget" : "pooled round asked for",
                     "set_id", id_text, "config", m->config, "round", round, "wanted", times);
     }
