@@ -15,6 +15,7 @@
  * round through retrig-retrigger within the platform's budget. */
 #include "support/util.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,7 +355,9 @@ static void test_failing_on_1_of_7_is_intermittent_retriggering_only_it(void **s
     snprintf(want, sizeof want, "1/%lld/open", asked);
     assert_text(h, "SELECT rounds || '/' || retriggers || '/' || state FROM pooled_sets", want);
 
-    /* Exactly once: a repeated decide request of the set asks for nothing more. */
+    /* Exactly once: retrig-decide killed and restarted, then a repeated decide request of
+     * the set, ask for nothing more. */
+    rt_ch_restart_worker(h, 2, SIGKILL); /* retrig-decide */
     char *set_id = rt_ch_sql_text(h, "SELECT id::text FROM retrigger_sets", 0, NULL);
     assert_non_null(set_id);
     char body[256];
