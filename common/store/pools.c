@@ -127,7 +127,8 @@ static const char SQL_DECIDE[] =
     " WHERE id = $1::bigint";
 static const char SQL_STORE_DECISION[] =
     "UPDATE decisions d SET pool_id = p.id, policy = 'pooled', p_regression = p.p_regression,"
-    " evidence = jsonb_set(d.evidence, '{pool}', coalesce(p.evidence, '{}'::jsonb)"
+    " evidence = jsonb_set(jsonb_set(d.evidence, '{policy,name}', '\"pooled\"', false),"
+    "   '{pool}', coalesce(p.evidence, '{}'::jsonb)"
     "   || jsonb_build_object('pool_id', p.id, 'test', p.test, 'group', p.group_name,"
     "                         'verdict', p.verdict, 'reason', p.reason, 'rounds', p.rounds,"
     "                         'retriggers', p.retriggers,"

@@ -281,8 +281,9 @@ static void test_failing_on_3_of_7_configurations_is_one_pooled_regression(void 
                 "SELECT string_agg(DISTINCT d.verdict || '/' || d.policy || '/' ||"
                 " (d.pool_id = p.id) || '/' || jsonb_array_length(d.evidence #> '{pool,configs}')"
                 " || '/' || (d.evidence #>> '{pool,seed,verdict}') || '/' ||"
-                " (d.p_regression >= 0.95), ',') FROM decisions d, pooled_sets p",
-                "regression/pooled/true/7/undecided/true");
+                " (d.p_regression >= 0.95) || '/' || (d.evidence #>> '{policy,name}') || '/' ||"
+                " d.shadow_policy, ',') FROM decisions d, pooled_sets p",
+                "regression/pooled/true/7/undecided/true/pooled/adaptive");
     assert_text(h,
                 "SELECT string_agg(c->>'config' || '=' || (c->>'push_run'), ',' ORDER BY"
                 " c->>'config') FROM pooled_sets p, jsonb_array_elements(p.evidence->'configs') c",

@@ -375,8 +375,8 @@ static int declare(void *ctx, const rt_worker_conns *conns)
     return rc;
 }
 
-/* The services: the broker and Postgres, and Redis when adaptive asks for rounds (their
- * budget claims). */
+/* The services: the broker and Postgres, and Redis when adaptive or pooled asks for rounds
+ * (their budget claims). */
 #define DECIDE_NEEDS (RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES)
 static const rt_worker_redis_ops *decide_redis(const rt_config *cfg)
 {
