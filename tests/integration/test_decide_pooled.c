@@ -327,6 +327,32 @@ static void test_failing_on_3_of_7_configurations_is_one_pooled_regression(void 
         failing++;
     if (failing != 3) fail_msg("retrig explain: %zu failing configurations:\n%s", failing, out);
     free(out);
+
+    /* The sheriffs' page: the same table in each of the three decisions. */
+    char *dir = rt_test_tempdir();
+    snprintf(args, sizeof args, "report --decisions --out %s/decisions.html", dir);
+    free(retrig(h, args));
+    char path[512];
+    snprintf(path, sizeof path, "%s/decisions.html", dir);
+    size_t len = 0;
+    char *page = rt_test_read_file(path, &len);
+    size_t tables = 0, history_rows = 0;
+    for (const char *at = page; (at = strstr(at, "<h3>The pooled verdict: every configuration"));
+         at++)
+        tables++;
+    for (const char *at = page; (at = strstr(at, "<td>passed</td><td>0</td><td>0</td><td>0</td>"
+                                                 "<td>test history</td>"));
+         at++)
+        history_rows++;
+    if (tables != 3 || history_rows != 12 || !strstr(page, "linux1804-64/debug</td>") ||
+        !strstr(page, " (this one)"))
+        fail_msg("the decisions page: %zu pooled tables, %zu passing configurations", tables,
+                 history_rows);
+    free(page);
+    char rm[600];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    if (system(rm) != 0) fail_msg("cannot remove %s", dir);
+    free(dir);
 }
 
 static void test_failing_on_1_of_7_is_intermittent_retriggering_only_it(void **state)
