@@ -325,6 +325,41 @@ static void print_lines(json_t *evidence)
                rt_cli_text(json_string_value(json_object_get(line, "line"))));
 }
 
+/* decide_policy = pooled: the pooled verdict the decision took, with every configuration's
+ * evidence in one table (evidence.pool, stored by retrig-decide's pool_flow.c). */
+static void print_pool(json_t *evidence, long long set_id)
+{
+    json_t *pool = json_object_get(evidence, "pool");
+    if (!json_is_object(pool)) return;
+    printf("\nthe pooled verdict (pooled set %lld: %s on every configuration of the push)\n",
+           int_of(pool, "pool_id"), rt_cli_text(json_string_value(json_object_get(pool, "test"))));
+    printf("  %s (%s), p_regression %.3f; %lld round(s), %lld retrigger(s) asked for\n",
+           rt_cli_text(json_string_value(json_object_get(pool, "verdict"))),
+           rt_cli_text(json_string_value(json_object_get(pool, "reason"))),
+           json_number_value(json_object_get(pool, "p_regression")), int_of(pool, "rounds"),
+           int_of(pool, "retriggers"));
+    printf("  %-40s %-8s %10s %10s %7s\n", "config", "push run", "retriggers", "reproduced",
+           "pending");
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(pool, "configs"), i, c)
+    {
+        json_t *set = json_object_get(c, "set_id");
+        const char *mark = !json_is_integer(set)               ? ""
+                           : json_integer_value(set) == set_id ? "  <- this set"
+                                                               : "  (a failing task's set)";
+        printf("  %-40s %-8s %10lld %10lld %7lld%s\n",
+               rt_cli_text(json_string_value(json_object_get(c, "config"))),
+               rt_cli_text(json_string_value(json_object_get(c, "push_run"))),
+               int_of(c, "retriggers"), int_of(c, "reproduced"), int_of(c, "pending"), mark);
+    }
+    json_t *seed = json_object_get(pool, "seed");
+    if (json_is_object(seed))
+        printf("  the seed rule on this task's own runs: %s (%s)\n",
+               rt_cli_text(json_string_value(json_object_get(seed, "verdict"))),
+               rt_cli_text(json_string_value(json_object_get(seed, "reason"))));
+}
+
 /* The culprit search of a regression. */
 static void print_culprit(const rt_explain_culprit *c)
 {
@@ -473,6 +508,7 @@ static int print_verdict(rt_pg *pg, long long set_id)
     printf("  lines of the original compared:\n");
     print_lines(evidence);
     print_policy(pg, set_id);
+    print_pool(evidence, set_id);
     json_t *cancelled = json_object_get(evidence, "cancelled");
     if (cancelled)
         printf(

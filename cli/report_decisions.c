@@ -207,6 +207,47 @@ static void lines_table(FILE *f, json_t *evidence, bool any_line_p)
     fputs("</tbody></table>", f);
 }
 
+/* decide_policy = pooled: the pooled verdict the decision took, every configuration of the
+ * push where the test ran in one table (evidence.pool, stored by retrig-decide). */
+static void pool_table(FILE *f, json_t *evidence, const char *set_id)
+{
+    json_t *pool = json_object_get(evidence, "pool");
+    if (!json_is_object(pool)) return;
+    fputs("<h3>The pooled verdict: every configuration of the push where ", f);
+    rt__html_cut(f, json_string_value(json_object_get(pool, "test")), 300);
+    fputs(" ran</h3><p>", f);
+    rt__html(f, json_string_value(json_object_get(pool, "verdict")));
+    fputs(" (", f);
+    rt__html(f, json_string_value(json_object_get(pool, "reason")));
+    fputs("), p_regression ", f);
+    probability(f, json_object_get(pool, "p_regression"));
+    fprintf(f, " · %lld round(s), %lld retrigger(s) asked for</p>", int_of(pool, "rounds"),
+            int_of(pool, "retriggers"));
+    fputs("<table><thead><tr><th>configuration</th><th>push run</th><th>retriggers</th>"
+          "<th>reproduced</th><th>pending</th><th>set</th></tr></thead><tbody>",
+          f);
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(pool, "configs"), i, c)
+    {
+        json_t *set = json_object_get(c, "set_id");
+        fputs("<tr><td class=\"mono\">", f);
+        rt__html(f, json_string_value(json_object_get(c, "config")));
+        fputs("</td><td>", f);
+        rt__html(f, json_string_value(json_object_get(c, "push_run")));
+        fprintf(f, "</td><td>%lld</td><td>%lld</td><td>%lld</td><td>", int_of(c, "retriggers"),
+                int_of(c, "reproduced"), int_of(c, "pending"));
+        if (json_is_integer(set))
+            fprintf(f, "<a href=\"#set-%lld\">%lld</a>%s", (long long)json_integer_value(set),
+                    (long long)json_integer_value(set),
+                    json_integer_value(set) == atoll(set_id) ? " (this one)" : "");
+        else
+            fputs("test history", f);
+        fputs("</td></tr>", f);
+    }
+    fputs("</tbody></table>", f);
+}
+
 static void retriggers_table(FILE *f, const decisions_page *p, size_t d, json_t *evidence)
 {
     const char *set_id = p->decisions[d].set_id, *project = p->decisions[d].project,
@@ -467,6 +508,7 @@ static void decision_item(FILE *f, const decisions_page *p, size_t d)
         rt__html_cut(f, json_string_value(json_object_get(line, "line")), 600);
         fputs("</p>", f);
     }
+    pool_table(f, evidence, p->decisions[d].set_id);
     fputs("<h3>The runs of the set</h3>", f);
     retriggers_table(f, p, d, evidence);
     action_text(f, p, p->decisions[d].set_id);

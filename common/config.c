@@ -91,8 +91,17 @@ const rt_config_key rt_config_keys[] = {
      "adaptive policy: most retriggers for one failure, counting those already there; then the "
      "posterior decides (low-confidence)"},
     {"decide_policy", RT_CFG_STRING, OFF(decide_policy), "seed", 0, 0, false,
-     "verdict policy: seed (decide_threshold reproductions) or adaptive (a posterior per "
-     "failure line from the test's own history and the reproductions)"},
+     "verdict policy: seed (decide_threshold reproductions), adaptive (a posterior per "
+     "failure line from the test's own history and the reproductions) or pooled (one "
+     "posterior per failing test per push over every configuration where it ran)"},
+    {"decide_pool_deadline_minutes", RT_CFG_INT, OFF(decide_pool_deadline_minutes), "240", 1,
+     100000, false,
+     "pooled policy: a failing test's pooled set still open this long after it opened decides "
+     "with the evidence it has (retriggers that never came count as missing)"},
+    {"decide_pool_settle_s", RT_CFG_INT, OFF(decide_pool_settle_s), "1200", 0, 86400, false,
+     "pooled policy: seconds a failing test's pooled set waits after its first failure for the "
+     "push's other configurations (their failures join it; their runs of the test's group come "
+     "from the test history) before it decides or asks for retriggers"},
     {"decide_prior_regression", RT_CFG_DOUBLE, OFF(decide_prior_regression), "0.15", 1000, 999000,
      false,
      "adaptive policy: share of retriggered failures that are regressions, before any evidence "
@@ -802,8 +811,9 @@ static int finish(rt_config *cfg, char *errstr)
             return RT_ECONFIG;
         }
     }
-    if (strcmp(cfg->decide_policy, "seed") != 0 && strcmp(cfg->decide_policy, "adaptive") != 0) {
-        rt_set_errstr(errstr, "bad value for 'decide_policy': expected seed or adaptive");
+    if (strcmp(cfg->decide_policy, "seed") != 0 && strcmp(cfg->decide_policy, "adaptive") != 0 &&
+        strcmp(cfg->decide_policy, "pooled") != 0) {
+        rt_set_errstr(errstr, "bad value for 'decide_policy': expected seed, adaptive or pooled");
         return RT_ECONFIG;
     }
     if (strcmp(cfg->flaky_issue_tracker, "github") != 0 &&

@@ -53,6 +53,8 @@ typedef struct rt_config {
     rt_config_list decide_delays_ms;
     int decide_max_retriggers;
     char *decide_policy;
+    int decide_pool_deadline_minutes;
+    int decide_pool_settle_s;
     double decide_prior_regression;
     int decide_sweep_interval_s;
     int decide_threshold;

@@ -32,9 +32,14 @@ void rt_decide_settings_from_config(const rt_config *cfg, rt_decide_settings *s)
 rt_policy rt_decide_policy_from_config(const rt_config *cfg)
 {
     rt_policy policy = RT_POLICY_SEED;
-    /* rt_config_load accepts seed and adaptive only. */
+    /* rt_config_load accepts seed, adaptive and pooled only; pooled is seed per task. */
     if (rt_policy_parse(cfg->decide_policy, &policy) != RT_OK) policy = RT_POLICY_SEED;
     return policy;
+}
+
+bool rt_decide_policy_pooled(const rt_config *cfg)
+{
+    return cfg->decide_policy && !strcmp(cfg->decide_policy, "pooled");
 }
 
 rt_culprit_classify_fn rt_culprit_classifier(rt_policy policy, const rt_config *cfg,

@@ -27,6 +27,11 @@ void rt_elig_policy_from_config(const rt_config *cfg, rt_elig_policy *policy);
  * (decide_policy). */
 void rt_decide_settings_from_config(const rt_config *cfg, rt_decide_settings *s);
 rt_policy rt_decide_policy_from_config(const rt_config *cfg);
+/* decide_policy = pooled (issue 32): one verdict per failing test per push, over every
+ * configuration's runs (common/core/decide_pool.h). Each task's own set then keeps the seed
+ * rule as its per-task policy (rt_decide_policy_from_config gives seed), whose verdict and
+ * adaptive's are stored as shadows. */
+bool rt_decide_policy_pooled(const rt_config *cfg);
 /* How the culprit search classifies a probed push under a verdict policy: adaptive, the
  * adaptive verdict's model with the decide_* settings (ctx: *adaptive, which the caller
  * keeps while it searches); otherwise the seed rule (ctx unused). NULL when the decide_*

@@ -312,3 +312,22 @@ int rt_pool_evaluate(const rt_decide_settings *s, const rt_pool_input *in, rt_po
     set_result(out, p >= 0.5 ? RT_VERDICT_REGRESSION : RT_VERDICT_INTERMITTENT, "low-confidence");
     return RT_OK;
 }
+
+int rt_pool_config_name(const char *platform, const char *label, char *out, size_t size)
+{
+    if (size) out[0] = '\0';
+    if (!platform || !platform[0] || !size) return RT_EINVAL;
+    const char *type = label ? strchr(label, '/') : NULL;
+    size_t type_len = 0;
+    if (type) {
+        type++;
+        type_len = strcspn(type, "-/");
+    }
+    int n = type_len ? snprintf(out, size, "%s/%.*s", platform, (int)type_len, type)
+                     : snprintf(out, size, "%s", platform);
+    if (n < 0 || (size_t)n >= size) {
+        out[0] = '\0';
+        return RT_EINVAL;
+    }
+    return RT_OK;
+}

@@ -91,6 +91,14 @@ typedef struct rt_pool_result {
     size_t more_total;
 } rt_pool_result;
 
+/* The configuration of a task (what the pooled model pools over): its platform and the
+ * build type of its label, the word after the label's first '/' up to the next '-'
+ * ("linux1804-64" and "test-linux1804-64/debug-mochitest-1" -> "linux1804-64/debug"); the
+ * platform alone when the label has no build type. RT_EINVAL when platform is empty or the
+ * name does not fit size (out then holds ""). */
+RT_MUSTCHECK int rt_pool_config_name(const char *platform, const char *label, char *out,
+                                     size_t size);
+
 /* log O and p_regression of the pooled evidence (input as for rt_pool_evaluate). */
 double rt_pool_log_odds(const rt_decide_settings *s, const rt_pool_input *in);
 double rt_pool_posterior(const rt_decide_settings *s, const rt_pool_input *in);

@@ -11,6 +11,7 @@
 
 #include "common/config.h"
 #include "common/io/log.h"
+#include "common/policy.h"
 
 static char *write_temp(const char *text)
 {
@@ -421,8 +422,30 @@ static void test_decide_policy_keys_load_and_are_validated(void **state)
     rt_config_free(&cfg);
     free(path);
 
+    /* pooled (issue 32): the settle window and the deadline of a failing test's pooled set. */
+    assert_int_equal(rt_config_load(&cfg, NULL, err), RT_OK);
+    assert_int_equal(cfg.decide_pool_settle_s, 1200);
+    assert_int_equal(cfg.decide_pool_deadline_minutes, 240);
+    assert_false(rt_decide_policy_pooled(&cfg));
+    rt_config_free(&cfg);
+    path = write_temp("decide_policy = pooled\ndecide_pool_settle_s = 0\n"
+                      "decide_pool_deadline_minutes = 30\n");
+    assert_int_equal(rt_config_load(&cfg, path, err), RT_OK);
+    assert_string_equal(cfg.decide_policy, "pooled");
+    assert_int_equal(cfg.decide_pool_settle_s, 0);
+    assert_int_equal(cfg.decide_pool_deadline_minutes, 30);
+    assert_true(rt_decide_policy_pooled(&cfg));
+    /* Per task, pooled keeps the seed rule (its verdict is stored as a shadow). */
+    assert_int_equal(rt_decide_policy_from_config(&cfg), RT_POLICY_SEED);
+    rt_config_free(&cfg);
+    free(path);
+
     static const char *const bad[][2] = {
         {"decide_policy = mozci\n", "decide_policy"},
+        {"decide_policy = pool\n", "decide_policy"},
+        {"decide_pool_settle_s = -1\n", "decide_pool_settle_s"},
+        {"decide_pool_settle_s = 86401\n", "decide_pool_settle_s"},
+        {"decide_pool_deadline_minutes = 0\n", "decide_pool_deadline_minutes"},
         {"decide_confidence = 1\n", "decide_confidence"},
         {"decide_confidence = 0.5\n", "decide_confidence"},
         {"decide_confidence = high\n", "decide_confidence"},

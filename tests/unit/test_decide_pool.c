@@ -184,6 +184,30 @@ static void test_the_budget_holds_for_the_whole_test(void **state)
     }
 }
 
+/* A task's configuration for the pooled set: platform and the label's build type. */
+static void test_config_name_is_platform_and_build_type(void **state)
+{
+    (void)state;
+    char name[64];
+    assert_int_equal(rt_pool_config_name("linux1804-64", "test-linux1804-64/debug-mochitest-1",
+                                         name, sizeof name),
+                     RT_OK);
+    assert_string_equal(name, "linux1804-64/debug");
+    assert_int_equal(rt_pool_config_name("android-em-7-0-x86_64",
+                                         "test-android-em-7.0-x86_64-qr/opt-geckoview-junit", name,
+                                         sizeof name),
+                     RT_OK);
+    assert_string_equal(name, "android-em-7-0-x86_64/opt");
+    assert_int_equal(rt_pool_config_name("windows11-64", "no build type", name, sizeof name),
+                     RT_OK);
+    assert_string_equal(name, "windows11-64");
+    assert_int_equal(rt_pool_config_name("windows11-64", NULL, name, sizeof name), RT_OK);
+    assert_string_equal(name, "windows11-64");
+    assert_int_equal(rt_pool_config_name("", "test-x/opt-a", name, sizeof name), RT_EINVAL);
+    assert_int_equal(rt_pool_config_name("linux1804-64", "test-x/debug-a", name, 10), RT_EINVAL);
+    assert_string_equal(name, "");
+}
+
 static void test_invalid_input_is_rejected(void **state)
 {
     (void)state;
@@ -387,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_one_failing_six_passing_is_intermittent_retriggering_only_it),
         cmocka_unit_test(test_passes_lower_the_posterior_and_reproductions_raise_it),
         cmocka_unit_test(test_the_budget_holds_for_the_whole_test),
+        cmocka_unit_test(test_config_name_is_platform_and_build_type),
         cmocka_unit_test(test_invalid_input_is_rejected),
         cmocka_unit_test(test_push_generator_is_deterministic_and_of_its_shape),
         cmocka_unit_test(test_push_case_json_round_trip_and_errors),

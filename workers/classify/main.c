@@ -16,7 +16,9 @@
  * after the last delay the message is dead-lettered. With decide_policy = adaptive, the set's first
  * round asks for the verdict model's first batch (common/core/decide_rounds.h: from the history of
  * the failing tests, within budget_minimum and retriggers_per_failure) instead of
- * retriggers_per_failure; retrig-decide asks for the later rounds. classify_concurrency lanes
+ * retriggers_per_failure; retrig-decide asks for the later rounds. With decide_policy = pooled,
+ * the set asks for no retrigger and joins its failing test's pooled set (pooled.h), whose
+ * rounds retrig-decide asks for. classify_concurrency lanes
  * (threads) in one process each run this whole loop with their own connections, like replicas; run
  * replicas for more. This file is the message's story; request.c performs the retrigger request,
  * batch.c the fast path, snapshot.c and shared.c what the lanes share (classify.h). */
@@ -62,6 +64,7 @@
 #include "common/store/sets.h"
 #include "common/worker.h"
 #include "workers/classify/classify.h"
+#include "workers/classify/pooled.h"
 
 /* ---- small helpers ---- */
 
@@ -364,11 +367,17 @@ static void act(run_call *c, const rt_elig_result *r)
     classify *w = c->w;
     const rt_taskdef *task = c->task;
     if (r->verdict == RT_ELIG_RETRIGGER) {
-        int wanted = r->retriggers;
+        /* pooled: no retrigger at first; the pooled set asks (workers/classify/pooled.h). */
+        bool pooled = classify_pooled(w->cfg, &c->es);
+        int wanted = pooled ? 0 : r->retriggers;
         if (classify_adaptive_first_round(w, task, &c->es, &wanted) != RT_OK)
             rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "postgres: %s", rt_pg_errstr(w->pg));
         else
             classify_request_retriggers(w, c->msg, task, &c->es, wanted, &c->pre, c->h);
+        if (pooled && c->h->settle == RT_SETTLE_ACK &&
+            classify_pool_join(w->pg, w->cfg, task, &c->es) != RT_OK)
+            rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "joining the pooled set: %s",
+                           rt_pg_errstr(w->pg));
         return;
     }
     const char *verdict = rt_elig_verdict_name(r->verdict);

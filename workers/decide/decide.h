@@ -23,6 +23,7 @@
 #include "common/io/http.h"
 #include "common/io/pg.h"
 #include "common/worker.h"
+#include "workers/decide/pool_flow.h"
 #include "workers/decide/rounds.h"
 
 #define MAX_DELAYS       16
@@ -43,6 +44,7 @@ typedef struct decide {
     time_t next_sweep;
     time_t next_culprit_poll;
     decide_rounds rounds; /* the verdict policy (rounds.h) */
+    pool_flow pool;       /* decide_policy = pooled (pool_flow.h) */
 } decide;
 
 typedef struct set_info {
@@ -93,6 +95,7 @@ typedef struct evidence {
     rt_verdict_input input;
     bool have_input; /* the original's lines were compared */
     rounds_view rounds;
+    pool_view pool;
 } evidence;
 
 /* gather.c: fills e from Postgres and Treeherder and runs the verdict; RT_OK, or an error

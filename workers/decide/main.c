@@ -23,7 +23,8 @@
  * The verdict policy (decide_policy; rounds.h): seed is the rule above; adaptive decides by
  * the posterior of each line from its test's history and asks for further rounds of
  * retriggers while it wants more evidence. Every decision records the policy, p_regression
- * and the other policy's verdict (rounds.c).
+ * and the other policy's verdict (rounds.c). pooled decides one verdict per failing test per
+ * push over every configuration and asks the member sets' rounds (pool_flow.c).
  *
  * Culprit searches: a regression on a project of culprit_projects is stored with
  * culprit_status 'searching'; the tick then finds its window and bisects it with probe
@@ -155,6 +156,7 @@ static int store_decision(decide *w, const evidence *e, const rt_decide_request 
         rc = rt_decide_sets_member_result(w->pg, s->id, run->task_id, run->run_id, result);
     }
     if (rc == RT_OK) rc = decide_rounds_store(&w->rounds, &e->rounds, s->id_text);
+    if (rc == RT_OK) rc = pool_flow_store(&w->pool, &e->pool, s->id);
     if (rc != RT_OK) goto done;
     char key[128], message_id[64];
     snprintf(key, sizeof key, "%s.%s", s->project, verdict);
@@ -211,6 +213,20 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_
     case ROUNDS_GO_ON: break;
     case ROUNDS_ASKED: goto out;
     case ROUNDS_ERROR: goto out;
+    }
+    /* pooled: one verdict per failing test per push, every member set's (pool_flow.h). */
+    pool_set pooled = {.id = e->set.id,
+                       .id_text = e->set.id_text,
+                       .project = e->set.project,
+                       .revision = e->set.revision,
+                       .failure_seen_at = e->set.failure_seen_at,
+                       .runs = e->original.state == RT_RUN_FAILED ? &e->input : NULL,
+                       .deadline = e->deadline};
+    switch (pool_flow_apply(&w->pool, &pooled, &e->result, &e->pool, h)) {
+    case POOL_NOT_POOLED: break;
+    case POOL_DECIDED: e->wait = NULL; break; /* stored whatever is still unreadable */
+    case POOL_WAIT: goto out;
+    case POOL_ERROR: goto out;
     }
 
     /* What now (common/core/decide_step.h): store, look again later, or leave the set to
@@ -359,8 +375,8 @@ static int declare(void *ctx, const rt_worker_conns *conns)
     return rc;
 }
 
-/* The services: the broker and Postgres, and Redis when adaptive asks for rounds (their
- * budget claims). */
+/* The services: the broker and Postgres, and Redis when adaptive or pooled asks for rounds
+ * (their budget claims). */
 #define DECIDE_NEEDS (RT_WORKER_NEEDS_BROKER | RT_WORKER_NEEDS_POSTGRES)
 static const rt_worker_redis_ops *decide_redis(const rt_config *cfg)
 {
@@ -386,6 +402,7 @@ static int setup(decide *w, rt_config *cfg)
     w->amqp = w->conns.broker;
     w->pg = w->conns.pg;
     decide_rounds_init(&w->rounds, cfg, w->pg, w->conns.redis, w->amqp);
+    pool_flow_init(&w->pool, cfg, w->pg, w->amqp, &w->rounds);
     return RT_OK;
 }
 
@@ -404,6 +421,7 @@ static int tick(void *ctx, bool idle)
     (void)idle;
     if (time(NULL) >= w->next_sweep) {
         sweep(w);
+        pool_flow_sweep(&w->pool);
         w->next_sweep = time(NULL) + w->cfg->decide_sweep_interval_s;
     }
     /* The culprit searches due (each at most every culprit_poll_interval_s); the look for

@@ -126,7 +126,7 @@ void decide_rounds_init(decide_rounds *r, const rt_config *cfg, rt_pg *pg, rt_re
 
 bool decide_rounds_asks(const rt_config *cfg)
 {
-    return rt_decide_policy_from_config(cfg) == RT_POLICY_ADAPTIVE;
+    return rt_decide_policy_from_config(cfg) == RT_POLICY_ADAPTIVE || rt_decide_policy_pooled(cfg);
 }
 
 /* rt_pg_columns for a result of the set's: a name the result lacks (a programming error) is
@@ -512,4 +512,25 @@ int decide_rounds_store(decide_rounds *r, const rounds_view *view, const char *s
                             shadow_verdict,
                             shadow_reason};
     return rt_pg_exec(r->pg, SQL_STORE, 11, params, NULL);
+}
+
+int decide_rounds_ask_more(decide_rounds *r, const rounds_set *set, int round, size_t more,
+                           double p_regression, bool *refused)
+{
+    rounds_view view;
+    memset(&view, 0, sizeof view);
+    set_row row = {0};
+    *refused = false;
+    int rc = load_state(r, set, &view, &row);
+    if (rc == RT_OK) {
+        view.plan.round = round;
+        view.plan.more = more;
+        view.plan.result.line = 0;
+        view.plan.result.p_regression[0] = p_regression;
+        ask_result asked = ASK_STALE;
+        rc = ask_round(r, set, &row, &view, &asked);
+        *refused = rc == RT_OK && asked == ASK_REFUSED;
+    }
+    set_row_free(&row);
+    return rc;
 }

@@ -90,6 +90,13 @@ void decide_rounds_finish(decide_rounds *r, const rounds_set *set, rounds_view *
  * caller fails the decision, as for any evidence it cannot build). */
 RT_MUSTCHECK int decide_rounds_evidence(const decide_rounds *r, const rounds_view *view,
                                         json_t *stored);
+/* decide_policy = pooled (workers/decide/pool_flow.h): asks round `round` of `more`
+ * retriggers of the set the way a later adaptive round is asked (the Redis claim of the
+ * set's platform budget under the round's own key, decide_request_round, the request
+ * published once under the round's row lock). Idempotent: a round asked before is published
+ * if it was not and otherwise left. *refused: the budget granted nothing. */
+RT_MUSTCHECK int decide_rounds_ask_more(decide_rounds *r, const rounds_set *set, int round,
+                                        size_t more, double p_regression, bool *refused);
 /* The decision's policy columns, in the caller's transaction (the row exists). */
 RT_MUSTCHECK int decide_rounds_store(decide_rounds *r, const rounds_view *view,
                                      const char *set_id_text);
