@@ -16,81 +16,8 @@
 #include "common/io/metrics.h"
 #include "common/policy.h"
 #include "common/store/ledger.h"
+#include "common/store/set_rounds.h"
 #include "common/worker.h"
-
-/* The set's rounds, and what a later round's request repeats of round 1's. */
-static const char SQL_STATE[] =
-    "SELECT s.round, s.retrigger_count, s.later_retriggers, s.found_count, s.status,"
-    " coalesce((SELECT r.published_at IS NOT NULL FROM retrigger_rounds r"
-    "           WHERE r.set_id = s.id AND r.round = s.round), true) AS latest_published,"
-    " EXISTS (SELECT 1 FROM retrigger_rounds r WHERE r.set_id = s.id AND r.refused)"
-    "   AS refused,"
-    " EXISTS (SELECT 1 FROM retrigger_actions a WHERE a.set_id = s.id AND a.round >= 1"
-    "         AND a.outcome IN ('no-retrigger-action', 'classified-before-trigger',"
-    "                           'refused-hook', 'failed')) AS round_failed,"
-    " s.platform, s.label, s.original_task_id, s.original_run_id,"
-    " coalesce(s.task_group_id, '') AS task_group_id,"
-    " coalesce(s.task_queue_id, '') AS task_queue_id,"
-    " s.failing_groups::text AS failing_groups, s.failures::text AS failures"
-    " FROM retrigger_sets s WHERE s.id = $1::bigint";
-enum {
-    ST_ROUND,
-    ST_RETRIGGER_COUNT,
-    ST_LATER_RETRIGGERS,
-    ST_FOUND_COUNT,
-    ST_STATUS,
-    ST_LATEST_PUBLISHED,
-    ST_REFUSED,
-    ST_LATER_ROUND_FAILED,
-    ST_PLATFORM,
-    ST_LABEL,
-    ST_ORIGINAL_TASK_ID,
-    ST_ORIGINAL_RUN_ID,
-    ST_TASK_GROUP_ID,
-    ST_TASK_QUEUE_ID,
-    ST_FAILING_GROUPS,
-    ST_FAILURES,
-    ST_N
-};
-static const char *const STATE_COLS[ST_N] = {[ST_ROUND] = "round",
-                                             [ST_RETRIGGER_COUNT] = "retrigger_count",
-                                             [ST_LATER_RETRIGGERS] = "later_retriggers",
-                                             [ST_FOUND_COUNT] = "found_count",
-                                             [ST_STATUS] = "status",
-                                             [ST_LATEST_PUBLISHED] = "latest_published",
-                                             [ST_REFUSED] = "refused",
-                                             [ST_LATER_ROUND_FAILED] = "round_failed",
-                                             [ST_PLATFORM] = "platform",
-                                             [ST_LABEL] = "label",
-                                             [ST_ORIGINAL_TASK_ID] = "original_task_id",
-                                             [ST_ORIGINAL_RUN_ID] = "original_run_id",
-                                             [ST_TASK_GROUP_ID] = "task_group_id",
-                                             [ST_TASK_QUEUE_ID] = "task_queue_id",
-                                             [ST_FAILING_GROUPS] = "failing_groups",
-                                             [ST_FAILURES] = "failures"};
-static const char SQL_REQUEST_ROUND[] =
-    "SELECT created, kept, total, refused, stale FROM decide_request_round($1::bigint,"
-    " $2::integer, $3::integer, $4::integer, $5::integer, $6, $7, $8::integer, $9,"
-    " $10::float8)";
-enum { RQ_CREATED, RQ_KEPT, RQ_TOTAL, RQ_REFUSED, RQ_STALE, RQ_N };
-static const char *const REQUEST_ROUND_COLS[RQ_N] = {[RQ_CREATED] = "created",
-                                                     [RQ_KEPT] = "kept",
-                                                     [RQ_TOTAL] = "total",
-                                                     [RQ_REFUSED] = "refused",
-                                                     [RQ_STALE] = "stale"};
-static const char SQL_LOCK_ROUND[] =
-    "SELECT published_at IS NOT NULL AS published, retriggers FROM retrigger_rounds"
-    " WHERE set_id = $1::bigint AND round = $2::integer AND NOT refused FOR UPDATE";
-enum { LOCK_PUBLISHED, LOCK_RETRIGGERS, LOCK_N };
-static const char *const LOCK_ROUND_COLS[LOCK_N] = {
-    [LOCK_PUBLISHED] = "published", [LOCK_RETRIGGERS] = "retriggers"};
-static const char SQL_ROUND_PUBLISHED[] = "UPDATE retrigger_rounds SET published_at = now()"
-                                          " WHERE set_id = $1::bigint AND round = $2::integer";
-static const char SQL_STORE[] =
-    "UPDATE decisions SET policy = $2, p_regression = $3::float8, prior_runs = $4::integer,"
-    " prior_failures = $5::integer, prior_signature_failures = $6::integer,"
-    " rounds = $7::integer, retriggers = $8::integer, shadow_policy = $9,"
-    " shadow_verdict = $10, shadow_reason = $11 WHERE set_id = $1::bigint";
 
 /* What a later round's request repeats of the set (round 1's request, retrig-classify). */
 typedef struct set_row {
@@ -129,61 +56,38 @@ bool decide_rounds_asks(const rt_config *cfg)
     return rt_decide_policy_from_config(cfg) == RT_POLICY_ADAPTIVE || rt_decide_policy_pooled(cfg);
 }
 
-/* rt_pg_columns for a result of the set's: a name the result lacks (a programming error) is
- * logged here, as the callers report a failed query with the connection's error. */
-static int columns(const PGresult *res, const char *const *names, size_t n, int *cols,
-                   const rounds_set *set)
-{
-    char errstr[RT_ERRSTR_SIZE] = "";
-    int rc = rt_pg_columns(res, names, n, cols, errstr);
-    if (rc != RT_OK) rt_log_error("cannot read a result", "set_id", set->id_text, "error", errstr);
-    return rc;
-}
-
 /* The set's rounds into view->state (row: what a later round repeats, when not NULL). */
 static int load_state(decide_rounds *r, const rounds_set *set, rounds_view *view, set_row *row)
 {
-    const char *params[] = {set->id_text};
-    PGresult *res = NULL;
-    int rc = rt_pg_exec(r->pg, SQL_STATE, 1, params, &res);
+    rt_set_rounds st;
+    int rc = rt_set_rounds_read(r->pg, set->id, &st);
     if (rc != RT_OK) return rc;
-    int c[ST_N];
-    if ((rc = columns(res, STATE_COLS, ST_N, c, set)) != RT_OK || PQntuples(res) != 1) {
-        PQclear(res);
-        return rc != RT_OK ? rc : RT_ENOTFOUND;
-    }
-    int first = atoi(PQgetvalue(res, 0, c[ST_RETRIGGER_COUNT])),
-        later = atoi(PQgetvalue(res, 0, c[ST_LATER_RETRIGGERS]));
-    bool refused = PQgetvalue(res, 0, c[ST_REFUSED])[0] == 't';
     view->state = (rt_round_state){
-        .round = atoi(PQgetvalue(res, 0, c[ST_ROUND])),
-        .requested = (size_t)(first + later),
-        .found = (size_t)atoi(PQgetvalue(res, 0, c[ST_FOUND_COUNT])),
-        .no_more = refused || PQgetvalue(res, 0, c[ST_LATER_ROUND_FAILED])[0] == 't',
+        .round = st.round,
+        .requested = (size_t)(st.retrigger_count + st.later_retriggers),
+        .found = (size_t)st.found_count,
+        .no_more = st.refused || st.round_failed,
         .deadline = set->deadline,
     };
-    view->refused = refused;
-    view->rounds = (first > 0) + (view->state.round - 1);
+    view->refused = st.refused;
+    view->rounds = (st.retrigger_count > 0) + (view->state.round - 1);
     view->loaded = true;
     if (row) {
         memset(row, 0, sizeof *row);
-        snprintf(row->status, sizeof row->status, "%s", PQgetvalue(res, 0, c[ST_STATUS]));
-        row->latest_published = PQgetvalue(res, 0, c[ST_LATEST_PUBLISHED])[0] == 't';
-        snprintf(row->platform, sizeof row->platform, "%s", PQgetvalue(res, 0, c[ST_PLATFORM]));
-        snprintf(row->label, sizeof row->label, "%s", PQgetvalue(res, 0, c[ST_LABEL]));
-        snprintf(row->original_task_id, sizeof row->original_task_id, "%s",
-                 PQgetvalue(res, 0, c[ST_ORIGINAL_TASK_ID]));
-        row->original_run_id = atoi(PQgetvalue(res, 0, c[ST_ORIGINAL_RUN_ID]));
-        snprintf(row->task_group_id, sizeof row->task_group_id, "%s",
-                 PQgetvalue(res, 0, c[ST_TASK_GROUP_ID]));
-        snprintf(row->task_queue_id, sizeof row->task_queue_id, "%s",
-                 PQgetvalue(res, 0, c[ST_TASK_QUEUE_ID]));
-        row->failing_groups = strdup(PQgetvalue(res, 0, c[ST_FAILING_GROUPS]));
-        row->failures = strdup(PQgetvalue(res, 0, c[ST_FAILURES]));
-        if (!row->failing_groups || !row->failures) rc = RT_ENOMEM;
+        snprintf(row->status, sizeof row->status, "%s", st.status);
+        row->latest_published = st.latest_published;
+        snprintf(row->platform, sizeof row->platform, "%s", st.platform);
+        snprintf(row->label, sizeof row->label, "%s", st.label);
+        snprintf(row->original_task_id, sizeof row->original_task_id, "%s", st.original_task_id);
+        row->original_run_id = st.original_run_id;
+        snprintf(row->task_group_id, sizeof row->task_group_id, "%s", st.task_group_id);
+        snprintf(row->task_queue_id, sizeof row->task_queue_id, "%s", st.task_queue_id);
+        row->failing_groups = st.failing_groups; /* ownership moves to row */
+        row->failures = st.failures;
+        st.failing_groups = st.failures = NULL;
     }
-    PQclear(res);
-    return rc;
+    rt_set_rounds_free(&st);
+    return RT_OK;
 }
 
 /* The history of each line and the plan. */
@@ -243,18 +147,10 @@ static char *round_request(const rounds_set *set, const set_row *row, int round,
  * once while replicas race here. */
 static int publish_round(decide_rounds *r, const rounds_set *set, const set_row *row, int round)
 {
-    char round_text[16];
-    snprintf(round_text, sizeof round_text, "%d", round);
-    const char *params[] = {set->id_text, round_text};
-    PGresult *res = NULL;
-    int rc = rt_pg_begin_exec(r->pg, SQL_LOCK_ROUND, 2, params, &res);
-    int c[LOCK_N];
-    if (rc == RT_OK) rc = columns(res, LOCK_ROUND_COLS, LOCK_N, c, set);
-    bool publish =
-        rc == RT_OK && PQntuples(res) == 1 && PQgetvalue(res, 0, c[LOCK_PUBLISHED])[0] == 'f';
-    int times = publish ? atoi(PQgetvalue(res, 0, c[LOCK_RETRIGGERS])) : 0;
-    PQclear(res);
-    if (publish) {
+    bool publish = false;
+    int times = 0;
+    int rc = rt_set_rounds_lock(r->pg, set->id, round, &publish, &times);
+    if (rc == RT_OK && publish) {
         char *body = round_request(set, row, round, times);
         char message_id[RT_ROUND_KEY_SIZE];
         rc = body ? rt_round_message_id(set->id, round, message_id, sizeof message_id) : RT_ENOMEM;
@@ -263,7 +159,7 @@ static int publish_round(decide_rounds *r, const rounds_set *set, const set_row 
             rc = rt_amqp_publish(r->amqp, r->cfg->amqp_namespace, "retrigger", body, strlen(body),
                                  &opts);
         free(body);
-        if (rc == RT_OK) rc = rt_pg_exec(r->pg, SQL_ROUND_PUBLISHED, 2, params, NULL);
+        if (rc == RT_OK) rc = rt_set_rounds_published(r->pg, set->id, round);
     }
     if (rc == RT_OK) return rt_pg_commit(r->pg);
     if (rt_pg_in_transaction(r->pg)) {
@@ -314,32 +210,25 @@ static int ask_round(decide_rounds *r, const rounds_set *set, const set_row *row
 
     /* Postgres: the round's row, the backstop on what Redis granted and its ledger row, in
      * one call; a refusal (Redis granted nothing) is recorded the same way. */
-    char round_text[16], wanted[16], spent_text[16], limit_text[16], p[32];
-    snprintf(round_text, sizeof round_text, "%d", plan->round);
-    snprintf(wanted, sizeof wanted, "%zu", plan->more);
-    snprintf(spent_text, sizeof spent_text, "%d", spent);
-    snprintf(limit_text, sizeof limit_text, "%d", limit);
     double best = plan->result.line >= 0 ? plan->result.p_regression[plan->result.line] : 0;
     for (size_t i = 0; i < view->nlines; i++)
         if (plan->result.p_regression[i] > best) best = plan->result.p_regression[i];
-    snprintf(p, sizeof p, "%.17g", best);
-    const char *params[] = {set->id_text,  round_text, wanted,     spent_text, "1",
-                            row->platform, day,        limit_text, ledger_key, p};
-    PGresult *res = NULL;
-    rc = rt_pg_exec(r->pg, SQL_REQUEST_ROUND, 10, params, &res);
-    int c[RQ_N];
-    if (rc == RT_OK) rc = columns(res, REQUEST_ROUND_COLS, RQ_N, c, set);
-    if (rc != RT_OK) {
-        /* Nothing written; the claim names this set's round, so the redelivery goes on with
-         * the budget already spent. */
-        PQclear(res);
-        return rc;
-    }
-    bool created = PQgetvalue(res, 0, c[RQ_CREATED])[0] == 't';
-    int kept = atoi(PQgetvalue(res, 0, c[RQ_KEPT])), total = atoi(PQgetvalue(res, 0, c[RQ_TOTAL]));
-    bool refused = PQgetvalue(res, 0, c[RQ_REFUSED])[0] == 't',
-         stale = PQgetvalue(res, 0, c[RQ_STALE])[0] == 't';
-    PQclear(res);
+    rt_set_round_ask ask = {.set_id = set->id,
+                            .round = plan->round,
+                            .wanted = (int)plan->more,
+                            .spent = spent,
+                            .minimum = 1,
+                            .platform = row->platform,
+                            .day = day,
+                            .limit = limit,
+                            .ledger_key = ledger_key,
+                            .p_regression = best};
+    rt_set_round_asked asked;
+    /* On an error nothing is written; the claim names this set's round, so the redelivery
+     * goes on with the budget already spent. */
+    if ((rc = rt_set_rounds_ask(r->pg, &ask, &asked)) != RT_OK) return rc;
+    bool created = asked.created, refused = asked.refused, stale = asked.stale;
+    int kept = asked.kept, total = asked.total;
     if (stale || (!created && claimed_now)) {
         /* The set moved on, or the round existed (Redis had lost its claim): this claim
          * pays for nothing. */
@@ -500,18 +389,18 @@ int decide_rounds_store(decide_rounds *r, const rounds_view *view, const char *s
         snprintf(retriggers, sizeof retriggers, "%zu", view->state.requested);
     }
     rt_policy shadow = r->policy == RT_POLICY_SEED ? RT_POLICY_ADAPTIVE : RT_POLICY_SEED;
-    const char *params[] = {set_id_text,
-                            rt_policy_name(r->policy),
-                            p[0] ? p : NULL,
-                            runs[0] ? runs : NULL,
-                            failures[0] ? failures : NULL,
-                            sig[0] ? sig : NULL,
-                            rounds[0] ? rounds : NULL,
-                            retriggers[0] ? retriggers : NULL,
-                            rt_policy_name(shadow),
-                            shadow_verdict,
-                            shadow_reason};
-    return rt_pg_exec(r->pg, SQL_STORE, 11, params, NULL);
+    rt_set_rounds_policy row = {.set_id = set_id_text,
+                                .policy = rt_policy_name(r->policy),
+                                .p_regression = p[0] ? p : NULL,
+                                .prior_runs = runs[0] ? runs : NULL,
+                                .prior_failures = failures[0] ? failures : NULL,
+                                .prior_signature_failures = sig[0] ? sig : NULL,
+                                .rounds = rounds[0] ? rounds : NULL,
+                                .retriggers = retriggers[0] ? retriggers : NULL,
+                                .shadow_policy = rt_policy_name(shadow),
+                                .shadow_verdict = shadow_verdict,
+                                .shadow_reason = shadow_reason};
+    return rt_set_rounds_store_policy(r->pg, &row);
 }
 
 int decide_rounds_ask_more(decide_rounds *r, const rounds_set *set, int round, size_t more,
