@@ -499,9 +499,9 @@ int rt_gh_pull_for_run(const char *json, size_t len, const rt_gh_run *run, rt_gh
         bool bad = false;
         const char *association = text_of(best, "author_association", &bad);
         out->number = (int)positive_int(best, "number");
-        if (association && !bad && valid_word(association) &&
-            strlen(association) < sizeof out->association)
-            snprintf(out->association, sizeof out->association, "%s", association);
+        size_t n = association && !bad ? strlen(association) : 0;
+        if (n && valid_word(association) && n < sizeof out->association)
+            memcpy(out->association, association, n + 1);
         rc = RT_OK;
     }
     json_decref(root);
