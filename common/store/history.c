@@ -116,7 +116,7 @@ static const char SQL_ISSUES[] =
 static const char SQL_COVERAGE[] =
     "SELECT count(*) AS run_attempts,"
     "       count(*) FILTER (WHERE outcomes > 0) AS attempts_with_outcomes,"
-    "       count(*) FILTER (WHERE EXISTS (SELECT 1 FROM github_run_gaps g"
+    "       count(*) FILTER (WHERE EXISTS (SELECT 1 FROM github_gaps g"
     "                          WHERE g.repository = r.repository AND g.run_id = r.run_id"
     "                            AND g.attempt = r.attempt)) AS attempts_with_gaps,"
     "       coalesce(sum(expired_artifacts), 0) AS expired_artifacts,"
@@ -125,7 +125,7 @@ static const char SQL_COVERAGE[] =
     "  FROM github_runs r WHERE repository = $1"
     "   AND run_started_at >= $2::timestamptz - $3::interval AND run_started_at < $2::timestamptz";
 static const char SQL_GAP_KINDS[] =
-    "SELECT g.kind, count(*) AS gaps FROM github_run_gaps g JOIN github_runs r USING (repository, "
+    "SELECT g.kind, count(*) AS gaps FROM github_gaps g JOIN github_runs r USING (repository, "
     "run_id,"
     " attempt) WHERE g.repository = $1 AND r.run_started_at >= $2::timestamptz - $3::interval"
     " AND r.run_started_at < $2::timestamptz GROUP BY g.kind ORDER BY g.kind";
@@ -133,7 +133,7 @@ static const char SQL_GAP_KINDS[] =
 static const char SQL_GAPS[] =
     "SELECT g.run_id, g.attempt, g.kind, g.artifact, g.file, g.detail, r.html_url, r.branch_key,"
     "       " TS("r.run_started_at") " AS started"
-    "  FROM github_run_gaps g JOIN github_runs r USING (repository, run_id, attempt)"
+    "  FROM github_gaps g JOIN github_runs r USING (repository, run_id, attempt)"
     " WHERE g.repository = $1 AND r.run_started_at >= $2::timestamptz - $3::interval"
     "   AND r.run_started_at < $2::timestamptz"
     " ORDER BY r.run_started_at DESC, g.run_id, g.attempt, g.kind, g.artifact, g.file LIMIT 100";

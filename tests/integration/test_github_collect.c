@@ -933,6 +933,54 @@ static void test_default_pattern_downloads_reports_only(void **state)
     assert_int_equal(sql_int(t, "SELECT count(*) FROM history_tests"), NTEST);
 }
 
+/* A matrix job that stops uploading its report is a gap (issue 31): two runs report on
+ * Ubuntu and Windows, the third on Ubuntu alone; `retrig flakes` lists the third's missing
+ * Windows report, and neither earlier run nor a partial re-run attempt is blamed. */
+static void test_a_variant_that_stops_reporting_is_a_gap(void **state)
+{
+    gh_test *t = *state;
+    char *xml = junit(NULL, false);
+    json_t *runs = json_pack(
+        "[o, o, o]",
+        run(9101, "main", 0, NULL, 7200,
+            json_pack("[o]", attempt("success", 7200,
+                                     json_pack("[o, o]", artifact("junit-ubuntu", xml, false),
+                                               artifact("junit-windows", xml, false))))),
+        run(9102, "main", 0, NULL, 5400,
+            json_pack("[o]", attempt("success", 5400,
+                                     json_pack("[o, o]", artifact("junit-ubuntu", xml, false),
+                                               artifact("junit-windows", xml, false))))),
+        run(9103, "main", 0, NULL, 3600,
+            json_pack(
+                "[o, o]",
+                attempt("failure", 3600, json_pack("[o]", artifact("junit-ubuntu", xml, false))),
+                attempt("success", 1800,
+                        json_pack("[o]", artifact("junit-ubuntu-attempt2", xml, false))))));
+    free(xml);
+    load(t, runs, NULL);
+    char *out = NULL;
+    assert_int_equal(collect(t, &out, NULL, NULL, NULL), 0);
+    free(out);
+    const char *argv[] = {"retrig", "flakes", "--project", REPO, "--format", "json", NULL};
+    assert_int_equal(rt_test_run(t->env, argv, &out, NULL), 0);
+    json_t *doc = json_loads(out, 0, NULL);
+    assert_non_null(doc);
+    json_t *cov = json_object_get(doc, "coverage");
+    assert_int_equal(json_integer_value(
+                         json_object_get(json_object_get(cov, "gaps_by_kind"), "missing-variant")),
+                     1);
+    assert_int_equal(json_integer_value(json_object_get(cov, "attempts_with_gaps")), 1);
+    json_t *gaps = json_object_get(doc, "gaps");
+    assert_int_equal(json_array_size(gaps), 1);
+    json_t *g = json_array_get(gaps, 0);
+    assert_string_equal(json_string_value(json_object_get(g, "kind")), "missing-variant");
+    assert_string_equal(json_string_value(json_object_get(g, "artifact")), "junit-windows");
+    assert_int_equal(json_integer_value(json_object_get(g, "run_id")), 9103);
+    assert_int_equal(json_integer_value(json_object_get(g, "attempt")), 1);
+    json_decref(doc);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -958,6 +1006,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_modified_answers_cost_no_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_default_pattern_downloads_reports_only, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_variant_that_stops_reporting_is_a_gap, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
