@@ -560,23 +560,31 @@ void classify_process(classify *w, rt_amqp *src, rt_amqp_message *m, rt_pulse_ta
  * configuration they share is a snapshot (snapshot.c). */
 
 /* The lane's safe point (after health): a reload, and the newest snapshot. */
+/* The newest snapshot, when another lane published one since this lane took its own. */
+static void take_newest_snapshot(classify *w)
+{
+    if (classify_snapshot_generation() == w->snap_generation) return;
+    snapshot *old = w->snap;
+    w->snap = classify_snapshot_acquire(&w->snap_generation);
+    w->cfg = &w->snap->cfg;
+    w->policy = w->snap->policy;
+    classify_snapshot_release(old);
+}
+
 static int lane_tick(void *ctx, bool idle)
 {
-    classify *w = ctx;
     (void)idle;
     classify_reload_if_asked();
-    if (classify_snapshot_generation() != w->snap_generation) {
-        snapshot *old = w->snap;
-        w->snap = classify_snapshot_acquire(&w->snap_generation);
-        w->cfg = &w->snap->cfg;
-        w->policy = w->snap->policy;
-        classify_snapshot_release(old);
-    }
+    take_newest_snapshot(ctx);
     return 0;
 }
 
+/* A batch (and a single delivery) starts with the newest snapshot and keeps it to its end: a
+ * lane that waited for deliveries while another applied a reload must not handle the first
+ * ones that arrive with the configuration before it. */
 static void lane_batch(void *ctx, rt_amqp *src, rt_amqp_message *batch, size_t n)
 {
+    take_newest_snapshot(ctx);
     classify_process_batch(ctx, src, batch, n);
 }
 
@@ -584,6 +592,7 @@ static void lane_batch(void *ctx, rt_amqp *src, rt_amqp_message *batch, size_t n
 static void lane_one(void *ctx, rt_amqp *src, rt_amqp_message *m, rt_outcome *o)
 {
     classify *w = ctx;
+    take_newest_snapshot(w);
     handle(w, m, NULL, o);
     (void)src;
 }
