@@ -8,15 +8,28 @@ and the recorded passes and exceptions through `retrig publish`, and then does w
 Taskcluster would do when retrig-retrigger calls the retrigger hook: it creates the
 requested runs, registers their Treeherder jobs and bug_suggestions, and publishes their
 task-completed or task-failed messages. It prints progress until every failure has a
-verdict, then the decisions table. The regression is on autoland, so retrig-decide searches
-its culprit: the fake's push history (below) has the label skipped on the three pushes
-before and passing on the fourth; the pushes from the culprit (N-2) on fail the runs
-add-new-jobs makes there, and the demo waits until the culprit is named.
+verdict, then the decisions table and the pooled verdicts (decide_policy = pooled: one
+verdict per failing test per push, from every configuration's runs), with `retrig explain`
+of the regression. The regression is on autoland, so retrig-decide searches its culprit:
+the fake's push history (below) has its labels skipped on the three pushes before and
+passing on the fourth; the pushes from the culprit (N-2) on fail the runs add-new-jobs
+makes there, and the demo waits until the culprit is named.
 
-Scenarios (label suffix -> what happens):
-  regression    the failure reproduces in every retrigger
-  intermittent  one retrigger of five reproduces it, the others pass
+Scenarios (what happens):
+  regression    one test (browser_resizeVideo.js) fails on two configurations of the push,
+                android-em-7-0-x86_64/debug and linux1804-64-qr/opt: one pooled set, one
+                verdict; the failure reproduces in every retrigger asked for
+  intermittent  another test (browser_fullscreen.js, a known flake in the seeded history)
+                fails on one configuration and passes on the push's other one; one retrigger
+                of five reproduces it if any is asked for, the others pass
   infra         the errorsummary shows a harness timeout: no retrigger
+
+The recorded errorsummary's first failing test is browser_fullscreen.js; the regression's
+runs serve it with that test renamed browser_resizeVideo.js (another test of the same
+manifest), so that the two scenarios are two tests. Each failing run's Treeherder bug
+suggestions are the recorded ones with, first, the line of its errorsummary's first failure
+(Treeherder lists every failure line of a log; the recorded suggestions come from another
+job), so that the retriggers' lines name the pooled test.
 """
 import argparse
 import hashlib
@@ -34,10 +47,19 @@ GROUP = "HkX-TbGXQaSX4ucqGMQNBA"  # the push's decision task in the recorded fix
 ROUTE = "route.tc-treeherder.v2.%s.%s.%s" % (PROJECT, REVISION, PUSH)
 EXCHANGE = "exchange/taskcluster-queue/v1/"
 BASE_LABEL = "test-android-em-7.0-x86_64/debug-mochitest-e10s-"
+ES_FAIL = "errorsummary/mochitest-browser-chrome_errorsummary.log"
+ES_PASS = "errorsummary/mochitest-browser-chrome_pass_errorsummary.log"
+ES_INFRA = "errorsummary/mochitest-browser-chrome_infra_errorsummary.log"
+# The regression's test: the recorded first failure renamed (see above).
+RENAMED = {"browser_fullscreen.js": "browser_resizeVideo.js"}
+# The second configuration of the push: the recorded definition on another platform, opt.
+LINUX = "linux1804-64-qr"
+# (kind, label, errorsummary, replace, platform): platform None is the recording's.
 SCENARIOS = [
-    ("regression", BASE_LABEL + "1", "errorsummary/mochitest-browser-chrome_errorsummary.log"),
-    ("intermittent", BASE_LABEL + "2", "errorsummary/mochitest-browser-chrome_errorsummary.log"),
-    ("infra", BASE_LABEL + "3", "errorsummary/mochitest-browser-chrome_infra_errorsummary.log"),
+    ("regression", BASE_LABEL + "1", ES_FAIL, RENAMED, None),
+    ("regression", "test-%s/opt-mochitest-browser-chrome-e10s-1" % LINUX, ES_FAIL, RENAMED, LINUX),
+    ("intermittent", BASE_LABEL + "2", ES_FAIL, {}, None),
+    ("infra", BASE_LABEL + "3", ES_INFRA, {}, None),
 ]
 
 
@@ -98,17 +120,49 @@ class Demo:
             m["task"] = {"tags": {"label": label, "kind": "test"}}
         return m
 
-    def register_task(self, task_id, label, errorsummary, bugs):
+    def definition(self, label, platform):
+        """The recorded test task's definition with the label, on platform (opt) if given."""
+        with open(os.path.join(self.fixtures, "taskcluster",
+                               "task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json")) as f:
+            d = json.load(f)
+        d["tags"] = {"label": label, "kind": "test"}
+        if platform:
+            th = d["extra"]["treeherder"]
+            th["machine"]["platform"] = platform
+            th["collection"] = {"opt": True}
+            d["extra"]["treeherder-platform"] = platform + "/opt"
+        return d
+
+    def suggestions(self, errorsummary, replace):
+        """The recorded bug suggestions, after the line of the errorsummary's first failure."""
+        with open(os.path.join(self.fixtures, errorsummary)) as f:
+            text = f.read()
+        for old, new in sorted(replace.items()):
+            text = text.replace(old, new)
+        first = next(r for r in map(json.loads, text.splitlines())
+                     if r.get("action") == "test_result" and r.get("test"))
+        search = "TEST-UNEXPECTED-%s | %s | %s - %s" % (first["status"], first["test"],
+                                                        first.get("subtest") or "",
+                                                        first.get("message") or "")
+        with open(os.path.join(self.fixtures, "treeherder", "bug_suggestions.json")) as f:
+            recorded = json.load(f)
+        return [{"search": search.rstrip(" -"), "search_terms": [first["test"].rsplit("/", 1)[-1]],
+                 "path_end": first["test"], "bugs": {"open_recent": [], "all_others": []}}] + recorded
+
+    def register_task(self, task_id, label, errorsummary, replace, platform, fails):
         self.job_id += 1
+        artifact = {"name": "public/test_info/mochitest_errorsummary.log", "fixture": errorsummary}
+        if replace:
+            artifact["replace"] = replace
         scenario = {
-            "tasks": {task_id: {"fixture": "taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json",
-                                "override": {"tags": {"label": label, "kind": "test"}}}},
-            "artifacts": {task_id: {"0": [{"name": "public/test_info/mochitest_errorsummary.log",
-                                           "fixture": errorsummary},
+            "tasks": {task_id: self.definition(label, platform)},
+            "artifacts": {task_id: {"0": [artifact,
                                           {"name": "public/logs/live_backing.log", "content": "log"}]}},
-            "jobs": {task_id: [{"id": self.job_id, "retry_id": 0, "result": "testfailed"}]},
+            "jobs": {task_id: [{"id": self.job_id, "retry_id": 0,
+                                "result": "testfailed" if fails else "success"}]},
             "job_logs": {str(self.job_id): "parsed"},
-            "bug_suggestions": {str(self.job_id): bugs},
+            "bug_suggestions": {str(self.job_id): self.suggestions(errorsummary, replace)
+                                if fails else []},
         }
         self.control("/_control/scenario", scenario)
 
@@ -134,24 +188,24 @@ class Demo:
                 self.publish(event, json.load(f), cc=False, name="recorded")
         # One failing original per scenario.
         self.originals = {}
-        for kind, label, errorsummary in SCENARIOS:
+        for kind, label, errorsummary, replace, platform in SCENARIOS:
             task_id = slugid()
-            self.originals[label] = (kind, task_id)
-            self.register_task(task_id, label, errorsummary,
-                               {"fixture": "treeherder/bug_suggestions.json"})
+            self.originals[label] = (kind, task_id, replace, platform)
+            self.register_task(task_id, label, errorsummary, replace, platform, True)
             self.publish("task-failed", self.run_message(task_id, "failed"), name="failed")
             print("  failure seen:   %-12s %s (task %s)" % (kind, label, task_id))
 
     def push_history(self):
         """Autoland's pushes before ours, each with its indexed decision task and actions.json,
         as retrig-decide's culprit search and add-new-jobs find them."""
-        label = SCENARIOS[0][1]
+        regressions = [label for kind, label, _, _, _ in SCENARIOS if kind == "regression"]
         scenario = {"pushes": {PROJECT: [{"id": int(PUSH), "revision": REVISION,
                                           "author": "sheriffed@example.com"}]},
                     "tasks": {}, "artifacts": {}, "index": {}, "add_new_jobs": {},
-                    "jobs": {slugid(): [{"id": self.job_id + 90000, "result": "success",
+                    "jobs": {slugid(): [{"id": self.job_id + 90000 + n, "result": "success",
                                          "state": "completed", "job_type_name": label,
-                                         "push_id": int(PUSH) - PASSED_BACK}]}}
+                                         "push_id": int(PUSH) - PASSED_BACK}]
+                             for n, label in enumerate(regressions)}}
         for back, (push_id, revision) in enumerate(HISTORY, start=1):
             scenario["pushes"][PROJECT].append({"id": push_id, "revision": revision,
                                                 "author": "pusher%d@example.com" % back})
@@ -177,19 +231,16 @@ class Demo:
             self.handled_triggers += 1
             for request in trigger["payload"]["user"]["input"].get("requests", []):
                 for label in request["tasks"]:
-                    kind = self.originals.get(label, ("unknown", None))[0]
+                    kind, _, replace, platform = self.originals.get(label,
+                                                                    ("unknown", None, {}, None))
                     times = request.get("times", 1)
                     print("  retriggered:    %-12s %s x%d (action task %s)"
                           % (kind, label, times, trigger["taskId"]))
                     for n in range(times):
                         task_id = slugid()
                         fails = kind == "regression" or (kind == "intermittent" and n == 0)
-                        bugs = {"fixture": "treeherder/bug_suggestions.json"} if fails else []
-                        self.register_task(task_id, label,
-                                           "errorsummary/mochitest-browser-chrome_errorsummary.log"
-                                           if fails else
-                                           "errorsummary/mochitest-browser-chrome_pass_errorsummary.log",
-                                           bugs)
+                        self.register_task(task_id, label, ES_FAIL if fails else ES_PASS,
+                                           replace if fails else {}, platform, fails)
                         state = "failed" if fails else "completed"
                         self.publish("task-" + state, self.run_message(task_id, state, label),
                                      name="retrigger")
@@ -201,7 +252,7 @@ class Demo:
 
     def wait(self):
         deadline = time.time() + self.args.timeout
-        expected = sum(1 for kind, _, _ in SCENARIOS if kind != "infra")
+        expected = sum(1 for kind, _, _, _, _ in SCENARIOS if kind != "infra")
         last = None
         while time.time() < deadline:
             self.play_triggers()
@@ -215,7 +266,9 @@ class Demo:
                 last = status
             searching = int(self.query(
                 "SELECT count(*) FROM decisions WHERE culprit_status = 'searching'")[0][0])
-            if decided >= expected and infra >= 1 and not searching:
+            pooling = int(self.query(
+                "SELECT count(*) FROM pooled_sets WHERE state <> 'decided'")[0][0])
+            if decided >= expected and infra >= 1 and not searching and not pooling:
                 return True
             time.sleep(0.5)
         return False
@@ -241,6 +294,35 @@ class Demo:
                 " WHERE d.culprit_status IS NOT NULL ORDER BY s.label"):
             print("\nculprit of the regression of %s: %s (%s) %s by %s; %s pushes probed, %s runs"
                   % tuple(r))
+        self.report_pooled()
+
+    def report_pooled(self):
+        """One verdict per failing test of the push (decide_policy = pooled), each with every
+        configuration's evidence; then `retrig explain` of a regression's task."""
+        pools = self.query(
+            "SELECT p.id, p.test, p.verdict, p.reason, to_char(p.p_regression, 'FM0.000'),"
+            " p.rounds, p.retriggers, (SELECT count(*) FROM decisions d WHERE d.pool_id = p.id)"
+            " FROM pooled_sets p ORDER BY p.id")
+        print("\n== pooled verdicts (decide_policy = pooled: one per failing test per push)")
+        for pool_id, test, verdict, reason, p, rounds, retriggers, decisions in pools:
+            print("\npooled verdict: %s (%s), p_regression %s, %s round(s), %s retrigger(s), "
+                  "%s task decision(s) point at it\n  test %s"
+                  % (verdict, reason, p, rounds, retriggers, decisions, test))
+            print("  %-32s %-8s %10s %10s" % ("config", "push run", "retriggers", "reproduced"))
+            for c in self.query(
+                    "SELECT c->>'config', c->>'push_run', c->>'retriggers', c->>'reproduced'"
+                    " FROM pooled_sets p, jsonb_array_elements(p.evidence->'configs') c"
+                    " WHERE p.id = %d ORDER BY c->>'config'" % int(pool_id)):
+                print("  %-32s %-8s %10s %10s" % tuple(c))
+        regression = next((task for kind, task, _, _ in self.originals.values()
+                           if kind == "regression"), None)
+        if regression:
+            print("\n$ retrig explain %s   (a task of the pooled regression)" % regression)
+            env = dict(os.environ, RETRIG_DATABASE_URL=self.args.database_url)
+            out = subprocess.run([os.path.join(self.args.bin, "retrig"), "--config",
+                                  self.args.config, "explain", regression],
+                                 env=env, capture_output=True, text=True)
+            print("\n".join("  " + line for line in (out.stdout + out.stderr).splitlines()))
 
 
 def main():

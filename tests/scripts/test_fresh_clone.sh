@@ -4,7 +4,8 @@
 # that has no sibling folders, and there the build, the unit tests and `bash scripts/demo` end
 # to end. The local services already running are reused (the demo gets a name of its own, so
 # it shares no database, queue or key with anything else). The demo must print its
-# decisions table (one regression, one intermittent, one infra), retrig-perf's dry-run
+# decisions table (the regression's two tasks, one intermittent, one infra), one pooled
+# regression verdict whose evidence has both failing configurations, retrig-perf's dry-run
 # backfills, and the paths of both pages; then scripts/demo_github (a GitHub project's PR runs
 # collected, its flaky tests, the issues it would open).
 #
@@ -77,9 +78,21 @@ if [ "$built" = 1 ]; then
     # The decisions table: a header, then one row per verdict.
     table=$(sed -n '/^verdict  *task  *label/,/^$/p' "$demo_log")
     check '[ -n "$table" ]' "the demo prints its decisions table"
-    check '[ "$(grep -c "^regression " <<<"$table")" = 1 ]' "one regression"
+    check '[ "$(grep -c "^regression " <<<"$table")" = 2 ]' "the regression's two tasks (two configurations)"
     check '[ "$(grep -c "^intermittent " <<<"$table")" = 1 ]' "one intermittent"
     check '[ "$(grep -c "^infra " <<<"$table")" = 1 ]' "one infra"
+    # decide_policy = pooled: the regression's test failing on two configurations is one
+    # pooled set, one verdict both tasks' decisions point at, with both configurations'
+    # evidence (and retrig explain shows the same table).
+    pooled=$(sed -n '/^pooled verdict: regression /,/^$/p' "$demo_log")
+    check '[ "$(grep -c "^pooled verdict: regression " "$demo_log")" = 1 ]' "one pooled regression verdict"
+    check 'grep -q ", 2 task decision(s) point at it$" <<<"$pooled"' "both regression tasks point at the pooled verdict"
+    check 'grep -qE "^  android-em-7-0-x86_64/debug +failed " <<<"$pooled" &&
+        grep -qE "^  linux1804-64-qr/opt +failed " <<<"$pooled"' "the pooled evidence has both failing configurations"
+    check 'grep -q "^pooled verdict: intermittent " "$demo_log"' "the intermittent's own pooled verdict"
+    check 'grep -qE "^    linux1804-64-qr/opt +failed .*a failing task.s set" "$demo_log" &&
+        grep -q "the seed rule on this task.s own runs: " "$demo_log"' \
+        "retrig explain shows the pooled table and the seed verdict as a shadow"
     check 'grep -q "^Dashboard: .*/$name/dashboard.html" "$demo_log"' "the demo names its dashboard"
     check 'grep -q "^Decisions: .*/$name/decisions.html" "$demo_log"' "the demo names its sheriffs' page"
     check 'grep -qE "dashboard.html: [1-9][0-9]* tests \(all branches\)" "$demo_log"' \
