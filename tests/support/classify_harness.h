@@ -25,7 +25,7 @@
 #include "support/fake_upstream.h"
 
 #define RT_CH_MAX_WORKERS 12
-#define RT_CH_MAX_ENV     24
+#define RT_CH_MAX_ENV     32
 
 /* The worker pools of the recorded fixtures' tasks. */
 #define RT_CH_FIXTURE_POOLS "terraform-packet/gecko-t-linux, releng-hardware/gecko-t-osx-1014"

@@ -54,12 +54,14 @@ typedef struct entry {
 typedef struct failure {
     char task_id[23];
     char group[23];
+    int push; /* its group's index */
     char label[256];
     bool limited;
     bool intermittent;
     int played;
     int sets;
     int triggers;
+    int rounds; /* pooled: the rounds made of its set (hook triggers due) */
 } failure;
 
 struct rt_stream {
@@ -67,6 +69,10 @@ struct rt_stream {
     const char *tag, *client_id, *token;
     size_t nmessages, max_played;
     int neligible, nmalformed, nother, ngroups, limit;
+    int configs;  /* pooled (stream.h); 0: per-task sets */
+    int runs_cap; /* retriggered runs played per failure */
+    char (*revisions)[41];
+    char (*routes)[128]; /* each push's tc-treeherder route (pooled) */
     struct {
         int classify, retrigger, decide, history;
     } replicas;
@@ -106,24 +112,28 @@ rt_stream *rt_stream_new(rt_ch *h, const rt_stream_sizes *z)
                      .client_id = z->client_id,
                      .token = z->token,
                      .nmessages = (size_t)z->messages,
-                     .max_played = (size_t)z->eligible * RT_STREAM_RETRIGGERS,
+                     .configs = z->configs,
+                     .runs_cap = z->configs ? RT_STREAM_POOLED_RUNS : RT_STREAM_RETRIGGERS,
                      .neligible = z->eligible,
                      .nmalformed = z->malformed,
                      .nother = z->other,
                      .ngroups = z->groups,
                      .limit = z->limit};
+    f->max_played = (size_t)z->eligible * (size_t)f->runs_cap;
     f->replicas.classify = z->replicas.classify;
     f->replicas.retrigger = z->replicas.retrigger;
     f->replicas.decide = z->replicas.decide;
     f->replicas.history = z->replicas.history;
     f->groups = calloc((size_t)z->groups, sizeof *f->groups);
+    f->revisions = calloc((size_t)z->groups, sizeof *f->revisions);
+    f->routes = calloc((size_t)z->groups, sizeof *f->routes);
     f->fails = calloc((size_t)z->eligible, sizeof *f->fails);
     f->stream = calloc(f->nmessages, sizeof *f->stream);
     f->played_ids = calloc(f->max_played, sizeof *f->played_ids);
     f->played_es = calloc(f->max_played, sizeof *f->played_es);
     f->played_history = calloc(f->max_played, sizeof *f->played_history);
-    assert_true(f->groups && f->fails && f->stream && f->played_ids && f->played_es &&
-                f->played_history);
+    assert_true(f->groups && f->revisions && f->routes && f->fails && f->stream && f->played_ids &&
+                f->played_es && f->played_history);
     char n[16], limits[128];
     snprintf(n, sizeof n, "%d", RT_STREAM_RETRIGGERS);
     snprintf(limits, sizeof limits, "%s=%d, *=100000", RT_STREAM_LIMITED, z->limit);
@@ -141,6 +151,13 @@ rt_stream *rt_stream_new(rt_ch *h, const rt_stream_sizes *z)
     char max_bytes[16];
     snprintf(max_bytes, sizeof max_bytes, "%d", RT_STREAM_MAX_BYTES);
     rt_ch_setenv(h, "MAX_MESSAGE_BYTES", max_bytes);
+    if (z->configs) {
+        /* One pooled set per push; its settle window and deadline short, swept every second. */
+        rt_ch_setenv(h, "DECIDE_POLICY", "pooled");
+        rt_ch_setenv(h, "DECIDE_POOL_SETTLE_S", "2");
+        rt_ch_setenv(h, "DECIDE_POOL_DEADLINE_MINUTES", "1");
+        rt_ch_setenv(h, "DECIDE_SWEEP_INTERVAL_S", "1");
+    }
     return f;
 }
 
@@ -165,6 +182,8 @@ void rt_stream_free(rt_stream *f)
     }
     for (size_t i = 0; i < f->nmessages; i++) free(f->stream[i].body);
     free(f->groups);
+    free(f->revisions);
+    free(f->routes);
     free(f->fails);
     free(f->stream);
     free(f->played_ids);
@@ -189,6 +208,26 @@ static json_t *test_definition(const char *group, const char *label, const char 
     if (platform)
         json_object_set_new(json_object_get(th, "machine"), "platform", json_string(platform));
     if (tier) json_object_set_new(th, "tier", json_integer(tier));
+    return def;
+}
+
+/* The push of a failure: the recorded one, or (pooled) its group's own. */
+static const char *revision_of(const rt_stream *f, int push)
+{
+    return f->configs ? f->revisions[push] : GWX_REVISION;
+}
+
+static const char *route_of(const rt_stream *f, int push)
+{
+    return f->configs ? f->routes[push] : GWX_ROUTE;
+}
+
+/* An eligible failure's definition: on its platform, and (pooled) its push's route. */
+static json_t *failure_definition(const rt_stream *f, const failure *x)
+{
+    json_t *def =
+        test_definition(x->group, x->label, x->limited ? RT_STREAM_LIMITED : UNLIMITED, 0);
+    if (f->configs) json_object_set_new(def, "routes", json_pack("[s]", f->routes[x->push]));
     return def;
 }
 
@@ -248,12 +287,12 @@ static void set_body(entry *e, json_t *body)
     json_decref(body);
 }
 
-static void failed_body(entry *e, const char *group)
+static void failed_body(entry *e, const char *group, const char *route)
 {
     e->body = rt_ch_failed_message(GWX_PULSE, e->task_id, group);
     e->len = strlen(e->body);
     e->event = "task-failed";
-    e->route = GWX_ROUTE;
+    e->route = route;
 }
 
 static void make_malformed(entry *e, int i)
@@ -311,14 +350,34 @@ static void build_stream(rt_stream *f)
     json_object_set_new(s, "hook_clients", json_pack("{s:s}", f->client_id, f->token));
     for (int g = 0; g < f->ngroups; g++) {
         rt_ch_slugid(f->groups[g]);
+        if (f->configs) { /* a push of its own: a revision and its route */
+            for (int c = 0; c < 40; c++) f->revisions[g][c] = "0123456789abcdef"[random() % 16];
+            snprintf(f->routes[g], sizeof f->routes[g], "tc-treeherder.v2.autoland.%s.%d",
+                     f->revisions[g], 90000 + g);
+        }
         json_object_set_new(json_object_get(s, "tasks"), f->groups[g],
                             json_pack("{s:s, s:{s:s}}", "fixture", DEC_FIX, "override",
                                       "taskGroupId", f->groups[g]));
         json_object_set_new(
             json_object_get(s, "artifacts"), f->groups[g],
-            json_pack("{s:[o]}", "0", rt_ch_actions_artifact(f->groups[g], GWX_REVISION)));
+            json_pack("{s:[o]}", "0", rt_ch_actions_artifact(f->groups[g], revision_of(f, g))));
     }
     load(h, &s);
+
+    /* Pooled: push g fails on 1 + g % configs configurations, a build type each. */
+    static const char *const types[] = {"debug", "opt", "asan", "tsan", "ccov", "pgo"};
+    assert_true(f->configs <= (int)(sizeof types / sizeof types[0]));
+    int *push_of = calloc((size_t)f->neligible, sizeof *push_of);
+    int *config_of = calloc((size_t)f->neligible, sizeof *config_of);
+    assert_true(push_of && config_of);
+    int placed = 0;
+    for (int g = 0; f->configs && g < f->ngroups; g++)
+        for (int k = 0; k <= g % f->configs; k++, placed++) {
+            assert_true(placed < f->neligible);
+            push_of[placed] = g;
+            config_of[placed] = k;
+        }
+    if (f->configs) assert_int_equal(placed, f->neligible); /* eligible: the sum over pushes */
 
     size_t n = 0;
     for (int i = 0; i < f->neligible; i++, n++) {
@@ -327,22 +386,27 @@ static void build_stream(rt_stream *f)
         e->kind = K_ELIGIBLE;
         rt_ch_slugid(x->task_id);
         memcpy(e->task_id, x->task_id, sizeof e->task_id);
-        snprintf(x->group, sizeof x->group, "%s", f->groups[i % f->ngroups]);
-        snprintf(x->label, sizeof x->label, "%s-%s-%s-%d", GWX_LABEL, f->tag,
-                 f->groups[i % f->ngroups], i);
-        x->limited = i % 2 == 0;
+        x->push = f->configs ? push_of[i] : i % f->ngroups;
+        snprintf(x->group, sizeof x->group, "%s", f->groups[x->push]);
+        if (f->configs)
+            snprintf(x->label, sizeof x->label,
+                     "test-android-em-7.0-x86_64/%s-mochitest-e10s-1-%s-%s-%d", types[config_of[i]],
+                     f->tag, x->group, i);
+        else
+            snprintf(x->label, sizeof x->label, "%s-%s-%s-%d", GWX_LABEL, f->tag, x->group, i);
+        x->limited = f->configs ? config_of[i] % 2 == 0 : i % 2 == 0;
         x->intermittent = i % 3 == 0;
-        json_object_set_new(
-            json_object_get(s, "tasks"), x->task_id,
-            test_definition(x->group, x->label, x->limited ? RT_STREAM_LIMITED : UNLIMITED, 0));
+        json_object_set_new(json_object_get(s, "tasks"), x->task_id, failure_definition(f, x));
         add_artifacts(s, x->task_id, ES_FAIL);
         add_job(s, x->task_id);
-        failed_body(e, x->group);
+        failed_body(e, x->group, route_of(f, x->push));
         e->history = true;
         e->history_es = ES_FAIL;
         if (i % 20 == 19) load(h, &s);
     }
     load(h, &s);
+    free(push_of);
+    free(config_of);
     for (int i = 0; i < f->nmalformed; i++, n++) {
         f->stream[n].kind = K_MALFORMED;
         make_malformed(&f->stream[n], i);
@@ -372,7 +436,7 @@ static void build_stream(rt_stream *f)
         }
         json_object_set_new(json_object_get(s, "tasks"), e->task_id, def);
         add_artifacts(s, e->task_id, errorsummary);
-        failed_body(e, group);
+        failed_body(e, group, GWX_ROUTE);
         e->history = i % 5 != 0; /* every test run, whatever its eligibility */
         e->history_es = errorsummary;
         if (i % 5 == 2) {
@@ -466,9 +530,7 @@ static void resolve_retrigger(rt_stream *f, const failure *x, bool reproduces)
     char *task_id = f->played_ids[f->nplayed++];
     rt_ch_slugid(task_id);
     json_t *s = scenario_new();
-    json_object_set_new(
-        json_object_get(s, "tasks"), task_id,
-        test_definition(x->group, x->label, x->limited ? RT_STREAM_LIMITED : UNLIMITED, 0));
+    json_object_set_new(json_object_get(s, "tasks"), task_id, failure_definition(f, x));
     f->played_es[f->nplayed - 1] = reproduces ? ES_FAIL : ES_PASS;
     add_artifacts(s, task_id, f->played_es[f->nplayed - 1]);
     if (reproduces) add_job(s, task_id);
@@ -491,8 +553,8 @@ static void resolve_retrigger(rt_stream *f, const failure *x, bool reproduces)
     json_decref(body);
     char message_id[40];
     snprintf(message_id, sizeof message_id, "played-%zu", f->nplayed);
-    rt_ch_publish(h, reproduces ? "task-failed" : "task-completed", text, strlen(text), GWX_ROUTE,
-                  message_id);
+    rt_ch_publish(h, reproduces ? "task-failed" : "task-completed", text, strlen(text),
+                  route_of(f, x->push), message_id);
     free(text);
 }
 
@@ -501,7 +563,7 @@ static void play_request(void *arg, const char *label, int times)
     rt_stream *f = arg;
     failure *x = failure_by_label(f, label);
     if (!x) return; /* counted as a duplicate at the end */
-    for (int n = 0; n < times && x->played < RT_STREAM_RETRIGGERS; n++) {
+    for (int n = 0; n < times && x->played < f->runs_cap; n++) {
         resolve_retrigger(f, x, !x->intermittent || x->played == 0);
         x->played++;
     }
@@ -644,13 +706,19 @@ static void check_sets_and_triggers(rt_stream *f, rt_stream_tally *t, int *exhau
 {
     rt_ch *h = f->h;
     PGresult *res = NULL;
-    if (rt_pg_exec(h->pg, "SELECT label, original_task_id FROM retrigger_sets", 0, NULL, &res) !=
-        RT_OK)
+    /* The rounds made of each set: its first (retrig-classify's, when it asked any) and
+     * every later one the budget granted; each is one hook trigger. */
+    if (rt_pg_exec(h->pg,
+                   "SELECT s.label, s.original_task_id, (s.retrigger_count > 0)::integer +"
+                   " (SELECT count(*) FROM retrigger_rounds r WHERE r.set_id = s.id"
+                   " AND NOT r.refused) FROM retrigger_sets s",
+                   0, NULL, &res) != RT_OK)
         fail_msg("sets: %s", rt_pg_errstr(h->pg));
     for (int r = 0; r < PQntuples(res); r++) {
         failure *x = failure_by_label(f, PQgetvalue(res, r, 0));
         if (x && !strcmp(x->task_id, PQgetvalue(res, r, 1))) {
             x->sets++;
+            x->rounds = atoi(PQgetvalue(res, r, 2));
         } else {
             t->duplicated++;
             fprintf(stderr, "%s: a set for %s (original %s) that no eligible failure owns\n",
@@ -679,6 +747,19 @@ static void check_sets_and_triggers(rt_stream *f, rt_stream_tally *t, int *exhau
             }
         }
         if (x->sets > 1) t->duplicated += x->sets - 1;
+        if (f->configs && x->sets == 1) {
+            /* Pooled: a trigger per round the pooled set made of it, none, one or more. */
+            if (x->triggers < x->rounds) {
+                t->lost += x->rounds - x->triggers;
+                fprintf(stderr, "%s: the set of %s made %d rounds, triggered %d times\n", f->tag,
+                        x->task_id, x->rounds, x->triggers);
+            } else if (x->triggers > x->rounds) {
+                t->duplicated += x->triggers - x->rounds;
+                fprintf(stderr, "%s: the set of %s made %d rounds, triggered %d times\n", f->tag,
+                        x->task_id, x->rounds, x->triggers);
+            }
+            continue;
+        }
         if (x->sets >= 1 && x->triggers == 0) {
             t->lost++;
             fprintf(stderr, "%s: the set of %s was never triggered\n", f->tag, x->task_id);
@@ -708,6 +789,60 @@ static void check_decisions(rt_stream *f, rt_stream_tally *t)
         rt_ch_sql_int(h, "SELECT count(*) FROM retrigger_sets WHERE status <> 'decided'", 0, NULL);
     if (not_decided) fprintf(stderr, "%s: %lld sets not marked decided\n", f->tag, not_decided);
     t->lost += not_decided;
+}
+
+/* Pooled: every set a member of its push's one pooled set, decided once, every member's
+ * decision pointing at it with its verdict. */
+static void check_pooled(rt_stream *f, rt_stream_tally *t)
+{
+    rt_ch *h = f->h;
+    static const struct {
+        const char *what, *sql;
+        bool lost;
+    } checks[] = {
+        {"sets in no pooled set",
+         "SELECT count(*) FROM retrigger_sets s WHERE NOT EXISTS (SELECT 1 FROM"
+         " pooled_set_members m WHERE m.set_id = s.id)",
+         true},
+        {"pushes with sets but no pooled set",
+         "SELECT count(DISTINCT s.revision) FROM retrigger_sets s WHERE NOT EXISTS (SELECT 1"
+         " FROM pooled_sets p WHERE p.project = s.project AND p.revision = s.revision)",
+         true},
+        {"pooled sets beyond one per push (the stream fails one test)",
+         "SELECT count(*) - count(DISTINCT (project, revision)) FROM pooled_sets", false},
+        {"pooled sets without a member",
+         "SELECT count(*) FROM pooled_sets p WHERE NOT EXISTS (SELECT 1 FROM pooled_set_members"
+         " m WHERE m.pool_id = p.id)",
+         false},
+        {"pooled sets not decided",
+         "SELECT count(*) FROM pooled_sets WHERE state <> 'decided' OR verdict IS NULL", true},
+        {"members whose decision does not point at their pooled set",
+         "SELECT count(*) FROM pooled_set_members m LEFT JOIN decisions d ON d.set_id ="
+         " m.set_id WHERE d.pool_id IS DISTINCT FROM m.pool_id",
+         true},
+        {"decisions whose verdict is not their pooled set's",
+         "SELECT count(*) FROM decisions d JOIN pooled_sets p ON p.id = d.pool_id"
+         " WHERE d.verdict <> p.verdict",
+         false},
+    };
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+        long long n = rt_ch_sql_int(h, checks[i].sql, 0, NULL);
+        if (!n) continue;
+        fprintf(stderr, "%s: %lld %s\n", f->tag, n, checks[i].what);
+        if (checks[i].lost)
+            t->lost += n;
+        else
+            t->duplicated += n;
+    }
+    fprintf(
+        stderr,
+        "%s: %lld pooled sets (%lld regression, %lld decided with no round), %lld rounds"
+        " (%lld refused)\n",
+        f->tag, rt_ch_sql_int(h, "SELECT count(*) FROM pooled_sets", 0, NULL),
+        rt_ch_sql_int(h, "SELECT count(*) FROM pooled_sets WHERE verdict = 'regression'", 0, NULL),
+        rt_ch_sql_int(h, "SELECT count(*) FROM pooled_sets WHERE rounds = 0", 0, NULL),
+        rt_ch_sql_int(h, "SELECT count(*) FROM retrigger_rounds", 0, NULL),
+        rt_ch_sql_int(h, "SELECT count(*) FROM retrigger_rounds WHERE refused", 0, NULL));
 }
 
 /* Takes every dead letter (with its source queue, which rt_ch_take does not keep). */
@@ -926,6 +1061,7 @@ void rt_stream_check(rt_stream *f, rt_stream_tally *t)
     *t = (rt_stream_tally){0};
     check_sets_and_triggers(f, t, &t->exhausted);
     check_decisions(f, t);
+    if (f->configs) check_pooled(f, t);
     check_dead_letters(f, t);
     check_runs(f, t);
     check_history(f, t);
@@ -935,6 +1071,24 @@ size_t rt_stream_published(const rt_stream *f) { return f->published; }
 size_t rt_stream_played(const rt_stream *f) { return f->nplayed; }
 long rt_stream_respawns(const rt_stream *f) { return f->respawns; }
 int rt_stream_max_counter(const rt_stream *f) { return f->max_counter; }
+
+static void add_times(void *arg, const char *label, int times)
+{
+    (void)label;
+    *(long long *)arg += times;
+}
+
+long long rt_stream_hook_times(rt_stream *f)
+{
+    json_t *triggers = rt_fake_triggers(&f->h->fake);
+    assert_non_null(triggers);
+    long long times = 0;
+    size_t i;
+    json_t *tr;
+    json_array_foreach(triggers, i, tr) trigger_requests(tr, add_times, &times);
+    json_decref(triggers);
+    return times;
+}
 
 long long rt_stream_ledger(rt_stream *f)
 {

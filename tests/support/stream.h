@@ -41,7 +41,19 @@
  *               (and of runs that are no test run), history runs with more groups or failing
  *               tests than their errorsummary has, and dead letters that are not malformed
  *               messages or are second copies from a queue.
- * Everything is logged to stderr prefixed with the stream's tag. */
+ * Everything is logged to stderr prefixed with the stream's tag.
+ *
+ * With `configs` (decide_policy = pooled, issue 32): every push has a revision of its own and
+ * its eligible failures are the one recorded test failing on some of `configs`
+ * configurations (a build type each, debug, opt, asan, ...; on RT_STREAM_LIMITED and the
+ * other platform in turn): push g fails on 1 + g % configs of them, so the pushes make one
+ * pooled set each, some decided from the push's own runs, others after rounds of their
+ * failing configurations. A set is then triggered once per round the pooled set asked of it
+ * (none, one or more), each retriggered run is played (up to RT_STREAM_POOLED_RUNS per
+ * failure), and the checks add: every eligible failure's set is a member of its push's
+ * pooled set, each pooled set decided once, every member's decision pointing at it; hook
+ * triggers of a set beyond its rounds made are duplicated, rounds made without their
+ * trigger lost. */
 #ifndef RETRIG_TESTS_SUPPORT_STREAM_H
 #define RETRIG_TESTS_SUPPORT_STREAM_H
 
@@ -51,15 +63,17 @@
 
 #include "support/classify_harness.h"
 
-#define RT_STREAM_RETRIGGERS 2 /* retriggers_per_failure, decide_threshold, budget_minimum */
-#define RT_STREAM_LIMITED    "android-em-7-0-x86_64" /* the platform whose budget runs out */
-#define RT_STREAM_MAX_BYTES  65536                   /* max_message_bytes */
+#define RT_STREAM_RETRIGGERS  2 /* retriggers_per_failure, decide_threshold, budget_minimum */
+#define RT_STREAM_LIMITED     "android-em-7-0-x86_64" /* the platform whose budget runs out */
+#define RT_STREAM_MAX_BYTES   65536                   /* max_message_bytes */
+#define RT_STREAM_POOLED_RUNS 10 /* retriggered runs played per failure: decide_max_retriggers */
 
 typedef struct rt_stream_sizes {
     const char *tag;               /* "chaos": the log prefix, labels and message ids */
     const char *client_id, *token; /* the Taskcluster credentials the fake accepts */
     int messages, eligible, malformed, other, groups;
-    int limit; /* RT_STREAM_LIMITED's daily budget */
+    int limit;   /* RT_STREAM_LIMITED's daily budget */
+    int configs; /* 0: per-task sets (decide_policy's default); else pooled (above) */
     struct {
         int classify, retrigger, decide, history;
     } replicas;
@@ -98,6 +112,8 @@ long rt_stream_respawns(const rt_stream *s);
 int rt_stream_max_counter(const rt_stream *s); /* the highest sample of the counter */
 /* The most the ledger holds for the limited platform on one day. */
 long long rt_stream_ledger(rt_stream *s);
+/* Retriggers asked of the hook across every trigger of the fake (times summed). */
+long long rt_stream_hook_times(rt_stream *s);
 
 void rt_stream_sleep_ms(int ms);
 
