@@ -139,13 +139,15 @@ class Demo:
             text = f.read()
         for old, new in sorted(replace.items()):
             text = text.replace(old, new)
-        first = next(r for r in map(json.loads, text.splitlines())
-                     if r.get("action") == "test_result" and r.get("test"))
+        first = next((r for r in map(json.loads, text.splitlines())
+                      if r.get("action") == "test_result" and r.get("test")), None)
+        with open(os.path.join(self.fixtures, "treeherder", "bug_suggestions.json")) as f:
+            recorded = json.load(f)
+        if not first:
+            return recorded
         search = "TEST-UNEXPECTED-%s | %s | %s - %s" % (first["status"], first["test"],
                                                         first.get("subtest") or "",
                                                         first.get("message") or "")
-        with open(os.path.join(self.fixtures, "treeherder", "bug_suggestions.json")) as f:
-            recorded = json.load(f)
         return [{"search": search.rstrip(" -"), "search_terms": [first["test"].rsplit("/", 1)[-1]],
                  "path_end": first["test"], "bugs": {"open_recent": [], "all_others": []}}] + recorded
 
