@@ -33,6 +33,8 @@ static void usage(FILE *out)
             "For a GitHub project (retrig collect-github) each test also shows its re-run\n"
             "flips and its issue (retrig flaky-issues), and --format json adds a coverage\n"
             "section: run attempts, those with outcomes, and the gaps (what could not be used).\n"
+            "Each test shows its runs and failures by variant (a GitHub matrix job, a\n"
+            "Taskcluster platform/build type) and the one variant it fails on alone.\n"
             "--format json prints {\"project\", \"window\", \"until\", \"tests\": [...],\n"
             "\"coverage\": {...}, \"gaps\": [...]}.\n"
             "Exit: 0 listed, 1 database error, 2 usage.\n");
@@ -192,7 +194,8 @@ static int add_outcome_labels(rt_pg *pg, const rt__flakes_query *q, json_t *rows
         const char *test = json_string_value(json_object_get(row, "test"));
         json_t *o = rt_outcome_labels_json(rt_outcome_labels_find(&labels, test));
         if (!o || json_object_set_new(row, "outcomes", o) != 0) rc = RT_ENOMEM;
-        /* failures by variant (GitHub's matrix jobs), and the one variant failing alone */
+        /* failures by variant (GitHub's matrix jobs, Mozilla's platform/build type), and the
+         * one variant failing alone */
         size_t n = 0;
         const rt_flaky_variant *v = rt_test_variants_of(&variants, test, &n);
         json_t *by = rt_test_variants_json(v, n);

@@ -305,6 +305,7 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         f->project = project;
         read_candidate(&cands[r], cfg, p);
         f->variants = rt_test_variants_of(&variants, f->test, &f->nvariants);
+        f->variant_kind = variants.kind;
         const rt_outcome_labels *l = rt_outcome_labels_find(&labels, f->test);
         if (l) {
             f->outcome_flaky = l->flaky;

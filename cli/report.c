@@ -66,7 +66,7 @@ typedef struct page {
     const row **order; /* the rows in page order */
     json_t *all, *main, *now, *coverage;
     rt_outcome_labels_list labels; /* FLAKY, DISABLED, ... per test (common/store/outcomes.h) */
-    rt_test_variants variants;     /* runs and failures per variant (GitHub's matrix jobs) */
+    rt_test_variants variants;     /* runs and failures per variant (matrix job, platform/build) */
 } page;
 
 static void usage(FILE *out)
@@ -576,15 +576,15 @@ static void badges(FILE *f, const page *p, const row *w)
         long long n = integer(r, "failures");
         fprintf(f, "<span class=\"badge rare\">failed %lld×</span>", n);
     }
-    /* the one variant (matrix job) it fails on, when it ran on several */
+    /* the one variant (matrix job, platform/build type) it fails on, when it ran on several */
     size_t nvariants = 0;
     const rt_flaky_variant *v = rt_test_variants_of(&p->variants, w->test, &nvariants);
     const char *only = rt_flaky_only_variant(v, nvariants);
     if (only) {
         fprintf(f,
-                "<span class=\"badge outcome\" title=\"failed on this variant (matrix job) "
+                "<span class=\"badge outcome\" title=\"failed on this variant (%s) "
                 "only, of %zu that ran it\">only on ",
-                nvariants);
+                p->variants.kind ? p->variants.kind : RT_VARIANT_KIND_GITHUB, nvariants);
         rt__html_cut(f, only, 120);
         fputs("</span>", f);
     }

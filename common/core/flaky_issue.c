@@ -304,8 +304,8 @@ static void add_figures(text *t, const rt_flaky_figures *f)
     }
 }
 
-/* The failures by variant (matrix job): a table, names in code spans, and a sentence when
- * one variant alone fails. At most 50 rows. */
+/* The failures by variant (matrix job, or platform/build type: variant_kind): a table, names
+ * in code spans, and a sentence when one variant alone fails. At most 50 rows. */
 static void add_variants(text *t, const rt_flaky_figures *f)
 {
     if (!f->nvariants) return;
@@ -316,7 +316,8 @@ static void add_variants(text *t, const rt_flaky_figures *f)
         add_code_span(t, only, 255);
         addf(t, " (of %zu variants that ran it).\n\n", f->nvariants);
     }
-    adds(t, "| variant (matrix job) | failures / runs |\n| --- | --- |\n");
+    addf(t, "| variant (%s) | failures / runs |\n| --- | --- |\n",
+         f->variant_kind ? f->variant_kind : "matrix job");
     for (size_t i = 0; i < f->nvariants && i < 50; i++) {
         adds(t, "| ");
         add_code_span_in(t, f->variants[i].name, 255, true);

@@ -47,7 +47,8 @@ typedef enum {
 } rt_flaky_action;
 
 /* A test's runs and failures in one variant: for GitHub the matrix job (the artifact's name,
- * github_run_variants of migration 0038). */
+ * github_run_variants of migration 0038), for Taskcluster the platform and build type
+ * ("linux1804-64-qr/debug", taskcluster_run_variants of migration 0040). */
 typedef struct rt_flaky_variant {
     const char *name;
     long runs, failures;
@@ -82,6 +83,7 @@ typedef struct rt_flaky_figures {
     const char *message;                /* the failing JUnit message, may be NULL */
     const rt_flaky_variant *variants;   /* by name; none for projects without variants */
     size_t nvariants;
+    const char *variant_kind; /* what a variant is, in the table's header; NULL: "matrix job" */
 } rt_flaky_figures;
 
 /* "retrig-flaky: <16 hex>" of project and test into out (RT_FLAKY_MARKER_SIZE bytes). */

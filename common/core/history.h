@@ -68,11 +68,12 @@ typedef struct rt_history_run {
     const char *branch_key; /* see rt_history_branch_key */
     int pr;                 /* 0: none */
     const char *push;
-    const char *revision;  /* may be NULL */
-    const char *platform;  /* may be NULL */
-    const char *label;     /* may be NULL */
-    const char *run_at;    /* ISO-8601 */
-    bool complete_results; /* passes recorded too */
+    const char *revision;   /* may be NULL */
+    const char *platform;   /* may be NULL */
+    const char *build_type; /* Treeherder's (rt_taskdef.build_type), may be NULL */
+    const char *label;      /* may be NULL */
+    const char *run_at;     /* ISO-8601 */
+    bool complete_results;  /* passes recorded too */
 } rt_history_run;
 
 /* True when project matches one of the globs (fnmatch) of the list. */

@@ -2,6 +2,7 @@
 /* taskdef.c - Taskcluster task definition parsing. */
 #include "common/core/taskdef.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +34,73 @@ static char *string_of(const rt_jscan *js, int v)
     return rt_js_type_of(js, v) == RT_JS_STRING ? rt_js_strdup(js, v) : NULL;
 }
 
+/* Copies string token v into name (51 bytes) when it is a name Treeherder's schema allows
+ * a label: 1 to 50 of [A-Za-z0-9_-] (member names are string tokens too). RT_OK,
+ * RT_EPROTO when it is not such a name, RT_ENOMEM. */
+static int option_name(const rt_jscan *js, int v, char *name)
+{
+    if (rt_js_type_of(js, v) != RT_JS_STRING) return RT_EPROTO;
+    size_t len = rt_js_strlen(js, v);
+    if (len < 1 || len > 50) return RT_EPROTO;
+    char *s = rt_js_strdup(js, v);
+    if (!s) return RT_ENOMEM;
+    int rc = RT_OK;
+    for (size_t i = 0; i < len; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
+            rc = RT_EPROTO;
+    memcpy(name, s, len + 1);
+    free(s);
+    return rc;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The build type of extra.treeherder (token th) as taskdef.h describes it, into *out
+ * (malloc'd; left NULL when unknown). RT_OK or RT_ENOMEM. */
+static int build_type_of(const rt_jscan *js, int th, char **out)
+{
+    int list = rt_js_get(js, th, "labels");
+    bool labels = rt_js_type_of(js, list) == RT_JS_ARRAY && rt_js_first(js, list) >= 0;
+    if (!labels) {
+        list = rt_js_get(js, th, "collection");
+        if (rt_js_type_of(js, list) != RT_JS_OBJECT || rt_js_first(js, list) < 0)
+            return (*out = strdup("opt")) ? RT_OK : RT_ENOMEM;
+    }
+    char name[RT_TASKDEF_MAX_BUILD_OPTIONS][51];
+    char *sorted[RT_TASKDEF_MAX_BUILD_OPTIONS];
+    size_t n = 0;
+    /* an array's elements, or an object's member names */
+    for (int v = rt_js_first(js, list); v >= 0; v = rt_js_after(js, list, v)) {
+        if (n == RT_TASKDEF_MAX_BUILD_OPTIONS) return RT_OK; /* unknown */
+        int rc = option_name(js, v, name[n]);
+        if (rc != RT_OK) return rc == RT_ENOMEM ? rc : RT_OK;
+        sorted[n] = name[n];
+        n++;
+    }
+    qsort(sorted, n, sizeof *sorted, by_name);
+    char text[RT_TASKDEF_MAX_BUILD_OPTIONS * 51 + 1];
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && !strcmp(sorted[i], sorted[i - 1])) continue; /* Treeherder: a set */
+        used +=
+            (size_t)snprintf(text + used, sizeof text - used, "%s%s", used ? "," : "", sorted[i]);
+    }
+    text[used] = '\0';
+    return (*out = strdup(text)) ? RT_OK : RT_ENOMEM;
+}
+
 /* Moves the strings into one block: a cached definition then costs one allocation instead
  * of ten (retrig-classify keeps thousands). Leaves d as it was when memory is short. */
 static void pack(rt_taskdef *d)
 {
-    char **fields[] = {&d->task_queue_id, &d->scheduler_id, &d->job_kind, &d->platform,
-                       &d->label,         &d->kind,         &d->action,   &d->project,
-                       &d->revision,      &d->pushlog_id,   &d->created,  &d->owner};
+    char **fields[] = {&d->task_queue_id, &d->scheduler_id, &d->job_kind,   &d->platform,
+                       &d->build_type,    &d->label,        &d->kind,       &d->action,
+                       &d->project,       &d->revision,     &d->pushlog_id, &d->created,
+                       &d->owner};
     size_t n = sizeof fields / sizeof *fields, total = 0;
     for (size_t i = 0; i < n; i++)
         if (*fields[i]) total += strlen(*fields[i]) + 1;
@@ -58,9 +119,9 @@ static void pack(rt_taskdef *d)
 }
 
 /* Long because it reads the fields of the definition one after the other (taskGroupId,
- * taskQueueId or provisionerId/workerType, schedulerId, extra.treeherder, tags, metadata.name
- * and owner, created, routes), each with its own check and reason, sharing cleanup through goto
- * out. */
+ * taskQueueId or provisionerId/workerType, schedulerId, extra.treeherder and its build type, tags,
+ * metadata.name and owner, created, routes), each with its own check and reason, sharing cleanup
+ * through goto out. */
 int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef *out, char *reason)
 {
     int rc = RT_EPROTO;
@@ -154,6 +215,7 @@ int rt_taskdef_parse(const char *body, size_t len, size_t max_bytes, rt_taskdef 
             rc = RT_EPROTO;
             goto out;
         }
+        if ((rc = build_type_of(&js, th, &out->build_type))) goto out;
     }
 
     int tags = rt_js_get(&js, 0, "tags");
@@ -222,6 +284,7 @@ void rt_taskdef_free(rt_taskdef *d)
     free(d->scheduler_id);
     free(d->job_kind);
     free(d->platform);
+    free(d->build_type);
     free(d->label);
     free(d->kind);
     free(d->action);

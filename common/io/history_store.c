@@ -14,9 +14,9 @@
 
 static const char SQL_INSERT_RUN[] =
     "INSERT INTO history_runs (source, run_key, repository, project, branch, branch_class,"
-    " branch_key, pr, push, revision, platform, label, run_at, complete_results)"
+    " branch_key, pr, push, revision, platform, label, run_at, complete_results, build_type)"
     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::integer, $9, $10, $11, $12, $13::timestamptz,"
-    " $14::boolean)"
+    " $14::boolean, $15)"
     " ON CONFLICT ON CONSTRAINT history_runs_source_project_run_key_key DO NOTHING RETURNING id";
 /* A run stored before, whatever its run_at (migrations/0019: the unique key includes run_at). */
 static const char SQL_FIND_RUN[] =
@@ -143,8 +143,9 @@ int rt_history_store(rt_pg *pg, const rt_history_run *run, const rt_history_rows
                                 run->branch_key, run->pr > 0 ? pr : NULL,
                                 run->push,       run->revision,
                                 run->platform,   run->label,
-                                run->run_at,     run->complete_results ? "t" : "f"};
-        if ((rc = rt_pg_exec(pg, SQL_INSERT_RUN, 14, params, &res)) != RT_OK) return rc;
+                                run->run_at,     run->complete_results ? "t" : "f",
+                                run->build_type};
+        if ((rc = rt_pg_exec(pg, SQL_INSERT_RUN, 15, params, &res)) != RT_OK) return rc;
         if (PQntuples(res) == 1) {
             snprintf(run_id, sizeof run_id, "%s", PQgetvalue(res, 0, 0));
             *inserted = true;
@@ -179,7 +180,7 @@ int rt_history_store(rt_pg *pg, const rt_history_run *run, const rt_history_rows
 
 /* ---- the batch writer ---- */
 
-#define BATCH_RUN_COLUMNS 14
+#define BATCH_RUN_COLUMNS 15
 
 typedef struct buffer {
     char *data;
@@ -251,7 +252,8 @@ static int copy_in(rt_pg *pg, const char *sql, const buffer *b, char *errstr)
 
 static const char SQL_BATCH_RUNS_HEAD[] =
     "INSERT INTO history_runs (source, run_key, repository, project, branch, branch_class,"
-    " branch_key, pr, push, revision, platform, label, run_at, complete_results) VALUES ";
+    " branch_key, pr, push, revision, platform, label, run_at, complete_results, build_type)"
+    " VALUES ";
 static const char SQL_BATCH_RUNS_TAIL[] =
     " ON CONFLICT ON CONSTRAINT history_runs_source_project_run_key_key DO NOTHING"
     " RETURNING id, source, project, run_key";
@@ -270,7 +272,7 @@ int rt_history_store_batch(rt_pg *pg, const rt_history_run *runs,
                            char *errstr)
 {
     static const char *const casts[BATCH_RUN_COLUMNS] = {
-        "", "", "", "", "", "", "", "::integer", "", "", "", "", "::timestamptz", "::boolean"};
+        "", "", "", "", "", "", "", "::integer", "", "", "", "", "::timestamptz", "::boolean", ""};
     const char **params = calloc(n * BATCH_RUN_COLUMNS + 1, sizeof *params);
     char(*prs)[16] = calloc(n + 1, sizeof *prs);
     char(*ids)[24] = calloc(n + 1, sizeof *ids);
@@ -295,7 +297,8 @@ int rt_history_store_batch(rt_pg *pg, const rt_history_run *runs,
                                                  r->branch_key, r->pr > 0 ? prs[i] : NULL,
                                                  r->push,       r->revision,
                                                  r->platform,   r->label,
-                                                 r->run_at,     r->complete_results ? "t" : "f"};
+                                                 r->run_at,     r->complete_results ? "t" : "f",
+                                                 r->build_type};
         memcpy(&params[i * BATCH_RUN_COLUMNS], values, sizeof values);
         buf_str(&sql, i ? ", (" : "(");
         for (size_t c = 0; c < BATCH_RUN_COLUMNS; c++) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MPL-2.0 */
 /* outcomes.c - per test, the runs that reported FLAKY, DISABLED, COLLECTION_ERROR or
  * BUILD_FAILED in a window (history_tests, the partial index of migration 0037), and the
- * runs and failures of each failing test per variant (github_run_variants, 0038). */
+ * runs and failures of each failing test per variant (github_run_variants, 0038; for
+ * Taskcluster runs taskcluster_run_variants, 0040). */
 #include "common/store/outcomes.h"
 
 #include <stdio.h>
@@ -133,6 +134,114 @@ static const char SQL_VARIANTS[] =
 enum { V_TEST, V_VARIANT, V_RUNS, V_FAILURES, V_N };
 static const char *const VARIANT_COLS[V_N] = {"test", "variant", "runs", "failures"};
 
+/* $1 repository, $2 until, $3 window: the tests that failed in Taskcluster runs of the
+ * window, and per variant (platform and build type) their runs and failures there. A
+ * Taskcluster run records failing tests only, so a test's runs in a variant are counted as
+ * history_flakes counts them: the runs of each group it is known in (summed over its
+ * groups), plus the runs that recorded it without a group; never fewer than the runs that
+ * recorded it. The window's group rows of those groups are counted once per group and
+ * variant, not once per test. */
+static const char SQL_TC_VARIANTS[] =
+    "WITH failing AS (SELECT DISTINCT t.test FROM history_tests t"
+    "                   JOIN history_runs r ON r.id = t.run_id AND r.run_at = t.run_at"
+    "                  WHERE r.repository = $1 AND r.source = 'taskcluster' AND t.failed"
+    "                    AND r.run_at >= $2::timestamptz - $3::interval"
+    "                    AND r.run_at < $2::timestamptz"
+    "                    AND t.run_at >= $2::timestamptz - $3::interval"
+    "                    AND t.run_at < $2::timestamptz),"
+    " recorded AS (SELECT t.test, t.group_name, t.failed, v.variant"
+    "                FROM failing x JOIN history_tests t ON t.test = x.test"
+    "                JOIN taskcluster_run_variants v"
+    "                  ON v.history_run_id = t.run_id AND v.run_at = t.run_at"
+    "               WHERE v.repository = $1"
+    "                 AND v.run_at >= $2::timestamptz - $3::interval"
+    "                 AND v.run_at < $2::timestamptz"
+    "                 AND t.run_at >= $2::timestamptz - $3::interval"
+    "                 AND t.run_at < $2::timestamptz),"
+    " known AS (SELECT DISTINCT test, group_name FROM recorded WHERE group_name <> ''),"
+    " group_runs AS MATERIALIZED (SELECT g.group_name, v.variant, count(*) AS runs"
+    "                  FROM history_groups g JOIN taskcluster_run_variants v"
+    "                    ON v.history_run_id = g.run_id AND v.run_at = g.run_at"
+    "                 WHERE g.group_name IN (SELECT k.group_name FROM known k)"
+    "                   AND v.repository = $1"
+    "                   AND g.run_at >= $2::timestamptz - $3::interval"
+    "                   AND g.run_at < $2::timestamptz"
+    "                   AND v.run_at >= $2::timestamptz - $3::interval"
+    "                   AND v.run_at < $2::timestamptz"
+    "                 GROUP BY g.group_name, v.variant),"
+    " by_groups AS (SELECT k.test, g.variant, sum(g.runs) AS runs"
+    "                 FROM known k JOIN group_runs g ON g.group_name = k.group_name"
+    "                GROUP BY k.test, g.variant),"
+    " by_records AS (SELECT test, variant, count(*) AS recorded,"
+    "                       count(*) FILTER (WHERE group_name = '') AS ungrouped,"
+    "                       count(*) FILTER (WHERE failed) AS failures"
+    "                  FROM recorded GROUP BY test, variant)"
+    " SELECT coalesce(b.test, r.test) AS test, coalesce(b.variant, r.variant) AS variant,"
+    "        greatest(coalesce(b.runs, 0) + coalesce(r.ungrouped, 0), coalesce(r.recorded, 0))"
+    "          AS runs,"
+    "        coalesce(r.failures, 0) AS failures"
+    "   FROM by_groups b FULL JOIN by_records r ON r.test = b.test AND r.variant = b.variant"
+    "  ORDER BY 1, 2 LIMIT 50000";
+
+typedef struct variant_row {
+    char *test;
+    rt_flaky_variant v;
+} variant_row;
+
+static int by_test_then_variant(const void *a, const void *b)
+{
+    const variant_row *x = a, *y = b;
+    int c = strcmp(x->test, y->test);
+    return c ? c : strcmp(x->v.name, y->v.name);
+}
+
+/* Appends the Taskcluster runs' variants (SQL_TC_VARIANTS) to out; when out held GitHub rows
+ * too (a repository fed by both), sorts all by test then variant so that each test's rows
+ * stay together. */
+static int taskcluster_variants(rt_pg *pg, const char *const params[3], rt_test_variants *out)
+{
+    PGresult *res = NULL;
+    int c[V_N];
+    char errstr[RT_ERRSTR_SIZE] = "";
+    int rc = rt_pg_exec(pg, SQL_TC_VARIANTS, 3, params, &res);
+    if (rc != RT_OK) return rc;
+    rc = rt_pg_columns(res, VARIANT_COLS, V_N, c, errstr);
+    size_t n = rc == RT_OK ? (size_t)PQntuples(res) : 0, before = out->count;
+    if (n > 0) {
+        char **tests = realloc(out->tests, (before + n) * sizeof *tests);
+        if (tests) out->tests = tests;
+        rt_flaky_variant *variants =
+            tests ? realloc(out->variants, (before + n) * sizeof *variants) : NULL;
+        if (variants) out->variants = variants;
+        if (!variants) rc = RT_ENOMEM;
+    }
+    for (size_t r = 0; rc == RT_OK && r < n; r++) {
+        size_t i = out->count;
+        out->tests[i] = strdup(PQgetvalue(res, (int)r, c[V_TEST]));
+        out->variants[i].name = strdup(PQgetvalue(res, (int)r, c[V_VARIANT]));
+        out->variants[i].runs = atol(PQgetvalue(res, (int)r, c[V_RUNS]));
+        out->variants[i].failures = atol(PQgetvalue(res, (int)r, c[V_FAILURES]));
+        out->count++;
+        if (!out->tests[i] || !out->variants[i].name) rc = RT_ENOMEM;
+    }
+    PQclear(res);
+    if (rc == RT_OK && n > 0)
+        out->kind = before ? RT_VARIANT_KIND_GITHUB " or " RT_VARIANT_KIND_TASKCLUSTER
+                           : RT_VARIANT_KIND_TASKCLUSTER;
+    if (rc != RT_OK || before == 0 || n == 0) return rc;
+    variant_row *rows = calloc(out->count, sizeof *rows);
+    if (!rows) return RT_ENOMEM;
+    for (size_t i = 0; i < out->count; i++)
+        rows[i] = (variant_row){out->tests[i], out->variants[i]};
+    qsort(rows, out->count, sizeof *rows, by_test_then_variant);
+    for (size_t i = 0; i < out->count; i++) {
+        out->tests[i] = rows[i].test;
+        out->variants[i] = rows[i].v;
+    }
+    free(rows);
+    return RT_OK;
+}
+
 int rt_test_variants_read(rt_pg *pg, const char *repository, const char *until, const char *window,
                           rt_test_variants *out)
 {
@@ -158,6 +267,8 @@ int rt_test_variants_read(rt_pg *pg, const char *repository, const char *until, 
         if (!out->tests[r] || !name) rc = RT_ENOMEM;
     }
     PQclear(res);
+    if (rc == RT_OK && out->count > 0) out->kind = RT_VARIANT_KIND_GITHUB;
+    if (rc == RT_OK) rc = taskcluster_variants(pg, params, out);
     if (rc != RT_OK) rt_test_variants_free(out);
     return rc;
 }

@@ -46,14 +46,21 @@ void rt_outcome_labels_text(const rt_outcome_labels *labels, char *out, size_t s
 /* NULL is a no-op. */
 void rt_outcome_labels_free(rt_outcome_labels_list *list);
 
-/* Variants (GitHub: the matrix job, github_run_variants of migration 0038): per test that
- * failed in the window, its runs and failures in each variant, sorted by test then variant. */
+/* Variants (GitHub: the matrix job, github_run_variants of migration 0038; Taskcluster: the
+ * platform and build type, "linux1804-64-qr/debug", taskcluster_run_variants of migration
+ * 0040, a run counted for a test when it ran one of the test's groups): per test that failed
+ * in the window, its runs and failures in each variant, each test's rows together, by
+ * variant. */
 typedef struct rt_test_variants {
     char **tests;               /* tests[i] the test of variants[i] */
     rt_flaky_variant *variants; /* names owned */
     size_t count;
+    const char *kind; /* static: RT_VARIANT_KIND_GITHUB, RT_VARIANT_KIND_TASKCLUSTER, both
+                       * joined with " or " (a repository fed by both); NULL without rows */
 } rt_test_variants;
-#define RT_TEST_VARIANTS_MAX 50000 /* rows read at most */
+#define RT_VARIANT_KIND_GITHUB      "matrix job"
+#define RT_VARIANT_KIND_TASKCLUSTER "platform/build type"
+#define RT_TEST_VARIANTS_MAX        50000 /* rows read at most */
 RT_MUSTCHECK int rt_test_variants_read(rt_pg *pg, const char *repository, const char *until,
                                        const char *window, rt_test_variants *out);
 /* The variants of `test` (a run of *n rows), NULL when none. */

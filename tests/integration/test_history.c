@@ -4,7 +4,8 @@
  * errorsummary fixtures. Pins what issue 7 asks of "record everything": group and failing
  * test results with project, push, branch class, platform, label and time; idempotent on
  * redelivery; only test tasks of allowed projects; dead letters with reasons; retries of
- * transient upstream failures. Each test has its own database and names
+ * transient upstream failures; each run's platform and build type, the variant retrig flakes
+ * breaks a test's failures down by. Each test has its own database and names
  * (support/classify_harness.h). */
 #include "support/util.h"
 
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "support/classify_harness.h"
+#include "support/cli_run.h"
 #include "support/crafted.h"
 
 #define GWX_PULSE    "pulse/treeherder_task-completed_GWxTc8p_RUa5_Xo4RtMiCA.json"
@@ -59,12 +61,14 @@ static int teardown(void **state)
     return 0;
 }
 
-/* A task made from the GWxTc8p fixture with its own ids, its errorsummary, and a job kind. */
-static void add_task(rt_ch *h, task *t, const char *errorsummary, const char *job_kind)
+/* A task made from a recorded task definition with its own ids, its errorsummary, and a job
+ * kind. */
+static void add_task_from(rt_ch *h, task *t, const char *definition, const char *errorsummary,
+                          const char *job_kind)
 {
     rt_ch_slugid(t->task_id);
     rt_ch_slugid(t->group);
-    json_t *def = rt_ch_task_definition(GWX_DEF, t->group, NULL);
+    json_t *def = rt_ch_task_definition(definition, t->group, NULL);
     if (job_kind)
         json_object_set_new(json_object_get(json_object_get(def, "extra"), "treeherder"), "jobKind",
                             json_string(job_kind));
@@ -78,6 +82,12 @@ static void add_task(rt_ch *h, task *t, const char *errorsummary, const char *jo
                                  t->task_id, "0", artifacts);
     rt_ch_scenario(h, scenario);
     json_decref(scenario);
+}
+
+/* A task made from the GWxTc8p fixture. */
+static void add_task(rt_ch *h, task *t, const char *errorsummary, const char *job_kind)
+{
+    add_task_from(h, t, GWX_DEF, errorsummary, job_kind);
 }
 
 /* Publishes the run of t as task-failed (or task-completed) with the CC route of project. */
@@ -329,6 +339,125 @@ static void test_an_errorsummary_over_the_time_budget_is_retried_then_dead_lette
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
+/* A Mozilla outcome keeps its variant, the platform and the build type Treeherder shows
+ * (issue 31): a test fails in three runs of linux64-qr debug and passes in a fourth, in two
+ * runs of linux64-qr opt and two of linux64 asan (recorded task definitions of each, where
+ * asan is in the collection only); retrig flakes gives its runs and failures per variant
+ * and names linux64-qr/debug as the one it fails on. The other failing test of the same
+ * summary likewise. */
+static void test_a_test_failing_on_one_platform_and_build_type_says_so(void **state)
+{
+    rt_ch *h = *state;
+    static const struct {
+        const char *definition, *errorsummary, *build_type;
+    } plan[] = {
+        {"taskcluster/task_definition_A35mWTRuQmyj88yMnIF0fA.json", ES_FAIL, "debug"},
+        {"taskcluster/task_definition_A35mWTRuQmyj88yMnIF0fA.json", ES_FAIL, "debug"},
+        {"taskcluster/task_definition_A35mWTRuQmyj88yMnIF0fA.json", ES_FAIL, "debug"},
+        {"taskcluster/task_definition_A35mWTRuQmyj88yMnIF0fA.json", ES_PASS, "debug"},
+        {"taskcluster/task_definition_KYZKwkbvRc-qPE22g286yQ.json", ES_PASS, "opt"},
+        {"taskcluster/task_definition_KYZKwkbvRc-qPE22g286yQ.json", ES_PASS, "opt"},
+        {"taskcluster/task_definition_UZ37gpDqTRS1pBNnp0Spsg.json", ES_PASS, "asan"},
+        {"taskcluster/task_definition_UZ37gpDqTRS1pBNnp0Spsg.json", ES_PASS, "asan"},
+    };
+    enum { N = sizeof plan / sizeof *plan };
+    task tasks[N];
+    for (size_t i = 0; i < N; i++)
+        add_task_from(h, &tasks[i], plan[i].definition, plan[i].errorsummary, NULL);
+    rt_ch_start_program(h, PROGRAM, 1);
+    for (size_t i = 0; i < N; i++) {
+        char push[16];
+        snprintf(push, sizeof push, "%zu", 90000 + i);
+        publish(h, &tasks[i], !strcmp(plan[i].errorsummary, ES_FAIL), "autoland", push, NULL);
+    }
+    for (size_t i = 0; i < N; i++) {
+        assert_int_equal(wait_recorded(h, &tasks[i]), 1);
+        char *build_type =
+            rt_ch_sql_text(h, "SELECT build_type FROM history_runs WHERE run_key = $1 || '/0'", 1,
+                           (const char *[]){tasks[i].task_id});
+        assert_non_null(build_type);
+        assert_string_equal(build_type, plan[i].build_type);
+        free(build_type);
+    }
+
+    /* retrig flakes reads whole days from the rollup: wait until the worker has added them */
+    assert_int_equal(
+        rt_ch_wait_int(h, WAIT_MS, 0, "SELECT count(*) FROM history_rollup_queue", 0, NULL), 0);
+    const char *env[RT_CH_MAX_ENV + 1] = {0};
+    for (size_t i = 0; i < h->nenv; i++) env[i] = h->env[i];
+    const char *argv[] = {
+        "retrig",   "flakes", "--project", "gecko", "--until", "2019-06-27T00:00:00Z",
+        "--window", "7d",     "--format",  "json",  NULL};
+    char *out = NULL, *err = NULL;
+    int status = rt_test_run(env, argv, &out, &err);
+    if (status != 0) fail_msg("retrig flakes: %d %s", status, err);
+    json_t *doc = json_loads(out, 0, NULL);
+    assert_non_null(doc);
+    static const char *const failing[] = {
+        "toolkit/components/pictureinpicture/tests/browser_fullscreen.js",
+        "toolkit/components/pictureinpicture/tests/browser_videoSelection.js"};
+    size_t seen = 0, i;
+    json_t *row;
+    json_array_foreach(json_object_get(doc, "tests"), i, row)
+    {
+        const char *test = json_string_value(json_object_get(row, "test"));
+        if (strcmp(test, failing[0]) != 0 && strcmp(test, failing[1]) != 0) continue;
+        seen++;
+        json_t *only = json_object_get(row, "only_variant");
+        if (!json_is_string(only)) fail_msg("%s: no only_variant in %s", test, out);
+        assert_string_equal(json_string_value(only), "linux64-qr/debug");
+        json_t *variants = json_object_get(row, "variants");
+        assert_int_equal(json_array_size(variants), 3);
+        static const struct {
+            const char *variant;
+            long long runs, failures;
+        } want[] = {{"linux64-qr/debug", 4, 3}, {"linux64-qr/opt", 2, 0}, {"linux64/asan", 2, 0}};
+        for (size_t w = 0; w < 3; w++) {
+            bool found = false;
+            size_t k;
+            json_t *v;
+            json_array_foreach(variants, k, v)
+            {
+                if (strcmp(json_string_value(json_object_get(v, "variant")), want[w].variant))
+                    continue;
+                found = true;
+                assert_int_equal(json_integer_value(json_object_get(v, "runs")), want[w].runs);
+                assert_int_equal(json_integer_value(json_object_get(v, "failures")),
+                                 want[w].failures);
+            }
+            if (!found) fail_msg("%s: no variant %s in %s", test, want[w].variant, out);
+        }
+    }
+    if (seen != 2) fail_msg("tests: %s", out);
+    json_decref(doc);
+    free(out);
+    free(err);
+
+    /* The table says it under the test. */
+    const char *table_argv[] = {
+        "retrig",   "flakes", "--project", "gecko", "--until", "2019-06-27T00:00:00Z",
+        "--window", "7d",     "--format",  "table", NULL};
+    assert_int_equal(rt_test_run(env, table_argv, &out, NULL), 0);
+    assert_non_null(strstr(out, "fails on one variant only: linux64-qr/debug (of 3)"));
+    free(out);
+
+    /* The flaky-test page gives it the badge, and says what a variant is here. */
+    char page[256], out_arg[300];
+    snprintf(page, sizeof page, "%s/variants.html", h->dir);
+    snprintf(out_arg, sizeof out_arg, "--out=%s", page);
+    const char *report_argv[] = {
+        "retrig",   "report", "--project", "gecko", "--until", "2019-06-27T00:00:00Z",
+        "--window", "7d",     out_arg,     NULL};
+    assert_int_equal(rt_test_run(env, report_argv, &out, NULL), 0);
+    free(out);
+    size_t len = 0;
+    char *html = rt_test_read_file(page, &len);
+    assert_non_null(strstr(html, "title=\"failed on this variant (platform/build type) only, of 3 "
+                                 "that ran it\">only on linux64-qr/debug</span>"));
+    free(html);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0); /* exit 0: no sanitizer report */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -346,6 +475,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_an_errorsummary_over_the_time_budget_is_retried_then_dead_lettered, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(test_a_test_failing_on_one_platform_and_build_type_says_so,
+                                        setup, teardown),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);

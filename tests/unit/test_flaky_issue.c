@@ -236,6 +236,28 @@ static void test_body_breaks_failures_down_by_variant(void **state)
     assert_null(rt_flaky_only_variant(variants, 1));
 }
 
+/* A Firefox CI test's variants are platforms and build types: the table's header says so,
+ * and a GitHub project's keeps "matrix job". */
+static void test_body_names_what_a_variant_is(void **state)
+{
+    (void)state;
+    rt_flaky_variant variants[] = {{"linux1804-64-qr/debug", 12, 4}, {"linux1804-64-qr/opt", 9, 0}};
+    rt_flaky_figures f = figures("dom/tests/browser_a.js", NULL);
+    f.variants = variants;
+    f.nvariants = 2;
+    char marker[RT_FLAKY_MARKER_SIZE];
+    rt_flaky_marker(f.project, f.test, marker);
+    char *body = rt_flaky_body(&f, marker);
+    assert_non_null(strstr(body, "| variant (matrix job) | failures / runs |\n"));
+    free(body);
+    f.variant_kind = "platform/build type";
+    body = rt_flaky_body(&f, marker);
+    assert_non_null(strstr(body, "| variant (platform/build type) | failures / runs |\n"));
+    assert_non_null(strstr(body, "It fails on one variant only: `linux1804-64-qr/debug` (of 2 "
+                                 "variants that ran it)."));
+    free(body);
+}
+
 static void test_utf8_prefix_never_splits_a_character(void **state)
 {
     (void)state;
@@ -325,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_hostile_names_and_messages_stay_inside_their_markup),
         cmocka_unit_test(test_bidi_controls_dropped_and_pipes_escaped_in_cells),
         cmocka_unit_test(test_body_breaks_failures_down_by_variant),
+        cmocka_unit_test(test_body_names_what_a_variant_is),
         cmocka_unit_test(test_utf8_prefix_never_splits_a_character),
         cmocka_unit_test(test_figures_change_only_on_what_the_issue_shows),
         cmocka_unit_test(test_payloads_field_by_field),

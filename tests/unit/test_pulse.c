@@ -284,6 +284,94 @@ static void test_a_task_without_a_tier_is_tier_1(void **state)
     free(text);
 }
 
+/* The build type Treeherder shows next to the platform (taskdef.h), on recorded definitions:
+ * a debug and an opt test, an AddressSanitizer test whose platform says nothing of it (its
+ * label says opt, Treeherder shows asan), and an action task without a collection (opt, as
+ * Treeherder shows it). */
+static void test_build_type_is_treeherders_option_collection(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *fixture, *platform, *build_type;
+    } recorded[] = {
+        {"task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json", "android-em-7-0-x86_64", "debug"},
+        {"task_definition_A35mWTRuQmyj88yMnIF0fA.json", "linux64-qr", "debug"},
+        {"task_definition_KYZKwkbvRc-qPE22g286yQ.json", "linux64-qr", "opt"},
+        {"task_definition_B3EheQ-IQ5aPzw34KS_a6g.json", "macosx1014-64-shippable", "opt"},
+        {"task_definition_UZ37gpDqTRS1pBNnp0Spsg.json", "linux64", "asan"},
+        {"task_definition_CER7YmG9QmCd-R66vfWkVQ.json", "gecko-decision", "opt"},
+    };
+    for (size_t i = 0; i < sizeof recorded / sizeof *recorded; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "taskcluster/%s", recorded[i].fixture);
+        size_t len = 0;
+        char *text = rt_test_read_file(rt_test_fixture(path), &len);
+        rt_taskdef d;
+        char reason[128];
+        assert_int_equal(rt_taskdef_parse(text, len, CAP, &d, reason), RT_OK);
+        assert_string_equal(d.platform, recorded[i].platform);
+        assert_non_null(d.build_type);
+        assert_string_equal(d.build_type, recorded[i].build_type);
+        rt_taskdef_free(&d);
+        free(text);
+    }
+
+    /* The recorded debug test with its collection replaced: labels win over the collection,
+     * names are a sorted set, a malformed name or too many names leave it unknown. */
+    size_t len = 0;
+    char *text = rt_test_read_file(
+        rt_test_fixture("taskcluster/task_definition_GWxTc8p_RUa5_Xo4RtMiCA.json"), &len);
+    static const char collection[] = "\"collection\": {\n        \"debug\": true\n      }";
+    char *at = strstr(text, collection);
+    assert_non_null(at);
+    static const struct {
+        const char *replacement, *build_type; /* NULL: unknown */
+    } cases[] = {
+        {"\"collection\": {\"opt\": true, \"asan\": true}", "asan,opt"},
+        {"\"collection\": {\"tsan\": false}", "tsan"}, /* Treeherder reads the keys only */
+        {"\"labels\": [\"debug\", \"ccov\", \"debug\"], \"collection\": {\"opt\": true}",
+         "ccov,debug"},
+        {"\"labels\": [], \"collection\": {\"pgo\": true}", "pgo"},
+        {"\"collection\": {}", "opt"},
+        {"\"collection\": {\"de bug\": true}", NULL},
+        {"\"labels\": [\"debug\", 7]", NULL},
+        {"\"collection\": {\"a\": 1, \"b\": 1, \"c\": 1, \"d\": 1, \"e\": 1, \"f\": 1,"
+         " \"g\": 1, \"h\": 1, \"i\": 1}",
+         NULL},
+        {"\"collection\": {\"\\u0061san\": true}", "asan"}, /* an escape decodes first */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        size_t size = len + strlen(cases[i].replacement) + 1;
+        char *doc = malloc(size);
+        assert_non_null(doc);
+        snprintf(doc, size, "%.*s%s%s", (int)(at - text), text, cases[i].replacement,
+                 at + strlen(collection));
+        rt_taskdef d;
+        char reason[128];
+        assert_int_equal(rt_taskdef_parse(doc, strlen(doc), CAP, &d, reason), RT_OK);
+        if (cases[i].build_type) {
+            assert_non_null(d.build_type);
+            assert_string_equal(d.build_type, cases[i].build_type);
+        } else {
+            assert_null(d.build_type);
+        }
+        assert_string_equal(d.platform, "android-em-7-0-x86_64"); /* the rest as parsed before */
+        rt_taskdef_free(&d);
+        free(doc);
+    }
+    /* without extra.treeherder: no build type (and tier 0) */
+    char *extra = strstr(text, "\"treeherder\": {");
+    assert_non_null(extra);
+    memcpy(extra, "\"treehurder", strlen("\"treehurder"));
+    rt_taskdef d;
+    char reason[128];
+    assert_int_equal(rt_taskdef_parse(text, len, CAP, &d, reason), RT_OK);
+    assert_null(d.build_type);
+    assert_int_equal(d.tier, 0);
+    rt_taskdef_free(&d);
+    free(text);
+}
+
 static void test_identifier_validation(void **state)
 {
     (void)state;
@@ -324,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_task_definition_fields),
         cmocka_unit_test(test_out_of_range_tiers_are_invalid),
         cmocka_unit_test(test_a_task_without_a_tier_is_tier_1),
+        cmocka_unit_test(test_build_type_is_treeherders_option_collection),
         cmocka_unit_test(test_identifier_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

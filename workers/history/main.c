@@ -5,8 +5,9 @@
  * It consumes its own Pulse queue queue/<user>/<pulse_queue_name>-history, bound to the
  * task-completed and task-failed exchanges, so it never slows retrig-classify down. For
  * each run of an allowed project in the sample: the task definition (cached) says whether
- * it is a test (extra.treeherder.jobKind), the errorsummary artifacts give its group and
- * failing test results; a try push's branch is its author, the definition's metadata.owner
+ * it is a test (extra.treeherder.jobKind) and gives its platform and build type (its
+ * variant: migrations/0040), the errorsummary artifacts give its group and failing test
+ * results; a try push's branch is its author, the definition's metadata.owner
  * (rt_history_branch_key). Runs are written history_batch_size at a time, in one
  * transaction (a multi-row INSERT of the runs, a COPY of their groups and of their tests;
  * rt_history_store_batch), and their messages are acked after the commit; a batch is
@@ -61,7 +62,7 @@ typedef struct held_run {
     rt_amqp_message m;
     rt_history_run run; /* points into the strings below */
     char run_key[48], branch_key[300];
-    char *project, *push, *revision, *platform, *label, *run_at;
+    char *project, *push, *revision, *platform, *build_type, *label, *run_at;
     rt_history_rows rows;
 } held_run;
 
@@ -160,6 +161,7 @@ static void held_run_free(held_run *p)
     free(p->push);
     free(p->revision);
     free(p->platform);
+    free(p->build_type);
     free(p->label);
     free(p->run_at);
     memset(p, 0, sizeof *p);
@@ -178,7 +180,8 @@ static int hold(history *w, const rt_history_run *run, rt_history_rows *rows)
     memset(p, 0, sizeof *p);
     if (!copy_or_null(&p->project, run->project) || !copy_or_null(&p->push, run->push) ||
         !copy_or_null(&p->revision, run->revision) || !copy_or_null(&p->platform, run->platform) ||
-        !copy_or_null(&p->label, run->label) || !copy_or_null(&p->run_at, run->run_at)) {
+        !copy_or_null(&p->build_type, run->build_type) || !copy_or_null(&p->label, run->label) ||
+        !copy_or_null(&p->run_at, run->run_at)) {
         held_run_free(p);
         return RT_ENOMEM;
     }
@@ -192,6 +195,7 @@ static int hold(history *w, const rt_history_run *run, rt_history_rows *rows)
     p->run.push = p->push;
     p->run.revision = p->revision;
     p->run.platform = p->platform;
+    p->run.build_type = p->build_type;
     p->run.label = p->label;
     p->run.run_at = p->run_at;
     p->rows = *rows;
@@ -283,6 +287,7 @@ static void record_run(history *w, rt_pulse_task *msg, rt_outcome *h)
         .push = push,
         .revision = revision,
         .platform = task->platform,
+        .build_type = task->build_type, /* with the platform, the run's variant (0040) */
         .label = task->label,
         .run_at = msg->resolved ? msg->resolved : (msg->started ? msg->started : msg->scheduled),
         .complete_results = false,
