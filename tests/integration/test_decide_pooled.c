@@ -135,8 +135,8 @@ static void store_history(rt_ch *h, int flaky, size_t n, const char *const *plat
 /* A failing task of the push, label given: its definition, errorsummary and Treeherder job
  * (the bug_suggestions fixture), then its task-failed message. The decision task's
  * definition and actions artifact come with the first (group_new). */
-static void fail_task(rt_ch *h, const char *group, bool group_new, const char *label,
-                      char task_id[23])
+static void define_failing_task(rt_ch *h, const char *group, bool group_new, const char *label,
+                                char task_id[23])
 {
     rt_ch_slugid(task_id);
     json_t *s = json_pack("{s:{s:o}, s:{s:{s:[{s:s, s:s}, {s:s, s:s}]}}, s:{s:s}}", "tasks",
@@ -163,9 +163,21 @@ static void fail_task(rt_ch *h, const char *group, bool group_new, const char *l
                   "failure_classification_id", 1, "bug_suggestions", id, "fixture", BUGSUG);
     rt_ch_scenario(h, j);
     json_decref(j);
+}
+
+/* Its task-failed message. */
+static void publish_failure(rt_ch *h, const char *group, const char *task_id)
+{
     char *body = rt_ch_failed_message(GWX_PULSE, task_id, group);
     rt_ch_publish(h, "task-failed", body, strlen(body), GWX_ROUTE, NULL);
     free(body);
+}
+
+static void fail_task(rt_ch *h, const char *group, bool group_new, const char *label,
+                      char task_id[23])
+{
+    define_failing_task(h, group, group_new, label, task_id);
+    publish_failure(h, group, task_id);
 }
 
 /* A retrigger of the label resolves and passes. */
@@ -258,7 +270,10 @@ static void test_failing_on_3_of_7_configurations_is_one_pooled_regression(void 
     start_all(h);
     char group[23], tasks[3][23];
     rt_ch_slugid(group);
-    for (size_t i = 0; i < 3; i++) fail_task(h, group, i == 0, labels[i], tasks[i]);
+    /* The push's tasks are in its task group before any fails (the decision task made
+     * them): the pooled set waits for the three of its family to join. */
+    for (size_t i = 0; i < 3; i++) define_failing_task(h, group, i == 0, labels[i], tasks[i]);
+    for (size_t i = 0; i < 3; i++) publish_failure(h, group, tasks[i]);
     /* Pulse delivers the first failure twice: it joins once all the same. */
     char *again = rt_ch_failed_message(GWX_PULSE, tasks[0], group);
     rt_ch_publish(h, "task-failed", again, strlen(again), GWX_ROUTE, NULL);
@@ -451,6 +466,118 @@ static void test_failing_on_1_of_7_is_intermittent_retriggering_only_it(void **s
     assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
 }
 
+/* A task of the push in the task group (its label's family is what the settle window
+ * waits for), with its platform; state NULL: completed. */
+static void group_task(rt_ch *h, const char *group, const char *label, const char *platform,
+                       const char *state, char task_id[23])
+{
+    rt_ch_slugid(task_id);
+    json_t *def = rt_ch_task_definition(GWX_DEF, group, label);
+    json_t *machine =
+        json_object_get(json_object_get(json_object_get(def, "extra"), "treeherder"), "machine");
+    assert_non_null(machine);
+    json_object_set_new(machine, "platform", json_string(platform));
+    json_t *s = json_pack("{s:{s:o}}", "tasks", task_id, def);
+    if (state) json_object_set_new(s, "statuses", json_pack("{s:{s:s}}", task_id, "state", state));
+    rt_ch_scenario(h, s);
+    json_decref(s);
+}
+
+/* What retrig-history stores of a task's run on the push: its run of the test's group. */
+static void record_push_run(rt_ch *h, const char *task_id, const char *platform, const char *label,
+                            bool failed)
+{
+    char key[32];
+    snprintf(key, sizeof key, "%s/0", task_id);
+    const char *params[] = {key,          platform,          label, TEST_NAME, TEST_GROUP,
+                            GWX_REVISION, failed ? "t" : "f"};
+    assert_int_equal(
+        rt_ch_sql_int(h,
+                      "WITH r AS (INSERT INTO history_runs (source, run_key, repository, project,"
+                      " branch, branch_class, branch_key, push, revision, platform, label, run_at,"
+                      " complete_results) VALUES ('taskcluster', $1, 'gecko', 'autoland',"
+                      " 'autoland', 'main', 'autoland', '88560', $6, $2, $3, now(), false)"
+                      " RETURNING id, run_at),"
+                      " g AS (INSERT INTO history_groups (run_id, run_at, group_name, status,"
+                      " failed) SELECT id, run_at, $5, CASE WHEN $7::boolean THEN 'ERROR' ELSE"
+                      " 'OK' END, $7::boolean FROM r RETURNING 1),"
+                      " t AS (INSERT INTO history_tests (run_id, run_at, test, group_name,"
+                      " status, failed) SELECT id, run_at, $4, $5, 'FAIL', true FROM r WHERE"
+                      " $7::boolean RETURNING 1)"
+                      " SELECT (SELECT count(*) FROM g) + (SELECT count(*) FROM t)",
+                      7, params),
+        failed ? 2 : 1);
+}
+
+/* The settle window ends when the push's other tasks of the test's group have finished, not
+ * at its time (an hour here): while one of them runs the pooled set waits; once its run is
+ * in the test history the pooled set decides at the next sweep. */
+static void test_settle_window_ends_when_the_push_tasks_finished(void **state)
+{
+    rt_ch *h = *state;
+    rt_ch_setenv(h, "DECIDE_POOL_SETTLE_S", "3600");
+    const char *platforms[] = {GWX_PLATFORM,   GWX_PLATFORM,   GWX_PLATFORM,   "linux1804-64",
+                               "linux1804-64", "windows11-64", "macosx1015-64"};
+    const char *labels[] = {"test-android-em-7.0-x86_64/debug-mochitest-browser-chrome-1",
+                            "test-android-em-7.0-x86_64/opt-mochitest-browser-chrome-2",
+                            "test-android-em-7.0-x86_64/asan-mochitest-browser-chrome-1",
+                            "test-linux1804-64/debug-mochitest-browser-chrome-3",
+                            "test-linux1804-64/opt-mochitest-browser-chrome-3",
+                            "test-windows11-64/opt-mochitest-browser-chrome-5",
+                            "test-macosx1015-64/opt-mochitest-browser-chrome-3"};
+    store_history(h, 0, 0, NULL, NULL, NULL); /* the test's clean record elsewhere */
+    char group[23], tasks[7][23], other[23];
+    rt_ch_slugid(group);
+    /* The push's other tasks of the family: three passed (their runs recorded), one still
+     * running, and one of another suite still running (not waited for). */
+    for (size_t i = 3; i < 7; i++) {
+        group_task(h, group, labels[i], platforms[i], i == 6 ? "running" : NULL, tasks[i]);
+        if (i != 6) record_push_run(h, tasks[i], platforms[i], labels[i], false);
+    }
+    group_task(h, group, "test-macosx1015-64/opt-xpcshell-2", "macosx1015-64", "running", other);
+    start_all(h);
+    for (size_t i = 0; i < 3; i++) {
+        fail_task(h, group, i == 0, labels[i], tasks[i]);
+        record_push_run(h, tasks[i], platforms[i], labels[i], true);
+    }
+    assert_int_equal(
+        rt_ch_wait_int(h, WAIT_MS, 3, "SELECT count(*) FROM pooled_set_members", 0, NULL), 3);
+    /* Every task of the family recorded once, the other suite's not. */
+    assert_int_equal(
+        rt_ch_wait_int(h, WAIT_MS, 7, "SELECT count(*) FROM pooled_set_tasks", 0, NULL), 7);
+    assert_int_equal(rt_ch_sql_int(h,
+                                   "SELECT count(*) FROM pooled_set_tasks WHERE label LIKE"
+                                   " '%xpcshell%' OR state = 'running' AND config <>"
+                                   " 'macosx1015-64/opt'",
+                                   0, NULL),
+                     0);
+    /* The macOS task runs: several sweeps later the pooled set still waits. */
+    struct timespec pause = {3, 0};
+    nanosleep(&pause, NULL);
+    assert_text(h, "SELECT state FROM pooled_sets", "settling");
+    assert_int_equal(rt_ch_sql_int(h, "SELECT count(*) FROM decisions", 0, NULL), 0);
+
+    /* It passes and retrig-history records it: the pooled set decides, far before its hour. */
+    record_push_run(h, tasks[6], platforms[6], labels[6], false);
+    assert_int_equal(rt_ch_wait_int(h, WAIT_MS, 3,
+                                    "SELECT count(*) FROM decisions WHERE pool_id IS NOT NULL", 0,
+                                    NULL),
+                     3);
+    assert_text(h,
+                "SELECT state || '/' || verdict || '/' || rounds || '/' ||"
+                " (settle_until > now() + interval '50 minutes') || '/' ||"
+                " jsonb_array_length(evidence->'configs') FROM pooled_sets",
+                "decided/regression/0/true/7");
+    assert_text(h,
+                "SELECT string_agg(c->>'config' || '=' || (c->>'push_run'), ',' ORDER BY"
+                " c->>'config') FROM pooled_sets p, jsonb_array_elements(p.evidence->'configs') c",
+                GWX_PLATFORM "/asan=failed," GWX_PLATFORM "/debug=failed," GWX_PLATFORM
+                             "/opt=failed,linux1804-64/debug=passed,linux1804-64/opt=passed,"
+                             "macosx1015-64/opt=passed,windows11-64/opt=passed");
+    assert_int_equal(rt_ch_queue_depth(h, "dead-letter"), 0);
+    assert_int_equal(rt_ch_stop_workers(h, 10000), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -458,6 +585,8 @@ int main(void)
             test_failing_on_3_of_7_configurations_is_one_pooled_regression, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failing_on_1_of_7_is_intermittent_retriggering_only_it,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_settle_window_ends_when_the_push_tasks_finished, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
