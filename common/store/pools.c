@@ -155,7 +155,9 @@ static const char SQL_ADD_TASKS[] =
     "state)"
     " ON CONFLICT DO NOTHING";
 /* A task's runs are looked for by their unique key (a run id up to 9: Taskcluster's
- * automatic reruns stop well before), in the partitions of the last $2 days. */
+ * automatic reruns stop well before), in the partitions of the last $2 days from the day
+ * before the pooled set opened (a push's tasks resolve within hours of its first failure):
+ * one or two partitions, each probed once per key. */
 static const char SQL_TASKS[] =
     "SELECT t.task_id, t.label, t.config, t.state,"
     " t.state = 'exception' OR h.recorded AS finished, h.failed"
@@ -164,8 +166,9 @@ static const char SQL_TASKS[] =
     "   SELECT 1 FROM history_tests x WHERE x.run_id = r.id AND x.run_at = r.run_at"
     "   AND x.test = p.test AND x.failed)), false) AS failed"
     "  FROM history_runs r WHERE r.source = 'taskcluster' AND r.project = p.project"
-    "  AND r.run_key = ANY (SELECT t.task_id || '/' || k FROM generate_series(0, 9) k)"
-    "  AND r.run_at >= now() - make_interval(days => $2::integer)) h"
+    "  AND r.run_key = ANY (ARRAY(SELECT t.task_id || '/' || k FROM generate_series(0, 9) k))"
+    "  AND r.run_at >= greatest(now() - make_interval(days => $2::integer),"
+    "   (SELECT o.opened_at FROM pooled_sets o WHERE o.id = $1::bigint) - interval '1 day')) h"
     " WHERE t.pool_id = $1::bigint ORDER BY t.task_id LIMIT $3::integer";
 enum { TK_TASK_ID, TK_LABEL, TK_CONFIG, TK_STATE, TK_FINISHED, TK_FAILED, TK_N };
 static const char *const TASK_COLS[TK_N] = {"task_id", "label",    "config",

@@ -66,10 +66,10 @@ RT_MUSTCHECK int rt_pools_add_tasks(rt_pg *pg, long long pool_id, const rt_pools
 /* Whether task_id is one of the pooled set's tasks. */
 RT_MUSTCHECK int rt_pools_has_task(rt_pg *pg, long long pool_id, const char *task_id, bool *has);
 /* The pooled set's tasks with whether each has finished: a run of it (run_key
- * "<taskId>/<runId>") in the project's test history of the last `days` days, or listed as
- * ended in an exception (the history records completed and failed runs only); and whether
- * such a run failed the pooled set's test. *n at most
- * max; RT_OK with *n 0 when none was recorded. */
+ * "<taskId>/<runId>") in the project's test history of the last `days` days, from the day
+ * before the pooled set opened, or listed as ended in an exception (the history records
+ * completed and failed runs only); and whether such a run failed the pooled set's test.
+ * *n at most max; RT_OK with *n 0 when none was recorded. */
 RT_MUSTCHECK int rt_pools_tasks(rt_pg *pg, long long pool_id, int days, rt_pools_task *out,
                                 size_t max, size_t *n);
 
