@@ -101,7 +101,8 @@ const rt_config_key rt_config_keys[] = {
     {"decide_pool_settle_s", RT_CFG_INT, OFF(decide_pool_settle_s), "1200", 0, 86400, false,
      "pooled policy: seconds a failing test's pooled set waits after its first failure for the "
      "push's other configurations (their failures join it; their runs of the test's group come "
-     "from the test history) before it decides or asks for retriggers"},
+     "from the test history) before it decides or asks for retriggers; it ends earlier when the "
+     "push's tasks of the failing tasks' label families have finished"},
     {"decide_prior_regression", RT_CFG_DOUBLE, OFF(decide_prior_regression), "0.15", 1000, 999000,
      false,
      "adaptive policy: share of retriggered failures that are regressions, before any evidence "

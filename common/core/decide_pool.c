@@ -331,3 +331,36 @@ int rt_pool_config_name(const char *platform, const char *label, char *out, size
     }
     return RT_OK;
 }
+
+int rt_pool_label_family(const char *label, char *out, size_t size)
+{
+    if (size) out[0] = '\0';
+    const char *type = label ? strchr(label, '/') : NULL;
+    if (!type || !size) return RT_EINVAL;
+    type++;
+    size_t type_len = strcspn(type, "-/");
+    if (!type_len || type[type_len] != '-' || !type[type_len + 1]) return RT_EINVAL;
+    const char *suite = type + type_len + 1;
+    size_t len = strlen(suite), digits = 0;
+    while (digits < len && suite[len - 1 - digits] >= '0' && suite[len - 1 - digits] <= '9')
+        digits++;
+    if (digits && digits + 1 < len && suite[len - 1 - digits] == '-') len -= digits + 1;
+    if (len >= size) return RT_EINVAL;
+    memcpy(out, suite, len);
+    out[len] = '\0';
+    return RT_OK;
+}
+
+bool rt_pool_settle_done(const rt_pool_push_task *tasks, size_t ntasks, const char *const *known,
+                         size_t nknown)
+{
+    if (!tasks || !ntasks) return false;
+    for (size_t i = 0; i < ntasks; i++) {
+        if (tasks[i].finished && !tasks[i].failed) continue;
+        bool has = false;
+        for (size_t k = 0; k < nknown && !has; k++)
+            has = tasks[i].config && known[k] && !strcmp(tasks[i].config, known[k]);
+        if (!has) return false;
+    }
+    return true;
+}

@@ -99,6 +99,33 @@ typedef struct rt_pool_result {
 RT_MUSTCHECK int rt_pool_config_name(const char *platform, const char *label, char *out,
                                      size_t size);
 
+/* The label family of a task: its label after the build type with a trailing chunk number
+ * dropped ("test-linux1804-64/debug-mochitest-browser-chrome-3" -> "mochitest-browser-chrome").
+ * The push's tasks of a family are the ones that may run a failing test's group on the
+ * other configurations (rt_pool_settle_done). RT_EINVAL when the label has no build type
+ * or nothing after it, or the family does not fit size (out then holds ""). */
+RT_MUSTCHECK int rt_pool_label_family(const char *label, char *out, size_t size);
+
+/* One task of the push in a member's label family, as the settle window looks at it. */
+typedef struct rt_pool_push_task {
+    const char *config; /* rt_pool_config_name of its platform and label */
+    bool finished;      /* its run is in the test history, or it ended in an exception */
+    bool failed;        /* its recorded run failed the test */
+} rt_pool_push_task;
+
+/* Whether the settle window may end before its time: the push's other tasks of the test's
+ * group have finished. True when there is at least one task and each runs on a
+ * configuration whose result is known already (known[]: the member sets' configurations and
+ * those where the group's runs on the push passed the test, in the test history), or has
+ * finished without failing the test (a run that did not hold the group, or passed it), so
+ * that waiting longer brings no configuration's push run. A task that failed the test waits
+ * for its member set to join (the failing configurations are the ones a round can
+ * retrigger; one that never joins, not eligible, leaves the wait to the window's time).
+ * False with no task: nothing says what the push runs, only the window's time ends the
+ * wait. */
+bool rt_pool_settle_done(const rt_pool_push_task *tasks, size_t ntasks, const char *const *known,
+                         size_t nknown);
+
 /* log O and p_regression of the pooled evidence (input as for rt_pool_evaluate). */
 double rt_pool_log_odds(const rt_decide_settings *s, const rt_pool_input *in);
 double rt_pool_posterior(const rt_decide_settings *s, const rt_pool_input *in);

@@ -148,6 +148,50 @@ static const char SQL_DUE[] =
 enum { DU_ID, DU_PROJECT, DU_SET_ID, DU_N };
 static const char *const DUE_COLS[DU_N] = {"id", "project", "set_id"};
 
+static const char SQL_ADD_TASKS[] =
+    "INSERT INTO pooled_set_tasks (pool_id, task_id, label, config, state)"
+    " SELECT $1::bigint, t.task_id, t.label, t.config, t.state"
+    " FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS t(task_id, label, config, "
+    "state)"
+    " ON CONFLICT DO NOTHING";
+/* A task's runs are looked for by their unique key (a run id up to 9: Taskcluster's
+ * automatic reruns stop well before), in the partitions of the last $2 days from the day
+ * before the pooled set opened (a push's tasks resolve within hours of its first failure):
+ * one or two partitions, each probed once per key. */
+static const char SQL_TASKS[] =
+    "SELECT t.task_id, t.label, t.config, t.state,"
+    " t.state = 'exception' OR h.recorded AS finished, h.failed"
+    " FROM pooled_set_tasks t JOIN pooled_sets p ON p.id = t.pool_id"
+    " CROSS JOIN LATERAL (SELECT count(r.id) > 0 AS recorded, coalesce(bool_or(EXISTS ("
+    "   SELECT 1 FROM history_tests x WHERE x.run_id = r.id AND x.run_at = r.run_at"
+    "   AND x.test = p.test AND x.failed)), false) AS failed"
+    "  FROM history_runs r WHERE r.source = 'taskcluster' AND r.project = p.project"
+    "  AND r.run_key = ANY (ARRAY(SELECT t.task_id || '/' || k FROM generate_series(0, 9) k))"
+    "  AND r.run_at >= greatest(now() - make_interval(days => $2::integer),"
+    "   (SELECT o.opened_at FROM pooled_sets o WHERE o.id = $1::bigint) - interval '1 day')) h"
+    " WHERE t.pool_id = $1::bigint ORDER BY t.task_id LIMIT $3::integer";
+enum { TK_TASK_ID, TK_LABEL, TK_CONFIG, TK_STATE, TK_FINISHED, TK_FAILED, TK_N };
+static const char *const TASK_COLS[TK_N] = {"task_id", "label",    "config",
+                                            "state",   "finished", "failed"};
+static const char SQL_HAS_TASK[] = "SELECT EXISTS (SELECT 1 FROM pooled_set_tasks"
+                                   " WHERE pool_id = $1::bigint AND task_id = $2) AS has";
+static const char *const HAS_TASK_COLS[] = {"has"};
+static const char SQL_SETTLING[] =
+    "SELECT p.id, p.project, p.revision, p.test, coalesce(p.group_name, '') AS group_name,"
+    " coalesce((SELECT m.set_id FROM pooled_set_members m WHERE m.pool_id = p.id"
+    "   ORDER BY m.joined_at, m.set_id LIMIT 1), 0) AS set_id"
+    " FROM pooled_sets p WHERE p.state = 'settling' AND p.settle_until > now()"
+    " AND p.deadline_at > now()"
+    " AND EXISTS (SELECT 1 FROM pooled_set_tasks t WHERE t.pool_id = p.id)"
+    " AND (p.wake_requested_at IS NULL"
+    "      OR p.wake_requested_at < now() - make_interval(secs => $1::integer))"
+    " ORDER BY p.opened_at, p.id LIMIT $2::integer";
+enum { ST_ID, ST_PROJECT, ST_REVISION, ST_TEST, ST_GROUP, ST_SET_ID, ST_N };
+static const char *const SETTLING_COLS[ST_N] = {"id",   "project",    "revision",
+                                                "test", "group_name", "set_id"};
+static const char SQL_WOKEN[] =
+    "UPDATE pooled_sets SET wake_requested_at = now() WHERE id = $1::bigint";
+
 static void copy(char *out, size_t size, const char *text)
 {
     snprintf(out, size, "%s", text ? text : "");
@@ -386,4 +430,98 @@ int rt_pools_due(rt_pg *pg, int again_s, rt_pool_due *out, size_t max, size_t *n
     }
     PQclear(res);
     return RT_OK;
+}
+
+int rt_pools_add_tasks(rt_pg *pg, long long pool_id, const rt_pools_task *tasks, size_t n)
+{
+    if (!n) return RT_OK;
+    rt_pg_array cols[4] = {{0}};
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++) {
+        const char *row[4] = {tasks[i].task_id, tasks[i].label, tasks[i].config, tasks[i].state};
+        for (size_t c = 0; c < 4 && ok; c++) ok = rt_pg_array_add(&cols[c], row[c]) == RT_OK;
+    }
+    char id[32];
+    snprintf(id, sizeof id, "%lld", pool_id);
+    const char *params[5] = {id};
+    for (size_t c = 0; c < 4 && ok; c++) ok = (params[c + 1] = rt_pg_array_text(&cols[c])) != NULL;
+    int rc = ok ? rt_pg_exec(pg, SQL_ADD_TASKS, 5, params, NULL) : RT_ENOMEM;
+    for (size_t c = 0; c < 4; c++) rt_pg_array_free(&cols[c]);
+    return rc;
+}
+
+int rt_pools_has_task(rt_pg *pg, long long pool_id, const char *task_id, bool *has)
+{
+    char id[32];
+    snprintf(id, sizeof id, "%lld", pool_id);
+    const char *params[] = {id, task_id};
+    PGresult *res = NULL;
+    int c;
+    *has = false;
+    int rc = rt_pg_exec(pg, SQL_HAS_TASK, 2, params, &res);
+    if (rc == RT_OK) rc = rt_pg_result_columns(&res, HAS_TASK_COLS, 1, &c);
+    if (rc != RT_OK) return rc;
+    *has = PQntuples(res) == 1 && rt_pg_bool(res, 0, c);
+    PQclear(res);
+    return RT_OK;
+}
+
+int rt_pools_tasks(rt_pg *pg, long long pool_id, int days, rt_pools_task *out, size_t max,
+                   size_t *n)
+{
+    char id[32], days_text[16], limit[16];
+    snprintf(id, sizeof id, "%lld", pool_id);
+    snprintf(days_text, sizeof days_text, "%d", days);
+    snprintf(limit, sizeof limit, "%zu", max);
+    const char *params[] = {id, days_text, limit};
+    PGresult *res = NULL;
+    int c[TK_N];
+    *n = 0;
+    int rc = rt_pg_exec(pg, SQL_TASKS, 3, params, &res);
+    if (rc == RT_OK) rc = rt_pg_result_columns(&res, TASK_COLS, TK_N, c);
+    if (rc != RT_OK) return rc;
+    for (int i = 0; i < PQntuples(res) && *n < max; i++) {
+        rt_pools_task *t = &out[(*n)++];
+        copy(t->task_id, sizeof t->task_id, rt_pg_text(res, i, c[TK_TASK_ID]));
+        copy(t->label, sizeof t->label, rt_pg_text(res, i, c[TK_LABEL]));
+        copy(t->config, sizeof t->config, rt_pg_text(res, i, c[TK_CONFIG]));
+        copy(t->state, sizeof t->state, rt_pg_text(res, i, c[TK_STATE]));
+        t->finished = rt_pg_bool(res, i, c[TK_FINISHED]);
+        t->failed = rt_pg_bool(res, i, c[TK_FAILED]);
+    }
+    PQclear(res);
+    return RT_OK;
+}
+
+int rt_pools_settling(rt_pg *pg, int again_s, rt_pool_settling *out, size_t max, size_t *n)
+{
+    char again[16], limit[16];
+    snprintf(again, sizeof again, "%d", again_s);
+    snprintf(limit, sizeof limit, "%zu", max);
+    const char *params[] = {again, limit};
+    PGresult *res = NULL;
+    int c[ST_N];
+    *n = 0;
+    int rc = rt_pg_exec(pg, SQL_SETTLING, 2, params, &res);
+    if (rc == RT_OK) rc = rt_pg_result_columns(&res, SETTLING_COLS, ST_N, c);
+    if (rc != RT_OK) return rc;
+    for (int i = 0; i < PQntuples(res) && *n < max; i++) {
+        rt_pool_settling *s = &out[(*n)++];
+        s->pool_id = rt_pg_int(res, i, c[ST_ID]);
+        s->set_id = rt_pg_int(res, i, c[ST_SET_ID]);
+        copy(s->project, sizeof s->project, rt_pg_text(res, i, c[ST_PROJECT]));
+        copy(s->revision, sizeof s->revision, rt_pg_text(res, i, c[ST_REVISION]));
+        copy(s->test, sizeof s->test, rt_pg_text(res, i, c[ST_TEST]));
+        copy(s->group_name, sizeof s->group_name, rt_pg_text(res, i, c[ST_GROUP]));
+    }
+    PQclear(res);
+    return RT_OK;
+}
+
+int rt_pools_woken(rt_pg *pg, long long pool_id)
+{
+    char id[32];
+    snprintf(id, sizeof id, "%lld", pool_id);
+    const char *params[] = {id};
+    return rt_pg_exec(pg, SQL_WOKEN, 1, params, NULL);
 }

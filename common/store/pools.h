@@ -48,6 +48,31 @@ RT_MUSTCHECK int rt_pools_set_failure_of(rt_pg *pg, long long set_id, rt_pools_s
 /* The pooled set of a retrigger set; 0 when it has none. */
 RT_MUSTCHECK int rt_pools_of_set(rt_pg *pg, long long set_id, long long *pool_id);
 
+/* A task of the push that may run the pooled test's group on some configuration (its
+ * label family is a member's; migration 0042). */
+typedef struct rt_pools_task {
+    char task_id[23];
+    char label[512];
+    char config[RT_POOLS_CONFIG_SIZE];
+    char state[16]; /* its latest run's when listed */
+    bool finished;  /* read back: its run is in the test history, or it was listed as ended
+                       in an exception */
+    bool failed;    /* read back: a recorded run of it failed the pooled set's test */
+} rt_pools_task;
+#define RT_POOLS_MAX_TASKS 1024 /* of one label family on one push */
+/* Records the tasks (each once per pooled set; a task listed again keeps its first row). */
+RT_MUSTCHECK int rt_pools_add_tasks(rt_pg *pg, long long pool_id, const rt_pools_task *tasks,
+                                    size_t n);
+/* Whether task_id is one of the pooled set's tasks. */
+RT_MUSTCHECK int rt_pools_has_task(rt_pg *pg, long long pool_id, const char *task_id, bool *has);
+/* The pooled set's tasks with whether each has finished: a run of it (run_key
+ * "<taskId>/<runId>") in the project's test history of the last `days` days, from the day
+ * before the pooled set opened, or listed as ended in an exception (the history records
+ * completed and failed runs only); and whether such a run failed the pooled set's test.
+ * *n at most max; RT_OK with *n 0 when none was recorded. */
+RT_MUSTCHECK int rt_pools_tasks(rt_pg *pg, long long pool_id, int days, rt_pools_task *out,
+                                size_t max, size_t *n);
+
 /* A pooled set as evaluation reads it. */
 typedef struct rt_pool_row {
     long long id;
@@ -131,5 +156,19 @@ typedef struct rt_pool_due {
 /* In the caller's transaction: up to max due pooled sets (rows other replicas hold are
  * skipped), marked as asked for now. */
 RT_MUSTCHECK int rt_pools_due(rt_pg *pg, int again_s, rt_pool_due *out, size_t max, size_t *n);
+
+/* A pooled set still in its settle window that has tasks (rt_pools_tasks), not asked for in
+ * the last `again_s` seconds: the sweep asks whether they have finished. */
+typedef struct rt_pool_settling {
+    long long pool_id;
+    long long set_id; /* its opening member set */
+    char project[65], revision[41];
+    char test[RT_POOLS_TEST_SIZE], group_name[RT_POOLS_TEST_SIZE];
+} rt_pool_settling;
+/* Up to max of them, the oldest first. */
+RT_MUSTCHECK int rt_pools_settling(rt_pg *pg, int again_s, rt_pool_settling *out, size_t max,
+                                   size_t *n);
+/* Marks a pooled set as asked for now (its wake_requested_at). */
+RT_MUSTCHECK int rt_pools_woken(rt_pg *pg, long long pool_id);
 
 #endif

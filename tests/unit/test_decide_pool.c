@@ -403,6 +403,78 @@ static void test_pooled_beats_adaptive_on_a_generated_push_sample(void **state)
     rt_sim_free(&sim);
 }
 
+/* The label family: the suite after the build type, the chunk number dropped. */
+static void test_label_family(void **state)
+{
+    (void)state;
+    char out[64];
+    assert_int_equal(
+        rt_pool_label_family("test-linux1804-64/debug-mochitest-browser-chrome-3", out, sizeof out),
+        RT_OK);
+    assert_string_equal(out, "mochitest-browser-chrome");
+    assert_int_equal(rt_pool_label_family("test-windows11-64-shippable-qr/opt-mochitest-"
+                                          "browser-chrome-swr-12",
+                                          out, sizeof out),
+                     RT_OK);
+    assert_string_equal(out, "mochitest-browser-chrome-swr");
+    /* No chunk: the whole suite; a suite that is only a number is kept. */
+    assert_int_equal(rt_pool_label_family("test-macosx1015-64/opt-xpcshell", out, sizeof out),
+                     RT_OK);
+    assert_string_equal(out, "xpcshell");
+    assert_int_equal(rt_pool_label_family("test-a/opt-42", out, sizeof out), RT_OK);
+    assert_string_equal(out, "42");
+    /* Chunk-like digits not after a '-' stay. */
+    assert_int_equal(rt_pool_label_family("test-a/debug-web-platform-tests-h2", out, sizeof out),
+                     RT_OK);
+    assert_string_equal(out, "web-platform-tests-h2");
+    /* No build type, nothing after it, or too long: none. */
+    static const char *const bad[] = {"build-linux64", "test-a/debug", "test-a/debug-",
+                                      "test-a/-mochitest-1", NULL};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(rt_pool_label_family(bad[i], out, sizeof out), RT_EINVAL);
+        assert_string_equal(out, "");
+    }
+    assert_int_equal(rt_pool_label_family("test-a/opt-mochitest-1", out, 9), RT_EINVAL);
+    assert_int_equal(rt_pool_label_family("test-a/opt-mochitest-1", out, 10), RT_OK);
+    assert_string_equal(out, "mochitest");
+}
+
+/* The settle window ends early only when every task of the push has finished or runs on a
+ * configuration whose result is known. */
+static void test_settle_done_when_the_push_tasks_finished(void **state)
+{
+    (void)state;
+    const char *const known[] = {"linux1804-64/debug", "windows11-64/opt"};
+    rt_pool_push_task tasks[] = {{"linux1804-64/debug", false, false}, /* a member's */
+                                 {"windows11-64/opt", false, false},   /* another chunk */
+                                 {"macosx1015-64/opt", true, false},
+                                 {"linux1804-64/opt", true, false}};
+    size_t n = sizeof tasks / sizeof *tasks;
+    assert_true(rt_pool_settle_done(tasks, n, known, 2));
+    /* One still running on a configuration not heard of: wait. */
+    tasks[3].finished = false;
+    assert_false(rt_pool_settle_done(tasks, n, known, 2));
+    /* Its configuration's group result comes in from another of its tasks: done. */
+    const char *const more[] = {"linux1804-64/debug", "windows11-64/opt", "linux1804-64/opt"};
+    assert_true(rt_pool_settle_done(tasks, n, more, 3));
+    /* Nothing known of the configurations: every task must have finished. */
+    assert_false(rt_pool_settle_done(tasks, n, NULL, 0));
+    for (size_t i = 0; i < n; i++) tasks[i].finished = true;
+    assert_true(rt_pool_settle_done(tasks, n, NULL, 0));
+    /* A task that failed the test waits for its configuration's member set. */
+    tasks[2].failed = true;
+    assert_false(rt_pool_settle_done(tasks, n, NULL, 0));
+    assert_false(rt_pool_settle_done(tasks, n, more, 3));
+    const char *const joined[] = {"macosx1015-64/opt"};
+    assert_true(rt_pool_settle_done(tasks, n, joined, 1));
+    /* No task listed: only the window's time ends the wait. */
+    assert_false(rt_pool_settle_done(tasks, 0, known, 2));
+    assert_false(rt_pool_settle_done(NULL, 0, known, 2));
+    /* A task of no configuration waits for its run. */
+    rt_pool_push_task unnamed = {NULL, false, false};
+    assert_false(rt_pool_settle_done(&unnamed, 1, known, 2));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -417,6 +489,8 @@ int main(void)
         cmocka_unit_test(test_push_case_json_round_trip_and_errors),
         cmocka_unit_test(test_per_task_policies_fold_per_failing_configuration),
         cmocka_unit_test(test_pooled_beats_adaptive_on_a_generated_push_sample),
+        cmocka_unit_test(test_label_family),
+        cmocka_unit_test(test_settle_done_when_the_push_tasks_finished),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -375,7 +375,7 @@ static void act(run_call *c, const rt_elig_result *r)
         else
             classify_request_retriggers(w, c->msg, task, &c->es, wanted, &c->pre, c->h);
         if (pooled && c->h->settle == RT_SETTLE_ACK &&
-            classify_pool_join(w->pg, w->cfg, task, &c->es) != RT_OK)
+            classify_pool_join(w->pg, w->http, w->cfg, c->msg->task_id, task, &c->es) != RT_OK)
             rt_outcome_set(c->h, RT_SETTLE_REQUEUE, "joining the pooled set: %s",
                            rt_pg_errstr(w->pg));
         return;

@@ -175,6 +175,49 @@ static int gather_configs(pool_flow *p, pool_look *l, bool deadline)
     return rc;
 }
 
+/* Whether the push's other tasks of the test's group have finished (rt_pool_settle_done):
+ * the pooled set's tasks (migration 0042) against the configurations whose result is known,
+ * its members' and those where the group's runs on the push passed the test. */
+static int settle_done(pool_flow *p, long long pool_id, const char *project, const char *revision,
+                       const char *group_name, const char *test, bool *done)
+{
+    *done = false;
+    rt_pools_task *tasks = calloc(RT_POOLS_MAX_TASKS, sizeof *tasks);
+    rt_pool_push_run *runs = calloc(PUSH_RUNS_MAX, sizeof *runs);
+    rt_pool_member *members = calloc(RT_POOL_MAX_CONFIGS, sizeof *members);
+    rt_pool_push_task *view = calloc(RT_POOLS_MAX_TASKS, sizeof *view);
+    char(*names)[RT_POOLS_CONFIG_SIZE] = calloc(PUSH_RUNS_MAX, sizeof *names);
+    const char **known = calloc(RT_POOL_MAX_CONFIGS + PUSH_RUNS_MAX, sizeof *known);
+    size_t ntasks = 0, nruns = 0, nmembers = 0, nknown = 0;
+    int rc = tasks && runs && members && view && names && known ? RT_OK : RT_ENOMEM;
+    if (rc == RT_OK)
+        rc = rt_pools_tasks(p->pg, pool_id, PUSH_RUNS_DAYS, tasks, RT_POOLS_MAX_TASKS, &ntasks);
+    if (rc == RT_OK && ntasks)
+        rc = rt_pools_members(p->pg, pool_id, members, RT_POOL_MAX_CONFIGS, &nmembers);
+    if (rc == RT_OK && ntasks && group_name[0])
+        rc = rt_pools_push_runs(p->pg, project, revision, group_name, test, PUSH_RUNS_DAYS, runs,
+                                PUSH_RUNS_MAX, &nruns);
+    if (rc == RT_OK && ntasks) {
+        for (size_t i = 0; i < nmembers; i++) known[nknown++] = members[i].config;
+        for (size_t i = 0; i < nruns; i++) /* a failing one waits for its member set */
+            if (!runs[i].failed && rt_pool_config_name(runs[i].platform, runs[i].label, names[i],
+                                                       sizeof names[i]) == RT_OK)
+                known[nknown++] = names[i];
+        for (size_t i = 0; i < ntasks; i++)
+            view[i] = (rt_pool_push_task){.config = tasks[i].config,
+                                          .finished = tasks[i].finished,
+                                          .failed = tasks[i].failed};
+        *done = rt_pool_settle_done(view, ntasks, known, nknown);
+    }
+    free(tasks);
+    free(runs);
+    free(members);
+    free(view);
+    free(names);
+    free(known);
+    return rc;
+}
+
 /* The pooled evidence, one entry per configuration, with the posterior. NULL: no memory. */
 static char *evidence_text(const pool_look *l, const char *verdict, const char *reason)
 {
@@ -374,11 +417,22 @@ pool_step pool_flow_apply(pool_flow *p, const pool_set *set, rt_verdict_result *
         take(result, v, l->row.reason);
         rc = rt_pg_commit(p->pg);
         step = POOL_DECIDED;
-    } else if (!l->row.settled && !l->row.past_deadline && !set->deadline) {
-        rc = rt_pg_commit(p->pg); /* the sweep asks again when the window ends */
-        step = POOL_WAIT;
     } else {
-        rc = look(p, l, set, result, &step);
+        /* The settle window ends at its time, at the deadline, or when the push's other
+         * tasks of the test's group have finished. */
+        bool waiting = !l->row.settled && !l->row.past_deadline && !set->deadline, done = false;
+        if (waiting && (rc = settle_done(p, l->row.id, l->row.project, l->row.revision,
+                                         l->row.group_name, l->row.test, &done)) != RT_OK)
+            goto out;
+        if (waiting && !done) {
+            rc = rt_pg_commit(p->pg); /* the sweep asks again when the window ends */
+            step = POOL_WAIT;
+        } else {
+            if (waiting)
+                rt_log_info("pooled set settled early: the push's tasks of its group finished",
+                            "set_id", set->id_text, "test", l->row.test);
+            rc = look(p, l, set, result, &step);
+        }
     }
 out:
     if (rt_pg_in_transaction(p->pg)) {
@@ -402,6 +456,51 @@ int pool_flow_store(pool_flow *p, const pool_view *view, long long set_id)
                                    rt_verdict_name(view->seed_verdict), view->seed_reason);
 }
 
+/* Asks retrig-decide to look at a pooled set through its opening member set. */
+static int ask_look(pool_flow *p, long long pool_id, long long set_id, const char *project)
+{
+    rt_decide_request req = {.set_id = set_id, .attempt = 1};
+    snprintf(req.project, sizeof req.project, "%s", project);
+    snprintf(req.reason, sizeof req.reason, "pool-settled");
+    char *body = rt_decide_request_build(&req);
+    if (!body) return RT_ENOMEM;
+    char message_id[64];
+    snprintf(message_id, sizeof message_id, "decide-%lld-pool-%lld", set_id, pool_id);
+    rt_amqp_publish_opts opts = {.message_id = message_id};
+    int rc = rt_amqp_publish(p->amqp, p->cfg->amqp_namespace, "decide", body, strlen(body), &opts);
+    free(body);
+    return rc;
+}
+
+/* The pooled sets in their settle window whose push's tasks of the group have finished:
+ * asked to look now rather than at settle_until. */
+static void sweep_settling(pool_flow *p)
+{
+    rt_pool_settling *due = calloc(SWEEP_MAX, sizeof *due);
+    size_t n = 0, asked = 0;
+    int rc = due ? rt_pools_settling(p->pg, p->cfg->decide_sweep_interval_s, due, SWEEP_MAX, &n)
+                 : RT_ENOMEM;
+    for (size_t i = 0; i < n && rc == RT_OK; i++) {
+        bool done = false;
+        rc = settle_done(p, due[i].pool_id, due[i].project, due[i].revision, due[i].group_name,
+                         due[i].test, &done);
+        if (rc != RT_OK || !done || !due[i].set_id) continue;
+        rc = ask_look(p, due[i].pool_id, due[i].set_id, due[i].project);
+        if (rc == RT_OK) rc = rt_pools_woken(p->pg, due[i].pool_id);
+        asked += rc == RT_OK;
+    }
+    free(due);
+    if (rc != RT_OK) {
+        rt_log_warn("settling pooled sets sweep failed; trying at the next one", "error",
+                    rt_pg_errstr(p->pg));
+    } else if (asked) {
+        char count[24];
+        snprintf(count, sizeof count, "%zu", asked);
+        rt_log_info("pooled sets settled early: the push's tasks of their group finished",
+                    "pooled_sets", count);
+    }
+}
+
 void pool_flow_sweep(pool_flow *p)
 {
     if (!p->on) return;
@@ -409,23 +508,8 @@ void pool_flow_sweep(pool_flow *p)
     size_t n = 0;
     int rc = rt_pg_begin(p->pg);
     if (rc == RT_OK) rc = rt_pools_due(p->pg, p->cfg->decide_sweep_interval_s, due, SWEEP_MAX, &n);
-    for (size_t i = 0; i < n && rc == RT_OK; i++) {
-        if (!due[i].set_id) continue;
-        rt_decide_request req = {.set_id = due[i].set_id, .attempt = 1};
-        snprintf(req.project, sizeof req.project, "%s", due[i].project);
-        snprintf(req.reason, sizeof req.reason, "pool-settled");
-        char *body = rt_decide_request_build(&req);
-        if (!body) {
-            rc = RT_ENOMEM;
-            break;
-        }
-        char message_id[64];
-        snprintf(message_id, sizeof message_id, "decide-%lld-pool-%lld", due[i].set_id,
-                 due[i].pool_id);
-        rt_amqp_publish_opts opts = {.message_id = message_id};
-        rc = rt_amqp_publish(p->amqp, p->cfg->amqp_namespace, "decide", body, strlen(body), &opts);
-        free(body);
-    }
+    for (size_t i = 0; i < n && rc == RT_OK; i++)
+        if (due[i].set_id) rc = ask_look(p, due[i].pool_id, due[i].set_id, due[i].project);
     if (rc == RT_OK) rc = rt_pg_commit(p->pg);
     if (rc != RT_OK) {
         if (rt_pg_in_transaction(p->pg)) {
@@ -441,4 +525,5 @@ void pool_flow_sweep(pool_flow *p)
         snprintf(count, sizeof count, "%zu", n);
         rt_log_info("pooled sets asked to look at their evidence", "pooled_sets", count);
     }
+    sweep_settling(p);
 }

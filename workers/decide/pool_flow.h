@@ -11,8 +11,13 @@
  *     the set's commit and the join), and records what the set's runs show (evidence,
  *     reproduced: a failure line of the pooled test);
  *   - locks the pooled set's row; decided: the set takes the pooled verdict;
- *   - before the settle window ends (decide_pool_settle_s) and the deadline: nothing now,
- *     the sweep (pool_flow_sweep) asks again when it ends;
+ *   - before the settle window ends and the deadline: nothing now, the sweep
+ *     (pool_flow_sweep) asks again when it ends. It ends at decide_pool_settle_s, or earlier
+ *     when the push's other tasks of the test's group have finished (rt_pool_settle_done
+ *     over the tasks of the members' label families retrig-classify recorded, migration
+ *     0042: each has its run in the test history without failing the test, ended in an
+ *     exception, or runs on a configuration already known, a member's or one whose run of
+ *     the group passed); the sweep looks for such pooled sets too;
  *   - else pools the evidence: each member set is a failing configuration (its push run
  *     failed; its retriggers and runs found on the push, pending the ones asked for and not
  *     in); every other configuration where the test's group ran on the push comes from the
