@@ -49,6 +49,7 @@ typedef struct rt__flakes_query {
     int min_branches;
     int flaky_window_days;
     int limit;
+    const char *trusted; /* author associations whose fork PRs count, comma-separated */
 } rt__flakes_query;
 
 /* Connects to database_url for a command (program names the session: "cli"). 0, or 1
@@ -90,6 +91,14 @@ json_t *rt__cli_flakes(rt_pg *pg, const rt__flakes_query *q);
  * (rt__cli_flakes_wait): retrig report reads two windows at once on two connections. */
 int rt__cli_flakes_send(rt_pg *pg, const rt__flakes_query *q);
 json_t *rt__cli_flakes_wait(rt_pg *pg);
+/* The trust rule on rows of rt__cli_flakes (issue 31): a test stays flaky only when more
+ * than q->min_branches of the branches under review it failed on are the repository's own
+ * or fork pull requests of trusted authors (q->trusted, flaky_issues_trusted_associations);
+ * each row gains fork_branches (the fork pull requests of others it failed on: evidence,
+ * never counted) and, when those alone made it flaky, flaky_through_forks. 0, or -1 logged. */
+int rt__cli_flakes_trust(rt_pg *pg, const rt__flakes_query *q, json_t *rows);
+/* cfg's flaky_issues_trusted_associations, comma-separated, into out. */
+const char *rt__cli_trusted_associations(const rt_config *cfg, char *out, size_t size);
 /* The end of a history window: until itself, or for "now" the end of today (UTC, into out),
  * so that a window of days is whole UTC days and history_flakes reads the per-day rollup
  * (migrations/0020) rather than the raw partitions. */

@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "common/io/pg.h"
+#include "common/store/flaky_issues.h"
 #include "common/store/history.h"
 #include "common/store/outcomes.h"
 
@@ -135,6 +136,58 @@ json_t *rt__cli_flakes_wait(rt_pg *pg)
     if (rt_history_flakes_wait(pg, &rows, &n) == RT_OK) out = flakes_rows(rows, n);
     rt_history_flake_free(rows, n);
     return out;
+}
+
+const char *rt__cli_trusted_associations(const rt_config *cfg, char *out, size_t size)
+{
+    out[0] = '\0';
+    for (size_t i = 0; i < cfg->flaky_issues_trusted_associations.count; i++) {
+        size_t used = strlen(out);
+        snprintf(out + used, size - used, "%s%s", used ? "," : "",
+                 cfg->flaky_issues_trusted_associations.items[i]);
+    }
+    return out;
+}
+
+int rt__cli_flakes_trust(rt_pg *pg, const rt__flakes_query *q, json_t *rows)
+{
+    json_t *tests = json_array();
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        if (!tests || json_array_append(tests, json_object_get(row, "test")) != 0) break;
+    }
+    char *tests_json = tests ? json_dumps(tests, JSON_COMPACT) : NULL;
+    json_decref(tests);
+    if (!tests_json) return -1;
+    char until[32], flaky_window[32];
+    snprintf(flaky_window, sizeof flaky_window, "%d days", q->flaky_window_days);
+    rt_flaky_trust *trust = NULL;
+    size_t n = 0;
+    int rc =
+        rt_flaky_trust_read(pg, q->project, rt__cli_history_until(q->until, until), q->window,
+                            flaky_window, q->trusted ? q->trusted : "", tests_json, &trust, &n);
+    free(tests_json);
+    if (rc != RT_OK) {
+        rt__cli_db_error(pg, "cannot query the test history");
+        return -1;
+    }
+    json_array_foreach(rows, i, row)
+    {
+        const char *test = json_string_value(json_object_get(row, "test"));
+        const rt_flaky_trust *t = NULL;
+        for (size_t k = 0; test && k < n && !t; k++)
+            if (!strcmp(trust[k].test, test)) t = &trust[k];
+        bool through_forks =
+            t && json_is_true(json_object_get(row, "flaky")) && t->trusted <= q->min_branches;
+        if (json_object_set_new(row, "fork_branches", json_integer(t ? t->untrusted : 0)) != 0 ||
+            (through_forks && (json_object_set_new(row, "flaky", json_false()) != 0 ||
+                               json_object_set_new(row, "flaky_through_forks", json_true()) != 0)))
+            rc = RT_ENOMEM;
+    }
+    rt_flaky_trust_free(trust, n);
+    return rc == RT_OK ? 0 : -1;
 }
 
 /* Adds rerun_flips and issue to each row. */
@@ -304,6 +357,10 @@ static void print_table(json_t *rows)
                (long long)json_integer_value(json_object_get(row, "rerun_flips")), issue_text,
                rt_cli_text(json_string_value(json_object_get(row, "test"))));
         print_labels(json_object_get(row, "outcomes"));
+        if (json_is_true(json_object_get(row, "flaky_through_forks")))
+            printf("%*s flaky only through %lld fork pull requests of untrusted authors: "
+                   "evidence, not counted\n",
+                   72, "", (long long)json_integer_value(json_object_get(row, "fork_branches")));
         const char *only = json_string_value(json_object_get(row, "only_variant"));
         if (only)
             printf("%*s fails on one variant only: %s (of %zu)\n", 72, "", rt_cli_text(only),
@@ -367,7 +424,8 @@ int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
                           .min_branches = cfg->history_flaky_min_branches,
                           .flaky_window_days = cfg->history_flaky_window_days,
                           .limit = 1000};
-    char window[64];
+    char window[64], trusted[512];
+    q.trusted = rt__cli_trusted_associations(cfg, trusted, sizeof trusted);
     bool json = false;
     int c;
     while ((c = getopt_long(argc, argv, "p:w:u:n:ml:f:h", options, NULL)) != -1) {
@@ -408,7 +466,8 @@ int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
     if (rt__cli_connect_read(cfg, "cli", &pg) != 0) return 1;
     json_t *rows = rt__cli_flakes(pg, &q), *cov = NULL, *gaps = NULL, *others = NULL;
     int status = 1;
-    if (!rows || add_github_columns(pg, &q, rows) != RT_OK ||
+    if (!rows || rt__cli_flakes_trust(pg, &q, rows) != 0 ||
+        add_github_columns(pg, &q, rows) != RT_OK ||
         add_outcome_labels(pg, &q, rows, &others) != RT_OK ||
         coverage(pg, &q, &cov, &gaps) != RT_OK)
         goto out;

@@ -1012,7 +1012,8 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
                     .limit = DEFAULT_LIMIT},
               .treeherder = cfg->treeherder_url};
     const char *out_path = NULL, *link = NULL;
-    char window[64];
+    char window[64], trusted[512];
+    p.q.trusted = rt__cli_trusted_associations(cfg, trusted, sizeof trusted);
     int c;
     while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         switch (c) {
@@ -1066,6 +1067,10 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
     if (!(p.all = rt__cli_flakes(pg, &p.q))) goto out;
     if (!(p.main = two ? rt__cli_flakes_wait(pg2) : rt__cli_flakes(pg, &main_only))) goto out;
     two = two && rt__cli_flakes_send(pg2, &now) == 0;
+    /* the flaky flag counts the repository's branches and trusted fork PRs only */
+    if (rt__cli_flakes_trust(pg, &p.q, p.all) != 0 ||
+        rt__cli_flakes_trust(pg, &main_only, p.main) != 0)
+        goto out;
     if (merge_rows(&p) != 0) goto out;
     if (choose_slots(&p, pg) != 0) goto out;
     geometry(&p);
@@ -1079,6 +1084,7 @@ int rt_cli_report(int argc, char **argv, rt_config *cfg)
                                         p.until - p.start)))
         goto out;
     if (!(p.now = two ? rt__cli_flakes_wait(pg2) : rt__cli_flakes(pg, &now))) goto out;
+    if (rt__cli_flakes_trust(pg, &now, p.now) != 0) goto out;
     classify(&p);
     if (!(p.order = calloc(p.nrows + 1, sizeof *p.order))) goto out;
     for (size_t k = 0; k < p.nrows; k++) p.order[k] = &p.rows[k];

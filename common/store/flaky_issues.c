@@ -144,3 +144,45 @@ int rt_flaky_issue_record(rt_pg *pg, const rt_flaky_issue_row *r)
                             r->figures};
     return rt_pg_exec(pg, SQL_RECORD, 11, params, NULL);
 }
+
+/* $1 project, $2 until, $3 window, $4 flaky window, $5 trusted associations, $6 the tests (a
+ * JSON array): one index scan per test (history_tests_test_idx). */
+// clang-format off
+static const char SQL_TRUST[] =
+    "SELECT ht.test,"
+    "       count(DISTINCT r.branch_key) FILTER (WHERE x.history_run_id IS NULL) AS trusted,"
+    "       count(DISTINCT r.branch_key) FILTER (WHERE x.history_run_id IS NOT NULL) AS untrusted"
+    "  FROM history_tests ht JOIN history_runs r ON r.id = ht.run_id AND r.run_at = ht.run_at"
+    "  LEFT JOIN github_fork_runs x ON x.history_run_id = r.id"
+    "        AND NOT coalesce(upper(x.author_association) = ANY (string_to_array($5, ',')), false)"
+    " WHERE r.repository = $1 AND ht.failed AND r.branch_class <> 'main'"
+    "   AND ht.test IN (SELECT json_array_elements_text($6::json))"
+    "   AND r.run_at >= $2::timestamptz - $3::interval - $4::interval"
+    "   AND r.run_at < $2::timestamptz"
+    "   AND ht.run_at >= $2::timestamptz - $3::interval - $4::interval"
+    "   AND ht.run_at < $2::timestamptz"
+    " GROUP BY ht.test";
+// clang-format on
+
+#define F(member, kind, column) RT_ROW_FIELD(rt_flaky_trust, member, RT_ROW_##kind, column)
+static const rt_row_field TRUST_FIELDS[] = {
+    F(test, TEXT, "test"),
+    F(trusted, INT, "trusted"),
+    F(untrusted, INT, "untrusted"),
+};
+#undef F
+static const rt_row_spec TRUST_SPEC = {TRUST_FIELDS, sizeof TRUST_FIELDS / sizeof *TRUST_FIELDS,
+                                       sizeof(rt_flaky_trust)};
+
+int rt_flaky_trust_read(rt_pg *pg, const char *project, const char *until, const char *window,
+                        const char *flaky_window, const char *trusted, const char *tests_json,
+                        rt_flaky_trust **rows, size_t *n)
+{
+    const char *params[] = {project, until, window, flaky_window, trusted, tests_json};
+    return rt_store_rows(pg, SQL_TRUST, 6, params, &TRUST_SPEC, rows, n);
+}
+
+void rt_flaky_trust_free(rt_flaky_trust *rows, size_t n)
+{
+    rt_store_rows_free(&TRUST_SPEC, rows, n);
+}

@@ -61,4 +61,21 @@ typedef struct rt_flaky_issue_row {
 } rt_flaky_issue_row;
 RT_MUSTCHECK int rt_flaky_issue_record(rt_pg *pg, const rt_flaky_issue_row *row);
 
+/* The trust rule of the flaky flag, for `retrig flakes` and its page (issue 31): per test of
+ * `tests` (a JSON array of names), the branches under review (every class but main) on which
+ * it failed in [until - window - flaky_window, until), the stretch history_flakes reads:
+ * `trusted` counts the repository's own branches and the fork pull requests of trusted
+ * authors (trusted: associations, comma-separated, as rt_flaky_candidates takes them),
+ * `untrusted` the fork pull requests of others (github_fork_runs, migration 0036). Tests
+ * without a failure there are left out. */
+typedef struct rt_flaky_trust {
+    char *test;
+    long long trusted, untrusted;
+} rt_flaky_trust;
+RT_MUSTCHECK int rt_flaky_trust_read(rt_pg *pg, const char *project, const char *until,
+                                     const char *window, const char *flaky_window,
+                                     const char *trusted, const char *tests_json,
+                                     rt_flaky_trust **rows, size_t *n);
+void rt_flaky_trust_free(rt_flaky_trust *rows, size_t n);
+
 #endif

@@ -545,6 +545,76 @@ static void test_fork_prs_of_strangers_never_open_an_issue_alone(void **state)
     json_decref(posts);
 }
 
+/* The flaky flag of retrig flakes and its page follows the same trust rule: four strangers'
+ * fork pull requests make no flaky test there either (they stay visible as fork_branches);
+ * once four trusted branches fail it too, the test is flaky. */
+static void test_flakes_flag_counts_no_strangers_fork_prs(void **state)
+{
+    fi_test *t = *state;
+    static const char *const who[] = {"CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "NONE", NULL};
+    for (int i = 0; i < 4; i++) {
+        char fork[64];
+        snprintf(fork, sizeof fork, "stranger%d/widgets", i);
+        add_github_run(t, FLAKY, "patch-1", fork, 10 + i, who[i], DAY(08), true);
+    }
+    add_github_run(t, FLAKY, "main", REPO, 0, NULL, DAY(08), false);
+    const char *json_argv[] = {"retrig", "flakes",   "--project", REPO, "--until",
+                               T0,       "--format", "json",      NULL};
+    char *out = NULL;
+    assert_int_equal(rt_test_run(t->env, json_argv, &out, NULL), 0);
+    json_t *doc = json_loads(out, 0, NULL);
+    free(out);
+    assert_non_null(doc);
+    json_t *row = json_array_get(json_object_get(doc, "tests"), 0);
+    assert_string_equal(json_string_value(json_object_get(row, "test")), FLAKY);
+    assert_int_equal(json_integer_value(json_object_get(row, "branches")), 4);
+    assert_true(json_is_false(json_object_get(row, "flaky")));
+    assert_true(json_is_true(json_object_get(row, "flaky_through_forks")));
+    assert_int_equal(json_integer_value(json_object_get(row, "fork_branches")), 4);
+    json_decref(doc);
+    const char *table_argv[] = {"retrig", "flakes",   "--project", REPO, "--until",
+                                T0,       "--format", "table",     NULL};
+    assert_int_equal(rt_test_run(t->env, table_argv, &out, NULL), 0);
+    assert_non_null(
+        strstr(out, "flaky only through 4 fork pull requests of untrusted authors: evidence"));
+    free(out);
+
+    /* the page shows no flaky badge for it */
+    char page_path[] = "/tmp/retrig_forks_page_XXXXXX";
+    int fd = mkstemp(page_path);
+    assert_true(fd >= 0);
+    close(fd);
+    char out_arg[64];
+    snprintf(out_arg, sizeof out_arg, "--out=%s", page_path);
+    const char *report_argv[] = {"retrig",  "report", "--project", REPO,
+                                 "--until", T0,       out_arg,     NULL};
+    assert_int_equal(rt_test_run(t->env, report_argv, &out, NULL), 0);
+    free(out);
+    FILE *f = fopen(page_path, "r");
+    assert_non_null(f);
+    static char html[1 << 20];
+    size_t n = fread(html, 1, sizeof html - 1, f);
+    html[n] = '\0';
+    fclose(f);
+    unlink(page_path);
+    assert_null(strstr(html, "class=\"badge flaky\""));
+
+    /* a member's fork pull request and three of the repository's branches: flaky */
+    add_github_run(t, FLAKY, "fix", "member/widgets", 20, "MEMBER", DAY(08), true);
+    add_github_run(t, FLAKY, "feature-a", REPO, 0, NULL, DAY(08), true);
+    add_github_run(t, FLAKY, "feature-b", REPO, 0, NULL, DAY(08), true);
+    add_github_run(t, FLAKY, "feature-c", REPO, 0, NULL, DAY(08), true);
+    assert_int_equal(rt_test_run(t->env, json_argv, &out, NULL), 0);
+    doc = json_loads(out, 0, NULL);
+    free(out);
+    assert_non_null(doc);
+    row = json_array_get(json_object_get(doc, "tests"), 0);
+    assert_true(json_is_true(json_object_get(row, "flaky")));
+    assert_null(json_object_get(row, "flaky_through_forks"));
+    assert_int_equal(json_integer_value(json_object_get(row, "fork_branches")), 4);
+    json_decref(doc);
+}
+
 /* Eight tests become flaky at once: flaky_issues_max_new (5) are opened, the others wait
  * for the next pass, which opens them. */
 static void test_at_most_max_new_issues_are_opened_per_pass(void **state)
@@ -704,6 +774,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bugzilla_gets_one_bug_per_test_with_its_fields, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_fork_prs_of_strangers_never_open_an_issue_alone, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_flakes_flag_counts_no_strangers_fork_prs, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_at_most_max_new_issues_are_opened_per_pass, setup,
                                         teardown),
