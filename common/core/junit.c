@@ -42,6 +42,13 @@ typedef struct reading {
     int failure_depth;    /* the element whose text may be the message, or -1 */
     char error[200];      /* the parser's message for a document that is not well-formed */
     int error_line;
+    /* pytest-rerunfailures: pytest writes one <testcase> per attempt, a rerun's without an
+     * outcome element (junitxml ignores the "rerun" report), so a run of empty testcases of
+     * one test is held until the next testcase says what they were */
+    bool pytest;      /* pytest's: <testsuites name="pytest tests">, or <testsuite name="pytest"> */
+    char *held_test;  /* the test of the empty testcases held, or NULL */
+    char *held_scope; /* its group */
+    int held;         /* how many */
 } reading;
 
 static void on_error(void *context, xmlErrorPtr e)
@@ -223,6 +230,55 @@ static const char *case_status(const reading *r, bool *failed)
     return "PASS";
 }
 
+/* The empty testcases held, into the rows: one is a pass; more are reruns that ended in a
+ * pass (every one but the last failed): FLAKY, as Surefire's flakyFailure. */
+static int add_held(reading *r)
+{
+    if (!r->held_test) return RT_OK;
+    bool flaky = r->held > 1;
+    if (flaky) r->stats->failures++;
+    int rc =
+        rt_history_rows_add_test(r->rows, r->held_test, r->held_scope, flaky ? "FLAKY" : "PASS",
+                                 NULL, flaky, NULL, flaky ? "" : NULL);
+    if (rc == RT_OK) rc = rt_history_rows_add_attempts(r->rows, r->held_test, r->held);
+    free(r->held_test);
+    free(r->held_scope);
+    r->held_test = r->held_scope = NULL;
+    r->held = 0;
+    return rc;
+}
+
+/* A pytest testcase of `test` (identity), with a run of empty testcases of no other test
+ * held: an empty one is held (it may be a rerun: that shows when another of its test
+ * follows); one with an outcome after held ones of its test is their last attempt, and
+ * *reruns says how many failed before it. *held: it was held (test is then owned there). */
+static int hold_pytest_case(reading *r, char **test, const char *scope, bool *held, int *reruns)
+{
+    *held = false;
+    *reruns = 0;
+    bool empty = r->outcome == NONE && !r->flaky_attempts && !r->rerun_attempts && !r->collection &&
+                 !(r->status_attribute && *r->status_attribute);
+    if (r->held_test && !empty) { /* the held ones were failed attempts before this one */
+        *reruns = r->held;
+        free(r->held_test);
+        free(r->held_scope);
+        r->held_test = r->held_scope = NULL;
+        r->held = 0;
+        return RT_OK;
+    }
+    if (!empty) return RT_OK;
+    *held = true;
+    if (r->held_test) {
+        r->held++;
+        return RT_OK;
+    }
+    if (!(r->held_scope = strdup(scope))) return RT_ENOMEM;
+    r->held_test = *test;
+    *test = NULL;
+    r->held = 1;
+    return RT_OK;
+}
+
 /* The testcase just read, into the rows. */
 static int add_case(reading *r)
 {
@@ -259,6 +315,16 @@ static int add_case(reading *r)
         snprintf(test, size, "%s::%s", scope, name);
     else
         snprintf(test, size, "%s", name);
+    if (r->pytest) {
+        int reruns = 0;
+        bool held = false;
+        /* a test of another identity ends what was held */
+        if (r->held_test && strcmp(r->held_test, test) && (rc = add_held(r)) != RT_OK) goto out;
+        rc = hold_pytest_case(r, &test, scope ? scope : "", &held, &reruns);
+        if (rc != RT_OK || held) goto out;
+        if (reruns > 0 && r->outcome >= ERRORED) r->rerun_attempts += reruns;
+        if (reruns > 0 && r->outcome < ERRORED) r->flaky_attempts += reruns;
+    }
     bool failed = false;
     const char *status = case_status(r, &failed);
     if (failed) r->stats->failures++;
@@ -335,6 +401,12 @@ static int open_element(reading *r, int depth, bool empty)
         return open_outcome(r, depth, empty);
     }
     if (named(r, "testsuite") || named(r, "testsuites")) {
+        if (depth <= 1) { /* pytest's root, or its default suite name (older pytest) */
+            char *name = attribute(r, "name");
+            if (name && (!strcmp(name, named(r, "testsuites") ? "pytest tests" : "pytest")))
+                r->pytest = true;
+            xmlFree(name);
+        }
         if (!r->stats->timestamp[0]) {
             char *ts = attribute(r, "timestamp");
             if (ts) snprintf(r->stats->timestamp, sizeof r->stats->timestamp, "%s", ts);
@@ -402,6 +474,7 @@ int rt_junit_add(const char *data, size_t len, rt_history_rows *rows, rt_junit_s
             if (text) rc = add_text(&r, (const char *)text);
         }
     }
+    if (rc == RT_OK && got == 0 && !r.error[0]) rc = add_held(&r);
     if (rc == RT_OK && (got != 0 || r.error[0])) {
         rt_set_errstr(errstr, "line %d: %s", r.error_line,
                       r.error[0] ? r.error : "not well-formed XML");
@@ -411,6 +484,8 @@ int rt_junit_add(const char *data, size_t len, rt_history_rows *rows, rt_junit_s
         rc = RT_EPROTO;
     }
     forget_case(&r);
+    free(r.held_test);
+    free(r.held_scope);
     for (int d = 0; d < MAX_DEPTH; d++) xmlFree(r.suites[d]);
     xmlFreeTextReader(r.reader);
     return rc;

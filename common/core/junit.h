@@ -15,6 +15,12 @@
  * Gradle's merged reruns) are failed attempts of a test that then passed: FLAKY, stored as
  * failed so the flaky rule counts it, with the first attempt's message; <rerunFailure>/
  * <rerunError> are further failed attempts of a failing test (FAIL, attempts counted).
+ * pytest-rerunfailures: pytest's junitxml writes a <testcase> per attempt, a rerun's with no
+ * outcome element; so in pytest's documents (<testsuites name="pytest tests">, or a
+ * <testsuite name="pytest">) consecutive testcases of one test are its attempts, all but
+ * the last failed ones: empty, empty is FLAKY (a failure, then a pass), empty, <failure> a
+ * FAIL of two attempts (tests/fixtures/junit/pytest-rerunfailures.xml). Interleaved with
+ * other tests (pytest-xdist) they merge as duplicates do.
  * status="disabled" with no outcome child (ctest) is DISABLED; pytest's collection error
  * (no classname, <error message="collection failure">) COLLECTION_ERROR; go-junit-report's
  * "[build failed]"/"[setup failed]" testcases BUILD_FAILED: none of these three counts as a

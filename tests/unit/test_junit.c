@@ -218,6 +218,62 @@ static void test_reruns_are_attempts_and_fail_then_pass_is_flaky(void **state)
     free(xml);
 }
 
+/* pytest-rerunfailures: pytest writes a testcase per attempt, a rerun's empty; the attempts of
+ * one test read as one test (two passes in a row are a failed attempt then a pass: FLAKY);
+ * outside pytest's documents an empty duplicate stays a pass. */
+static void test_pytest_rerunfailures_attempts_read_as_one_test(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *xml =
+        rt_test_read_file(rt_test_source("tests/fixtures/junit/pytest-rerunfailures.xml"), &len);
+    rt_history_rows rows;
+    rt_junit_stats stats;
+    assert_int_equal(parse(xml, &rows, &stats), RT_OK);
+    assert_int_equal(stats.testcases, 10);
+    assert_int_equal(rows.ntests, 5);
+    static const struct {
+        const char *test, *status;
+        int attempts;
+    } want[] = {
+        {"distributed.tests.test_worker::test_worker_bad_args", "PASS", 1},
+        {"distributed.tests.test_worker::test_close_gracefully", "FLAKY", 2},
+        {"distributed.tests.test_worker::test_steal_twice", "FLAKY", 3},
+        {"distributed.tests.test_worker::test_always_times_out", "FAIL", 3},
+        {"distributed.tests.test_worker::test_skipped_on_windows", "SKIP", 1},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        const rt_history_test *t = find_test(&rows, want[i].test);
+        assert_non_null(t);
+        if (strcmp(t->status, want[i].status) || t->attempts != want[i].attempts)
+            fail_msg("%s: %s x%d, not %s x%d", want[i].test, t->status, t->attempts, want[i].status,
+                     want[i].attempts);
+    }
+    assert_string_equal(find_test(&rows, want[3].test)->message, "assert False");
+    rt_history_rows_free(&rows);
+    free(xml);
+
+    /* a run ending the document, and pytest's older root (the suite named "pytest") */
+    assert_int_equal(parse("<testsuites><testsuite name=\"pytest\"><testcase classname=\"m\" "
+                           "name=\"t\"/><testcase classname=\"m\" name=\"t\"/></testsuite>"
+                           "</testsuites>",
+                           &rows, &stats),
+                     RT_OK);
+    assert_int_equal(rows.ntests, 1);
+    assert_string_equal(rows.tests[0].status, "FLAKY");
+    assert_true(rows.tests[0].failed);
+    rt_history_rows_free(&rows);
+    /* jest, mocha: the same name twice is no rerun */
+    assert_int_equal(parse("<testsuites name=\"jest tests\"><testsuite name=\"x\"><testcase "
+                           "classname=\"m\" name=\"t\"/><testcase classname=\"m\" name=\"t\"/>"
+                           "</testsuite></testsuites>",
+                           &rows, &stats),
+                     RT_OK);
+    assert_string_equal(rows.tests[0].status, "PASS");
+    assert_false(rows.tests[0].failed);
+    rt_history_rows_free(&rows);
+}
+
 /* Every order of the same duplicate results stores the same outcome. */
 static void test_duplicates_merge_the_same_in_every_order(void **state)
 {
@@ -332,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_a_malformed_testcase_is_set_aside_and_the_rest_kept),
         cmocka_unit_test(test_identity_is_classname_else_file_else_suite),
         cmocka_unit_test(test_reruns_are_attempts_and_fail_then_pass_is_flaky),
+        cmocka_unit_test(test_pytest_rerunfailures_attempts_read_as_one_test),
         cmocka_unit_test(test_duplicates_merge_the_same_in_every_order),
         cmocka_unit_test(test_disabled_collection_and_build_errors_are_no_test_failures),
         cmocka_unit_test(test_a_doctype_is_refused_fast),
