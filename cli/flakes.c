@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "common/io/pg.h"
+#include "common/core/matrix_variant.h"
 #include "common/store/flaky_issues.h"
 #include "common/store/history.h"
 #include "common/store/outcomes.h"
@@ -223,6 +224,38 @@ static int add_github_columns(rt_pg *pg, const rt__flakes_query *q, json_t *rows
     return rc;
 }
 
+/* Each variant of by ({"variants": [...], "only_variant"}) gains what its name says (os,
+ * os_family, python, partition: null when unknown; label, the compact form, the name itself
+ * when it does not parse: common/core/matrix_variant.h), and by gains only_os ("Windows"
+ * when every failing variant runs on Windows and another OS ran the test: flaky_issue.h).
+ * Only a matrix job's name is read so; another variant's (Taskcluster's platform/build type)
+ * is its label, the rest null. */
+static int describe_variants(json_t *by, const rt_flaky_variant *v, size_t n, bool matrix)
+{
+    json_t *list = json_object_get(by, "variants");
+    for (size_t i = 0; i < n && i < json_array_size(list); i++) {
+        rt_matrix_variant mv = {0};
+        char label[160];
+        if (matrix) {
+            rt_matrix_variant_parse(v[i].name, &mv);
+            rt_matrix_variant_describe(v[i].name, label, sizeof label);
+        } else {
+            snprintf(label, sizeof label, "%s", v[i].name);
+        }
+        json_t *o = json_pack(
+            "{s:o, s:o, s:o, s:o, s:s}", "os", text_or_null(mv.os[0] ? mv.os : NULL), "os_family",
+            text_or_null(mv.os_family), "python", text_or_null(mv.python[0] ? mv.python : NULL),
+            "partition", text_or_null(mv.partition[0] ? mv.partition : NULL), "label", label);
+        if (!o || json_object_update(json_array_get(list, i), o) != 0) {
+            json_decref(o);
+            return RT_ENOMEM;
+        }
+        json_decref(o);
+    }
+    const char *only_os = matrix ? rt_flaky_only_os(v, n) : NULL;
+    return json_object_set_new(by, "only_os", text_or_null(only_os)) == 0 ? RT_OK : RT_ENOMEM;
+}
+
 /* Labels each row with its outcomes that are no plain failure ("outcomes": FLAKY, a JUnit
  * failure then pass within one run; common/store/outcomes.h) and lists in *others the tests
  * that reported only DISABLED, COLLECTION_ERROR or BUILD_FAILED: no test failure, never
@@ -240,6 +273,8 @@ static int add_outcome_labels(rt_pg *pg, const rt__flakes_query *q, json_t *rows
         rt_outcome_labels_free(&labels);
         return rc;
     }
+    /* a matrix job's name is read as its OS, Python and partition; a platform's is not */
+    bool matrix = !variants.kind || !strcmp(variants.kind, RT_VARIANT_KIND_GITHUB);
     size_t i;
     json_t *row;
     json_array_foreach(rows, i, row)
@@ -252,7 +287,8 @@ static int add_outcome_labels(rt_pg *pg, const rt__flakes_query *q, json_t *rows
         size_t n = 0;
         const rt_flaky_variant *v = rt_test_variants_of(&variants, test, &n);
         json_t *by = rt_test_variants_json(v, n);
-        if (!by || json_object_update(row, by) != 0) rc = RT_ENOMEM;
+        if (!by || describe_variants(by, v, n, matrix) != RT_OK || json_object_update(row, by) != 0)
+            rc = RT_ENOMEM;
         json_decref(by);
     }
     rt_test_variants_free(&variants);
@@ -325,6 +361,7 @@ static int coverage(rt_pg *pg, const rt__flakes_query *q, json_t **cov, json_t *
 }
 
 static void print_labels(json_t *outcomes);
+static void print_variants(json_t *row);
 
 static void print_table(json_t *rows)
 {
@@ -361,11 +398,39 @@ static void print_table(json_t *rows)
             printf("%*s flaky only through %lld fork pull requests of untrusted authors: "
                    "evidence, not counted\n",
                    72, "", (long long)json_integer_value(json_object_get(row, "fork_branches")));
-        const char *only = json_string_value(json_object_get(row, "only_variant"));
-        if (only)
-            printf("%*s fails on one variant only: %s (of %zu)\n", 72, "", rt_cli_text(only),
-                   json_array_size(json_object_get(row, "variants")));
+        print_variants(row);
     }
+}
+
+/* The variants a test failed on, compactly ("windows-latest py3.12 ci1 3/20"), and the one
+ * variant or OS it fails on alone, on lines under it. */
+static void print_variants(json_t *row)
+{
+    json_t *list = json_object_get(row, "variants"), *v;
+    size_t i, failing = 0;
+    json_array_foreach(list, i, v) failing +=
+        json_integer_value(json_object_get(v, "failures")) > 0;
+    if (!failing) return;
+    printf("%*s failing variants:", 72, "");
+    size_t shown = 0;
+    json_array_foreach(list, i, v)
+    {
+        json_int_t failures = json_integer_value(json_object_get(v, "failures"));
+        if (failures <= 0 || shown++ >= 4) continue;
+        printf("%s %s %lld/%lld", shown > 1 ? "," : "",
+               rt_cli_text(json_string_value(json_object_get(v, "label"))), (long long)failures,
+               (long long)json_integer_value(json_object_get(v, "runs")));
+    }
+    if (failing > 4) printf(", ... %zu more", failing - 4);
+    printf(" (of %zu)\n", json_array_size(list));
+    const char *only = json_string_value(json_object_get(row, "only_variant"));
+    const char *only_os = json_string_value(json_object_get(row, "only_os"));
+    if (only)
+        printf("%*s fails on one variant only: %s (of %zu)\n", 72, "", rt_cli_text(only),
+               json_array_size(list));
+    if (only_os)
+        printf("%*s fails on %s only (%zu of %zu variants)\n", 72, "", only_os, failing,
+               json_array_size(list));
 }
 
 /* The outcomes of a test that are no plain failure, on a line under it. */

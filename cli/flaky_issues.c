@@ -351,6 +351,8 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
         }
     }
 
+    /* a matrix job's name says its OS (common/core/matrix_variant.h); a platform's is not read */
+    bool matrix = !variants.kind || !strcmp(variants.kind, RT_VARIANT_KIND_GITHUB);
     int counts[5] = {0};
     for (int r = 0; r < n; r++) counts[plan[r].action]++;
     if (json) {
@@ -366,6 +368,9 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
                           "title", p->title, "figures", p->fresh);
             const char *only = rt_flaky_only_variant(p->fig.variants, p->fig.nvariants);
             if (row && only) json_object_set_new(row, "only_variant", json_string(only));
+            const char *only_os =
+                matrix ? rt_flaky_only_os(p->fig.variants, p->fig.nvariants) : NULL;
+            if (row && only_os) json_object_set_new(row, "only_os", json_string(only_os));
             if (!row || json_array_append_new(out_rows, row) != 0) goto out;
         }
         json_t *doc = json_pack("{s:s, s:b, s:s, s:i, s:O}", "project", project, "dry_run", !apply,
@@ -402,6 +407,9 @@ int rt_cli_flaky_issues(int argc, char **argv, rt_config *cfg)
                 printf("         would open: %s\n", rt_cli_text(p->title));
             const char *only = rt_flaky_only_variant(p->fig.variants, p->fig.nvariants);
             if (only) printf("         fails on one variant only: %s\n", rt_cli_text(only));
+            const char *only_os =
+                matrix ? rt_flaky_only_os(p->fig.variants, p->fig.nvariants) : NULL;
+            if (only_os) printf("         fails on %s only\n", only_os);
         }
     }
     status = 0;

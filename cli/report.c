@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "common/core/matrix_variant.h"
 #include "common/core/utf8.h"
 #include "cli/html.h"
 #include "common/io/pg.h"
@@ -576,17 +577,36 @@ static void badges(FILE *f, const page *p, const row *w)
         long long n = integer(r, "failures");
         fprintf(f, "<span class=\"badge rare\">failed %lld×</span>", n);
     }
-    /* the one variant (matrix job, platform/build type) it fails on, when it ran on several */
+    /* the one variant (matrix job, platform/build type) it fails on, when it ran on several;
+     * for matrix jobs read as OS, Python and partition, the one OS it fails on */
     size_t nvariants = 0;
     const rt_flaky_variant *v = rt_test_variants_of(&p->variants, w->test, &nvariants);
+    const char *kind = p->variants.kind ? p->variants.kind : RT_VARIANT_KIND_GITHUB;
+    bool matrix = !strcmp(kind, RT_VARIANT_KIND_GITHUB);
     const char *only = rt_flaky_only_variant(v, nvariants);
+    const char *only_os = matrix ? rt_flaky_only_os(v, nvariants) : NULL;
     if (only) {
+        char described[160];
+        if (matrix)
+            rt_matrix_variant_describe(only, described, sizeof described);
+        else
+            snprintf(described, sizeof described, "%s", only);
         fprintf(f,
-                "<span class=\"badge outcome\" title=\"failed on this variant (%s) "
-                "only, of %zu that ran it\">only on ",
-                p->variants.kind ? p->variants.kind : RT_VARIANT_KIND_GITHUB, nvariants);
-        rt__html_cut(f, only, 120);
+                "<span class=\"badge outcome\" title=\"failed on this variant (%s) only, of %zu "
+                "that ran it",
+                kind, nvariants);
+        if (strcmp(described, only)) { /* the matrix job's own name */
+            fputs(": ", f);
+            rt__html_cut(f, only, 120);
+        }
+        fputs("\">only on ", f);
+        rt__html_cut(f, described, 120);
         fputs("</span>", f);
+    } else if (only_os) {
+        fprintf(f,
+                "<span class=\"badge outcome\" title=\"every variant (matrix job) it failed on "
+                "runs %s; others ran it and passed\">only on %s</span>",
+                only_os, only_os);
     }
     /* the outcomes the reports gave it that are no plain failure */
     const rt_outcome_labels *l = rt_outcome_labels_find(&p->labels, w->test);

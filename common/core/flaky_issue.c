@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/core/failure_line.h"
+#include "common/core/matrix_variant.h"
 #include "common/core/utf8.h"
 
 void rt_flaky_marker(const char *project, const char *test, char out[RT_FLAKY_MARKER_SIZE])
@@ -36,6 +37,24 @@ const char *rt_flaky_only_variant(const rt_flaky_variant *variants, size_t n)
             failing++;
         }
     return n >= 2 && failing == 1 ? only : NULL;
+}
+
+const char *rt_flaky_only_os(const rt_flaky_variant *variants, size_t n)
+{
+    const char *failing = NULL;
+    for (size_t i = 0; i < n; i++) {
+        rt_matrix_variant v;
+        rt_matrix_variant_parse(variants[i].name, &v);
+        if (variants[i].failures <= 0) continue;
+        if (!v.os_family || (failing && strcmp(failing, v.os_family))) return NULL;
+        failing = v.os_family;
+    }
+    for (size_t i = 0; failing && i < n; i++) {
+        rt_matrix_variant v;
+        rt_matrix_variant_parse(variants[i].name, &v);
+        if (variants[i].runs > 0 && v.os_family && strcmp(v.os_family, failing)) return failing;
+    }
+    return NULL;
 }
 
 bool rt_flaky_marker_matches(const char *first_line, const char *marker)
@@ -305,25 +324,60 @@ static void add_figures(text *t, const rt_flaky_figures *f)
 }
 
 /* The failures by variant (matrix job, or platform/build type: variant_kind): a table, names
- * in code spans, and a sentence when one variant alone fails. At most 50 rows. */
+ * in code spans, and a sentence when one variant alone fails. A matrix job's table gives its
+ * OS, Python version and partition (common/core/matrix_variant.h), and says so when every
+ * failing job runs one OS. At most 50 rows. */
 static void add_variants(text *t, const rt_flaky_figures *f)
 {
     if (!f->nvariants) return;
+    bool matrix = !f->variant_kind || !strcmp(f->variant_kind, "matrix job");
     const char *only = rt_flaky_only_variant(f->variants, f->nvariants);
+    const char *only_os = matrix ? rt_flaky_only_os(f->variants, f->nvariants) : NULL;
+    size_t failing = 0;
+    for (size_t i = 0; i < f->nvariants; i++) failing += f->variants[i].failures > 0;
     adds(t, "\n");
     if (only) {
+        char described[160];
+        if (matrix)
+            rt_matrix_variant_describe(only, described, sizeof described);
+        else
+            snprintf(described, sizeof described, "%s", only);
         adds(t, "It fails on one variant only: ");
         add_code_span(t, only, 255);
-        addf(t, " (of %zu variants that ran it).\n\n", f->nvariants);
+        if (strcmp(described, only)) {
+            adds(t, " (");
+            add_code_span(t, described, sizeof described);
+            adds(t, ")");
+        }
+        addf(t, ", of %zu variants that ran it.", f->nvariants);
+        if (only_os) addf(t, " It fails on %s only.", only_os);
+        adds(t, "\n\n");
+    } else if (only_os) {
+        addf(t, "It fails on %s only: %zu of the %zu variants that ran it failed, all on %s.\n\n",
+             only_os, failing, f->nvariants, only_os);
     }
-    addf(t, "| variant (%s) | failures / runs |\n| --- | --- |\n",
-         f->variant_kind ? f->variant_kind : "matrix job");
+    if (matrix)
+        adds(t, "| variant (matrix job) | OS | Python | partition | failures / runs |\n"
+                "| --- | --- | --- | --- | --- |\n");
+    else
+        addf(t, "| variant (%s) | failures / runs |\n| --- | --- |\n", f->variant_kind);
     for (size_t i = 0; i < f->nvariants && i < 50; i++) {
         adds(t, "| ");
         add_code_span_in(t, f->variants[i].name, 255, true);
+        rt_matrix_variant v;
+        rt_matrix_variant_parse(f->variants[i].name, &v);
+        const char *cells[3] = {v.os, v.python, v.partition};
+        for (size_t c = 0; matrix && c < 3; c++) {
+            adds(t, " | ");
+            if (cells[c][0])
+                add_code_span_in(t, cells[c], RT_MATRIX_FIELD_MAX, true);
+            else
+                adds(t, "–");
+        }
         addf(t, " | %ld / %ld |\n", f->variants[i].failures, f->variants[i].runs);
     }
-    if (f->nvariants > 50) addf(t, "| … %zu more | |\n", f->nvariants - 50);
+    if (f->nvariants > 50)
+        addf(t, "| … %zu more | |%s\n", f->nvariants - 50, matrix ? " | | |" : "");
 }
 
 static void add_excerpt(text *t, const char *message)

@@ -57,6 +57,11 @@ typedef struct rt_flaky_variant {
 /* The one variant with failures when the test ran on at least two and failed on that one
  * only ("flaky on Windows only"); NULL otherwise. */
 const char *rt_flaky_only_variant(const rt_flaky_variant *variants, size_t n);
+/* "Windows", "macOS" or "Linux" when every variant with failures names that OS family
+ * (common/core/matrix_variant.h) and the test also ran on a variant naming another family,
+ * which by then passed: "flaky on Windows only"; NULL otherwise (no failure, a failing
+ * variant whose name names no OS, failures on two families, or no other family ran it). */
+const char *rt_flaky_only_os(const rt_flaky_variant *variants, size_t n);
 
 /* The figures of one test over the flaky window, as the issue shows them. */
 typedef struct rt_flaky_figures {

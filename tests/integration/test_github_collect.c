@@ -845,6 +845,7 @@ static void test_variants_are_kept_and_flips_compare_the_same_variant(void **sta
     const char *table[] = {"retrig", "flakes", "--project", REPO, "--format", "table", NULL};
     assert_int_equal(rt_test_run(t->env, table, &out, NULL), 0);
     assert_non_null(strstr(out, "fails on one variant only: test-results-windows-3.12 (of 2)"));
+    assert_non_null(strstr(out, "failing variants: windows py3.12 3/4 (of 2)\n"));
     free(out);
     /* the flaky-test page says it too */
     char page_path[] = "/tmp/retrig_variants_page_XXXXXX";
@@ -863,7 +864,99 @@ static void test_variants_are_kept_and_flips_compare_the_same_variant(void **sta
     html[n] = '\0';
     fclose(f);
     unlink(page_path);
-    assert_non_null(strstr(html, ">only on test-results-windows-3.12</span>"));
+    assert_non_null(strstr(html, ">only on windows py3.12</span>"));
+}
+
+/* dask/distributed's matrix jobs ("<os>-<environment>-<label>-<partition>"): a test failing
+ * on both Windows jobs while Ubuntu and macOS pass is flaky on Windows only; retrig flakes
+ * gives each variant's OS, Python version and partition, and the table, the page and the
+ * dry-run issue say "Windows only". */
+static void test_variants_read_as_os_python_and_partition(void **state)
+{
+    gh_test *t = *state;
+    char *red = junit(",3,", false), *green = junit(NULL, false);
+    static const char *const jobs[] = {
+        "windows-latest-3.12-default-ci1", "windows-latest-3.11-default-notci1",
+        "ubuntu-latest-3.12-default-ci1", "macos-latest-3.14-default-ci1"};
+    json_t *runs = json_array();
+    static const char *const branches[] = {"fix-a", "fix-b", "fix-c", "fix-d"};
+    for (int r = 0; r < 4; r++) {
+        json_t *artifacts = json_array();
+        for (int j = 0; j < 4; j++)
+            json_array_append_new(artifacts, artifact(jobs[j], j < 2 ? red : green, false));
+        json_array_append_new(runs,
+                              run(8900 + r, branches[r], 30 + r, NULL, 9000 - r * 60,
+                                  json_pack("[o]", attempt("failure", 9000 - r * 60, artifacts))));
+    }
+    free(red);
+    free(green);
+    load(t, runs, NULL);
+    char *out = NULL;
+    assert_int_equal(collect(t, &out, NULL, "--artifact-pattern", "*,!*_cluster_dumps"), 0);
+    free(out);
+    const char *argv[] = {"retrig", "flakes", "--project", REPO, "--format", "json", NULL};
+    assert_int_equal(rt_test_run(t->env, argv, &out, NULL), 0);
+    json_t *doc = json_loads(out, 0, NULL);
+    free(out);
+    json_t *row = json_array_get(json_object_get(doc, "tests"), 0);
+    assert_string_equal(json_string_value(json_object_get(row, "test")), "pkg/test_mod.py::test_3");
+    assert_true(json_is_null(json_object_get(row, "only_variant")));
+    assert_string_equal(json_string_value(json_object_get(row, "only_os")), "Windows");
+    json_t *by = json_object_get(row, "variants"), *v;
+    assert_int_equal(json_array_size(by), 4);
+    size_t i;
+    int seen = 0;
+    json_array_foreach(by, i, v)
+    {
+        const char *name = json_string_value(json_object_get(v, "variant"));
+        if (!strcmp(name, "windows-latest-3.11-default-notci1")) {
+            assert_string_equal(json_string_value(json_object_get(v, "os")), "windows-latest");
+            assert_string_equal(json_string_value(json_object_get(v, "os_family")), "Windows");
+            assert_string_equal(json_string_value(json_object_get(v, "python")), "3.11");
+            assert_string_equal(json_string_value(json_object_get(v, "partition")), "notci1");
+            assert_string_equal(json_string_value(json_object_get(v, "label")),
+                                "windows-latest py3.11 notci1");
+            assert_int_equal(json_integer_value(json_object_get(v, "failures")), 4);
+            seen++;
+        }
+        if (!strcmp(name, "macos-latest-3.14-default-ci1")) {
+            assert_string_equal(json_string_value(json_object_get(v, "os_family")), "macOS");
+            assert_int_equal(json_integer_value(json_object_get(v, "failures")), 0);
+            seen++;
+        }
+    }
+    assert_int_equal(seen, 2);
+    json_decref(doc);
+    const char *table[] = {"retrig", "flakes", "--project", REPO, "--format", "table", NULL};
+    assert_int_equal(rt_test_run(t->env, table, &out, NULL), 0);
+    assert_non_null(strstr(out, "fails on Windows only (2 of 4 variants)"));
+    assert_non_null(strstr(out, "failing variants: windows-latest py3.11 notci1 4/4, "
+                                "windows-latest py3.12 ci1 4/4 (of 4)"));
+    free(out);
+    /* the page */
+    char page_path[] = "/tmp/retrig_os_page_XXXXXX";
+    int fd = mkstemp(page_path);
+    assert_true(fd >= 0);
+    close(fd);
+    char out_arg[64];
+    snprintf(out_arg, sizeof out_arg, "--out=%s", page_path);
+    const char *report[] = {"retrig", "report", "--project", REPO, out_arg, NULL};
+    assert_int_equal(rt_test_run(t->env, report, &out, NULL), 0);
+    free(out);
+    FILE *f = fopen(page_path, "r");
+    assert_non_null(f);
+    static char html[1 << 20];
+    size_t n = fread(html, 1, sizeof html - 1, f);
+    html[n] = '\0';
+    fclose(f);
+    unlink(page_path);
+    assert_non_null(strstr(html, ">only on Windows</span>"));
+    /* the dry-run issue */
+    const char *issues[] = {"retrig",    "flaky-issues", "--project", REPO,
+                            "--dry-run", "--format",     "table",     NULL};
+    assert_int_equal(rt_test_run(t->env, issues, &out, NULL), 0);
+    assert_non_null(strstr(out, "fails on Windows only"));
+    free(out);
 }
 
 /* GitHub does not charge a conditional request answered 304, nor does --max-requests: two
@@ -1004,6 +1097,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fork_and_merged_prs_get_their_number, setup, teardown),
         cmocka_unit_test_setup_teardown(test_variants_are_kept_and_flips_compare_the_same_variant,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_variants_read_as_os_python_and_partition, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_not_modified_answers_cost_no_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_default_pattern_downloads_reports_only, setup,
                                         teardown),

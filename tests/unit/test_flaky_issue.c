@@ -208,8 +208,9 @@ static void test_bidi_controls_dropped_and_pipes_escaped_in_cells(void **state)
     free(body);
 }
 
-/* The issue breaks the failures down by variant (matrix job) and says when one variant
- * alone fails; a variant's name stays in its table cell. */
+/* The issue breaks the failures down by variant (matrix job), with each one's OS, Python
+ * version and partition, and says when one variant alone fails; a variant's name stays in
+ * its table cell. */
 static void test_body_breaks_failures_down_by_variant(void **state)
 {
     (void)state;
@@ -222,16 +223,22 @@ static void test_body_breaks_failures_down_by_variant(void **state)
     char marker[RT_FLAKY_MARKER_SIZE];
     rt_flaky_marker(f.project, f.test, marker);
     char *body = rt_flaky_body(&f, marker);
-    assert_non_null(strstr(body, "It fails on one variant only: `test-results-windows-3.12` (of "
-                                 "3 variants that ran it)."));
-    assert_non_null(strstr(body, "| `test-results-windows-3.12` | 5 / 20 |\n"));
-    assert_non_null(strstr(body, "| `test-results-ubuntu-3.12` | 0 / 20 |\n"));
-    assert_non_null(strstr(body, "| `odd\\|name` | 0 / 3 |\n"));
+    assert_non_null(strstr(body, "It fails on one variant only: `test-results-windows-3.12` "
+                                 "(`windows py3.12`), of 3 variants that ran it. It fails on "
+                                 "Windows only.\n"));
+    assert_non_null(strstr(body, "| variant (matrix job) | OS | Python | partition | failures / "
+                                 "runs |\n"));
+    assert_non_null(
+        strstr(body, "| `test-results-windows-3.12` | `windows` | `3.12` | – | 5 / 20 |\n"));
+    assert_non_null(
+        strstr(body, "| `test-results-ubuntu-3.12` | `ubuntu` | `3.12` | – | 0 / 20 |\n"));
+    assert_non_null(strstr(body, "| `odd\\|name` | – | – | – | 0 / 3 |\n"));
     free(body);
     /* failing on two variants: no "only" */
     variants[0].failures = 1;
     body = rt_flaky_body(&f, marker);
     assert_null(strstr(body, "one variant only"));
+    assert_null(strstr(body, "only"));
     free(body);
     assert_null(rt_flaky_only_variant(variants, 1));
 }
@@ -248,14 +255,49 @@ static void test_body_names_what_a_variant_is(void **state)
     char marker[RT_FLAKY_MARKER_SIZE];
     rt_flaky_marker(f.project, f.test, marker);
     char *body = rt_flaky_body(&f, marker);
-    assert_non_null(strstr(body, "| variant (matrix job) | failures / runs |\n"));
+    assert_non_null(strstr(body, "| variant (matrix job) | OS | Python | partition | failures / "
+                                 "runs |\n"));
     free(body);
     f.variant_kind = "platform/build type";
     body = rt_flaky_body(&f, marker);
     assert_non_null(strstr(body, "| variant (platform/build type) | failures / runs |\n"));
-    assert_non_null(strstr(body, "It fails on one variant only: `linux1804-64-qr/debug` (of 2 "
-                                 "variants that ran it)."));
+    assert_non_null(strstr(body, "It fails on one variant only: `linux1804-64-qr/debug`, of 2 "
+                                 "variants that ran it.\n"));
+    assert_null(strstr(body, "| OS |")); /* a platform is not a matrix job's name */
     free(body);
+}
+
+/* "Windows only": every failing variant runs on Windows while variants of another OS ran it
+ * and passed (dask/distributed's artifact names); not when a failing variant names no OS,
+ * when failures span two OSes, or when no other OS ran it. */
+static void test_a_test_failing_on_one_os_only_says_so(void **state)
+{
+    (void)state;
+    rt_flaky_variant variants[] = {{"ubuntu-latest-3.12-default-ci1", 20, 0},
+                                   {"windows-latest-3.12-default-ci1", 20, 3},
+                                   {"windows-latest-3.11-default-ci1", 20, 2},
+                                   {"macos-latest-3.14-default-ci1", 5, 0}};
+    assert_string_equal(rt_flaky_only_os(variants, 4), "Windows");
+    assert_null(rt_flaky_only_variant(variants, 4));
+    rt_flaky_figures f = figures("t::test_reconnect", NULL);
+    f.variants = variants;
+    f.nvariants = 4;
+    char marker[RT_FLAKY_MARKER_SIZE];
+    rt_flaky_marker(f.project, f.test, marker);
+    char *body = rt_flaky_body(&f, marker);
+    assert_non_null(strstr(body, "It fails on Windows only: 2 of the 4 variants that ran it "
+                                 "failed, all on Windows.\n"));
+    assert_non_null(strstr(body, "| `windows-latest-3.11-default-ci1` | `windows-latest` | "
+                                 "`3.11` | `ci1` | 2 / 20 |\n"));
+    free(body);
+    assert_null(rt_flaky_only_os(variants + 1, 2)); /* Windows alone ran it */
+    variants[3].failures = 1;                       /* and macOS fails too */
+    assert_null(rt_flaky_only_os(variants, 4));
+    variants[3].failures = 0;
+    rt_flaky_variant unnamed[] = {{"junit", 20, 3}, {"ubuntu-latest-3.12-default-ci1", 20, 0}};
+    assert_null(rt_flaky_only_os(unnamed, 2));
+    rt_flaky_variant none[] = {{"windows-latest", 20, 0}, {"ubuntu-latest", 20, 0}};
+    assert_null(rt_flaky_only_os(none, 2));
 }
 
 static void test_utf8_prefix_never_splits_a_character(void **state)
@@ -348,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_bidi_controls_dropped_and_pipes_escaped_in_cells),
         cmocka_unit_test(test_body_breaks_failures_down_by_variant),
         cmocka_unit_test(test_body_names_what_a_variant_is),
+        cmocka_unit_test(test_a_test_failing_on_one_os_only_says_so),
         cmocka_unit_test(test_utf8_prefix_never_splits_a_character),
         cmocka_unit_test(test_figures_change_only_on_what_the_issue_shows),
         cmocka_unit_test(test_payloads_field_by_field),
