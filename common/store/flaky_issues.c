@@ -146,7 +146,8 @@ int rt_flaky_issue_record(rt_pg *pg, const rt_flaky_issue_row *r)
 }
 
 /* $1 project, $2 until, $3 window, $4 flaky window, $5 trusted associations, $6 the tests (a
- * JSON array): one index scan per test (history_tests_test_idx). */
+ * JSON array): one index scan per test (history_tests_test_idx), and none at all for a
+ * repository without runs from forks (every Taskcluster project: a one-time filter). */
 // clang-format off
 static const char SQL_TRUST[] =
     "SELECT ht.test,"
@@ -155,7 +156,9 @@ static const char SQL_TRUST[] =
     "  FROM history_tests ht JOIN history_runs r ON r.id = ht.run_id AND r.run_at = ht.run_at"
     "  LEFT JOIN github_fork_runs x ON x.history_run_id = r.id"
     "        AND NOT coalesce(upper(x.author_association) = ANY (string_to_array($5, ',')), false)"
-    " WHERE r.repository = $1 AND ht.failed AND r.branch_class <> 'main'"
+    " WHERE EXISTS (SELECT 1 FROM github_runs g WHERE g.repository = $1"
+    "                 AND lower(g.head_repository) <> lower(g.repository))"
+    "   AND r.repository = $1 AND ht.failed AND r.branch_class <> 'main'"
     "   AND ht.test IN (SELECT json_array_elements_text($6::json))"
     "   AND r.run_at >= $2::timestamptz - $3::interval - $4::interval"
     "   AND r.run_at < $2::timestamptz"

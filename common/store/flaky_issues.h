@@ -67,7 +67,8 @@ RT_MUSTCHECK int rt_flaky_issue_record(rt_pg *pg, const rt_flaky_issue_row *row)
  * `trusted` counts the repository's own branches and the fork pull requests of trusted
  * authors (trusted: associations, comma-separated, as rt_flaky_candidates takes them),
  * `untrusted` the fork pull requests of others (github_fork_runs, migration 0036). Tests
- * without a failure there are left out. */
+ * without a failure there are left out, and every test of a repository with no run from a
+ * fork (so the flag stands as history_flakes gives it). */
 typedef struct rt_flaky_trust {
     char *test;
     long long trusted, untrusted;
