@@ -179,6 +179,33 @@ out:
 
 /* ---- one request ---- */
 
+/* A decision just stored by this replica: its metrics, its log line and the retriggers it
+ * no longer needs. */
+static void decided_now(decide *w, evidence *e)
+{
+    rt_metric_inc(rt_metrics_std()->decisions, rt_verdict_name(e->result.verdict));
+    {
+        /* Decision latency: from the failure seen to the verdict stored. */
+        double seconds = 0;
+        if (e->set.failure_seen_at[0] &&
+            rt_decide_sets_seconds_since(w->pg, e->set.failure_seen_at, &seconds) == RT_OK)
+            rt_metric_observe(rt_metrics_std()->decision_latency, seconds);
+    }
+    char pending[16];
+    snprintf(pending, sizeof pending, "%zu", e->result.pending);
+    rt_log_info("decided", "set_id", e->set.id_text, "project", e->set.project, "label",
+                e->set.label, "original_task_id", e->set.original_task_id, "verdict",
+                rt_verdict_name(e->result.verdict), "reason", e->result.reason, "pending", pending);
+    if (w->cfg->decide_cancel_pending && e->result.pending > 0 &&
+        (e->result.verdict == RT_VERDICT_REGRESSION ||
+         e->result.verdict == RT_VERDICT_INTERMITTENT)) {
+        if (w->cfg->dry_run)
+            rt_log_info("dry run: pending retriggers not cancelled", "set_id", e->set.id_text);
+        else
+            decide_cancel_pending(w, e);
+    }
+}
+
 static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_outcome *h)
 {
     evidence *e = calloc(1, sizeof *e);
@@ -259,28 +286,7 @@ static void decide_set(decide *w, const rt_decide_request *req, int attempt, rt_
                        rt_amqp_errstr(w->amqp));
         goto out;
     }
-    if (!inserted) goto out; /* a replica decided first */
-    rt_metric_inc(rt_metrics_std()->decisions, rt_verdict_name(e->result.verdict));
-    {
-        /* Decision latency: from the failure seen to the verdict stored. */
-        double seconds = 0;
-        if (e->set.failure_seen_at[0] &&
-            rt_decide_sets_seconds_since(w->pg, e->set.failure_seen_at, &seconds) == RT_OK)
-            rt_metric_observe(rt_metrics_std()->decision_latency, seconds);
-    }
-    char pending[16];
-    snprintf(pending, sizeof pending, "%zu", e->result.pending);
-    rt_log_info("decided", "set_id", e->set.id_text, "project", e->set.project, "label",
-                e->set.label, "original_task_id", e->set.original_task_id, "verdict",
-                rt_verdict_name(e->result.verdict), "reason", e->result.reason, "pending", pending);
-    if (w->cfg->decide_cancel_pending && e->result.pending > 0 &&
-        (e->result.verdict == RT_VERDICT_REGRESSION ||
-         e->result.verdict == RT_VERDICT_INTERMITTENT)) {
-        if (w->cfg->dry_run)
-            rt_log_info("dry run: pending retriggers not cancelled", "set_id", e->set.id_text);
-        else
-            decide_cancel_pending(w, e);
-    }
+    if (inserted) decided_now(w, e); /* else a replica decided first */
 out:
     evidence_free(e);
     free(e);
