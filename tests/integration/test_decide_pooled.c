@@ -493,7 +493,7 @@ static void group_task(rt_ch *h, const char *group, const char *label, const cha
 static void record_push_run(rt_ch *h, const char *task_id, const char *platform, const char *label,
                             bool failed)
 {
-    char key[32];
+    char key[200]; /* "<taskId>/0", sized for any task id buffer the callers pass */
     snprintf(key, sizeof key, "%s/0", task_id);
     const char *params[] = {key,          platform,          label, TEST_NAME, TEST_GROUP,
                             GWX_REVISION, failed ? "t" : "f"};
