@@ -28,8 +28,9 @@ static void usage(FILE *out)
             "usage: retrig flakes --project P [--window 7d] [--until ISO-8601] [--min-branches N]\n"
             "                     [--main-only] [--limit N] [--format json|table]\n"
             "Tests of P (a repository: history_repository for Taskcluster, OWNER/REPO for\n"
-            "JUnit) that failed in the window ending at --until (default now), flaky ones\n"
-            "first. --main-only counts runs on main branches only; the flaky flag (failed on\n"
+            "JUnit) that failed in the window ending at --until (default: the end of the\n"
+            "current UTC day, so that --window 7d is today and the six days before), flaky\n"
+            "ones first. --main-only counts runs on main branches only; the flaky flag (failed on\n"
             "more than N branches or pull requests within history_flaky_window_days; N\n"
             "defaults to history_flaky_min_branches) always looks at every branch.\n"
             "For a GitHub project (retrig collect-github) each test also shows its re-run\n"
@@ -527,6 +528,9 @@ int rt_cli_flakes(int argc, char **argv, rt_config *cfg)
         usage(stderr);
         return 2;
     }
+    /* One window for every read below: the tests, their variants, outcomes, flips and gaps. */
+    char until[32];
+    q.until = rt__cli_history_until(q.until, until);
     rt_pg *pg = NULL;
     if (rt__cli_connect_read(cfg, "cli", &pg) != 0) return 1;
     json_t *rows = rt__cli_flakes(pg, &q), *cov = NULL, *gaps = NULL, *others = NULL;

@@ -135,53 +135,13 @@ enum { V_TEST, V_VARIANT, V_RUNS, V_FAILURES, V_N };
 static const char *const VARIANT_COLS[V_N] = {"test", "variant", "runs", "failures"};
 
 /* $1 repository, $2 until, $3 window: the tests that failed in Taskcluster runs of the
- * window, and per variant (platform and build type) their runs and failures there. A
- * Taskcluster run records failing tests only, so a test's runs in a variant are counted as
- * history_flakes counts them: the runs of each group it is known in (summed over its
- * groups), plus the runs that recorded it without a group; never fewer than the runs that
- * recorded it. The window's group rows of those groups are counted once per group and
- * variant, not once per test. */
+ * window, and per variant (platform and build type) their runs and failures there
+ * (sql/functions/30_history_test_variants.sql: from the per-day rollup for whole UTC days,
+ * else the raw rows). */
 static const char SQL_TC_VARIANTS[] =
-    "WITH failing AS (SELECT DISTINCT t.test FROM history_tests t"
-    "                   JOIN history_runs r ON r.id = t.run_id AND r.run_at = t.run_at"
-    "                  WHERE r.repository = $1 AND r.source = 'taskcluster' AND t.failed"
-    "                    AND r.run_at >= $2::timestamptz - $3::interval"
-    "                    AND r.run_at < $2::timestamptz"
-    "                    AND t.run_at >= $2::timestamptz - $3::interval"
-    "                    AND t.run_at < $2::timestamptz),"
-    " recorded AS (SELECT t.test, t.group_name, t.failed, v.variant"
-    "                FROM failing x JOIN history_tests t ON t.test = x.test"
-    "                JOIN taskcluster_run_variants v"
-    "                  ON v.history_run_id = t.run_id AND v.run_at = t.run_at"
-    "               WHERE v.repository = $1"
-    "                 AND v.run_at >= $2::timestamptz - $3::interval"
-    "                 AND v.run_at < $2::timestamptz"
-    "                 AND t.run_at >= $2::timestamptz - $3::interval"
-    "                 AND t.run_at < $2::timestamptz),"
-    " known AS (SELECT DISTINCT test, group_name FROM recorded WHERE group_name <> ''),"
-    " group_runs AS MATERIALIZED (SELECT g.group_name, v.variant, count(*) AS runs"
-    "                  FROM history_groups g JOIN taskcluster_run_variants v"
-    "                    ON v.history_run_id = g.run_id AND v.run_at = g.run_at"
-    "                 WHERE g.group_name IN (SELECT k.group_name FROM known k)"
-    "                   AND v.repository = $1"
-    "                   AND g.run_at >= $2::timestamptz - $3::interval"
-    "                   AND g.run_at < $2::timestamptz"
-    "                   AND v.run_at >= $2::timestamptz - $3::interval"
-    "                   AND v.run_at < $2::timestamptz"
-    "                 GROUP BY g.group_name, v.variant),"
-    " by_groups AS (SELECT k.test, g.variant, sum(g.runs) AS runs"
-    "                 FROM known k JOIN group_runs g ON g.group_name = k.group_name"
-    "                GROUP BY k.test, g.variant),"
-    " by_records AS (SELECT test, variant, count(*) AS recorded,"
-    "                       count(*) FILTER (WHERE group_name = '') AS ungrouped,"
-    "                       count(*) FILTER (WHERE failed) AS failures"
-    "                  FROM recorded GROUP BY test, variant)"
-    " SELECT coalesce(b.test, r.test) AS test, coalesce(b.variant, r.variant) AS variant,"
-    "        greatest(coalesce(b.runs, 0) + coalesce(r.ungrouped, 0), coalesce(r.recorded, 0))"
-    "          AS runs,"
-    "        coalesce(r.failures, 0) AS failures"
-    "   FROM by_groups b FULL JOIN by_records r ON r.test = b.test AND r.variant = b.variant"
-    "  ORDER BY 1, 2 LIMIT 50000";
+    "SELECT test, variant, runs, failures"
+    "  FROM history_test_variants($1, $2::timestamptz - $3::interval, $2::timestamptz)"
+    " ORDER BY 1, 2 LIMIT 50000";
 
 typedef struct variant_row {
     char *test;

@@ -28,6 +28,12 @@ BEGIN
     DELETE FROM history_rollup_test_branches x WHERE x.ctid = ANY (ARRAY(
         SELECT y.ctid FROM history_rollup_test_branches y WHERE y.day < h LIMIT p_limit));
     GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
+    DELETE FROM history_rollup_group_variants x WHERE x.ctid = ANY (ARRAY(
+        SELECT y.ctid FROM history_rollup_group_variants y WHERE y.day < h LIMIT p_limit));
+    GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
+    DELETE FROM history_rollup_test_variants x WHERE x.ctid = ANY (ARRAY(
+        SELECT y.ctid FROM history_rollup_test_variants y WHERE y.day < h LIMIT p_limit));
+    GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
     DELETE FROM history_rollup_run_days x WHERE x.ctid = ANY (ARRAY(
         SELECT y.ctid FROM history_rollup_run_days y WHERE y.day < h LIMIT p_limit));
     GET DIAGNOSTICS k = ROW_COUNT; n := n + k;

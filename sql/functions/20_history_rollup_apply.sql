@@ -1,11 +1,13 @@
 -- SPDX-License-Identifier: MPL-2.0
 -- 20_history_rollup_apply.sql - the function history_rollup_apply as it stands: `retrig migrate`
 -- applies it whenever this file changes (sql/functions/README.md). Until the functions left the
--- migrations, it was last defined by migrations/0030_history_coverage_rollup.sql.
+-- migrations, it was last defined by migrations/0030_history_coverage_rollup.sql; it keeps
+-- the per-variant rollup of migration 0041 too.
 CREATE OR REPLACE FUNCTION history_rollup_apply(p_limit integer) RETURNS integer
 LANGUAGE plpgsql SET client_min_messages = warning AS $$
 DECLARE
     n integer;
+    redo_runs bigint[];
 BEGIN
     IF NOT pg_try_advisory_xact_lock(7274, hashtext('history_rollup_apply')) THEN
         RETURN -1;
@@ -37,13 +39,17 @@ BEGIN
          WHERE x.repository = d.repository AND x.day = d.day;
         DELETE FROM history_rollup_test_branches x USING rollup_redo d
          WHERE x.repository = d.repository AND x.day = d.day;
-        PERFORM history_rollup_add_tests(ARRAY(
+        DELETE FROM history_rollup_test_variants x USING rollup_redo d
+         WHERE x.repository = d.repository AND x.day = d.day;
+        redo_runs := ARRAY(
             SELECT r.id FROM rollup_redo d
               JOIN history_runs r ON r.repository = d.repository
                AND r.run_at >= d.day::timestamp AT TIME ZONE 'UTC'
                AND r.run_at < (d.day + 1)::timestamp AT TIME ZONE 'UTC'
              WHERE NOT EXISTS (SELECT 1 FROM history_rollup_queue q WHERE q.run_id = r.id AND q.added)
-               AND NOT EXISTS (SELECT 1 FROM rollup_chunk c WHERE c.run_id = r.id AND c.added)));
+               AND NOT EXISTS (SELECT 1 FROM rollup_chunk c WHERE c.run_id = r.id AND c.added));
+        PERFORM history_rollup_add_tests(redo_runs);
+        PERFORM history_rollup_add_variants(redo_runs);
     END IF;
 
     -- The new runs.
@@ -63,6 +69,7 @@ BEGIN
     PERFORM history_rollup_add_groups();
     PERFORM history_rollup_add_tests(NULL);
     PERFORM history_rollup_add_runs();
+    PERFORM history_rollup_add_variants(NULL);
     RETURN n;
 END
 $$;

@@ -13,7 +13,8 @@
  * same rows, every column, and so do the coverage's reads of the runs (0030: totals, days,
  * projects, gaps); history_test_days gives what the view history_test_daily gives,
  * and history_tests_days (the report's charts over whole days) what history_run_marks gives
- * with slots of a day.
+ * with slots of a day, and history_test_variants_rollup what history_test_variants_raw
+ * gives (each run on one of three platforms and build types, migration 0041).
  * Then retention drops the oldest days as whole partitions and the two still agree. */
 #include "support/util.h"
 
@@ -74,6 +75,15 @@ static const char SQL_DIFF_ROWS[] =
     " SELECT string_agg(x::text, E'\\n') FROM (SELECT 'rollup' AS side, * FROM (SELECT * FROM a"
     " EXCEPT ALL SELECT * FROM b) a UNION ALL SELECT 'raw', * FROM (SELECT * FROM b EXCEPT ALL"
     " SELECT * FROM a) b) x";
+/* The per-variant reads (migration 0041): rows in one answer and not the other, both ways,
+ * then the raw answer's rows and the variants in it. */
+static const char SQL_VARIANTS_DIFF[] =
+    "WITH a AS (SELECT * FROM history_test_variants_rollup('gecko', $1::timestamptz,"
+    "             $2::timestamptz)),"
+    " b AS (SELECT * FROM history_test_variants_raw('gecko', $1::timestamptz, $2::timestamptz))"
+    " SELECT concat_ws(' ', (SELECT count(*) FROM (SELECT * FROM a EXCEPT ALL SELECT * FROM b) x)"
+    "      + (SELECT count(*) FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) y),"
+    " (SELECT count(*) FROM b), (SELECT count(DISTINCT variant) FROM b))";
 static const char SQL_DAILY_DIFF[] =
     "WITH t AS (SELECT DISTINCT test FROM history_tests),"
     " a AS (SELECT t.test, d.day, d.branch_class, d.runs, d.failures FROM t,"
@@ -151,9 +161,15 @@ typedef struct gen_run {
     rt_history_rows rows;
 } gen_run;
 
-/* r->run from r's texts: a Taskcluster run of gecko, main unless on try. */
+/* r->run from r's texts: a Taskcluster run of gecko, main unless on try, on one of three
+ * platforms and build types by its key (a third with no build type: the platform alone is
+ * its variant). */
 static void set_run(gen_run *r)
 {
+    static const char *const platforms[] = {"linux1804-64", "windows11-64", "macosx1015-64"};
+    static const char *const build_types[] = {"opt", "debug", NULL};
+    unsigned key = 0;
+    for (const char *c = r->run_key; *c; c++) key = key * 31u + (unsigned char)*c;
     r->run = (rt_history_run){.source = "taskcluster",
                               .run_key = r->run_key,
                               .repository = "gecko",
@@ -163,7 +179,8 @@ static void set_run(gen_run *r)
                               .branch_key = r->branch_key,
                               .push = r->push,
                               .revision = r->revision,
-                              .platform = "linux1804-64",
+                              .platform = platforms[key % 3],
+                              .build_type = build_types[key / 3 % 3],
                               .label = "test-linux1804-64/opt-mochitest-1",
                               .run_at = r->run_at,
                               .complete_results = false};
@@ -250,7 +267,8 @@ static void two_counts(rt_ch *h, const char *sql, const char *since, const char 
 
 /* Every window of whole days and every setting: the two functions agree. */
 static void assert_rollup_agrees(rt_ch *h, time_t today, long long *rows_seen,
-                                 long long *flaky_seen, long long *coverage_runs)
+                                 long long *flaky_seen, long long *coverage_runs,
+                                 long long *variant_rows, long long *variant_names)
 {
     static const char *const flaky_windows[] = {"1 day", "36 hours", "7 days"};
     static const char *const breadths[] = {"0", "2"};
@@ -268,6 +286,17 @@ static void assert_rollup_agrees(rt_ch *h, time_t today, long long *rows_seen,
                 fail_msg("the coverage's rollup and raw reads differ in [%s, %s): %lld rows", since,
                          until, cdiff);
             *coverage_runs += cruns;
+            const char *vparams[] = {since, until};
+            char *vanswer = rt_ch_sql_text(h, SQL_VARIANTS_DIFF, 2, vparams);
+            long long vdiff = -1, vrows = 0, vnames = 0;
+            assert_non_null(vanswer);
+            assert_int_equal(sscanf(vanswer, "%lld %lld %lld", &vdiff, &vrows, &vnames), 3);
+            free(vanswer);
+            if (vdiff != 0)
+                fail_msg("the variants' rollup and raw reads differ in [%s, %s): %lld rows", since,
+                         until, vdiff);
+            *variant_rows += vrows;
+            if (vnames > *variant_names) *variant_names = vnames;
             for (int main_only = 0; main_only < 2; main_only++) {
                 for (size_t w = 0; w < 3; w++) {
                     for (size_t m = 0; m < 2; m++) {
@@ -430,10 +459,13 @@ static void test_the_rollup_gives_the_raw_answers_before_and_after_retention(voi
                                    0, NULL),
                      1);
 
-    long long rows_seen = 0, flaky_seen = 0, coverage_runs = 0;
-    assert_rollup_agrees(h, today, &rows_seen, &flaky_seen, &coverage_runs);
+    long long rows_seen = 0, flaky_seen = 0, coverage_runs = 0, variant_rows = 0, variants = 0;
+    assert_rollup_agrees(h, today, &rows_seen, &flaky_seen, &coverage_runs, &variant_rows,
+                         &variants);
     /* the comparisons were not of empty answers */
     assert_true(rows_seen > 1000);
+    assert_true(variant_rows > 500);
+    assert_int_equal(variants, 9); /* 3 platforms x (opt, debug, none) */
     assert_true(flaky_seen > 50);
     assert_true(coverage_runs > RUNS);
 
@@ -464,6 +496,20 @@ static void test_the_rollup_gives_the_raw_answers_before_and_after_retention(voi
                                    " 'UTC')::date) FROM history_runs WHERE repository = 'gecko')",
                                    0, NULL),
                      0);
+    assert_int_equal(
+        rt_ch_sql_int(h,
+                      "SELECT count(*) FROM history_rollup_test_variants WHERE repository ="
+                      " 'gecko' AND day < (SELECT min((run_at AT TIME ZONE"
+                      " 'UTC')::date) FROM history_runs WHERE repository = 'gecko')",
+                      0, NULL),
+        0);
+    assert_int_equal(
+        rt_ch_sql_int(h,
+                      "SELECT count(*) FROM history_rollup_group_variants WHERE repository ="
+                      " 'gecko' AND day < (SELECT min((run_at AT TIME ZONE"
+                      " 'UTC')::date) FROM history_runs WHERE repository = 'gecko')",
+                      0, NULL),
+        0);
     char *parts = rt_ch_sql_text(h,
                                  "SELECT string_agg(c.relname, ' ' ORDER BY c.relname) FROM"
                                  " pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE"
@@ -471,9 +517,11 @@ static void test_the_rollup_gives_the_raw_answers_before_and_after_retention(voi
                                  0, NULL);
     fprintf(stderr, "registry partitions: %s\n", parts ? parts : "");
     free(parts);
-    rows_seen = flaky_seen = coverage_runs = 0;
-    assert_rollup_agrees(h, today, &rows_seen, &flaky_seen, &coverage_runs);
+    rows_seen = flaky_seen = coverage_runs = variant_rows = 0;
+    assert_rollup_agrees(h, today, &rows_seen, &flaky_seen, &coverage_runs, &variant_rows,
+                         &variants);
     assert_true(coverage_runs > 0);
+    assert_true(variant_rows > 0);
 
     for (int i = 0; i < RUNS; i++) rt_history_rows_free(&runs[i].rows);
     free(runs);

@@ -171,6 +171,11 @@ EOF
 expect "flakes table lists the flaky test" 0 "yes +7 +5 +71\.4% +4 .*tests\.net::test_flaky" -- flakes
 expect "flakes needs --project" 2 "usage" -- "$BIN/retrig" flakes
 expect "flakes rejects a bad window" 2 "window" -- flakes --window 7x
+# Without --until every read of the command (tests, variants, outcomes, flips, gaps) ends
+# its window at the end of the current UTC day, the one the JSON names: not at "now".
+tomorrow=$(date -u -d tomorrow +%Y-%m-%dT00:00:00Z)
+expect "flakes without --until ends its window at the end of today" 0 "\"until\": \"$tomorrow\"" -- \
+    "$BIN/retrig" flakes --project acme/widgets --format json
 
 # ---- the flaky-test page (its behaviour in a browser: tests/scripts/test_pages.sh) ----
 report="$work/report.html"
