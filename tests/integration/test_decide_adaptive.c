@@ -386,6 +386,14 @@ static void test_an_ambiguous_failure_asks_for_a_second_batch_exactly_once(void 
                                     " set_id = $1::bigint AND round = 2 AND outcome = 'triggered'",
                                     1, (const char *[]){p.set_id}),
                      1);
+    /* retrig-decide marks the round published once the broker confirmed its request, which
+     * retrig-retrigger may have acted on already */
+    assert_int_equal(
+        rt_ch_wait_int(h, WAIT_MS, 1,
+                       "SELECT count(*) FROM retrigger_rounds WHERE set_id = $1::bigint"
+                       " AND round = 2 AND published_at IS NOT NULL",
+                       1, (const char *[]){p.set_id}),
+        1);
     assert_false(decided(h, &p, 0));
     assert_set_text(h, &p,
                     "SELECT round || '/' || wanted || '/' || retriggers || '/' || refused || '/'"
