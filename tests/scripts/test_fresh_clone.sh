@@ -90,7 +90,10 @@ if [ "$built" = 1 ]; then
     check 'grep -qE "^  android-em-7-0-x86_64/debug +failed " <<<"$pooled" &&
         grep -qE "^  linux1804-64-qr/opt +failed " <<<"$pooled"' "the pooled evidence has both failing configurations"
     check 'grep -q "^pooled verdict: intermittent " "$demo_log"' "the intermittent's own pooled verdict"
-    check 'grep -qE "^    linux1804-64-qr/opt +failed .*a failing task.s set" "$demo_log" &&
+    # (whether the other configuration's row is marked as a member's set depends on whether
+    # its task joined before the pooled set stopped settling: its failed run counts either way)
+    check 'grep -qE "^    android-em-7-0-x86_64/debug +failed " "$demo_log" &&
+        grep -qE "^    linux1804-64-qr/opt +failed " "$demo_log" &&
         grep -q "the seed rule on this task.s own runs: " "$demo_log"' \
         "retrig explain shows the pooled table and the seed verdict as a shadow"
     check 'grep -q "^Dashboard: .*/$name/dashboard.html" "$demo_log"' "the demo names its dashboard"
